@@ -1,0 +1,28 @@
+"""What is solved: SVM formulations, their certificates, and the data sets.
+
+Every problem validates its input once, in its constructor, and judges any candidate solution
+by a duality gap it computes itself (``problem.certificate``).
+"""
+
+from problems.base import QP, Certificate, Problem
+from problems.hard_margin import HardMarginPrimal
+from problems.kernel_dual import KernelDual
+from problems.multiclass import MulticlassHinge
+from problems.soft_margin import SoftMarginDual, SoftMarginPrimal
+
+PROBLEMS: dict[str, type[Problem]] = {
+    cls.kind: cls
+    for cls in (HardMarginPrimal, SoftMarginPrimal, SoftMarginDual, KernelDual, MulticlassHinge)
+}
+
+__all__ = [
+    "PROBLEMS",
+    "QP",
+    "Certificate",
+    "HardMarginPrimal",
+    "KernelDual",
+    "MulticlassHinge",
+    "Problem",
+    "SoftMarginDual",
+    "SoftMarginPrimal",
+]

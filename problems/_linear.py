@@ -1,0 +1,251 @@
+"""Mathematics shared by the linear binary problems (hard margin, soft-margin primal and dual).
+
+Notation (ARCHITECTURE.md §2): ``f_i = w·x_i + b``, ``m_i = y_i f_i``, upper bounds ``C_i`` of the
+dual box (``+inf`` for the hard margin), bias ``"free" | "regularized" | "none"``. With a
+regularized bias the model carries an extra feature of constant value ``s`` whose weight is
+``w_b = b / s``; the dual then sees ``x̃_i = (x_i, s)`` and the box only.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from scipy import sparse
+
+from problems._qp import maximize_dual_on_subset, project_box_hyperplane
+from problems.base import Problem
+
+BIASES = ("free", "regularized", "none")
+LOSSES = ("hinge", "squared_hinge")
+
+#: Multipliers of points whose margin residual |m_i − 1| exceeds this are fixed by
+#: complementary slackness when a dual point is built from a primal one.
+NEAR_MARGIN = 0.1
+#: At most this many near-margin multipliers are optimized in that small QP.
+MAX_FREE_MULTIPLIERS = 2000
+
+
+def optimal_bias(f, y, upper, loss: str, *, bias_scale: float | None = None) -> float:
+    """Exact minimizer over b of ``Σ_i C_i loss(y_i (f_i + b))`` (+ ``b²/(2s²)`` if scaled).
+
+    ``loss`` is ``"hinge"``, ``"squared_hinge"`` or ``"hard"`` (``C_i = ∞``: the b that maximizes
+    the smallest margin). The objective is convex in b; its subgradient is monotone, so the root
+    is bracketed between the breakpoints ``t_i = y_i − f_i`` and found by bisection.
+    """
+    t = y - f
+    if loss == "hard":
+        return 0.5 * (np.max(t[y > 0]) + np.min(t[y < 0]))
+    C = upper
+    s2 = None if bias_scale is None else bias_scale**2
+
+    def slope(b: float) -> float:
+        viol = y * (f + b) < 1.0
+        if loss == "hinge":
+            g = -float(np.sum(C[viol] * y[viol]))
+        else:
+            g = -2.0 * float(np.sum(C[viol] * y[viol] * (1.0 - y[viol] * (f[viol] + b))))
+        return g if s2 is None else g + b / s2
+
+    lo, hi = float(np.min(t)) - 1.0, float(np.max(t)) + 1.0
+    if s2 is not None:
+        reach = s2 * float(np.sum(C)) * (2.0 * (np.max(np.abs(t)) + 1.0) if loss != "hinge" else 1)
+        lo, hi = min(lo, -reach - 1.0), max(hi, reach + 1.0)
+    if slope(lo) > 0 or slope(hi) < 0:  # only when all weights on one side are zero
+        return 0.0
+    for _ in range(200):
+        mid = 0.5 * (lo + hi)
+        if mid in (lo, hi):
+            break
+        if slope(mid) < 0:
+            lo = mid
+        else:
+            hi = mid
+    return 0.5 * (lo + hi)
+
+
+class LinearBinaryMixin(Problem):
+    """Objectives, conversions and certificate of a linear binary SVM, for any loss and bias.
+
+    Subclasses are dataclasses with fields ``X, y, bias, bias_scale`` and define
+    ``upper_bounds`` (the dual box ``C_i``) and ``loss_kind`` (``"hinge"``, ``"squared_hinge"``
+    or ``"hard"``).
+    """
+
+    X: np.ndarray
+    y: np.ndarray
+    bias: str
+    bias_scale: float
+
+    upper_bounds: np.ndarray
+    loss_kind: str
+
+    @property
+    def n_samples(self) -> int:
+        return self.X.shape[0]
+
+    @property
+    def n_features(self) -> int:
+        return self.X.shape[1]
+
+    @property
+    def is_sparse(self) -> bool:
+        return sparse.issparse(self.X)
+
+    # ---- primal side -----------------------------------------------------------------------------
+    def _check_w_b(self, w, b) -> tuple[np.ndarray, float]:
+        w = np.asarray(w, dtype=np.float64).ravel()
+        if w.shape[0] != self.n_features:
+            raise ValueError(f"w must have length n_features={self.n_features}, got {w.shape[0]}")
+        b = 0.0 if b is None else float(b)
+        if self.bias == "none" and b != 0.0:
+            raise ValueError(f"b must be 0 for bias='none', got {b}")
+        return w, b
+
+    def decision_function(self, w, b: float = 0.0, X=None) -> np.ndarray:
+        """``f(x) = w·x + b`` on the training data (or on ``X``)."""
+        X = self.X if X is None else X
+        return np.asarray(X @ w).ravel() + b
+
+    def margins(self, w, b: float = 0.0) -> np.ndarray:
+        """``m_i = y_i (w·x_i + b)``."""
+        return self.y * self.decision_function(w, b)
+
+    def regularizer(self, w, b: float = 0.0) -> float:
+        """``½‖w‖²``, plus ``½ w_b² = ½ (b/s)²`` for a regularized bias."""
+        r = 0.5 * float(w @ w)
+        if self.bias == "regularized":
+            r += 0.5 * (b / self.bias_scale) ** 2
+        return r
+
+    def loss_term(self, m: np.ndarray) -> float:
+        """``Σ_i C_i loss(m_i)``; for the hard margin 0 if every ``m_i ≥ 1``, else ``+inf``."""
+        if self.loss_kind == "hard":
+            return 0.0 if np.all(m >= 1.0) else np.inf
+        xi = np.maximum(0.0, 1.0 - m)
+        if self.loss_kind == "squared_hinge":
+            xi = xi * xi
+        return float(self.upper_bounds @ xi)
+
+    def primal_objective(self, w, b: float = 0.0) -> float:
+        """``P(w, b) = ½‖w‖² (+ ½(b/s)²) + Σ_i C_i loss(y_i (w·x_i + b))``."""
+        w, b = self._check_w_b(w, b)
+        return self.regularizer(w, b) + self.loss_term(self.margins(w, b))
+
+    def best_bias(self, w) -> float:
+        """The b minimizing ``P(w, ·)`` (0 for ``bias="none"``)."""
+        if self.bias == "none":
+            return 0.0
+        scale = self.bias_scale if self.bias == "regularized" else None
+        if self.loss_kind == "hard" and scale is not None:
+            scale = None  # the hard margin keeps the b that maximizes the smallest margin
+        return optimal_bias(
+            self.decision_function(w), self.y, self.upper_bounds, self.loss_kind, bias_scale=scale
+        )
+
+    # ---- dual side -------------------------------------------------------------------------------
+    def _check_alpha(self, alpha) -> np.ndarray:
+        alpha = np.asarray(alpha, dtype=np.float64).ravel()
+        if alpha.shape[0] != self.n_samples:
+            raise ValueError(
+                f"alpha must have length n_samples={self.n_samples}, got {alpha.shape[0]}"
+            )
+        if not np.all(np.isfinite(alpha)):
+            raise ValueError("alpha must contain only finite values")
+        return alpha
+
+    def _weights_from_alpha(self, alpha) -> tuple[np.ndarray, float]:
+        """``w = Σ α_i y_i x_i`` and ``Σ α_i y_i`` (the bias feature's weight over s)."""
+        ay = alpha * self.y
+        return np.asarray(self.X.T @ ay).ravel(), float(ay.sum())
+
+    def dual_objective(self, alpha) -> float:
+        """``D(α) = Σα_i − ½‖Σα_i y_i x̃_i‖²`` (− ``Σ α_i²/(4C_i)`` for the squared hinge)."""
+        alpha = self._check_alpha(alpha)
+        w, sum_ay = self._weights_from_alpha(alpha)
+        D = float(alpha.sum()) - 0.5 * float(w @ w)
+        if self.bias == "regularized":
+            D -= 0.5 * (self.bias_scale * sum_ay) ** 2
+        if self.loss_kind == "squared_hinge":
+            pos = self.upper_bounds > 0
+            D -= float(np.sum(alpha[pos] ** 2 / (4.0 * self.upper_bounds[pos])))
+        return D
+
+    def dual_box(self) -> tuple[np.ndarray, np.ndarray]:
+        """Lower and upper bounds of α (``[0, C_i]``; ``[0, ∞)`` for squared hinge and hard margin,
+        0 where ``C_i = 0``)."""
+        upper = self.upper_bounds.copy()
+        if self.loss_kind == "squared_hinge":
+            upper = np.where(upper > 0, np.inf, 0.0)
+        return np.zeros(self.n_samples), upper
+
+    def project_dual(self, alpha) -> np.ndarray:
+        """Nearest dual-feasible point: the box, and ``yᵀα = 0`` for a free bias."""
+        alpha = self._check_alpha(alpha)
+        lower, upper = self.dual_box()
+        if self.bias == "free":
+            return project_box_hyperplane(alpha, lower, upper, self.y, 0.0)
+        return np.clip(alpha, lower, upper)
+
+    def primal_from_dual(self, alpha) -> tuple[np.ndarray, float]:
+        """``(w, b)`` from α by the KKT conditions: ``w = Σ α_i y_i x_i``; ``b = s² Σ α_i y_i``
+        (regularized), 0 (none), or the exact minimizer of ``P(w, ·)`` (free)."""
+        alpha = self._check_alpha(alpha)
+        w, sum_ay = self._weights_from_alpha(alpha)
+        if self.bias == "regularized":
+            return w, self.bias_scale**2 * sum_ay
+        return w, self.best_bias(w)
+
+    def dual_from_primal(self, w, b=None) -> np.ndarray:
+        """A feasible α that closes the gap at the optimum (ARCHITECTURE.md §3).
+
+        Squared hinge: ``α_i = 2 C_i max(0, 1 − m_i)`` (the KKT map), projected. Hinge and hard
+        margin: multipliers of points clearly off the margin are fixed by complementary slackness
+        (``C_i`` inside, 0 outside), and the dual is maximized over the near-margin ones by a
+        small QP (with ``yᵀα = 0`` for a free bias).
+        """
+        w, b = self._check_w_b(w, b)
+        if self.bias == "free" or b is None:
+            b = self.best_bias(w)
+        m = self.margins(w, b)
+        _, upper = self.dual_box()
+        if self.loss_kind == "squared_hinge":
+            alpha = 2.0 * self.upper_bounds * np.maximum(0.0, 1.0 - m)
+            return self.project_dual(alpha)
+        r = m - 1.0
+        if self.loss_kind == "hard":
+            alpha = np.zeros(self.n_samples)
+            near = r <= NEAR_MARGIN
+        else:
+            alpha = np.where(r < 0, upper, 0.0)
+            near = (np.abs(r) <= NEAR_MARGIN) & (upper > 0)
+        free = np.flatnonzero(near)
+        if free.size > MAX_FREE_MULTIPLIERS:
+            free = free[np.argsort(np.abs(r[free]), kind="stable")[:MAX_FREE_MULTIPLIERS]]
+        alpha[free] = 0.0
+        if free.size:
+            alpha[free] = self._maximize_on(alpha, free, upper)
+        return self.project_dual(np.where(np.isfinite(alpha), alpha, 0.0))
+
+    def _maximize_on(self, alpha, free, upper) -> np.ndarray:
+        """Best α on ``free`` given the other multipliers (see ``maximize_dual_on_subset``)."""
+        y, s = self.y, self.bias_scale
+        yF = y[free]
+        v0_w, sum_ay0 = self._weights_from_alpha(alpha)
+        eq, rhs = None, 0.0
+        if self.bias == "free":
+            eq, rhs = yF, -sum_ay0
+            cap_pos = np.sum(upper[free][yF > 0])
+            cap_neg = np.sum(upper[free][yF < 0])
+            if not (-cap_neg <= rhs <= cap_pos):
+                return np.zeros(free.size)  # infeasible subset: the caller projects instead
+        # The sparse form keeps v = v0 + A θ as variables: the expanded dense form ½θᵀHθ + gᵀθ
+        # loses digits to cancellation when ‖v0‖ ≫ ‖w*‖ (large C).
+        XF = self.X[free]
+        m = free.size
+        A_sub = sparse.csr_matrix(XF).multiply(yF[:, None]).T
+        v0 = v0_w
+        if self.bias == "regularized":
+            A_sub = sparse.vstack([A_sub, sparse.csr_matrix(s * yF[None, :])])
+            v0 = np.append(v0_w, s * sum_ay0)
+        return maximize_dual_on_subset(
+            np.ones(m), upper[free], A_sub=A_sub, v0=v0, eq=eq, eq_rhs=rhs
+        )

@@ -1,0 +1,150 @@
+"""Input checks shared by every problem constructor and solver.
+
+Each check raises ``ValueError`` or ``TypeError`` with a message that names the argument and says
+what was expected, in the manner of scikit-learn's parameter validation.
+"""
+
+from __future__ import annotations
+
+import math
+import numbers
+from collections.abc import Iterable
+
+import numpy as np
+from scipy import sparse
+
+
+def check_real(
+    name: str, value, *, low=None, high=None, closed: str = "neither", finite: bool = True
+) -> float:
+    """Return ``value`` as a float after checking it is a real in an interval.
+
+    ``closed`` is one of ``"neither"``, ``"left"``, ``"right"``, ``"both"``; infinite values are
+    refused unless ``finite=False``.
+    """
+    if isinstance(value, bool) or not isinstance(value, numbers.Real):
+        raise TypeError(f"{name} must be a real number, got {type(value).__name__} {value!r}")
+    value = float(value)
+    if math.isnan(value):
+        raise ValueError(f"{name} must be a real number, got nan")
+    if finite and math.isinf(value):
+        raise ValueError(f"{name} must be finite, got {value}")
+    left_ok = low is None or (value >= low if closed in ("left", "both") else value > low)
+    right_ok = high is None or (value <= high if closed in ("right", "both") else value < high)
+    if not (left_ok and right_ok):
+        lo = "-inf" if low is None else repr(low)
+        hi = "inf" if high is None else repr(high)
+        lb = "[" if closed in ("left", "both") and low is not None else "("
+        rb = "]" if closed in ("right", "both") and high is not None else ")"
+        raise ValueError(f"{name} must be in {lb}{lo}, {hi}{rb}, got {value!r}")
+    return value
+
+
+def check_int(name: str, value, *, low=None, high=None) -> int:
+    """Return ``value`` as an int after checking ``low <= value <= high``."""
+    if isinstance(value, bool) or not isinstance(value, numbers.Integral):
+        raise TypeError(f"{name} must be an integer, got {type(value).__name__} {value!r}")
+    value = int(value)
+    if (low is not None and value < low) or (high is not None and value > high):
+        bounds = f">= {low}" if high is None else f"in [{low}, {high}]"
+        raise ValueError(f"{name} must be an integer {bounds}, got {value}")
+    return value
+
+
+def check_option(name: str, value, options: Iterable[str]) -> str:
+    """Check that ``value`` is one of the strings in ``options``."""
+    options = tuple(options)
+    if not isinstance(value, str) or value not in options:
+        raise ValueError(f"{name} must be one of {', '.join(map(repr, options))}, got {value!r}")
+    return value
+
+
+def check_X(X, *, name: str = "X", allow_sparse: bool = True):
+    """Return X as a C-contiguous float64 array or a canonical float64 CSR matrix.
+
+    Rejects empty input, non-2-D input and non-finite values.
+    """
+    if sparse.issparse(X):
+        if not allow_sparse:
+            raise TypeError(f"{name} must be a dense array for this problem, got a sparse matrix")
+        X = sparse.csr_matrix(X, dtype=np.float64)
+        X.sum_duplicates()
+        X.sort_indices()
+        if not np.all(np.isfinite(X.data)):
+            raise ValueError(f"{name} must contain only finite values (no NaN or inf)")
+    else:
+        try:
+            X = np.asarray(X)
+        except Exception as exc:  # ragged lists and the like
+            raise TypeError(f"{name} must be array-like of numbers: {exc}") from None
+        if X.dtype == object or not (
+            np.issubdtype(X.dtype, np.number) or np.issubdtype(X.dtype, np.bool_)
+        ):
+            raise TypeError(f"{name} must hold numbers, got dtype {X.dtype}")
+        if np.iscomplexobj(X):
+            raise TypeError(f"{name} must be real, got complex dtype {X.dtype}")
+        X = np.ascontiguousarray(X, dtype=np.float64)
+        if X.ndim != 2:
+            raise ValueError(
+                f"{name} must be 2-D of shape (n_samples, n_features), got ndim={X.ndim}"
+            )
+        if not np.all(np.isfinite(X)):
+            raise ValueError(f"{name} must contain only finite values (no NaN or inf)")
+    if X.shape[0] == 0 or X.shape[1] == 0:
+        raise ValueError(f"{name} must be non-empty, got shape {X.shape}")
+    return X
+
+
+def check_binary_labels(y, n_samples: int, *, name: str = "y") -> np.ndarray:
+    """Return labels as float64 in {-1, +1}; both classes must be present."""
+    y = _check_vector(y, n_samples, name)
+    if not np.all(np.isin(y, (-1.0, 1.0))):
+        found = np.unique(y)[:5]
+        raise ValueError(
+            f"{name} must contain only -1 and +1 for a binary problem, got values {found}; "
+            "map other labels to ±1 first"
+        )
+    if np.all(y == y[0]):
+        raise ValueError(f"{name} must contain both classes -1 and +1, got only {y[0]:+.0f}")
+    return y
+
+
+def check_multiclass_labels(y, n_samples: int, *, name: str = "y") -> tuple[np.ndarray, int]:
+    """Return labels as int64 in 0..k-1 (k >= 2, every class present) and k."""
+    y = _check_vector(y, n_samples, name)
+    if not np.all(y == np.round(y)) or np.any(y < 0):
+        raise ValueError(f"{name} must hold class indices 0..k-1 (non-negative integers)")
+    y = y.astype(np.int64)
+    k = int(y.max()) + 1
+    if k < 2:
+        raise ValueError(f"{name} must contain at least 2 classes, got only class 0")
+    missing = np.setdiff1d(np.arange(k), y)
+    if missing.size:
+        raise ValueError(f"{name} must use every class index 0..{k - 1}; missing {missing[:5]}")
+    return y, k
+
+
+def check_sample_weight(sample_weight, n_samples: int) -> np.ndarray:
+    """Return per-example weights (default ones), finite and >= 0, not all zero."""
+    if sample_weight is None:
+        return np.ones(n_samples)
+    w = _check_vector(sample_weight, n_samples, "sample_weight")
+    if np.any(w < 0):
+        raise ValueError("sample_weight must be >= 0 everywhere")
+    if not np.any(w > 0):
+        raise ValueError("sample_weight must have at least one positive entry")
+    return w
+
+
+def _check_vector(v, n_samples: int, name: str) -> np.ndarray:
+    try:
+        v = np.asarray(v, dtype=np.float64)
+    except (TypeError, ValueError):
+        raise TypeError(f"{name} must be a 1-D array of numbers") from None
+    if v.ndim != 1:
+        raise ValueError(f"{name} must be 1-D, got shape {v.shape}")
+    if v.shape[0] != n_samples:
+        raise ValueError(f"{name} must have length n_samples={n_samples}, got {v.shape[0]}")
+    if not np.all(np.isfinite(v)):
+        raise ValueError(f"{name} must contain only finite values (no NaN or inf)")
+    return np.ascontiguousarray(v)

@@ -1,0 +1,191 @@
+"""Shared types of every problem: the certificate, the exported QP and the Problem base class."""
+
+from __future__ import annotations
+
+import abc
+import hashlib
+import json
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field, fields
+from functools import cached_property
+from typing import Any, ClassVar
+
+import numpy as np
+from scipy import sparse
+
+#: Relative tolerance of weak duality: a gap below ``-WEAK_DUALITY_RTOL * max(1, |P|)`` means
+#: the two points are not what they claim to be (or the kernel is indefinite).
+WEAK_DUALITY_RTOL = 1e-9
+
+
+def relative_gap(gap: float, primal: float) -> float:
+    """``gap / max(1, |P|)``, the scale-free gap every stopping rule and test uses."""
+    return gap / max(1.0, abs(primal))
+
+
+@dataclass(frozen=True)
+class Certificate:
+    """The judgement of a candidate solution, computed by the problem, never by a solver.
+
+    Attributes
+    ----------
+    primal, dual : float
+        ``P`` at a feasible primal point and ``D`` at a feasible dual point.
+    gap, rel_gap : float
+        ``P - D`` and ``(P - D) / max(1, |P|)``.
+    certified : bool
+        True when weak duality holds for this problem (convex, PSD kernel) and the gap is
+        non-negative up to rounding; the gap then bounds the suboptimality of both points.
+    residuals : mapping of str to float
+        How far the points handed over were from feasibility before they were repaired
+        (e.g. ``"dual_box"``, ``"dual_equality"``, ``"primal_margin"``).
+    primal_point : mapping of str to ndarray or float
+        The feasible primal variables used for ``primal`` (``w, b`` or ``alpha, b`` or ``W, b``).
+    dual_point : ndarray
+        The feasible dual variables used for ``dual`` (``alpha`` or ``beta``).
+    """
+
+    primal: float
+    dual: float
+    gap: float
+    rel_gap: float
+    certified: bool
+    residuals: Mapping[str, float] = field(default_factory=dict)
+    primal_point: Mapping[str, Any] = field(default_factory=dict, repr=False)
+    dual_point: np.ndarray | None = field(default=None, repr=False)
+
+
+def make_certificate(
+    primal: float,
+    dual: float,
+    *,
+    convex: bool = True,
+    residuals: Mapping[str, float] | None = None,
+    primal_point: Mapping[str, Any] | None = None,
+    dual_point: np.ndarray | None = None,
+) -> Certificate:
+    """Assemble a :class:`Certificate`; ``certified`` needs convexity, finiteness, weak duality."""
+    gap = primal - dual
+    rel = relative_gap(gap, primal) if np.isfinite(primal) else np.inf
+    certified = bool(
+        convex
+        and np.isfinite(primal)
+        and np.isfinite(dual)
+        and gap >= -WEAK_DUALITY_RTOL * max(1.0, abs(primal))
+    )
+    return Certificate(
+        primal=float(primal),
+        dual=float(dual),
+        gap=float(gap),
+        rel_gap=float(rel),
+        certified=certified,
+        residuals=dict(residuals or {}),
+        primal_point=dict(primal_point or {}),
+        dual_point=dual_point,
+    )
+
+
+@dataclass(frozen=True)
+class QP:
+    """A problem exported in OSQP's form: ``min ½ xᵀPx + qᵀx  s.t.  l ≤ Ax ≤ u``.
+
+    ``P`` is the upper triangle in CSC format, ``A`` is CSC; infinite bounds are ``±np.inf``.
+    ``objective(x) + offset`` equals the problem's primal objective (``sense="primal"``) or minus
+    its dual objective (``sense="dual"``). ``recover(x, y)`` maps a QP solution and OSQP-signed
+    multipliers ``y`` (``Px + q + Aᵀy = 0``, ``y < 0`` on active lower bounds) back to the
+    problem's variables as keyword arguments of ``Problem.certificate``.
+    """
+
+    P: sparse.csc_matrix
+    q: np.ndarray
+    A: sparse.csc_matrix
+    l: np.ndarray
+    u: np.ndarray
+    recover: Callable[[np.ndarray, np.ndarray], dict[str, Any]] = field(repr=False)
+    sense: str = "primal"
+    offset: float = 0.0
+    #: For a feasibility problem (hard margin): maps an infeasibility certificate of the
+    #: constraints (OSQP's ``prim_inf_cert``, sign as OSQP gives it) to the problem's Farkas vector.
+    recover_farkas: Callable[[np.ndarray], np.ndarray] | None = field(default=None, repr=False)
+
+    @property
+    def n_variables(self) -> int:
+        return self.P.shape[0]
+
+    @property
+    def n_constraints(self) -> int:
+        return self.A.shape[0]
+
+    def objective(self, x: np.ndarray) -> float:
+        """``½ xᵀPx + qᵀx`` with ``P`` stored as its upper triangle."""
+        Px = self.P @ x + self.P.T @ x - self.P.diagonal() * x
+        return float(0.5 * x @ Px + self.q @ x)
+
+
+def _hash_array(h, a) -> None:
+    if a is None:
+        h.update(b"none")
+    elif sparse.issparse(a):
+        a = sparse.csr_matrix(a)
+        h.update(f"csr{a.shape}".encode())
+        for part in (a.indptr, a.indices, a.data):
+            h.update(np.ascontiguousarray(part).tobytes())
+    else:
+        a = np.ascontiguousarray(a)
+        h.update(f"{a.dtype}{a.shape}".encode())
+        h.update(a.tobytes())
+
+
+class Problem(abc.ABC):
+    """Base of every problem: an immutable description plus the mathematics that judges solutions.
+
+    Subclasses are frozen dataclasses whose constructor validates the input once.
+    """
+
+    #: Short stable name used by the registry, the CLI and the results store.
+    kind: ClassVar[str]
+    #: Whether weak duality holds (False for indefinite kernels).
+    convex: bool = True
+
+    @property
+    @abc.abstractmethod
+    def n_samples(self) -> int: ...
+
+    @property
+    @abc.abstractmethod
+    def n_features(self) -> int: ...
+
+    @abc.abstractmethod
+    def certificate(self, **variables) -> Certificate:
+        """Judge a candidate: build any missing side, repair feasibility, return the gap."""
+
+    @abc.abstractmethod
+    def to_qp(self) -> QP:
+        """Export the problem as a :class:`QP` in OSQP's form with the map back."""
+
+    def params(self) -> dict[str, Any]:
+        """The scalar parameters of the problem (everything but the arrays)."""
+        out = {}
+        for f in fields(self):  # type: ignore[arg-type]
+            v = getattr(self, f.name)
+            if isinstance(v, np.ndarray) or sparse.issparse(v):
+                continue
+            out[f.name] = v
+        return out
+
+    @cached_property
+    def key(self) -> str:
+        """Stable hash of the data bytes and parameters: the cache key of reference optima."""
+        h = hashlib.sha256(self.kind.encode())
+        for f in fields(self):  # type: ignore[arg-type]
+            v = getattr(self, f.name)
+            if isinstance(v, np.ndarray) or sparse.issparse(v) or v is None:
+                h.update(f.name.encode())
+                _hash_array(h, v)
+        h.update(json.dumps(self.params(), sort_keys=True, default=str).encode())
+        return h.hexdigest()[:24]
+
+    def describe(self) -> str:
+        """One line naming the problem and its parameters."""
+        p = ", ".join(f"{k}={v}" for k, v in self.params().items())
+        return f"{self.kind}(n={self.n_samples}, d={self.n_features}, {p})"

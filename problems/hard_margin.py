@@ -1,0 +1,151 @@
+"""The hard-margin linear SVM: ``min ½‖w‖²  s.t.  y_i (w·x_i + b) ≥ 1``.
+
+Dual: ``max Σλ_i − ½‖Σλ_i y_i x̃_i‖²`` over ``λ ≥ 0`` (and ``yᵀλ = 0`` for a free bias). On data
+that no hyperplane separates the problem is infeasible; the proof is a Farkas vector λ ≥ 0 with
+``Σλ_i = 1`` and ``Σλ_i y_i x̃_i = 0`` (the convex hulls of the classes intersect; for
+``bias="none"``, 0 lies in the hull of the ``y_i x_i``), which :meth:`check_farkas` verifies.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import ClassVar
+
+import numpy as np
+from scipy import sparse
+
+from problems._linear import BIASES, LinearBinaryMixin
+from problems._validation import check_binary_labels, check_option, check_real, check_X
+from problems.base import QP, Certificate, make_certificate
+
+#: A Farkas vector is accepted when ``‖Σλ_i y_i x̃_i‖ ≤ FARKAS_RTOL · max_i ‖x̃_i‖``.
+FARKAS_RTOL = 1e-6
+
+
+@dataclass(frozen=True, eq=False)
+class HardMarginPrimal(LinearBinaryMixin):
+    """Hard-margin linear SVM: the widest separating slab, or a proof that none exists.
+
+    Parameters
+    ----------
+    X : ndarray or CSR matrix of shape (n_samples, n_features)
+    y : ndarray of shape (n_samples,), labels in {-1, +1}
+    bias : {"free", "regularized", "none"}, default="free"
+    bias_scale : float, default=1.0
+        Value s of the constant feature for ``bias="regularized"``.
+    """
+
+    kind: ClassVar[str] = "hard_margin"
+
+    X: np.ndarray | sparse.csr_matrix
+    y: np.ndarray
+    bias: str = "free"
+    bias_scale: float = 1.0
+
+    def __post_init__(self) -> None:
+        X = check_X(self.X)
+        object.__setattr__(self, "X", X)
+        object.__setattr__(self, "y", check_binary_labels(self.y, X.shape[0]))
+        check_option("bias", self.bias, BIASES)
+        object.__setattr__(self, "bias_scale", check_real("bias_scale", self.bias_scale, low=0.0))
+
+    @property
+    def upper_bounds(self) -> np.ndarray:
+        return np.full(self.n_samples, np.inf)
+
+    @property
+    def loss_kind(self) -> str:
+        return "hard"
+
+    def certificate(self, *, w=None, b=None, alpha=None) -> Certificate:
+        """Gap of a (repaired) primal point against a feasible dual point.
+
+        A primal point whose smallest margin ``m_min`` is in (0, 1) is scaled by ``1/m_min`` to
+        become feasible (``residuals["primal_margin"] = 1 − m_min``); with ``m_min ≤ 0`` it cannot
+        be repaired and the primal value is ``+inf`` (not certified).
+        ``residuals["margin_over_radius"]`` is the geometric margin ``1/‖w̃‖`` over ``max‖x̃_i‖``:
+        a tiny value says the classes' hulls nearly touch.
+        """
+        residuals: dict[str, float] = {}
+        a = None
+        if alpha is not None:
+            raw = self._check_alpha(alpha)
+            a = self.project_dual(raw)
+            residuals["dual_infeasibility"] = float(np.max(np.abs(a - raw)))
+        if w is None:
+            if a is None:
+                raise TypeError("certificate needs w (with b) or alpha")
+            w, b = self.primal_from_dual(a)
+        else:
+            w, _ = self._check_w_b(w, 0.0)
+            b = self.best_bias(w) if b is None else self._check_w_b(w, b)[1]
+        m_min = float(np.min(self.margins(w, b)))
+        residuals["primal_margin"] = max(0.0, 1.0 - m_min)
+        if 0.0 < m_min < 1.0:
+            w, b = w / m_min, b / m_min
+        P = self.primal_objective(w, b) if m_min > 0 else np.inf
+        if np.isfinite(P):
+            norm_wt = np.sqrt(2.0 * P)
+            residuals["margin_over_radius"] = 1.0 / (norm_wt * self._radius())
+        if a is None:
+            a = self.dual_from_primal(w, b) if m_min > 0 else np.zeros(self.n_samples)
+        D = self.dual_objective(a)
+        return make_certificate(
+            P, D, residuals=residuals, primal_point={"w": w, "b": b}, dual_point=a
+        )
+
+    def _radius(self) -> float:
+        """``max_i ‖x̃_i‖`` (with the constant feature s for a regularized bias)."""
+        X = self.X
+        sq = np.asarray(X.multiply(X).sum(axis=1)).ravel() if sparse.issparse(X) else (X * X).sum(1)
+        if self.bias == "regularized":
+            sq = sq + self.bias_scale**2
+        return float(np.sqrt(np.max(sq)))
+
+    def check_farkas(self, lam) -> dict[str, float]:
+        """Residuals of an infeasibility certificate λ, relative to ``max‖x̃_i‖``.
+
+        Returns ``{"negativity", "sum_deviation", "combination", "label_balance"}``:
+        ``max(0, −min λ)``, ``|Σλ − 1|``, ``‖Σλ_i y_i x̃_i‖ / max‖x̃_i‖`` and ``|Σλ_i y_i|`` (the last
+        counts only for a free bias; it is 0 by construction of the combination for a
+        regularized one).
+        """
+        lam = np.asarray(lam, dtype=np.float64).ravel()
+        if lam.shape[0] != self.n_samples:
+            raise ValueError(f"lam must have length n_samples={self.n_samples}, got {lam.shape[0]}")
+        ly = lam * self.y
+        comb = np.asarray(self.X.T @ ly).ravel()
+        sq = float(comb @ comb)
+        if self.bias == "regularized":
+            sq += (self.bias_scale * ly.sum()) ** 2
+        return {
+            "negativity": max(0.0, -float(lam.min())),
+            "sum_deviation": abs(float(lam.sum()) - 1.0),
+            "combination": float(np.sqrt(sq)) / self._radius(),
+            "label_balance": abs(float(ly.sum())) if self.bias == "free" else 0.0,
+        }
+
+    def is_infeasibility_certificate(self, lam, *, rtol: float = FARKAS_RTOL) -> bool:
+        """True when every residual of :meth:`check_farkas` is at most ``rtol``."""
+        return all(v <= rtol for v in self.check_farkas(lam).values())
+
+    def to_qp(self) -> QP:
+        """``min ½‖w‖² (+ b²/(2s²))  s.t.  y_i (x_i·w + b) ≥ 1`` over ``(w, b)``."""
+        n, d = self.n_samples, self.n_features
+        has_b = self.bias != "none"
+        nb = int(has_b)
+        p_b = [1.0 / self.bias_scale**2 if self.bias == "regularized" else 0.0][:nb]
+        P = sparse.diags(np.concatenate([np.ones(d), p_b]), format="csc")
+        q = np.zeros(d + nb)
+        yX = sparse.csr_matrix(self.X).multiply(self.y[:, None])
+        A = sparse.hstack([yX, sparse.csr_matrix(self.y[:, None])[:, :nb]], format="csc")
+
+        def recover(x, y_mult):
+            return {"w": x[:d], "b": float(x[d]) if has_b else 0.0, "alpha": -y_mult[:n]}
+
+        def recover_farkas(cert):
+            lam = np.maximum(-np.asarray(cert, dtype=float)[:n], 0.0)
+            total = lam.sum()
+            return lam / total if total > 0 else lam
+
+        return QP(P, q, A, np.ones(n), np.full(n, np.inf), recover, recover_farkas=recover_farkas)

@@ -1,0 +1,344 @@
+"""The kernel SVM dual: ``max D(α) = Σα_i − ½ αᵀQα`` with ``Q_ij = y_i y_j K(x_i, x_j)``.
+
+Box ``0 ≤ α_i ≤ C_i`` (hinge) or ``α ≥ 0`` with ``Q + diag(1/(2C_i))`` (squared hinge), plus
+``yᵀα = 0`` for a free bias; a regularized bias adds ``s²`` to every kernel entry. The primal
+value of the model ``f(x) = Σ_j α_j y_j K(x_j, x) + b`` is ``½αᵀQα + Σ_i C_i loss(y_i f(x_i))``,
+with b the exact minimizer when free (ARCHITECTURE.md §2). Sigmoid and precomputed kernels may be
+indefinite: weak duality then fails and certificates say ``certified=False``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from functools import cached_property
+from typing import ClassVar
+
+import numpy as np
+from scipy import sparse
+from scipy.sparse.linalg import eigsh
+
+from problems._linear import BIASES, LOSSES, optimal_bias
+from problems._qp import project_box_hyperplane
+from problems._validation import (
+    check_binary_labels,
+    check_int,
+    check_option,
+    check_real,
+    check_sample_weight,
+    check_X,
+)
+from problems.base import QP, Certificate, Problem, make_certificate
+from problems.kernels import KERNELS, is_psd_by_construction, kernel_dot, kernel_matrix
+
+#: The Gram matrix is kept in memory (and exported by ``to_qp``) only up to this size.
+GRAM_MEMORY_LIMIT_MB = 2048
+#: Eigenvalues below ``-PSD_RTOL · max|K_ii|`` make a kernel matrix indefinite.
+PSD_RTOL = 1e-10
+#: Beyond this n the smallest eigenvalue of a kernel that is not PSD by construction is not
+#: computed and the problem is treated as indefinite (uncertifiable).
+EIGEN_CHECK_MAX_N = 6000
+
+
+@dataclass(frozen=True, eq=False)
+class KernelDual(Problem):
+    """Kernel SVM, dual view: variable ``alpha`` (n_samples,), plus ``b`` for a free bias.
+
+    Parameters
+    ----------
+    X : ndarray of shape (n_samples, n_features), or the Gram matrix (n_samples, n_samples)
+        when ``kernel="precomputed"`` (square and symmetric).
+    y : ndarray of shape (n_samples,), labels in {-1, +1}
+    C : float, default=1.0
+    kernel : {"linear", "poly", "rbf", "sigmoid", "precomputed"}, default="rbf"
+    gamma : float or {"scale", "auto"}, default="scale"
+        Kernel coefficient (> 0); ``"scale"`` is ``1/(d·Var(X))``, ``"auto"`` is ``1/d`` (as
+        scikit-learn). Stored resolved to a float.
+    degree : int, default=3
+        Degree p of the polynomial kernel.
+    coef0 : float, default=0.0
+        c₀ of the polynomial and sigmoid kernels.
+    loss : {"hinge", "squared_hinge"}, default="hinge"
+    bias : {"free", "regularized", "none"}, default="free"
+    bias_scale : float, default=1.0
+    sample_weight : ndarray of shape (n_samples,), default=None
+    """
+
+    kind: ClassVar[str] = "kernel_dual"
+
+    X: np.ndarray
+    y: np.ndarray
+    C: float = 1.0
+    kernel: str = "rbf"
+    gamma: float | str = "scale"
+    degree: int = 3
+    coef0: float = 0.0
+    loss: str = "hinge"
+    bias: str = "free"
+    bias_scale: float = 1.0
+    sample_weight: np.ndarray | None = None
+
+    def __post_init__(self) -> None:
+        check_option("kernel", self.kernel, KERNELS)
+        if self.kernel == "precomputed":
+            K = check_X(self.X, name="X (precomputed kernel)", allow_sparse=False)
+            if K.shape[0] != K.shape[1]:
+                raise ValueError(
+                    f"X must be a square Gram matrix for kernel='precomputed', got shape {K.shape}"
+                )
+            scale = max(1.0, float(np.max(np.abs(K))))
+            if np.max(np.abs(K - K.T)) > 1e-10 * scale:
+                raise ValueError("X must be a symmetric Gram matrix for kernel='precomputed'")
+            X = np.ascontiguousarray(0.5 * (K + K.T))
+        else:
+            X = check_X(self.X, allow_sparse=True)
+        object.__setattr__(self, "X", X)
+        object.__setattr__(self, "y", check_binary_labels(self.y, X.shape[0]))
+        object.__setattr__(self, "C", check_real("C", self.C, low=0.0))
+        check_option("loss", self.loss, LOSSES)
+        check_option("bias", self.bias, BIASES)
+        object.__setattr__(self, "bias_scale", check_real("bias_scale", self.bias_scale, low=0.0))
+        object.__setattr__(self, "gamma", self._resolve_gamma(X))
+        object.__setattr__(self, "degree", check_int("degree", self.degree, low=1))
+        object.__setattr__(self, "coef0", check_real("coef0", self.coef0))
+        sw = (
+            None
+            if self.sample_weight is None
+            else check_sample_weight(self.sample_weight, X.shape[0])
+        )
+        object.__setattr__(self, "sample_weight", sw)
+
+    def _resolve_gamma(self, X) -> float:
+        g = self.gamma
+        if isinstance(g, str):
+            check_option("gamma", g, ("scale", "auto"))
+            d = X.shape[1]
+            if g == "auto":
+                return 1.0 / d
+            var = X.multiply(X).mean() - X.mean() ** 2 if sparse.issparse(X) else X.var()
+            return 1.0 / (d * var) if var > 0 else 1.0
+        return check_real("gamma", g, low=0.0)
+
+    # ---- sizes and kernel access -----------------------------------------------------------------
+    @property
+    def n_samples(self) -> int:
+        return self.X.shape[0]
+
+    @property
+    def n_features(self) -> int:
+        return self.X.shape[1]
+
+    @property
+    def kernel_params(self) -> dict:
+        return {
+            "kernel": self.kernel,
+            "gamma": self.gamma,
+            "degree": self.degree,
+            "coef0": self.coef0,
+        }
+
+    @property
+    def upper_bounds(self) -> np.ndarray:
+        sw = 1.0 if self.sample_weight is None else self.sample_weight
+        return self.C * np.broadcast_to(sw, (self.n_samples,)).astype(np.float64)
+
+    @property
+    def gram_fits_in_memory(self) -> bool:
+        return self.n_samples**2 * 8 <= GRAM_MEMORY_LIMIT_MB * 2**20
+
+    @cached_property
+    def gram(self) -> np.ndarray:
+        """The kernel matrix K (n×n), computed once; only within ``GRAM_MEMORY_LIMIT_MB``."""
+        if self.kernel == "precomputed":
+            return self.X
+        if not self.gram_fits_in_memory:
+            raise MemoryError(
+                f"the {self.n_samples}×{self.n_samples} Gram matrix exceeds "
+                f"GRAM_MEMORY_LIMIT_MB={GRAM_MEMORY_LIMIT_MB}"
+            )
+        return kernel_matrix(self.X, **self.kernel_params)
+
+    def kernel_times(self, coef: np.ndarray) -> np.ndarray:
+        """``K @ coef``, using only the non-zero coefficients, in bounded memory."""
+        if self.kernel == "precomputed" or "gram" in self.__dict__:
+            return self.gram @ coef
+        nz = np.flatnonzero(coef)
+        if nz.size == 0:
+            return np.zeros(self.n_samples)
+        return kernel_dot(self.X, self.X[nz], coef[nz], **self.kernel_params)
+
+    @cached_property
+    def min_eigenvalue(self) -> float:
+        """Smallest eigenvalue of K (``-inf`` when too large to compute: treated as indefinite)."""
+        if is_psd_by_construction(self.kernel, self.degree, self.coef0):
+            return 0.0
+        n = self.n_samples
+        if n > EIGEN_CHECK_MAX_N:
+            return -np.inf
+        K = self.gram
+        if n <= 2000:
+            return float(np.linalg.eigvalsh(K)[0])
+        return float(eigsh(K, k=1, which="SA", return_eigenvectors=False)[0])
+
+    @property
+    def convex(self) -> bool:  # type: ignore[override]
+        """Whether the dual is a concave maximization (K positive semi-definite)."""
+        if is_psd_by_construction(self.kernel, self.degree, self.coef0):
+            return True
+        scale = (
+            max(1.0, float(np.max(np.abs(np.diag(self.gram)))))
+            if np.isfinite(self.min_eigenvalue)
+            else 1.0
+        )
+        return self.min_eigenvalue >= -PSD_RTOL * scale
+
+    # ---- objectives ------------------------------------------------------------------------------
+    def _check_alpha(self, alpha) -> np.ndarray:
+        alpha = np.asarray(alpha, dtype=np.float64).ravel()
+        if alpha.shape[0] != self.n_samples:
+            raise ValueError(
+                f"alpha must have length n_samples={self.n_samples}, got {alpha.shape[0]}"
+            )
+        if not np.all(np.isfinite(alpha)):
+            raise ValueError("alpha must contain only finite values")
+        return alpha
+
+    def _model(self, alpha) -> tuple[np.ndarray, float]:
+        """``g = K(αy)`` (without bias) and ``Σ α_i y_i``."""
+        ay = alpha * self.y
+        return self.kernel_times(ay), float(ay.sum())
+
+    def _quadratic(self, alpha, g, sum_ay) -> float:
+        """``½ αᵀQ̃α`` from ``g = K(αy)``."""
+        quad = 0.5 * float((alpha * self.y) @ g)
+        if self.bias == "regularized":
+            quad += 0.5 * (self.bias_scale * sum_ay) ** 2
+        return quad
+
+    def _loss_term(self, m) -> float:
+        xi = np.maximum(0.0, 1.0 - m)
+        if self.loss == "squared_hinge":
+            xi = xi * xi
+        return float(self.upper_bounds @ xi)
+
+    def _bias_of(self, alpha, g, sum_ay, b) -> float:
+        if self.bias == "none":
+            return 0.0
+        if self.bias == "regularized":
+            return self.bias_scale**2 * sum_ay
+        if b is not None:
+            return float(b)
+        return optimal_bias(g, self.y, self.upper_bounds, self.loss)
+
+    def primal_objective(self, alpha, b: float | None = None) -> float:
+        """``½αᵀQ̃α + Σ C_i loss(y_i f(x_i))`` for the model with coefficients α and bias b.
+
+        For a free bias a missing b is the exact minimizer; a regularized bias is ``s²Σα_i y_i``.
+        """
+        alpha = self._check_alpha(alpha)
+        g, sum_ay = self._model(alpha)
+        b = self._bias_of(alpha, g, sum_ay, b)
+        return self._quadratic(alpha, g, sum_ay) + self._loss_term(self.y * (g + b))
+
+    def dual_objective(self, alpha) -> float:
+        """``D(α) = Σα_i − ½αᵀQ̃α`` (− ``Σ α_i²/(4C_i)`` for the squared hinge)."""
+        alpha = self._check_alpha(alpha)
+        g, sum_ay = self._model(alpha)
+        return self._dual_value(alpha, g, sum_ay)
+
+    def _dual_value(self, alpha, g, sum_ay) -> float:
+        D = float(alpha.sum()) - self._quadratic(alpha, g, sum_ay)
+        if self.loss == "squared_hinge":
+            pos = self.upper_bounds > 0
+            D -= float(np.sum(alpha[pos] ** 2 / (4.0 * self.upper_bounds[pos])))
+        return D
+
+    def dual_box(self) -> tuple[np.ndarray, np.ndarray]:
+        upper = self.upper_bounds.copy()
+        if self.loss == "squared_hinge":
+            upper = np.where(upper > 0, np.inf, 0.0)
+        return np.zeros(self.n_samples), upper
+
+    def project_dual(self, alpha) -> np.ndarray:
+        """Nearest dual-feasible point: the box, and ``yᵀα = 0`` for a free bias."""
+        alpha = self._check_alpha(alpha)
+        lower, upper = self.dual_box()
+        if self.bias == "free":
+            return project_box_hyperplane(alpha, lower, upper, self.y, 0.0)
+        return np.clip(alpha, lower, upper)
+
+    def primal_from_dual(self, alpha) -> tuple[np.ndarray, float]:
+        """The model ``(α, b)`` of a dual point: its coefficients and its (exact) bias."""
+        alpha = self._check_alpha(alpha)
+        g, sum_ay = self._model(alpha)
+        return alpha, self._bias_of(alpha, g, sum_ay, None)
+
+    def dual_from_primal(self, alpha, b: float | None = None) -> np.ndarray:
+        """A feasible dual point from a model's coefficients: their projection (exact at the
+        optimum, where the coefficients are the optimal multipliers)."""
+        return self.project_dual(alpha)
+
+    def decision_function(self, alpha, b: float = 0.0, X=None) -> np.ndarray:
+        """``f(x) = Σ_j α_j y_j K(x_j, x) + b`` on the training data or on ``X`` (for a
+        precomputed kernel, ``X`` is the (n_test, n_samples) kernel against the training set)."""
+        alpha = self._check_alpha(alpha)
+        ay = alpha * self.y
+        if X is None:
+            g = self.kernel_times(ay)
+        elif self.kernel == "precomputed":
+            g = np.asarray(X) @ ay
+        else:
+            nz = np.flatnonzero(ay)
+            g = kernel_dot(X, self.X[nz], ay[nz], **self.kernel_params)
+        return g + b
+
+    def certificate(self, *, alpha=None, b=None) -> Certificate:
+        """Gap of the model ``(α, b)`` against the projected α.
+
+        The given α is projected onto the dual feasible set (``residuals["dual_infeasibility"]``)
+        and the projected point serves as both the model's coefficients and the dual point.
+        """
+        if alpha is None:
+            raise TypeError("certificate needs alpha for a kernel problem")
+        raw = self._check_alpha(alpha)
+        a = self.project_dual(raw)
+        g, sum_ay = self._model(a)
+        b = self._bias_of(a, g, sum_ay, b)
+        P = self._quadratic(a, g, sum_ay) + self._loss_term(self.y * (g + b))
+        D = self._dual_value(a, g, sum_ay)
+        return make_certificate(
+            P,
+            D,
+            convex=self.convex,
+            residuals={"dual_infeasibility": float(np.max(np.abs(a - raw)))},
+            primal_point={"alpha": a, "b": b},
+            dual_point=a,
+        )
+
+    def to_qp(self) -> QP:
+        """``min ½αᵀQ̃α − Σα_i`` (+ ``Σα_i²/(4C_i)``) over the box (and ``yᵀα = 0``).
+
+        Dense: Q̃ has n² entries, refused beyond ``GRAM_MEMORY_LIMIT_MB``. The multiplier of the
+        equality row is the free bias b.
+        """
+        n = self.n_samples
+        K = self.gram
+        if self.bias == "regularized":
+            K = K + self.bias_scale**2
+        Q = K * np.outer(self.y, self.y)
+        lower, upper = self.dual_box()
+        if self.loss == "squared_hinge":
+            C = self.upper_bounds
+            Q[np.diag_indices(n)] += np.where(C > 0, 1.0 / (2.0 * np.maximum(C, 1e-300)), 0.0)
+        P = sparse.triu(sparse.csc_matrix(Q), format="csc")
+        rows, lo, up = [sparse.identity(n, format="csc")], [lower], [upper]
+        if self.bias == "free":
+            rows.append(sparse.csc_matrix(self.y[None, :]))
+            lo.append(np.zeros(1))
+            up.append(np.zeros(1))
+        A = sparse.vstack(rows, format="csc")
+
+        def recover(x, y_mult):
+            b = float(y_mult[-1]) if self.bias == "free" else None
+            return {"alpha": x, "b": b}
+
+        return QP(P, -np.ones(n), A, np.concatenate(lo), np.concatenate(up), recover, sense="dual")

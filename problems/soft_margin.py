@@ -1,0 +1,196 @@
+"""The soft-margin linear SVM, in its primal and dual views.
+
+``P(w, b) = ½‖w‖² + Σ_i C_i loss(y_i (w·x_i + b))`` with ``loss(m) = max(0, 1 − m)`` (hinge) or
+``max(0, 1 − m)²`` (squared hinge), ``C_i = C · sample_weight_i``. Dual (ARCHITECTURE.md §2):
+``D(α) = Σα_i − ½‖Σ α_i y_i x̃_i‖²`` over ``0 ≤ α_i ≤ C_i`` (hinge) or
+``D(α) = Σα_i − ½ αᵀ(Q + diag(1/(2C_i)))α`` over ``α ≥ 0`` (squared hinge), plus ``yᵀα = 0`` for a
+free bias. :class:`SoftMarginPrimal` and :class:`SoftMarginDual` are the same problem with the same
+optimum; they differ in the variables a solver works on and in the QP they export.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import ClassVar
+
+import numpy as np
+from scipy import sparse
+
+from problems._linear import BIASES, LOSSES, LinearBinaryMixin
+from problems._validation import (
+    check_binary_labels,
+    check_option,
+    check_real,
+    check_sample_weight,
+    check_X,
+)
+from problems.base import QP, Certificate, make_certificate
+
+
+@dataclass(frozen=True, eq=False)
+class SoftMarginPrimal(LinearBinaryMixin):
+    """Soft-margin linear SVM, primal view: variables ``w`` (n_features,) and ``b``.
+
+    Parameters
+    ----------
+    X : ndarray or CSR matrix of shape (n_samples, n_features)
+        Training data; converted once to float64.
+    y : ndarray of shape (n_samples,)
+        Labels in {-1, +1}; both classes must be present.
+    C : float, default=1.0
+        Weight of the loss (> 0).
+    loss : {"hinge", "squared_hinge"}, default="hinge"
+    bias : {"free", "regularized", "none"}, default="free"
+        Free (LIBSVM), regularized through a constant feature ``bias_scale`` (LIBLINEAR's -B), or
+        absent.
+    bias_scale : float, default=1.0
+        The constant feature's value s for ``bias="regularized"`` (> 0).
+    sample_weight : ndarray of shape (n_samples,), default=None
+        Per-example weights ≥ 0; ``C_i = C · sample_weight_i``.
+    """
+
+    kind: ClassVar[str] = "soft_margin_primal"
+
+    X: np.ndarray | sparse.csr_matrix
+    y: np.ndarray
+    C: float = 1.0
+    loss: str = "hinge"
+    bias: str = "free"
+    bias_scale: float = 1.0
+    sample_weight: np.ndarray | None = None
+
+    def __post_init__(self) -> None:
+        X = check_X(self.X)
+        object.__setattr__(self, "X", X)
+        object.__setattr__(self, "y", check_binary_labels(self.y, X.shape[0]))
+        object.__setattr__(self, "C", check_real("C", self.C, low=0.0))
+        check_option("loss", self.loss, LOSSES)
+        check_option("bias", self.bias, BIASES)
+        object.__setattr__(self, "bias_scale", check_real("bias_scale", self.bias_scale, low=0.0))
+        sw = (
+            None
+            if self.sample_weight is None
+            else check_sample_weight(self.sample_weight, X.shape[0])
+        )
+        object.__setattr__(self, "sample_weight", sw)
+
+    @property
+    def upper_bounds(self) -> np.ndarray:
+        """``C_i = C · sample_weight_i``."""
+        sw = 1.0 if self.sample_weight is None else self.sample_weight
+        return self.C * np.broadcast_to(sw, (self.n_samples,)).astype(np.float64)
+
+    @property
+    def loss_kind(self) -> str:
+        return self.loss
+
+    def certificate(self, *, w=None, b=None, alpha=None) -> Certificate:
+        """Gap between a feasible primal point and a feasible dual point.
+
+        Whatever is missing is built: ``(w, b)`` from α by :meth:`primal_from_dual`, α from
+        ``(w, b)`` by :meth:`dual_from_primal`. A given α is projected onto the dual feasible set
+        first (``residuals["dual_infeasibility"]`` says by how much it moved). A missing ``b`` is
+        the exact minimizer of ``P(w, ·)``.
+        """
+        residuals: dict[str, float] = {}
+        a = None
+        if alpha is not None:
+            raw = self._check_alpha(alpha)
+            a = self.project_dual(raw)
+            residuals["dual_infeasibility"] = float(np.max(np.abs(a - raw)))
+        if w is None:
+            if a is None:
+                raise TypeError("certificate needs w (with b) or alpha")
+            w, b = self.primal_from_dual(a)
+        else:
+            w, _ = self._check_w_b(w, 0.0)
+            b = self.best_bias(w) if b is None else self._check_w_b(w, b)[1]
+        P = self.primal_objective(w, b)
+        if a is None:
+            a = self.dual_from_primal(w, b)
+        D = self.dual_objective(a)
+        return make_certificate(
+            P, D, residuals=residuals, primal_point={"w": w, "b": b}, dual_point=a
+        )
+
+    def to_qp(self) -> QP:
+        """The primal QP over ``(w, b, ξ)``: ``min ½‖w‖² (+ b²/(2s²)) + Σ C_i ξ_i`` (hinge) or
+        ``+ Σ C_i ξ_i²`` (squared hinge), s.t. ``y_i(x_i·w + b) + ξ_i ≥ 1`` (and ``ξ ≥ 0`` for
+        the hinge). Sparse: ``n·d`` non-zeros, never an n×n matrix."""
+        n, d = self.n_samples, self.n_features
+        C = self.upper_bounds
+        has_b = self.bias != "none"
+        nb = int(has_b)
+        p_w = np.ones(d)
+        p_b = np.array([1.0 / self.bias_scale**2 if self.bias == "regularized" else 0.0])[:nb]
+        hinge = self.loss == "hinge"
+        p_xi = np.zeros(n) if hinge else 2.0 * C
+        P = sparse.diags(np.concatenate([p_w, p_b, p_xi]), format="csc")
+        q = np.concatenate([np.zeros(d + nb), C if hinge else np.zeros(n)])
+        yX = sparse.csr_matrix(self.X).multiply(self.y[:, None])
+        rows = [
+            sparse.hstack(
+                [yX, sparse.csr_matrix(self.y[:, None])[:, :nb], sparse.identity(n)], format="csc"
+            )
+        ]
+        lo, up = [np.ones(n)], [np.full(n, np.inf)]
+        if hinge:
+            rows.append(sparse.hstack([sparse.csc_matrix((n, d + nb)), sparse.identity(n)]))
+            lo.append(np.zeros(n))
+            up.append(np.full(n, np.inf))
+        A = sparse.vstack(rows, format="csc")
+
+        def recover(x, y_mult):
+            return {"w": x[:d], "b": float(x[d]) if has_b else 0.0, "alpha": -y_mult[:n]}
+
+        return QP(P, q, A, np.concatenate(lo), np.concatenate(up), recover, sense="primal")
+
+
+@dataclass(frozen=True, eq=False)
+class SoftMarginDual(SoftMarginPrimal):
+    """Soft-margin linear SVM, dual view: variable ``alpha`` (n_samples,).
+
+    The same problem and the same optimum as :class:`SoftMarginPrimal` (same parameters); solvers
+    that work on α (dual coordinate descent, SMO) accept this view.
+    """
+
+    kind: ClassVar[str] = "soft_margin_dual"
+
+    def to_qp(self) -> QP:
+        """The dual QP over ``(α, v)``: ``min ½‖v‖² − Σα_i (+ Σα_i²/(4C_i))`` s.t.
+        ``v = Σ α_i y_i x̃_i``, the box, and ``yᵀα = 0`` for a free bias. Written with the extra
+        variable ``v`` (d̃ of them) so that it stays sparse: ``n·d`` non-zeros."""
+        n, d = self.n_samples, self.n_features
+        reg = self.bias == "regularized"
+        dt = d + int(reg)
+        hinge = self.loss == "hinge"
+        C = self.upper_bounds
+        p_alpha = np.zeros(n) if hinge else np.where(C > 0, 1.0 / (2.0 * np.maximum(C, 1e-300)), 0)
+        P = sparse.diags(np.concatenate([p_alpha, np.ones(dt)]), format="csc")
+        q = np.concatenate([-np.ones(n), np.zeros(dt)])
+        XtY = sparse.csr_matrix(self.X).multiply(self.y[:, None]).T
+        if reg:
+            XtY = sparse.vstack([XtY, sparse.csr_matrix(self.bias_scale * self.y[None, :])])
+        rows = [sparse.hstack([-XtY, sparse.identity(dt)], format="csc")]
+        lo, up = [np.zeros(dt)], [np.zeros(dt)]
+        rows.append(sparse.hstack([sparse.identity(n), sparse.csc_matrix((n, dt))]))
+        lo.append(np.zeros(n))
+        up.append(C if hinge else np.where(C > 0, np.inf, 0.0))
+        if self.bias == "free":
+            rows.append(sparse.csr_matrix(np.concatenate([self.y, np.zeros(dt)])[None, :]))
+            lo.append(np.zeros(1))
+            up.append(np.zeros(1))
+        A = sparse.vstack(rows, format="csc")
+        s = self.bias_scale
+
+        def recover(x, y_mult):
+            w = x[n : n + d]
+            if self.bias == "free":
+                b = float(y_mult[-1])
+            elif reg:
+                b = s * float(x[n + d])
+            else:
+                b = 0.0
+            return {"w": w, "b": b, "alpha": x[:n]}
+
+        return QP(P, q, A, np.concatenate(lo), np.concatenate(up), recover, sense="dual")

@@ -1,0 +1,129 @@
+"""What the two reference solvers (OSQP, Clarabel) share, and the cache of reference optima.
+
+A reference exports the problem with ``problem.to_qp()``, hands the QP to an external solver,
+maps the solution back with ``qp.recover`` and lets the problem certify it. A reference that
+claims success but whose certified relative gap exceeds ``gap_check`` reports
+``numerical_error``: the problem re-checks what the library says.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import pickle
+import tempfile
+from pathlib import Path
+
+from problems import HardMarginPrimal, KernelDual, MulticlassHinge, SoftMarginDual, SoftMarginPrimal
+from problems._validation import check_real
+from problems.base import Problem
+from solvers.base import Solver, SolveResult, Status
+
+
+def _psd_kernel_only(problem: KernelDual) -> str | None:
+    if not problem.convex:
+        return (
+            f"the {problem.kernel} kernel matrix is indefinite (smallest eigenvalue "
+            f"{problem.min_eigenvalue:.3g}): a convex QP solver cannot solve it"
+        )
+    if not problem.gram_fits_in_memory:
+        return "the dense kernel QP exceeds the Gram memory limit"
+    return None
+
+
+ALL_PROBLEMS = {
+    HardMarginPrimal: {},
+    SoftMarginPrimal: {},
+    SoftMarginDual: {},
+    KernelDual: {"kernel": _psd_kernel_only},
+    MulticlassHinge: {},
+}
+
+
+class QPReference(Solver):
+    """Base of the references: solve ``problem.to_qp()`` and certify the recovered point.
+
+    Parameters
+    ----------
+    gap_check : float, default=1e-6
+        A reported success whose certified relative gap exceeds this becomes
+        ``numerical_error``.
+    """
+
+    supported = ALL_PROBLEMS
+    default_max_iter = 200_000
+
+    def __init__(self, *, gap_check: float = 1e-6, **common):
+        super().__init__(**common)
+        self.gap_check = check_real("gap_check", gap_check, low=0.0)
+
+    def _judge(self, problem, status: Status, variables, farkas, raw: str):
+        """Re-check a claimed optimum or infeasibility with the problem's own certificate."""
+        cert = None
+        message = f"{self.name} status: {raw}"
+        if status is Status.OPTIMAL:
+            cert = problem.certificate(**variables)
+            if not cert.rel_gap <= self.gap_check:
+                status = Status.NUMERICAL_ERROR
+                message += f", but the certified relative gap is {cert.rel_gap:.2e}"
+        elif status is Status.INFEASIBLE:
+            if not isinstance(
+                problem, HardMarginPrimal
+            ) or not problem.is_infeasibility_certificate(farkas):
+                residuals = problem.check_farkas(farkas) if farkas is not None else {}
+                status = Status.NUMERICAL_ERROR
+                message += f", but its infeasibility certificate fails the check: {residuals}"
+        return status, cert, message
+
+
+class ReferenceCache:
+    """Reference results keyed by ``(problem.key, solver options)``: in memory, and on disk when
+    a directory is given (``SVMBENCH_CACHE_DIR``), so a reference is never solved twice."""
+
+    def __init__(self, directory: str | os.PathLike | None = None):
+        self.directory = Path(directory) if directory else None
+        self._memory: dict[str, SolveResult] = {}
+
+    def _key(self, problem: Problem, solver: Solver) -> str:
+        opts = ",".join(f"{k}={v!r}" for k, v in sorted(solver.options().items()))
+        digest = hashlib.sha256(opts.encode()).hexdigest()[:12]
+        return f"{problem.key}-{solver.name}-{digest}"
+
+    def get(self, problem: Problem, solver: Solver) -> SolveResult:
+        key = self._key(problem, solver)
+        if key in self._memory:
+            return self._memory[key]
+        path = self.directory / f"{key}.pkl" if self.directory else None
+        if path is not None and path.exists():
+            with open(path, "rb") as fh:
+                result = pickle.load(fh)
+        else:
+            result = solver.solve(problem)
+            if path is not None:
+                path.parent.mkdir(parents=True, exist_ok=True)
+                fd, tmp = tempfile.mkstemp(dir=path.parent, suffix=".tmp")
+                with os.fdopen(fd, "wb") as fh:
+                    pickle.dump(result, fh)
+                os.replace(tmp, path)
+        self._memory[key] = result
+        return result
+
+
+_DEFAULT_CACHE = ReferenceCache(os.environ.get("SVMBENCH_CACHE_DIR") or None)
+
+
+def reference_solution(problem: Problem, solver: str = "clarabel", **options) -> SolveResult:
+    """The reference optimum of ``problem`` by ``solver`` (``"clarabel"`` or ``"osqp"``), cached.
+
+    Raises ``RuntimeError`` when the reference does not reach a certified optimum (or, for the
+    hard margin, a checked infeasibility certificate).
+    """
+    from solvers import registry
+
+    result = _DEFAULT_CACHE.get(problem, registry.get(solver, **options))
+    if result.status not in (Status.OPTIMAL, Status.INFEASIBLE):
+        raise RuntimeError(
+            f"reference {solver} failed on {problem.describe()}: {result.status.value} "
+            f"({result.message})"
+        )
+    return result

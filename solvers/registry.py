@@ -1,0 +1,63 @@
+"""Names of the solvers and which problems each accepts.
+
+``get("smo", tol=1e-6)`` returns a configured solver; the names are short and stable, the same in
+the CLI, the suites and the results store.
+"""
+
+from __future__ import annotations
+
+import importlib
+
+from problems.base import Problem
+from solvers.base import Solver
+
+#: Modules that define solvers; each registers its classes with :func:`register` on import.
+SOLVER_MODULES = ("solvers.osqp_ref", "solvers.clarabel_ref")
+
+_REGISTRY: dict[str, type[Solver]] = {}
+_loaded = False
+
+
+def register(cls: type[Solver]) -> type[Solver]:
+    """Class decorator adding a solver under its ``name``."""
+    if cls.name in _REGISTRY and _REGISTRY[cls.name] is not cls:
+        raise ValueError(f"two solvers are named {cls.name!r}")
+    _REGISTRY[cls.name] = cls
+    return cls
+
+
+def _load() -> None:
+    global _loaded
+    if not _loaded:
+        for module in SOLVER_MODULES:
+            importlib.import_module(module)
+        _loaded = True
+
+
+def names() -> list[str]:
+    """All registered solver names, sorted."""
+    _load()
+    return sorted(_REGISTRY)
+
+
+def solver_class(name: str) -> type[Solver]:
+    """The class registered under ``name`` (``ValueError`` listing the names otherwise)."""
+    _load()
+    try:
+        return _REGISTRY[name]
+    except KeyError:
+        raise ValueError(f"unknown solver {name!r}; known solvers: {', '.join(names())}") from None
+
+
+def get(name: str, **options) -> Solver:
+    """A solver configured with ``options`` (unknown options raise ``TypeError``)."""
+    cls = solver_class(name)
+    try:
+        return cls(**options)
+    except TypeError as exc:
+        raise TypeError(f"solver {name!r}: {exc}") from None
+
+
+def solvers_for(problem: Problem) -> list[str]:
+    """Names of the solvers that accept ``problem``."""
+    return [n for n in names() if _REGISTRY[n].unsupported_reason(problem) is None]

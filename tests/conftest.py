@@ -1,0 +1,55 @@
+"""Shared test data: small binary sets, easy and hard, so the whole suite stays fast.
+
+Every set is small enough (n ≤ 300) for the references to solve it in milliseconds; references
+are cached by problem hash (``solvers._reference.reference_solution``), so a test module that
+reuses a problem never solves it twice.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from problems import datasets
+
+
+def _duplicated_large_C():
+    """Overlapping Gaussians with every point present twice (identical rows)."""
+    ds = datasets.gaussian(60, 4, 1.0, seed=3)
+    return np.vstack([ds.X, ds.X]), np.concatenate([ds.y, ds.y])
+
+
+def _d_greater_than_n():
+    ds = datasets.gaussian(40, 120, 1.0, seed=4)
+    return ds.X, ds.y
+
+
+def _binary_sets():
+    sets = {
+        "gaussian_overlap": datasets.load("gaussian:n=200,d=5,sep=1,seed=0"),
+        "gaussian_separable": datasets.load("gaussian:n=150,d=3,sep=8,seed=1"),
+        "quadrant": datasets.load("quadrant:n=200,d=4,noise=0.05,seed=2"),
+        "breast_cancer": datasets.load("breast_cancer:n=200,seed=0"),
+        "digits": datasets.load("digits:binary=true,n=300,seed=0"),
+    }
+    out = {name: (ds.X, ds.y) for name, ds in sets.items()}
+    out["duplicated"] = _duplicated_large_C()
+    out["d_gt_n"] = _d_greater_than_n()
+    return out
+
+
+BINARY_SETS = _binary_sets()
+#: C used on each set: the duplicated set is the large-C stress case.
+SET_C = {name: (100.0 if name == "duplicated" else 1.0) for name in BINARY_SETS}
+
+
+@pytest.fixture(params=sorted(BINARY_SETS))
+def binary_set(request):
+    """(name, X, y, C) for each small binary data set."""
+    X, y = BINARY_SETS[request.param]
+    return request.param, X, y, SET_C[request.param]
+
+
+@pytest.fixture
+def rng():
+    return np.random.default_rng(12345)

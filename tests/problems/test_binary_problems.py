@@ -1,0 +1,262 @@
+"""The binary problems' mathematics: objectives, weak duality, conversions, repairs, hand cases."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from scipy import sparse
+
+from problems import HardMarginPrimal, KernelDual, SoftMarginDual, SoftMarginPrimal
+from problems._linear import optimal_bias
+from problems._qp import project_box_hyperplane
+from problems.scaling import C_from_lambda, lambda_from_C, lambda_objective
+from solvers._reference import reference_solution
+from tests.conftest import BINARY_SETS
+
+BIASES = ("free", "regularized", "none")
+
+
+def _random_problem(kind, X, y, bias, loss="hinge"):
+    if kind == "primal":
+        return SoftMarginPrimal(X, y, C=0.7, loss=loss, bias=bias, bias_scale=2.0)
+    if kind == "kernel":
+        return KernelDual(X, y, C=0.7, kernel="rbf", loss=loss, bias=bias, bias_scale=2.0)
+    return HardMarginPrimal(X, y, bias=bias)
+
+
+@pytest.mark.parametrize("bias", BIASES)
+@pytest.mark.parametrize("loss", ["hinge", "squared_hinge"])
+@pytest.mark.parametrize("kind", ["primal", "kernel"])
+def test_weak_duality_at_random_feasible_points(rng, kind, loss, bias):
+    X, y = BINARY_SETS["gaussian_overlap"]
+    p = _random_problem(kind, X, y, bias, loss)
+    for _ in range(20):
+        alpha = p.project_dual(rng.uniform(0, 1.5, size=p.n_samples))
+        D = p.dual_objective(alpha)
+        if kind == "primal":
+            w = rng.normal(size=p.n_features) * rng.uniform(0.01, 2)
+            b = 0.0 if bias == "none" else float(rng.normal())
+            P = p.primal_objective(w, b)
+        else:
+            coef = rng.uniform(0, 1, size=p.n_samples)
+            P = p.primal_objective(coef)
+        assert P - D >= -1e-9 * max(1.0, abs(P))
+
+
+@pytest.mark.parametrize("bias", BIASES)
+def test_hard_margin_weak_duality(rng, bias):
+    X, y = BINARY_SETS["gaussian_separable"]
+    p = HardMarginPrimal(X, y, bias=bias)
+    ref = reference_solution(p)
+    for _ in range(20):
+        alpha = p.project_dual(rng.uniform(0, 0.05, size=p.n_samples))
+        # any feasible primal point: the optimum scaled up, with noise, repaired by scaling
+        w = ref.w * rng.uniform(1, 3) + 0.01 * rng.normal(size=p.n_features)
+        cert = p.certificate(w=w, b=ref.b, alpha=alpha)
+        assert cert.gap >= -1e-9 * max(1.0, abs(cert.primal))
+
+
+def test_primal_objective_matches_its_definition(rng):
+    X, y = BINARY_SETS["quadrant"]
+    w, b = rng.normal(size=X.shape[1]), 0.3
+    m = y * (X @ w + b)
+    hinge = np.maximum(0, 1 - m)
+    p = SoftMarginPrimal(X, y, C=2.0, sample_weight=np.linspace(0.5, 1.5, len(y)))
+    expected = 0.5 * w @ w + 2.0 * np.linspace(0.5, 1.5, len(y)) @ hinge
+    assert p.primal_objective(w, b) == pytest.approx(expected, rel=1e-12)
+    sq = SoftMarginPrimal(X, y, C=2.0, loss="squared_hinge", bias="regularized", bias_scale=3.0)
+    expected = 0.5 * w @ w + 0.5 * (b / 3.0) ** 2 + 2.0 * np.sum(hinge**2)
+    assert sq.primal_objective(w, b) == pytest.approx(expected, rel=1e-12)
+
+
+def test_dual_objective_matches_its_definition(rng):
+    X, y = BINARY_SETS["quadrant"]
+    alpha = rng.uniform(0, 1, size=len(y))
+    Q = (X @ X.T) * np.outer(y, y)
+    p = SoftMarginDual(X, y, C=1.0, bias="none")
+    assert p.dual_objective(alpha) == pytest.approx(alpha.sum() - 0.5 * alpha @ Q @ alpha)
+    sq = SoftMarginDual(X, y, C=2.0, loss="squared_hinge", bias="regularized", bias_scale=2.0)
+    Qt = Q + 4.0 * np.outer(y, y) + np.eye(len(y)) / (2 * 2.0)
+    assert sq.dual_objective(alpha) == pytest.approx(alpha.sum() - 0.5 * alpha @ Qt @ alpha)
+
+
+def test_sparse_and_dense_give_the_same_problem(rng):
+    X, y = BINARY_SETS["gaussian_overlap"]
+    dense = SoftMarginPrimal(X, y, bias="regularized")
+    sp = SoftMarginPrimal(sparse.csr_matrix(X), y, bias="regularized")
+    w = rng.normal(size=X.shape[1])
+    alpha = dense.project_dual(rng.uniform(0, 1, size=len(y)))
+    assert sp.primal_objective(w, 0.2) == pytest.approx(dense.primal_objective(w, 0.2))
+    assert sp.dual_objective(alpha) == pytest.approx(dense.dual_objective(alpha))
+    ref = reference_solution(sp)
+    assert ref.primal == pytest.approx(reference_solution(dense).primal, rel=1e-7)
+
+
+def test_naive_dual_from_primal_leaves_a_gap_that_ours_closes():
+    """ARCHITECTURE.md §3: α_i = C inside the margin, 0 outside, is not enough."""
+    X, y = BINARY_SETS["gaussian_overlap"]
+    p = SoftMarginPrimal(X, y, C=1.0, bias="free")
+    ref = reference_solution(p)
+    m = p.margins(ref.w, ref.b)
+    naive = p.project_dual(np.where(m < 1, 1.0, 0.0))
+    naive_gap = (p.primal_objective(ref.w, ref.b) - p.dual_objective(naive)) / ref.primal
+    ours = p.certificate(w=ref.w, b=ref.b)
+    assert naive_gap > 1e-3
+    assert ours.rel_gap <= 1e-8
+
+
+@pytest.mark.parametrize(
+    ("loss", "reg"),
+    [
+        ("hinge", False),
+        ("hinge", True),
+        ("squared_hinge", False),
+        ("squared_hinge", True),
+        ("hard", False),
+    ],
+)
+def test_optimal_bias_is_the_exact_minimizer(rng, loss, reg):
+    f = rng.normal(size=40)
+    y = np.where(rng.random(40) < 0.5, 1.0, -1.0)
+    if loss == "hard":
+        f = 3 * y + 0.1 * rng.normal(size=40)  # separable: margins well above 1 exist
+    C = rng.uniform(0.5, 2, size=40)
+    scale = 1.5 if reg else None
+    b = optimal_bias(f, y, C, loss, bias_scale=scale)
+    grid = np.linspace(b - 2, b + 2, 4001)
+
+    def value(bb):
+        m = y * (f + bb)
+        if loss == "hard":
+            return -np.min(m)
+        xi = np.maximum(0, 1 - m)
+        v = C @ (xi if loss == "hinge" else xi**2)
+        return v + (bb**2 / (2 * scale**2) if reg else 0.0)
+
+    assert value(b) <= min(value(g) for g in grid) + 1e-9
+
+
+def test_projection_onto_box_and_hyperplane(rng):
+    for _ in range(20):
+        n = 30
+        v = rng.normal(size=n) * 3
+        a = np.where(rng.random(n) < 0.5, 1.0, -1.0)
+        upper = rng.uniform(0.5, 2, size=n)
+        x = project_box_hyperplane(v, np.zeros(n), upper, a, 0.0)
+        assert np.all(x >= 0) and np.all(x <= upper)
+        assert abs(a @ x) <= 1e-12 * n
+        # optimality: no feasible random direction gets closer to v
+        for _ in range(20):
+            z = project_box_hyperplane(rng.uniform(0, 1, n) * upper, np.zeros(n), upper, a, 0.0)
+            assert np.sum((x - v) ** 2) <= np.sum((z - v) ** 2) + 1e-12
+    with pytest.raises(ValueError, match="empty"):
+        project_box_hyperplane(np.zeros(2), np.zeros(2), np.ones(2), np.ones(2), 5.0)
+
+
+def test_lecture_four_point_example_by_hand():
+    """E = {((2,2),+1), ((4,2),−1), ((3,3),+1), ((3,1),−1)}: w = (−1, 1), b = 1, margin 1/√2.
+
+    By hand: the closest opposite pairs are (2,2)/(3,1) and (3,3)/(4,2), both differing by
+    (1, −1); the widest slab is normal to (−1, 1), through the midpoints, so w ∝ (−1, 1) and the
+    constraints y_i(w·x_i + b) ≥ 1 are tight at all four points: −2+2+b = 1 gives b = 1.
+    """
+    X = np.array([[2.0, 2.0], [4.0, 2.0], [3.0, 3.0], [3.0, 1.0]])
+    y = np.array([1.0, -1.0, 1.0, -1.0])
+    p = HardMarginPrimal(X, y, bias="free")
+    for solver in ("clarabel", "osqp"):
+        r = reference_solution(p, solver)
+        np.testing.assert_allclose(r.w, [-1.0, 1.0], atol=1e-6)
+        assert r.b == pytest.approx(1.0, abs=1e-6)
+        assert r.primal == pytest.approx(1.0, rel=1e-6)
+        assert 1 / np.linalg.norm(r.w) == pytest.approx(1 / np.sqrt(2), rel=1e-6)
+    # the dual: λ = ½ on each point gives Σλ − ½‖Σλ y x‖² = 2 − ½·2 = 1 = P
+    assert p.dual_objective(np.full(4, 0.5)) == pytest.approx(1.0)
+
+
+def test_hard_margin_separable_margin_is_tight():
+    X, y = BINARY_SETS["gaussian_separable"]
+    p = HardMarginPrimal(X, y)
+    r = reference_solution(p)
+    m = p.margins(r.w, r.b)
+    assert np.min(m) == pytest.approx(1.0, abs=1e-6)
+    assert np.sum(np.abs(m - 1) < 1e-5) >= 2  # support vectors from both classes
+    assert set(np.sign(y[np.abs(m - 1) < 1e-5])) == {-1.0, 1.0}
+
+
+def test_hard_margin_certificate_repairs_by_scaling():
+    X, y = BINARY_SETS["gaussian_separable"]
+    p = HardMarginPrimal(X, y)
+    r = reference_solution(p)
+    c = p.certificate(w=0.9 * r.w, b=0.9 * r.b)  # margins 0.9: infeasible, repaired by 1/0.9
+    assert c.residuals["primal_margin"] == pytest.approx(0.1, rel=1e-5)
+    assert c.rel_gap <= 1e-6
+    bad = p.certificate(w=-r.w, b=-r.b)  # every margin negative: cannot be repaired
+    assert not bad.certified and bad.primal == np.inf
+
+
+def test_certificate_projects_an_infeasible_alpha():
+    X, y = BINARY_SETS["quadrant"]
+    p = SoftMarginDual(X, y, C=1.0, bias="free")
+    ref = reference_solution(p)
+    noisy = ref.alpha + 1e-3
+    c = p.certificate(alpha=noisy)
+    assert c.residuals["dual_infeasibility"] > 0
+    a = c.dual_point
+    assert np.all(a >= 0) and np.all(a <= 1.0) and abs(a @ y) < 1e-10
+    assert c.certified and c.gap >= 0
+
+
+def test_to_qp_stays_sparse_for_linear_problems():
+    X, y = BINARY_SETS["digits"]
+    n, d = X.shape
+    for p in (SoftMarginPrimal(X, y), SoftMarginDual(X, y), HardMarginPrimal(X, y)):
+        qp = p.to_qp()
+        assert qp.P.nnz + qp.A.nnz <= 3 * (n * d) + 4 * n + 2 * d
+        assert qp.A.shape[1] < n * n
+
+
+def test_kernel_definiteness_is_detected():
+    X, y = BINARY_SETS["gaussian_overlap"]
+    assert KernelDual(X, y, kernel="rbf").convex
+    assert KernelDual(X, y, kernel="poly", degree=3, coef0=1.0).convex
+    assert not KernelDual(X, y, kernel="sigmoid", gamma=1.0).convex
+    K = X @ X.T
+    assert KernelDual(K, y, kernel="precomputed").convex
+    indefinite = K - 5 * np.eye(len(y))
+    p = KernelDual(indefinite, y, kernel="precomputed")
+    assert not p.convex
+    assert not p.certificate(alpha=np.full(len(y), 0.1)).certified
+
+
+def test_precomputed_kernel_equals_computed_one():
+    X, y = BINARY_SETS["breast_cancer"]
+    rbf = KernelDual(X, y, kernel="rbf", gamma=0.05)
+    pre = KernelDual(rbf.gram, y, kernel="precomputed")
+    assert reference_solution(pre).primal == pytest.approx(reference_solution(rbf).primal, rel=1e-8)
+
+
+def test_lambda_scalings_round_trip():
+    assert lambda_from_C(1.0, 100) == pytest.approx(0.01)
+    assert lambda_from_C(1.0, 100, form="multiclass_lecture") == pytest.approx(0.005)
+    for form in ("pegasos", "multiclass_lecture"):
+        assert C_from_lambda(lambda_from_C(0.3, 77, form=form), 77, form=form) == pytest.approx(0.3)
+    # λ/2‖w‖² + mean hinge = P/(nC) for λ = 1/(nC)
+    X, y = BINARY_SETS["quadrant"]
+    p = SoftMarginPrimal(X, y, C=0.5)
+    w = np.ones(X.shape[1])
+    lam = lambda_from_C(0.5, len(y))
+    direct = lam / 2 * w @ w + np.mean(np.maximum(0, 1 - p.margins(w, 0.1)))
+    assert lambda_objective(p.primal_objective(w, 0.1), 0.5, len(y)) == pytest.approx(direct)
+    with pytest.raises(ValueError, match="form"):
+        lambda_from_C(1.0, 10, form="other")
+
+
+def test_problem_key_depends_on_data_and_parameters():
+    X, y = BINARY_SETS["quadrant"]
+    a = SoftMarginPrimal(X, y, C=1.0)
+    assert a.key == SoftMarginPrimal(X.copy(), y.copy(), C=1.0).key
+    assert a.key != SoftMarginPrimal(X, y, C=2.0).key
+    assert a.key != SoftMarginDual(X, y, C=1.0).key
+    X2 = X.copy()
+    X2[0, 0] += 1e-12
+    assert a.key != SoftMarginPrimal(X2, y, C=1.0).key

@@ -1,0 +1,143 @@
+"""Bad input gets a clear ValueError/TypeError that names the argument, once, at construction."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from scipy import sparse
+
+from problems import HardMarginPrimal, KernelDual, SoftMarginDual, SoftMarginPrimal
+
+RNG = np.random.default_rng(0)
+X = RNG.normal(size=(20, 3))
+Y = np.where(np.arange(20) % 2 == 0, 1.0, -1.0)
+BINARY = [SoftMarginPrimal, SoftMarginDual, KernelDual, HardMarginPrimal]
+
+
+def _nan_X():
+    Z = X.copy()
+    Z[3, 1] = np.nan
+    return Z
+
+
+def _inf_X():
+    Z = X.copy()
+    Z[0, 0] = np.inf
+    return Z
+
+
+BAD_DATA = [
+    ("nan in X", _nan_X(), Y, ValueError, "X must contain only finite"),
+    ("inf in X", _inf_X(), Y, ValueError, "X must contain only finite"),
+    ("nan in sparse X", sparse.csr_matrix(_nan_X()), Y, ValueError, "finite"),
+    ("y too short", X, Y[:-1], ValueError, "y must have length n_samples=20, got 19"),
+    ("one class", X, np.ones(20), ValueError, "y must contain both classes"),
+    ("labels 0/1", X, (Y > 0).astype(float), ValueError, "y must contain only -1 and \\+1"),
+    ("labels 1/2", X, np.where(Y > 0, 2.0, 1.0), ValueError, "only -1 and \\+1"),
+    ("empty X", np.zeros((0, 3)), np.zeros(0), ValueError, "X must be non-empty"),
+    ("no features", np.zeros((20, 0)), Y, ValueError, "X must be non-empty"),
+    ("1-D X", np.ones(20), Y, ValueError, "X must be 2-D"),
+    ("string X", np.array([["a"] * 3] * 20), Y, TypeError, "X must hold numbers"),
+    (
+        "nan in y",
+        X,
+        np.where(np.arange(20) == 0, np.nan, Y),
+        ValueError,
+        "y must contain only finite",
+    ),
+]
+
+
+@pytest.mark.parametrize("cls", BINARY, ids=lambda c: c.kind)
+@pytest.mark.parametrize(
+    ("what", "X_", "y_", "error", "match"), BAD_DATA, ids=[b[0] for b in BAD_DATA]
+)
+def test_bad_data_is_refused(cls, what, X_, y_, error, match):
+    with pytest.raises(error, match=match):
+        cls(X_, y_)
+
+
+@pytest.mark.parametrize("cls", [SoftMarginPrimal, SoftMarginDual, KernelDual])
+@pytest.mark.parametrize("C", [0.0, -1.0, np.nan, np.inf])
+def test_C_must_be_positive_and_finite(cls, C):
+    with pytest.raises(ValueError, match="C must be"):
+        cls(X, Y, C=C)
+
+
+@pytest.mark.parametrize("cls", [SoftMarginPrimal, SoftMarginDual, KernelDual])
+def test_C_must_be_a_number(cls):
+    with pytest.raises(TypeError, match="C must be a real number"):
+        cls(X, Y, C="1")
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "match"),
+    [
+        ({"loss": "logistic"}, "loss must be one of"),
+        ({"bias": "yes"}, "bias must be one of"),
+        ({"bias_scale": 0.0}, "bias_scale must be"),
+        ({"sample_weight": -np.ones(20)}, "sample_weight must be >= 0"),
+        ({"sample_weight": np.ones(5)}, "sample_weight must have length"),
+        ({"sample_weight": np.zeros(20)}, "at least one positive"),
+    ],
+)
+def test_bad_soft_margin_parameters(kwargs, match):
+    with pytest.raises(ValueError, match=match):
+        SoftMarginPrimal(X, Y, **kwargs)
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "error", "match"),
+    [
+        ({"kernel": "laplacian"}, ValueError, "kernel must be one of"),
+        ({"gamma": -0.5}, ValueError, "gamma must be in \\(0"),
+        ({"gamma": 0.0}, ValueError, "gamma must be in \\(0"),
+        ({"gamma": "large"}, ValueError, "gamma must be one of 'scale', 'auto'"),
+        ({"degree": 0, "kernel": "poly"}, ValueError, "degree must be an integer >= 1"),
+        ({"degree": 2.5, "kernel": "poly"}, TypeError, "degree must be an integer"),
+        ({"coef0": np.nan}, ValueError, "coef0 must be a real number"),
+    ],
+)
+def test_bad_kernel_parameters(kwargs, error, match):
+    with pytest.raises(error, match=match):
+        KernelDual(X, Y, **kwargs)
+
+
+def test_precomputed_kernel_must_be_square():
+    with pytest.raises(ValueError, match="square Gram matrix"):
+        KernelDual(X @ X.T[:, :10], Y, kernel="precomputed")
+
+
+def test_precomputed_kernel_must_be_symmetric():
+    K = X @ X.T
+    K[0, 1] += 0.5
+    with pytest.raises(ValueError, match="symmetric"):
+        KernelDual(K, Y, kernel="precomputed")
+
+
+def test_precomputed_kernel_must_match_labels():
+    with pytest.raises(ValueError, match="y must have length n_samples=20"):
+        KernelDual(X @ X.T, Y[:10], kernel="precomputed")
+
+
+def test_gamma_scale_and_auto_resolve_like_scikit_learn():
+    assert KernelDual(X, Y, gamma="auto").gamma == pytest.approx(1 / 3)
+    assert KernelDual(X, Y, gamma="scale").gamma == pytest.approx(1 / (3 * X.var()))
+
+
+def test_variables_of_the_wrong_size_are_refused():
+    p = SoftMarginPrimal(X, Y)
+    with pytest.raises(ValueError, match="w must have length n_features=3"):
+        p.primal_objective(np.ones(4), 0.0)
+    with pytest.raises(ValueError, match="alpha must have length n_samples=20"):
+        p.dual_objective(np.ones(3))
+    with pytest.raises(ValueError, match="b must be 0 for bias='none'"):
+        SoftMarginPrimal(X, Y, bias="none").primal_objective(np.ones(3), 1.0)
+    with pytest.raises(TypeError, match="needs w"):
+        p.certificate()
+
+
+def test_problems_are_immutable():
+    p = SoftMarginPrimal(X, Y)
+    with pytest.raises(AttributeError):
+        p.C = 3.0

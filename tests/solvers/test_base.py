@@ -1,0 +1,163 @@
+"""The common stopping rule, statuses, clock and trace of ``IterativeSolver``.
+
+A toy method (projected gradient ascent on the box-constrained dual) stands in for the real
+solvers so that the template's behaviour is tested on its own.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import ClassVar
+
+import numpy as np
+import pytest
+
+from problems import KernelDual, SoftMarginDual
+from solvers import registry
+from solvers._reference import reference_solution
+from solvers.base import Checkpoint, ConvergenceWarning, IterativeSolver, SolveResult, Status
+from tests.conftest import BINARY_SETS
+
+
+class ProjectedGradient(IterativeSolver):
+    """α ← clip(α + η(1 − Qα), 0, C) with η = 1/‖Q‖₂; 50 steps per chunk."""
+
+    name = "toy_pg"
+    iteration_unit = "gradient steps"
+    supported: ClassVar = {SoftMarginDual: {"bias": ("none",), "loss": ("hinge",)}}
+
+    def __init__(self, *, poison_after=None, **common):
+        super().__init__(**common)
+        self.poison_after = poison_after
+
+    def _init_state(self, problem, warm_start):
+        Z = problem.X * problem.y[:, None]
+        Q = Z @ Z.T
+        return {"Q": Q, "eta": 1.0 / np.linalg.norm(Q, 2), "alpha": np.zeros(len(Q)), "k": 0}
+
+    def _step(self, problem, state):
+        Q, eta, C = state["Q"], state["eta"], problem.upper_bounds
+        a = state["alpha"]
+        for _ in range(50):
+            a = np.clip(a + eta * (1.0 - Q @ a), 0.0, C)
+        state["k"] += 1
+        if self.poison_after is not None and state["k"] >= self.poison_after:
+            a = a * np.nan
+        state["alpha"] = a
+        return 50, False
+
+    def _variables(self, problem, state):
+        return {"alpha": state["alpha"]}
+
+
+X, Y = BINARY_SETS["gaussian_overlap"]
+PROBLEM = SoftMarginDual(X, Y, C=0.1, bias="none")
+
+
+def test_stops_on_the_certified_gap():
+    r = ProjectedGradient(tol=1e-6, max_iter=10**6).solve(PROBLEM)
+    assert type(r) is SolveResult
+    assert r.status is Status.OPTIMAL
+    assert r.rel_gap <= 1e-6 and r.certified
+    ref = reference_solution(PROBLEM)
+    assert abs(r.primal - ref.primal) <= 1e-6 * max(1, abs(ref.primal))
+    # the recorded gap is the problem's, recomputed from the returned variables
+    assert r.gap == pytest.approx(PROBLEM.certificate(alpha=r.alpha).gap, rel=1e-12, abs=1e-15)
+    assert r.iterations % 50 == 0 and r.iteration_unit == "gradient steps"
+
+
+def test_trace_is_ordered_and_ends_at_the_result():
+    r = ProjectedGradient(tol=1e-6, max_iter=10**6).solve(PROBLEM)
+    assert all(type(c) is Checkpoint for c in r.trace)
+    its = [c.iteration for c in r.trace]
+    times = [c.solve_time for c in r.trace]
+    assert its == sorted(its) and len(set(its)) == len(its)
+    assert times == sorted(times)
+    assert r.trace[-1].iteration == r.iterations
+    assert r.trace[-1].gap == pytest.approx(r.gap)
+    assert all(c.gap >= -1e-9 * max(1, abs(c.primal)) for c in r.trace)
+
+
+def test_max_iter_is_a_status_with_a_warning():
+    with pytest.warns(ConvergenceWarning, match="max_iter"):
+        r = ProjectedGradient(tol=1e-12, max_iter=100).solve(PROBLEM)
+    assert r.status is Status.MAX_ITER
+    assert r.iterations == 100
+    assert r.gap > 0 and r.certified
+
+
+def test_time_limit_is_a_status():
+    with pytest.warns(ConvergenceWarning, match="time_limit"):
+        r = ProjectedGradient(tol=1e-15, time_limit=1e-9).solve(PROBLEM)
+    assert r.status is Status.TIME_LIMIT
+    assert r.iterations == 50
+
+
+def test_callback_time_is_not_solve_time_and_can_stop():
+    calls = []
+
+    def slow_callback(point):
+        calls.append(point)
+        time.sleep(0.05)
+        return len(calls) >= 4
+
+    start = time.perf_counter()
+    with pytest.warns(ConvergenceWarning):
+        r = ProjectedGradient(tol=1e-15, trace=False).solve(PROBLEM, callback=slow_callback)
+    wall = time.perf_counter() - start
+    assert len(calls) == 4 and r.status is Status.MAX_ITER
+    assert "callback" in r.message
+    assert wall >= 0.2
+    assert r.solve_time < wall - 0.15  # the four sleeps were paused out
+
+
+def test_native_rule_reports_the_certified_gap():
+    class NativeAfterTwo(ProjectedGradient):
+        stop_rules = ("gap", "native")
+
+        def _step(self, problem, state):
+            done, _ = super()._step(problem, state)
+            return done, state["k"] >= 2
+
+    r = NativeAfterTwo(stop_rule="native").solve(PROBLEM)
+    assert r.status is Status.OPTIMAL and r.iterations == 100
+    assert r.gap == pytest.approx(PROBLEM.certificate(alpha=r.alpha).gap)
+
+
+def test_nan_iterates_are_a_numerical_error():
+    r = ProjectedGradient(poison_after=2, trace=False, check_every=5).solve(PROBLEM)
+    assert r.status is Status.NUMERICAL_ERROR
+    assert "NaN" in r.message
+
+
+def test_unsupported_problem_raises_type_error_naming_both():
+    with pytest.raises(TypeError, match="toy_pg.*bias='free' is not supported"):
+        ProjectedGradient().solve(SoftMarginDual(X, Y, bias="free"))
+    with pytest.raises(TypeError, match="toy_pg.*kernel_dual"):
+        ProjectedGradient().solve(KernelDual(X, Y))
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "error", "match"),
+    [
+        ({"tol": -1.0}, ValueError, "tol must be"),
+        ({"max_iter": 0}, ValueError, "max_iter must be an integer >= 1"),
+        ({"max_iter": 2.5}, TypeError, "max_iter must be an integer"),
+        ({"time_limit": -1}, ValueError, "time_limit must be"),
+        ({"stop_rule": "never"}, ValueError, "stop_rule must be one of"),
+        ({"check_every": 0}, ValueError, "check_every must be"),
+    ],
+)
+def test_bad_solver_options(kwargs, error, match):
+    with pytest.raises(error, match=match):
+        ProjectedGradient(**kwargs)
+
+
+def test_registry_names_and_errors():
+    assert {"osqp", "clarabel"} <= set(registry.names())
+    with pytest.raises(ValueError, match="unknown solver 'nope'; known solvers: .*clarabel"):
+        registry.get("nope")
+    with pytest.raises(TypeError, match="solver 'osqp'.*unexpected keyword"):
+        registry.get("osqp", rho=3)
+    assert registry.solvers_for(PROBLEM) == sorted(registry.solvers_for(PROBLEM))
+    assert "clarabel" in registry.solvers_for(PROBLEM)
