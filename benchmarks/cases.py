@@ -1,27 +1,135 @@
 """Benchmark cases: a problem spec, a data spec, a solver spec and a seed, with a stable key.
 
-A suite (a TOML file in ``benchmarks/suites/`` or a dict) lists problems, data sets and solvers;
-:func:`expand` takes their product, one value per list-valued problem parameter, and keeps the
-pairs that make sense (binary problems on binary data, multiclass on multiclass, solvers that
-accept the problem), giving a reason for every pair it skips.
+A suite (a TOML file in ``benchmarks/suites/`` or a dict built from command-line flags) lists
+problems, data sets and solvers, plus the settings every case runs with (:class:`Settings`):
+tolerance, time and memory limits, repeats, threads, an optional seeded train/test split.
+:func:`expand` takes the product of problems × data × solvers × seeds, one value per list-valued
+parameter, and keeps the combinations that make sense (binary problems on binary data, multiclass
+on multiclass, solvers that accept the problem, cases whose estimated memory fits the budget),
+giving a reason for every combination it skips.
+
+Suite keys
+----------
+``name``, ``description``
+    Free text.
+``data``
+    Data specs (:func:`problems.datasets.load`); ``{seed}`` in a spec is replaced by the case seed.
+``problems``
+    Tables with ``kind`` and the problem's scalar parameters; a list value is a grid axis.
+``solvers``
+    Names, or tables ``{name = ..., option = value or [values]}``. ``"*"`` means every registered
+    solver that accepts the problem (the references included), ``"*anchors"`` every available
+    anchor of :mod:`benchmarks.anchors`. A name is looked up in :mod:`solvers.registry` first, then
+    among the anchors.
+``seeds``
+    Seeds of the cases (passed as ``seed`` to solvers that take one, and to ``{seed}`` specs).
+``solver_options``
+    Options given to every solver (an entry's own options win).
+``options``
+    A table per solver name, ``[options.pegasos] max_iter = 200``: options of that solver however
+    it was selected (by name or by ``"*"``); an entry's own options win.
+The fields of :class:`Settings` (``tol``, ``time_limit``, ``memory_limit_mb``, ``repeat``,
+``threads``, ``split``, ``reference``, ``reference_time_limit``, ``grace``, ``escalate``,
+``imports``) may be given at the top level of the suite.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
+import importlib
+import inspect
 import itertools
 import json
+import math
+import re
 import tomllib
 from dataclasses import dataclass, field
 from importlib import resources
 from pathlib import Path
 from typing import Any
 
-from problems import PROBLEMS, Problem
+from problems import PROBLEMS, KernelDual, MulticlassHinge, Problem
 from problems.datasets import Dataset, load
+
+#: The reference solvers keep their own tuned tolerances (a suite's ``tol`` is not given to them).
+REFERENCES = ("osqp", "clarabel")
 
 #: Problem parameters that are arrays, or set from the data, never from a suite.
 _DATA_FIELDS = ("X", "y", "sample_weight", "cost")
+
+
+@dataclass(frozen=True)
+class Settings:
+    """How every case of a suite runs.
+
+    Parameters
+    ----------
+    tol : float or None, default=None
+        Solver tolerance given to every solver but the references, which keep their tuned
+        defaults (None: each solver's default). A solver entry's own ``tol`` wins.
+    time_limit : float, default=60.0
+        Seconds per solve. Solvers get it as their ``time_limit`` option (they stop with status
+        ``time_limit``); the worker is killed ``grace`` seconds later (status ``timeout``).
+    memory_limit_mb : float or None, default=None
+        Budget per case; a case whose estimated memory exceeds it is skipped with a reason.
+        None: 80 % of the available memory divided by the number of parallel jobs.
+    repeat : int, default=1
+        Solves per case; the record keeps the median solve time and all of them.
+    threads : int, default=1
+        Numba and BLAS threads per case (NUMBA_NUM_THREADS, threadpoolctl), recorded.
+    split : float or None, default=None
+        Fraction of a seeded stratified test split added to every data spec that has none.
+    reference : {"clarabel", "osqp", "none"}, default="clarabel"
+        Reference solver of the distance column ("none": no reference, distance NaN).
+    reference_time_limit : float, default=300.0
+        Seconds allowed to the reference solve of a case (cached across cases and workers).
+    grace : float, default=10.0
+        Seconds beyond ``time_limit`` before a worker is killed; data loading gets the same
+        allowance plus a minute.
+    escalate : bool, default=False
+        Scaling runs: once a (problem, data family, solver) case does not finish within its
+        limit, the larger-n cases of the same group are skipped.
+    imports : tuple of str, default=()
+        Modules imported by the main process and every worker before anything runs (to register
+        extra solvers, e.g. the test-only ones).
+    """
+
+    tol: float | None = None
+    time_limit: float = 60.0
+    memory_limit_mb: float | None = None
+    repeat: int = 1
+    threads: int = 1
+    split: float | None = None
+    reference: str = "clarabel"
+    reference_time_limit: float = 300.0
+    grace: float = 10.0
+    escalate: bool = False
+    imports: tuple[str, ...] = ()
+
+    def __post_init__(self):
+        if self.reference not in ("clarabel", "osqp", "none"):
+            raise ValueError(
+                f"reference must be 'clarabel', 'osqp' or 'none', got {self.reference!r}"
+            )
+        if self.repeat < 1 or self.threads < 1:
+            raise ValueError(f"repeat and threads must be >= 1, got {self.repeat}, {self.threads}")
+        if not self.time_limit > 0:
+            raise ValueError(f"time_limit must be > 0, got {self.time_limit}")
+        object.__setattr__(self, "imports", tuple(self.imports))
+
+    @classmethod
+    def from_suite(cls, suite: dict[str, Any], **overrides) -> Settings:
+        """The settings of ``suite`` (top-level keys), with non-None ``overrides`` applied."""
+        names = {f.name for f in dataclasses.fields(cls)}
+        values = {k: v for k, v in suite.items() if k in names}
+        values.update({k: v for k, v in overrides.items() if v is not None and k in names})
+        return cls(**values)
+
+    def hard_limit(self, case: Case) -> float:
+        """Seconds a worker may spend on the solves of ``case`` before it is killed."""
+        limit = case.solver_options.get("time_limit", self.time_limit)
+        return float(limit) * self.repeat + self.grace
 
 
 @dataclass(frozen=True)
@@ -33,6 +141,9 @@ class Case:
     solver: str
     solver_options: dict[str, Any] = field(default_factory=dict)
     seed: int = 0
+
+    def __hash__(self) -> int:
+        return hash(self.key)
 
     @property
     def key(self) -> str:
@@ -57,6 +168,9 @@ class Case:
         dataset = dataset or load(self.data)
         return make_problem(self.problem, dataset)
 
+    def to_dict(self) -> dict[str, Any]:
+        return dataclasses.asdict(self)
+
 
 def make_problem(problem_spec: dict[str, Any], dataset: Dataset) -> Problem:
     """Instantiate ``problem_spec`` (``{"kind": ..., params}``) on ``dataset``'s training set."""
@@ -68,6 +182,116 @@ def make_problem(problem_spec: dict[str, Any], dataset: Dataset) -> Problem:
         if name in spec:
             raise ValueError(f"problem parameter {name!r} comes from the data, not the suite")
     return PROBLEMS[kind](dataset.X, dataset.y, **spec)
+
+
+# --------------------------------------------------------------------------------------------------
+# Solver names: the registry first, then the anchors
+# --------------------------------------------------------------------------------------------------
+
+
+def _anchors():
+    """The :mod:`benchmarks.anchors` module, or None while it does not exist."""
+    try:
+        return importlib.import_module("benchmarks.anchors")
+    except ModuleNotFoundError as exc:
+        if exc.name == "benchmarks.anchors":
+            return None
+        raise
+
+
+def anchor_names(*, available_only: bool = False) -> list[str]:
+    """Names of the anchors (only those whose package is installed with ``available_only``)."""
+    anchors = _anchors()
+    if anchors is None:
+        return []
+    if available_only:
+        return sorted(n for n in anchors.ANCHORS if _anchor_unavailable_reason(n) is None)
+    return sorted(anchors.ANCHORS)
+
+
+def solver_class(name: str):
+    """The Solver class named ``name``: a registered solver, else an anchor.
+
+    Raises
+    ------
+    ValueError
+        Naming the registered solvers and the anchors when ``name`` is neither.
+    """
+    from solvers import registry
+
+    if name in registry.names():
+        return registry.solver_class(name)
+    anchors = _anchors()
+    if anchors is not None and name in anchors.ANCHORS:
+        return anchors.ANCHORS[name]
+    known = registry.names() + anchor_names()
+    raise ValueError(f"unknown solver {name!r}; known solvers and anchors: {', '.join(known)}")
+
+
+def make_solver(name: str, **options):
+    """A configured solver (registry first, then the anchors)."""
+    from solvers import registry
+
+    if name in registry.names():
+        return registry.get(name, **options)
+    anchors = _anchors()
+    if anchors is not None and name in anchors.ANCHORS:
+        return anchors.get(name, **options)
+    solver_class(name)  # raises the ValueError listing the names
+    raise AssertionError("unreachable")
+
+
+def is_anchor(name: str) -> bool:
+    from solvers import registry
+
+    return name not in registry.names() and name in anchor_names()
+
+
+def _anchor_unavailable_reason(name: str) -> str | None:
+    anchors = _anchors()
+    if anchors is None or name not in anchors.ANCHORS:
+        return None
+    available = anchors.available()  # {name: None or why not} (or the names available)
+    if isinstance(available, dict):
+        if available.get(name) is None:
+            return None
+        return f"anchor {name!r} is unavailable: {available[name]}"
+    if name in available:
+        return None
+    cls = anchors.ANCHORS[name]
+    for attr in ("unavailable_reason", "missing_reason"):
+        hook = getattr(cls, attr, None)
+        if callable(hook):
+            try:
+                why = hook()
+            except TypeError:
+                continue
+            if why:
+                return f"anchor {name!r} is unavailable: {why}"
+    return (
+        f"anchor {name!r} is unavailable: its package is not installed "
+        f"(pip install 'svmbench[anchors]')"
+    )
+
+
+def accepts_option(cls, option: str) -> bool:
+    """Whether some ``__init__`` in ``cls``'s MRO names ``option`` explicitly."""
+    for klass in cls.__mro__:
+        init = klass.__dict__.get("__init__")
+        if init is None:
+            continue
+        try:
+            params = inspect.signature(init).parameters
+        except (TypeError, ValueError):
+            continue
+        if option in params and params[option].kind is not inspect.Parameter.VAR_KEYWORD:
+            return True
+    return False
+
+
+# --------------------------------------------------------------------------------------------------
+# Expansion
+# --------------------------------------------------------------------------------------------------
 
 
 def _grid(entry: dict[str, Any]) -> list[dict[str, Any]]:
@@ -97,33 +321,161 @@ class Skipped:
     reason: str
 
 
-def expand(suite: dict[str, Any]) -> tuple[list[Case], list[Skipped]]:
-    """All cases of a suite, and the combinations skipped with their reasons."""
+def with_split(spec: str, split: float | None) -> str:
+    """``spec`` with ``split=...`` added when a split is asked and the spec has none."""
+    if split is None or re.search(r"(^|[:,])split=", spec):
+        return spec
+    return f"{spec}{',' if ':' in spec else ':'}split={split}"
+
+
+def data_specs(suite: dict[str, Any], seed: int, settings: Settings) -> list[str]:
+    """The suite's data specs for one seed (``{seed}`` substituted, the split added)."""
+    return [
+        with_split(s.replace("{seed}", str(seed)), settings.split) for s in suite.get("data", [])
+    ]
+
+
+def estimate_memory_mb(problem: Problem, *, reference: bool = True) -> float:
+    """A coarse upper estimate of the peak memory of one case, in MB (data, Gram, reference QP).
+
+    Kernel problems count the dense n×n Gram matrix (and, with a reference, the dense QP and its
+    factorization: three n×n matrices); linear problems count the data several times over
+    (copies, the sparse QP and its factor). A solver class may refine this with a
+    ``memory_estimate(problem)`` class method returning bytes.
+    """
+    n = problem.n_samples
+    X = problem.X
+    data = X.data.nbytes + X.indices.nbytes + X.indptr.nbytes if hasattr(X, "indptr") else X.nbytes
+    if isinstance(problem, KernelDual):
+        total = 4 * data + 8.0 * n * n * (3 if reference else 1)
+    elif isinstance(problem, MulticlassHinge):
+        k = int(problem.y.max()) + 1
+        total = data * (4 + (3 * k if reference else 0)) + 8.0 * n * k * 4
+    else:
+        total = data * (10 if reference else 4) + 8.0 * n * 8
+    return 150.0 + total / 2**20  # the interpreter and its libraries
+
+
+def default_memory_budget_mb(jobs: int = 1) -> float:
+    """80 % of the available memory shared among ``jobs`` parallel cases."""
+    import psutil
+
+    return 0.8 * psutil.virtual_memory().available / 2**20 / max(1, jobs)
+
+
+def _selected(solvers, instance) -> list[tuple[str, dict[str, Any], str | None]]:
+    """Resolve the solver entries (with wildcards) for one problem instance."""
     from solvers import registry
 
+    out = []
+    for name, opts in solvers:
+        if name == "*":
+            for n in registry.names():
+                out.append((n, opts, registry.solver_class(n).unsupported_reason(instance)))
+            continue
+        if name == "*anchors":
+            names = anchor_names()
+            if _anchors() is None:
+                out.append((name, opts, "benchmarks.anchors is not available yet"))
+            for n in names:
+                why = _anchor_unavailable_reason(n)
+                why = why or solver_class(n).unsupported_reason(instance)
+                out.append((n, opts, why))
+            continue
+        try:
+            cls = solver_class(name)
+        except ValueError as exc:
+            out.append((name, opts, str(exc)))
+            continue
+        why = _anchor_unavailable_reason(name) or cls.unsupported_reason(instance)
+        out.append((name, opts, why))
+    return out
+
+
+def _options(cls, opts: dict[str, Any], common: dict, settings: Settings, seed: int) -> dict:
+    options = {**common, **opts}
+    reference = getattr(cls, "name", None) in REFERENCES
+    if (
+        settings.tol is not None
+        and "tol" not in options
+        and not reference
+        and accepts_option(cls, "tol")
+    ):
+        options["tol"] = settings.tol
+    if "time_limit" not in options and accepts_option(cls, "time_limit"):
+        options["time_limit"] = settings.time_limit
+    if "seed" not in options and accepts_option(cls, "seed"):
+        options["seed"] = seed
+    return options
+
+
+def expand(
+    suite: dict[str, Any], settings: Settings | None = None, *, jobs: int = 1
+) -> tuple[list[Case], list[Skipped]]:
+    """All cases of a suite, and the combinations skipped with their reasons.
+
+    Parameters
+    ----------
+    suite : dict
+        The suite (see the module docstring).
+    settings : Settings, default=None
+        The run settings; default :meth:`Settings.from_suite`.
+    jobs : int, default=1
+        Parallel cases, for the default memory budget.
+    """
+    settings = settings or Settings.from_suite(suite)
+    for module in settings.imports:
+        importlib.import_module(module)
     problems = [p for entry in suite.get("problems", []) for p in _grid(entry)]
-    data = suite.get("data", [])
     solvers = _solver_entries(suite.get("solvers", []))
     seeds = suite.get("seeds", [0])
     common = dict(suite.get("solver_options", {}))
-    cases, skipped = [], []
-    datasets = {spec: load(spec) for spec in data}
-    for problem, spec in itertools.product(problems, data):
-        ds = datasets[spec]
-        multiclass = problem["kind"] == "multiclass_hinge"
-        if multiclass and ds.is_binary:
-            skipped.append(Skipped(f"{problem['kind']} | {spec}", "binary data set"))
-            continue
-        if not multiclass and not ds.is_binary:
-            skipped.append(Skipped(f"{problem['kind']} | {spec}", "multiclass data set"))
-            continue
-        instance = make_problem(problem, ds)
-        for (name, opts), seed in itertools.product(solvers, seeds):
-            why = registry.solver_class(name).unsupported_reason(instance)
-            if why:
-                skipped.append(Skipped(f"{problem['kind']} | {spec} | {name}", why))
+    per_solver = suite.get("options", {})
+    budget = settings.memory_limit_mb or default_memory_budget_mb(jobs)
+    cases, skipped, seen = [], [], set()
+    datasets: dict[str, Dataset] = {}
+    for seed in seeds:
+        for problem, spec in itertools.product(problems, data_specs(suite, seed, settings)):
+            if spec not in datasets:
+                datasets[spec] = load(spec)
+            ds = datasets[spec]
+            multiclass = problem["kind"] == "multiclass_hinge"
+            if multiclass and ds.is_binary:
+                skipped.append(Skipped(f"{problem['kind']} | {spec}", "binary data set"))
                 continue
-            cases.append(Case(problem, spec, name, {**common, **opts}, seed))
+            if not multiclass and not ds.is_binary:
+                skipped.append(Skipped(f"{problem['kind']} | {spec}", "multiclass data set"))
+                continue
+            instance = make_problem(problem, ds)
+            mem = estimate_memory_mb(instance, reference=settings.reference != "none")
+            for name, opts, why in _selected(solvers, instance):
+                label = f"{problem['kind']} | {spec} | {name}"
+                if why:
+                    skipped.append(Skipped(label, why))
+                    continue
+                cls = solver_class(name)
+                options = _options(
+                    cls, opts, {**common, **per_solver.get(name, {})}, settings, seed
+                )
+                hook = getattr(cls, "memory_estimate", None)
+                case_mem = mem
+                if name in ("osqp", "clarabel") and settings.reference == "none":
+                    case_mem = estimate_memory_mb(instance, reference=True)  # its own dense QP
+                if hook is not None:
+                    case_mem = max(case_mem, 150.0 + hook(instance) / 2**20)
+                if case_mem > budget:
+                    skipped.append(
+                        Skipped(
+                            label,
+                            f"estimated memory {case_mem:.0f} MB exceeds the budget of "
+                            f"{budget:.0f} MB",
+                        )
+                    )
+                    continue
+                case = Case(problem, spec, name, options, seed)
+                if case.key not in seen:  # "*" and a named solver may select the same case
+                    seen.add(case.key)
+                    cases.append(case)
     return cases, skipped
 
 
@@ -135,15 +487,36 @@ def load_suite(name_or_path: str) -> dict[str, Any]:
     else:
         shipped = resources.files("benchmarks") / "suites" / f"{name_or_path}.toml"
         if not shipped.is_file():
-            available = sorted(
-                p.name.removesuffix(".toml")
-                for p in (resources.files("benchmarks") / "suites").iterdir()
-                if p.name.endswith(".toml")
-            )
             raise ValueError(
-                f"unknown suite {name_or_path!r}: not a .toml file, nor one of {available}"
+                f"unknown suite {name_or_path!r}: not a .toml file, nor one of {shipped_suites()}"
             )
         text = shipped.read_text()
     suite = tomllib.loads(text)
     suite.setdefault("name", path.stem)
     return suite
+
+
+def shipped_suites() -> list[str]:
+    """Names of the suites shipped in ``benchmarks/suites``."""
+    return sorted(
+        p.name.removesuffix(".toml")
+        for p in (resources.files("benchmarks") / "suites").iterdir()
+        if p.name.endswith(".toml")
+    )
+
+
+def data_size(spec: str) -> int | None:
+    """The ``n`` of a data spec, when it has one (for scaling fits)."""
+    m = re.search(r"(^|[:,])n=(\d+)", spec)
+    return int(m.group(2)) if m else None
+
+
+def data_family(spec: str) -> str:
+    """A data spec without its ``n`` (the group of a scaling fit)."""
+    name, _, params = spec.partition(":")
+    rest = [p for p in params.split(",") if p and not p.startswith("n=")]
+    return name + (":" + ",".join(rest) if rest else "")
+
+
+def finite(x) -> bool:
+    return isinstance(x, int | float) and math.isfinite(x)

@@ -83,6 +83,14 @@ class HardMarginPrimal(LinearBinaryMixin):
         residuals["primal_margin"] = max(0.0, 1.0 - m_min)
         if 0.0 < m_min < 1.0:
             w, b = w / m_min, b / m_min
+            # rounding in X @ w can leave the smallest margin an ulp or two below 1 (P = inf):
+            # nudge the scale up until the point is feasible
+            for _ in range(4):
+                m_fixed = float(np.min(self.margins(w, b)))
+                if m_fixed >= 1.0:
+                    break
+                nudge = (1.0 + 4.0 * np.finfo(np.float64).eps) / m_fixed
+                w, b = w * nudge, b * nudge
         P = self.primal_objective(w, b) if m_min > 0 else np.inf
         if np.isfinite(P):
             norm_wt = np.sqrt(2.0 * P)

@@ -261,6 +261,11 @@ class Solver(abc.ABC):
             cert = None
         else:
             cert = certificate or problem.certificate(**variables)
+            # a solver that hands over one side (α only, say) still returns a usable model:
+            # the primal point the certificate built for it
+            for name, value in cert.primal_point.items():
+                if variables.get(name) is None:
+                    variables[name] = value
         if status in (Status.MAX_ITER, Status.TIME_LIMIT):
             warnings.warn(
                 f"{self.name}: {STATUS_MESSAGES[status]} ({iterations} {self.iteration_unit})",
@@ -311,7 +316,9 @@ class IterativeSolver(Solver):
         ``"gap"``: stop when the certified relative gap ≤ ``tol`` (checked every ``check_every``
         chunks; the check is part of the timed algorithm). ``"native"``: stop when the method's own
         rule says so (LIBLINEAR's projected gradient, LIBSVM's maximal violating pair, ...); the
-        certified gap is still reported.
+        certified gap is still reported. Subclasses may declare other rules (``stop_rules``);
+        those in ``budget_rules`` (Pegasos's ``"epochs"``) run ``max_iter`` chunks, then report
+        ``optimal`` only if the certified relative gap ≤ ``tol``, else ``max_iter``.
     check_every : int, default=1
         Chunks between two gap checks.
     trace : bool, default=True
@@ -320,6 +327,11 @@ class IterativeSolver(Solver):
     """
 
     stop_rules: ClassVar[tuple[str, ...]] = ("gap", "native")
+    #: Stop rules that run a planned budget of ``max_iter`` chunks (e.g. the epochs of a
+    #: stochastic method). Reaching it is the plan, not a failure, but the status stays honest:
+    #: ``optimal`` only if the certified relative gap of the final point is ≤ ``tol``, else
+    #: ``max_iter`` (the message says the budget was planned).
+    budget_rules: ClassVar[tuple[str, ...]] = ()
 
     def __init__(
         self, *, stop_rule: str = "gap", check_every: int = 1, trace: bool = True, **common
@@ -358,11 +370,14 @@ class IterativeSolver(Solver):
             iterations += done_iters
             chunks += 1
             cert = None
-            variables = self._variables(problem, state)
-            if not _all_finite(variables):
-                status, message = Status.NUMERICAL_ERROR, "the iterates contain NaN or inf"
-                break
-            if self.stop_rule == "gap" and (chunks % self.check_every == 0 or native_converged):
+            due = chunks % self.check_every == 0 or native_converged
+            if due or self.trace or callback is not None:
+                # the finiteness check costs O(n): only where the point is looked at anyway
+                variables = self._variables(problem, state)
+                if not _all_finite(variables):
+                    status, message = Status.NUMERICAL_ERROR, "the iterates contain NaN or inf"
+                    break
+            if self.stop_rule == "gap" and due:
                 cert = problem.certificate(**variables)
                 if cert.rel_gap <= self.tol:
                     status = Status.OPTIMAL
@@ -377,11 +392,25 @@ class IterativeSolver(Solver):
                         trace.append(point)
                     if callback is not None and callback(point) and status is None:
                         status, message = Status.MAX_ITER, "stopped by the callback"
+            if status is None and done_iters == 0:
+                # a chunk that did no work will do none the next time: end instead of looping
+                status = Status.NUMERICAL_ERROR
+                message = "the method can make no further progress before its stopping rule holds"
             if status is None and iterations >= self.max_iter:
                 status = Status.MAX_ITER
             if status is None and clock.elapsed >= self.time_limit:
                 status = Status.TIME_LIMIT
         solve_time = clock.stop()
+        if status is Status.MAX_ITER and not message and self.stop_rule in self.budget_rules:
+            if cert is None:  # judging the final point is not part of a planned-budget run
+                cert = problem.certificate(**self._variables(problem, state))
+            met = cert.rel_gap <= self.tol
+            status = Status.OPTIMAL if met else Status.MAX_ITER
+            message = (
+                f"ran the planned {iterations} {self.iteration_unit} (stop_rule="
+                f"{self.stop_rule!r}); certified relative gap {cert.rel_gap:.3g} "
+                f"{'<=' if met else '>'} tol={self.tol:g}"
+            )
         return self._result(
             problem,
             status=status,

@@ -12,7 +12,10 @@ from problems.base import Problem
 from solvers.base import Solver
 
 #: Modules that define solvers; each registers its classes with :func:`register` on import.
-SOLVER_MODULES = ("solvers.osqp_ref", "solvers.clarabel_ref")
+SOLVER_MODULES = (
+    "solvers.osqp_ref",
+    "solvers.clarabel_ref",
+)
 
 _REGISTRY: dict[str, type[Solver]] = {}
 _loaded = False

@@ -65,11 +65,17 @@ C = [0.5, 1.0]
 kind = "multiclass_hinge"
 """
     )
-    code, out = run(capsys, "run", str(suite), "-v")
+    db, report = tmp_path / "tiny.sqlite", tmp_path / "report"
+    argv = ["run", str(suite), "-v", "--db", str(db), "--report", str(report), "--in-process"]
+    code, out = run(capsys, *argv)
     assert code == 0
-    assert "6 cases" in out
+    assert "6 cases" in out and "6 to run" in out
     assert out.count("done:") == 6
     assert "skipped" in out and "multiclass data set" in out
+    assert (report / "README.md").exists()
+    code, out = run(capsys, *argv)  # everything is in the database already
+    assert code == 0 and "6 already in" in out and "0 to run" in out
+    assert "done:" not in out and "6 records" in out
 
 
 def test_suite_expansion_is_a_product_with_reasons():

@@ -158,6 +158,6 @@ def test_registry_names_and_errors():
     with pytest.raises(ValueError, match="unknown solver 'nope'; known solvers: .*clarabel"):
         registry.get("nope")
     with pytest.raises(TypeError, match="solver 'osqp'.*unexpected keyword"):
-        registry.get("osqp", rho=3)
+        registry.get("osqp", step_size=3)
     assert registry.solvers_for(PROBLEM) == sorted(registry.solvers_for(PROBLEM))
     assert "clarabel" in registry.solvers_for(PROBLEM)
