@@ -1,0 +1,198 @@
+"""Benchmark of the log-barrier Newton method (``solvers/barrier.py``).
+
+``python -m benchmarks.bench_barrier [--quick] [--threads N]``
+
+(a) grid of t₀ and μ (and the centering tolerance) on three problems: Newton steps and time to a
+    certified relative gap of 1e-8, the evidence for the defaults;
+(b) linear primal (hinge, free bias) n-scaling on ``gaussian:d=20,sep=1`` to gap 1e-6, with the
+    fitted exponent of time ∝ n^a, and the side-by-side ratio against Clarabel (its own solve
+    time, and with the QP export) at n = 20 000, d = 50 to gap 1e-8;
+(c) RBF dual (γ = 1/d, d = 20, C = 1) at n ∈ {500, 1000, 2000} against Clarabel and OSQP on the
+    same QP, and the Nyström factor (r = 200) at n = 50 000.
+
+Every figure is the problem's certified gap; times are measured side by side in one run: the
+solvers' ``solve_time`` (wall clock) and the CPU seconds of the process around the whole call
+(``cpu``, which includes the certificates; on a shared, loaded machine the wall clock of a
+single-threaded run mostly measures the other jobs). BLAS is limited to ``--threads`` threads
+(default 1: Clarabel and OSQP are single-threaded, and on a shared machine multi-threaded
+OpenBLAS on small matrices mostly waits). ``--quick`` drops
+n = 3·10⁵, 10⁶ and 50 000 and thins the grid.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import platform
+import time
+import warnings
+
+import numpy as np
+
+
+def _versions() -> str:
+    import clarabel
+    import osqp
+    import scipy
+
+    return (
+        f"python {platform.python_version()}, numpy {np.__version__}, scipy {scipy.__version__}, "
+        f"clarabel {clarabel.__version__}, osqp {getattr(osqp, '__version__', '?')}"
+    )
+
+
+def _run(solver_name, problem, **options):
+    """Solve; the result gets the CPU seconds of this process in ``info["cpu_time"]``."""
+    from dataclasses import replace
+
+    from solvers import registry
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        cpu = time.process_time()
+        result = registry.get(solver_name, **options).solve(problem)
+        cpu = time.process_time() - cpu
+    return replace(result, info={**result.info, "cpu_time": cpu})
+
+
+def part_a(quick: bool) -> None:
+    from problems import KernelDual, SoftMarginPrimal, datasets
+
+    print("\n(a) t0 and mu grid: Newton steps / cpu seconds to certified rel. gap 1e-8")
+    bc = datasets.load("breast_cancer")
+    g = datasets.load("gaussian:n=5000,d=20,sep=1,seed=0")
+    k = datasets.load("gaussian:n=500,d=20,sep=1,seed=1")
+    problems = {
+        "breast_cancer primal": SoftMarginPrimal(bc.X, bc.y, C=1.0),
+        "gaussian 5000x20 primal": SoftMarginPrimal(g.X, g.y, C=1.0),
+        "rbf dual n=500": KernelDual(k.X, k.y, C=1.0, kernel="rbf", gamma=1 / 20),
+    }
+    mus = (5.0, 15.0, 50.0) if quick else (5.0, 15.0, 50.0, 150.0)
+    t0s = (1.0, 10.0, 100.0)
+    settings = [(mu, t0, 1e-2) for mu in mus for t0 in t0s]
+    settings += [(15.0, 10.0, 1e-6), (15.0, 10.0, 1e-9)]
+    names = list(problems)
+    print(f"{'mu':>6} {'t0':>6} {'newton_tol':>10} | " + " | ".join(f"{n:>24}" for n in names))
+    for mu, t0, nt in settings:
+        cells = []
+        for name in names:
+            r = _run("barrier", problems[name], tol=1e-8, mu=mu, t0=t0, newton_tol=nt)
+            ok = "" if r.status.value == "optimal" else f" {r.status.value}"
+            cells.append(f"{r.iterations:4d} / {r.info['cpu_time']:7.3f}{ok}".rjust(24))
+        print(f"{mu:6g} {t0:6g} {nt:10.0e} | " + " | ".join(cells))
+
+
+def part_b(quick: bool) -> None:
+    from problems import SoftMarginPrimal, datasets
+
+    print("\n(b) linear primal, hinge, free bias, gaussian d=20 sep=1 C=1, to certified gap 1e-6")
+    ns = (10_000, 30_000, 100_000) if quick else (10_000, 30_000, 100_000, 300_000, 1_000_000)
+    times, wall = [], []
+    print(f"{'n':>9} {'Newton':>6} {'outer':>5} {'rel_gap':>9} {'time (s)':>9} {'cpu (s)':>8}")
+    for n in ns:
+        ds = datasets.gaussian(n, 20, 1.0, seed=0)
+        p = SoftMarginPrimal(ds.X, ds.y, C=1.0)
+        r = _run("barrier", p, tol=1e-6)
+        times.append(r.info["cpu_time"])
+        wall.append(r.solve_time)
+        print(
+            f"{n:9d} {r.iterations:6d} {r.info['outer_steps']:5d} {r.rel_gap:9.1e} "
+            f"{r.solve_time:9.3f} {r.info['cpu_time']:8.3f} {r.status.value}"
+        )
+    a, _ = np.polyfit(np.log(ns), np.log(times), 1)
+    b, _ = np.polyfit(np.log(ns), np.log(wall), 1)
+    print(f"fitted exponent: cpu time ∝ n^{a:.2f}, wall time ∝ n^{b:.2f}, n = {ns[0]} … {ns[-1]}")
+
+    print("\n    side by side at n = 20 000, d = 50, sep = 1, C = 1 (hinge, free bias), gap 1e-8")
+    ds = datasets.load("gaussian:n=20000,d=50,sep=1,seed=0")
+    p = SoftMarginPrimal(ds.X, ds.y, C=1.0)
+    rb = _run("barrier", p, tol=1e-8)
+    rc = _run("clarabel", p)
+    own = rc.info["clarabel_solve_time"]
+    cb, cc = rb.info["cpu_time"], rc.info["cpu_time"]
+    print(
+        f"barrier : {rb.solve_time:7.3f} s (cpu {cb:.3f} s), {rb.iterations} Newton steps, "
+        f"rel gap {rb.rel_gap:.1e}"
+    )
+    print(
+        f"clarabel: {own:7.3f} s own solve time ({rc.solve_time:.3f} s with the QP export; "
+        f"cpu {cc:.3f} s), {rc.iterations} IP iterations, rel gap {rc.rel_gap:.1e}"
+    )
+    rel = abs(rb.primal - rc.primal) / max(1.0, abs(rc.primal))
+    print(
+        f"ratio clarabel/barrier: {own / rb.solve_time:.1f}x (own solve), "
+        f"{rc.solve_time / rb.solve_time:.1f}x (with export), {cc / cb:.1f}x (cpu); "
+        f"objectives agree to {rel:.1e}"
+    )
+
+
+def part_c(quick: bool) -> None:
+    from problems import KernelDual, datasets
+
+    print("\n(c) RBF dual (gamma = 1/d, d = 20, sep = 1, C = 1, free bias), gap 1e-8")
+    print("       wall clock solve_time (cpu seconds of the call); ratios > 1: barrier faster")
+    print(
+        f"{'n':>6} | {'barrier (steps)':>22} | {'clarabel':>17} | {'osqp':>17} | "
+        f"{'clar/barr wall, cpu':>19} | {'osqp/barr wall, cpu':>19} | objective agreement"
+    )
+    for n in (500, 1000, 2000):
+        ds = datasets.gaussian(n, 20, 1.0, seed=0)
+        p = KernelDual(ds.X, ds.y, C=1.0, kernel="rbf", gamma=1 / 20)
+        p.gram  # the Gram matrix is the problem's, computed once for everyone  # noqa: B018
+        rb = _run("barrier", p, tol=1e-8)
+        rc = _run("clarabel", p)
+        ro = _run("osqp", p)
+        rel = abs(rb.primal - rc.primal) / max(1.0, abs(rc.primal))
+        cb, cc, co = (r.info["cpu_time"] for r in (rb, rc, ro))
+        print(
+            f"{n:6d} | {rb.solve_time:7.3f} ({cb:6.3f}) {rb.iterations:3d} st | "
+            f"{rc.solve_time:7.3f} ({cc:6.3f}) | {ro.solve_time:7.3f} ({co:6.3f}) | "
+            f"{rc.solve_time / rb.solve_time:8.2f}, {cc / cb:8.2f} | "
+            f"{ro.solve_time / rb.solve_time:8.2f}, {co / cb:8.2f} | {rel:.1e} "
+            f"(gap {rb.rel_gap:.1e}, osqp {ro.status.value})"
+        )
+    if quick:
+        return
+    n = 50_000
+    ds = datasets.gaussian(n, 20, 1.0, seed=0)
+    p = KernelDual(ds.X, ds.y, C=1.0, kernel="rbf", gamma=1 / 20)
+    r = _run("barrier", p, tol=1e-8, kernel_approximation="nystrom", rank=200)
+    print(
+        f"nystrom r=200, n={n}: {r.solve_time:.2f} s (factor {r.info['factor_time']:.2f} s), "
+        f"{r.iterations} Newton steps, rel gap {r.rel_gap:.1e} ({r.status.value}; gap of the "
+        "approximate kernel)"
+    )
+
+
+def main(argv=None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--quick", action="store_true", help="smaller sizes and grid")
+    parser.add_argument("--threads", type=int, default=1, help="BLAS threads (default 1)")
+    parser.add_argument("--parts", default="abc", help="which parts to run (default abc)")
+    args = parser.parse_args(argv)
+    # Load every BLAS first: threadpoolctl limits only the libraries already loaded (scipy ships
+    # its own OpenBLAS, loaded with scipy.linalg).
+    import scipy.linalg  # noqa: F401
+    from threadpoolctl import threadpool_limits
+
+    import solvers.barrier  # noqa: F401
+    from solvers import registry
+
+    registry.names()
+
+    print(f"machine: {platform.machine()}, {os.cpu_count()} cores, {platform.platform()}")
+    print(f"versions: {_versions()}")
+    print(f"BLAS threads: {args.threads}; load average at start: {os.getloadavg()}")
+    start = time.perf_counter()
+    with threadpool_limits(limits=args.threads):
+        if "a" in args.parts:
+            part_a(args.quick)
+        if "b" in args.parts:
+            part_b(args.quick)
+        if "c" in args.parts:
+            part_c(args.quick)
+    print(f"\ntotal {time.perf_counter() - start:.0f} s; load average at end: {os.getloadavg()}")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,998 @@
+"""Log-barrier Newton method (path following), Boyd & Vandenberghe, *Convex Optimization*, ch. 11.
+
+For a problem ``min f₀(x) s.t. f_i(x) ≤ 0`` (m inequalities, optionally ``Ax = b``) the barrier
+method minimizes ``ψ_t(x) = t f₀(x) + φ(x)``, ``φ(x) = −Σ log(−f_i(x))``, for an increasing
+sequence ``t ← μ t`` (the *outer steps*); each minimization (*centering*) is Newton's method with
+a backtracking line search started from the previous centre [BV, Alg. 11.1]. At the centre
+``x*(t)`` the multipliers ``λ_i = 1/(−t f_i(x*(t)))`` are dual feasible and the duality gap is
+exactly ``m/t`` [BV, §11.2.2]. Iterations are counted in Newton steps; every outer step is one
+chunk of :class:`~solvers.base.IterativeSolver` and one point of the trace.
+
+Formulations (ARCHITECTURE.md §2; ``x̃_i = (x_i, 1)`` for a free bias, ``(x_i, s)`` for a
+regularized one, ``x_i`` for none; ``z = (w, b)`` or ``(w, w_b)``; ``m_i = y_i x̃_i·z``):
+
+- Soft-margin primal, hinge: ``min ½‖w‖² (+ ½w_b²) + Σ C_i ξ_i`` s.t. ``ξ_i ≥ 0``,
+  ``ξ_i ≥ 1 − m_i`` (m = 2n). The slacks are eliminated *exactly*: given ``u_i = 1 − m_i`` the
+  1-D problem ``min_ξ tC_i ξ − log ξ − log(ξ − u_i)`` has the closed-form root
+  ``ξ = [(cu + 2) + √(c²u² + 4)]/(2c)``, ``c = tC_i`` (the larger root of
+  ``cξ² − (cu + 2)ξ + u = 0``), and the margin slack ``r_i = ξ_i − u_i`` is the same formula at
+  ``−u_i``. The reduced function ``ψ_t(z) = t ½ zᵀPz + Σ g_i(m_i)`` is smooth and unconstrained,
+  with ``g_i' = −1/r_i`` and ``g_i'' = 1/(r_i² + ξ_i²)`` (envelope theorem), so Newton's system is
+  the (d+1)×(d+1) matrix ``t P + X̃ᵀ D X̃``, ``D = diag(1/(r² + ξ²))``, ``P = diag(I_d, ρ)`` with
+  ρ = 1 (regularized) or 0 (free). It is exactly the Schur complement onto ``(w, b)`` of the
+  Hessian in ``(w, b, ξ)``, whose ξ-block is diagonal. Cost O(n d²) per Newton step.
+- Soft-margin primal, squared hinge: ``min ½‖w‖² + Σ C_i ξ_i²`` s.t. ``ξ_i ≥ 1 − m_i``, ξ free
+  (m = n). Eliminated the same way: ``ξ(ξ − u) = 1/(2tC)``, ``g'' = 2tC/(2tC r² + 1)``.
+- Hard margin: ``min ½‖w‖²`` s.t. ``m_i ≥ 1`` (m = n), ``g = −log(m − 1)``, started from a
+  strictly feasible point found by the phase I problem ``min s s.t. m_i ≥ 1 − s``
+  [BV, §11.4.1], stopped as soon as ``s < 0``. The phase I dual is
+  ``max Σλ_i s.t. Σλ_i = 1, Σλ_i y_i x̃_i = 0, λ ≥ 0``: at every phase I centre the normalized
+  multipliers ``λ_i ∝ 1/(m_i − 1 + s)`` satisfy these equations (stationarity in ``s`` and
+  ``z``), i.e. they are the Farkas certificate of ARCHITECTURE.md §2 when the data are not
+  separable (and no centre exists when they are: the phase I problem is then unbounded).
+- Duals (soft-margin dual, kernel dual): ``min t(½αᵀQ̃α + ½Σδ_iα_i² − Σα_i) − Σ log α_i −
+  Σ log(C_i − α_i)`` with ``yᵀα = 0`` for a free bias (δ_i = 1/(2C_i) and no upper bound for the
+  squared hinge; m = 2n or n). The equality is kept in Newton's KKT system
+  ``[H y; yᵀ 0][Δ; ν] = [−∇ψ; 0]`` [BV, §10.2], solved by two solves with ``H``:
+  dense Cholesky of ``H = tQ̃ + diag(h)`` (n×n), or, for ``Q̃ = GGᵀ`` of rank r (linear features,
+  or a Nyström / pivoted-Cholesky kernel factor), the Woodbury identity
+  ``H⁻¹ = h⁻¹ − h⁻¹G(I/t + Gᵀh⁻¹G)⁻¹Gᵀh⁻¹`` in O(n r²). With a factor the problem solved is the
+  linear SVM on the features of the factor, and the certified gap refers to that approximate
+  kernel (the result says so).
+
+Newton details: the decrement ``λ(x)² = −∇ψᵀΔ`` ends a centering when ``λ²/2 ≤ newton_tol``
+(that last step is applied too: every Newton system solved is one counted, applied step);
+when ``λ < 1/4`` the unit step is taken without line search (quadratic phase of a
+self-concordant function, [BV, §9.6.4]; ``λ < 1`` keeps ``x + Δ`` inside the Dikin ellipsoid, hence
+in the domain), otherwise backtracking (Armijo α = 0.01, β = 0.5) from the largest step that keeps
+the iterate strictly inside the domain. Function differences ``ψ(x + sΔ) − ψ(x)`` are computed
+term by term, never as a difference of two large values, so that the Armijo test stays meaningful
+at t ~ 10¹⁰. Before each centering a free predictor extrapolates the last two centres along the
+path (``x*(μt) − x*(t) ≈ (x*(t) − x*(t/μ))/μ``, exact for the ``c/t`` decay of the multipliers
+and slacks), kept only if it lowers ``ψ`` at the new t.
+
+Multipliers handed to the certificate (primal forms): ``λ⁺ = (1/r − g''⊙Δm)/t`` from the last
+Newton step, which satisfy ``P(z + Δ) = X̃ᵀ(y ⊙ λ⁺)`` exactly (so ``Σ y_i λ⁺_i = 0`` for a free
+bias whatever the centering error); ``newton_tol`` can then be loose (default 1e-2, see the
+benchmark). In the duals ``u − α`` is stored separately from α: near the upper bound it is far
+below the resolution of α.
+
+Stopping: by default the certified relative gap of the problem (``problem.certificate`` with the
+barrier multipliers as the dual point, projected by the problem) ≤ ``tol`` after each outer step;
+``stop_rule="native"`` stops when ``m/t ≤ tol · max(1, |f₀|)`` (the gap bound of the central path).
+
+References
+----------
+.. [BV] S. Boyd and L. Vandenberghe, *Convex Optimization*, Cambridge University Press, 2004,
+   ch. 9 (Newton's method, self-concordance), ch. 10 (equality constraints) and ch. 11
+   (barrier method, phase I).
+.. [WS] C. Williams and M. Seeger, "Using the Nyström method to speed up kernel machines",
+   NIPS 2001; S. Fine and K. Scheinberg, "Efficient SVM training using low-rank kernel
+   representations", JMLR 2001 (pivoted incomplete Cholesky).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field, replace
+from typing import Any, ClassVar
+
+import numpy as np
+import scipy.linalg as sla
+from scipy import sparse
+
+from problems import HardMarginPrimal, KernelDual, SoftMarginDual, SoftMarginPrimal
+from problems._validation import check_int, check_option, check_real
+from problems.kernels import kernel_matrix
+from solvers.base import Clock, IterativeSolver, Status
+from solvers.registry import register
+
+#: Default initial barrier parameter, as a multiple of ``m / max(1, f₀(x₀) − p̂)`` [BV, §11.3.1].
+T0 = 10.0
+#: Default factor by which t grows at each outer step (see benchmarks/bench_barrier.py, grid).
+MU = 15.0
+#: Centering ends when the Newton decrement satisfies ``λ²/2 ≤ NEWTON_TOL``.
+NEWTON_TOL = 1e-2
+#: Phase I centres tightly: its multipliers are the Farkas certificate.
+PHASE1_NEWTON_TOL = 1e-12
+#: Armijo fraction α and backtracking factor β of the line search [BV, Alg. 9.2].
+ARMIJO, BACKTRACK = 0.01, 0.5
+#: Below this decrement the unit Newton step is taken (quadratic phase, [BV, §9.6.4]).
+FULL_STEP_DECREMENT = 0.25
+#: Fraction of the distance to the boundary a damped step may cover (domain of log).
+TO_BOUNDARY = 0.99
+#: At most this many Newton steps per centering.
+MAX_NEWTON_PER_CENTERING = 100
+#: Rows per block when forming X̃ᵀDX̃ of a dense X (keeps the temporary in cache-sized pieces).
+GRAM_BLOCK_ROWS = 65_536
+#: A linear dual (features of rank r) uses the dense n×n Q up to this n, the Woodbury form of
+#: ``tGGᵀ + diag(h)`` beyond (O(n r²) per step, but it loses digits when h spans many decades).
+DENSE_DUAL_MAX_N = 2000
+KERNEL_APPROXIMATIONS = ("none", "nystrom", "cholesky")
+
+
+# ---- linear algebra ----------------------------------------------------------------------------
+class _Features:
+    """The rows ``x̃_i = (x_i, e_i)``: X (dense or CSR, n×d) and k dense extra columns E (n×k).
+
+    Provides ``X̃ z``, ``X̃ᵀ u`` and ``X̃ᵀ D X̃`` without ever building ``[X E]``.
+    """
+
+    def __init__(self, X, E: np.ndarray | None = None):
+        self.X = X
+        self.sparse = sparse.issparse(X)
+        self.n, self.d = X.shape
+        self.E = np.zeros((self.n, 0)) if E is None else np.ascontiguousarray(E, dtype=float)
+        self.k = self.E.shape[1]
+        self._xxt = None
+
+    @property
+    def dim(self) -> int:
+        return self.d + self.k
+
+    def with_column(self, col: np.ndarray) -> _Features:
+        """The same rows with one more extra column."""
+        return _Features(self.X, np.column_stack([self.E, col]))
+
+    def dot(self, z: np.ndarray) -> np.ndarray:
+        """``X̃ z``."""
+        out = np.asarray(self.X @ z[: self.d]).ravel()
+        if self.k:
+            out = out + self.E @ z[self.d :]
+        return out
+
+    def tdot(self, u: np.ndarray) -> np.ndarray:
+        """``X̃ᵀ u``."""
+        top = np.asarray(self.X.T @ u).ravel()
+        return np.concatenate([top, self.E.T @ u]) if self.k else top
+
+    def gram_x(self, D: np.ndarray) -> np.ndarray:
+        """``Xᵀ diag(D) X`` (d×d), D ≥ 0; BLAS ``YᵀY`` with ``Y = √D X`` in row blocks."""
+        X, d = self.X, self.d
+        sq = np.sqrt(D)
+        if self.sparse:
+            Y = sparse.diags(sq) @ X
+            return np.asarray((Y.T @ Y).toarray())
+        H = np.zeros((d, d))
+        for a in range(0, self.n, GRAM_BLOCK_ROWS):
+            Y = X[a : a + GRAM_BLOCK_ROWS] * sq[a : a + GRAM_BLOCK_ROWS, None]
+            H += Y.T @ Y
+        return H
+
+    def gram(self, D: np.ndarray) -> np.ndarray:
+        """``X̃ᵀ diag(D) X̃`` ((d+k)×(d+k))."""
+        d = self.d
+        H = np.empty((self.dim, self.dim))
+        H[:d, :d] = self.gram_x(D)
+        if self.k:
+            DE = D[:, None] * self.E
+            H[:d, d:] = np.asarray(self.X.T @ DE).reshape(d, self.k)
+            H[d:, :d] = H[:d, d:].T
+            H[d:, d:] = self.E.T @ DE
+        return H
+
+    def xxt(self) -> np.ndarray:
+        """``XXᵀ`` (n×n), computed once (the Woodbury form when d > n)."""
+        if self._xxt is None:
+            G = self.X @ self.X.T
+            self._xxt = np.asarray(G.toarray() if sparse.issparse(G) else G)
+        return self._xxt
+
+
+def _cholesky(H: np.ndarray):
+    """``cho_factor`` of a symmetric positive definite H; on failure a growing ridge
+    ``10⁻¹⁴ … 10⁻⁸ · max diag(H)`` is added (round-off in a nearly singular Schur complement)."""
+    try:
+        return sla.cho_factor(H, lower=True, check_finite=False)
+    except np.linalg.LinAlgError:
+        pass
+    scale = max(float(np.max(np.abs(np.diag(H)))), 1e-300)
+    for rel in (1e-14, 1e-12, 1e-10, 1e-8):
+        try:
+            return sla.cho_factor(H + rel * scale * np.eye(H.shape[0]), lower=True)
+        except np.linalg.LinAlgError:
+            continue
+    raise np.linalg.LinAlgError("the Newton system is not positive definite")
+
+
+def _solve_normal(feat: _Features, D: np.ndarray, p: np.ndarray, rhs: np.ndarray) -> np.ndarray:
+    """Solve ``(diag(p) + X̃ᵀ D X̃) x = rhs``, the Newton system of the primal forms.
+
+    d ≤ n: dense Cholesky of the (d+k)×(d+k) matrix, O(n d²). d > n: Woodbury on the w-block
+    ``A = p_w I + XᵀDX``, ``A⁻¹v = (v − XᵀM⁻¹Xv)/p_w`` with ``M = p_w D⁻¹ + XXᵀ`` (O(n²d + n³)),
+    then the Schur complement ``S = diag(p_e) + EᵀDE − EᵀDXA⁻¹XᵀDE = diag(p_e) + p_w EᵀM⁻¹E``
+    on the k extra columns
+    (bias, phase I's s): no Woodbury form around the singular block ρ = 0 of a free bias.
+    """
+    d = feat.d
+    if d <= feat.n:
+        H = feat.gram(D)
+        H[np.diag_indices_from(H)] += p
+        return sla.cho_solve(_cholesky(H), rhs, check_finite=False)
+    pw = float(p[0])
+    X = feat.X
+    cf = _cholesky(feat.xxt() + np.diag(pw / D))  # M = p_w D⁻¹ + XXᵀ (n×n)
+
+    def m_inv(V):
+        return sla.cho_solve(cf, V, check_finite=False)
+
+    def x_dot(v):
+        out = X @ v
+        return out.toarray().ravel() if sparse.issparse(out) else np.asarray(out).ravel()
+
+    def xt_dot(u):
+        return np.asarray(X.T @ u).ravel()
+
+    rw = rhs[:d]
+    Xr = x_dot(rw)
+    a_inv_rw = (rw - xt_dot(m_inv(Xr))) / pw  # A⁻¹ = (I − XᵀM⁻¹X)/p_w
+    if feat.k == 0:
+        return a_inv_rw
+    # A⁻¹XᵀD = XᵀM⁻¹ (push-through), so S = diag(p_e) + p_w EᵀM⁻¹E without cancellation and
+    # the right-hand side of the Schur system is r_e − EᵀM⁻¹X r_w.
+    MiE = m_inv(feat.E)
+    S = np.diag(p[d:]) + pw * (feat.E.T @ MiE)
+    xe = sla.cho_solve(_cholesky(S), rhs[d:] - MiE.T @ Xr, check_finite=False)
+    xw = a_inv_rw - xt_dot(MiE @ xe)
+    return np.concatenate([xw, xe])
+
+
+# ---- the eliminated slacks ---------------------------------------------------------------------
+def _larger_root(c: np.ndarray, u: np.ndarray) -> np.ndarray:
+    """The root ξ > max(0, u) of ``c = 1/ξ + 1/(ξ − u)``, i.e. of ``cξ² − (cu + 2)ξ + u = 0``,
+    computed without cancellation (product of the roots ``u/c`` when ``cu + 2 < 0``)."""
+    a = c * u + 2.0
+    s = np.sqrt((c * u) ** 2 + 4.0)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return np.where(a >= 0, (a + s) / (2.0 * c), 2.0 * u / (a - s))
+
+
+def _barrier_terms(loss: str, t: float, C: np.ndarray, m: np.ndarray):
+    """Per-example reduced barrier terms at margins m.
+
+    Returns ``(g, r, h)``: the value ``g_i(m_i)`` (slacks minimized out), the slack ``r_i`` of
+    the margin constraint (``g_i' = −1/r_i``; the multiplier is ``1/(t r_i)``) and ``g_i''``.
+    """
+    u = 1.0 - m
+    if loss == "hinge":
+        c = t * C
+        xi = _larger_root(c, u)
+        r = _larger_root(c, -u)
+        return c * xi - np.log(xi) - np.log(r), r, 1.0 / (r * r + xi * xi)
+    if loss == "squared_hinge":
+        c2 = 2.0 * t * C
+        s = np.sqrt(u * u + 4.0 / c2)
+        xi = np.where(u >= 0, 0.5 * (u + s), (2.0 / c2) / (s - u))
+        r = 1.0 / (c2 * xi)  # ξ(ξ − u) = 1/(2tC)
+        return t * C * xi * xi - np.log(r), r, c2 / (c2 * r * r + 1.0)
+    r = m - 1.0  # hard margin (and phase I with m ← m + s)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return -np.log(r), r, 1.0 / (r * r)
+
+
+def _barrier_change(loss: str, t: float, C, m, r_old, g_old, m_new) -> float:
+    """``Σ g_i(m_new) − Σ g_i(m)`` term by term (no cancellation between large totals);
+    ``+inf`` outside the domain (hard margin)."""
+    if loss == "hard":
+        r_new = m_new - 1.0
+        if np.any(r_new <= 0):
+            return math.inf
+        return float(-np.sum(np.log(r_new / r_old)))
+    g_new, _, _ = _barrier_terms(loss, t, C, m_new)
+    return float(np.sum(g_new - g_old))
+
+
+# ---- primal forms ------------------------------------------------------------------------------
+@dataclass
+class _PrimalState:
+    """Barrier state of the primal forms (soft margin, hard margin, phase I).
+
+    ``f₀(z) = ½ zᵀ diag(p) z + cᵀz``; the barrier is on the margins ``m = y ⊙ X̃z``.
+    """
+
+    feat: _Features
+    y: np.ndarray
+    C: np.ndarray  # C_i of the active rows (unused for "hard")
+    loss: str  # "hinge" | "squared_hinge" | "hard"
+    p: np.ndarray
+    c: np.ndarray
+    z: np.ndarray
+    t: float
+    mu: float
+    n_constraints: int
+    ridge: float = 0.0  # added to diag(p) in the Newton system only (phase I)
+    active: np.ndarray | None = None  # rows with C_i > 0 among all examples
+    t_center: float = math.nan
+    m: np.ndarray = field(default=None, repr=False)
+    lam: np.ndarray = field(default=None, repr=False)
+    previous_center: np.ndarray | None = field(default=None, repr=False)
+    newton_steps: int = 0
+    outer_steps: int = 0
+    stalled: bool = False
+
+    def objective(self) -> float:
+        return float(0.5 * self.z @ (self.p * self.z) + self.c @ self.z)
+
+
+def _primal_direction(state: _PrimalState):
+    """Newton step of ``ψ_t(z) = t f₀(z) + Σ g_i(m_i)`` and the decrement ``λ²``."""
+    t = state.t
+    g, r, h = _barrier_terms(state.loss, t, state.C, state.m)
+    grad = t * (state.p * state.z + state.c) - state.feat.tdot(state.y / r)
+    p_sys = t * state.p + state.ridge
+    delta = _solve_normal(state.feat, h, p_sys, -grad)
+    # Multipliers linearized along the step, λ⁺ = (1/r − g''·Δm)/t: the Newton equation says
+    # P(z + Δ) = X̃ᵀ(y ⊙ λ⁺) exactly, so Σ y_i λ⁺_i = 0 for a free bias whatever the centering error.
+    dm = state.y * state.feat.dot(delta)
+    state.lam = (1.0 / r - h * dm) / t
+    return delta, float(-grad @ delta), g, r
+
+
+def _primal_line_search(state: _PrimalState, delta, decrement2, g, r) -> float:
+    """Backtracking [BV, Alg. 9.2] on ``ψ_t``, unit step in the quadratic phase."""
+    t, z, P = state.t, state.z, state.p
+    dm = state.y * state.feat.dot(delta)
+    s = 1.0
+    if state.loss == "hard":  # stay strictly inside m > 1
+        neg = dm < 0
+        if np.any(neg):
+            s = min(1.0, TO_BOUNDARY * float(np.min((state.m[neg] - 1.0) / -dm[neg])))
+    if math.sqrt(max(decrement2, 0.0)) < FULL_STEP_DECREMENT and s == 1.0:
+        return 1.0, dm
+    zPd, dPd, cd = float(z @ (P * delta)), float(delta @ (P * delta)), float(state.c @ delta)
+    for _ in range(60):
+        quad = t * (s * zPd + 0.5 * s * s * dPd + s * cd)
+        change = quad + _barrier_change(state.loss, t, state.C, state.m, r, g, state.m + s * dm)
+        if change <= -ARMIJO * s * decrement2:
+            return s, dm
+        s *= BACKTRACK
+    return 0.0, dm
+
+
+def _center_primal(state: _PrimalState, budget: int, newton_tol: float, stop=None) -> int:
+    """Newton's method on ``ψ_t`` from the current point; returns the Newton steps taken.
+
+    ``stop(state)`` (phase I: ``s < 0``) ends the centering early.
+    """
+    steps = 0
+    while steps < budget:
+        # Every Newton system solved is a counted step and is used: the one whose decrement says
+        # "centred" is applied too (a unit step in the quadratic phase), and its λ⁺ match z + Δ.
+        delta, dec2, g, r = _primal_direction(state)
+        centred = dec2 / 2.0 <= newton_tol
+        s, dm = _primal_line_search(state, delta, dec2, g, r)
+        steps += 1
+        if s == 0.0:
+            state.stalled = not centred
+            break
+        state.z = state.z + s * delta
+        state.m = state.m + s * dm
+        if centred or (stop is not None and stop(state)):
+            break
+    state.newton_steps += steps
+    return steps
+
+
+def _predict_primal(state: _PrimalState) -> None:
+    """Free predictor along the central path before centering at the new t.
+
+    Near the solution ``z*(t) = z* + a/t + O(1/t²)``, so ``z*(μt) − z*(t) ≈ (z*(t) − z*(t/μ))/μ``
+    from the two last centres. The extrapolated point is kept (with backtracking) only if it
+    lowers ``ψ_t`` at the new t; it costs O(nd) and no linear solve (not a Newton step).
+    """
+    if state.previous_center is None:
+        return
+    d = (state.z - state.previous_center) / state.mu
+    dm = state.y * state.feat.dot(d)
+    t, z, P = state.t, state.z, state.p
+    g, _, _ = _barrier_terms(state.loss, t, state.C, state.m)
+    r = state.m - 1.0
+    zPd, dPd, cd = float(z @ (P * d)), float(d @ (P * d)), float(state.c @ d)
+    s = 1.0
+    for _ in range(4):
+        quad = t * (s * zPd + 0.5 * s * s * dPd + s * cd)
+        if quad + _barrier_change(state.loss, t, state.C, state.m, r, g, state.m + s * dm) < 0:
+            state.z = z + s * d
+            state.m = state.m + s * dm
+            return
+        s *= 0.5
+
+
+def _linear_features(problem) -> tuple[_Features, np.ndarray]:
+    """Rows ``x̃_i`` and the regularization pattern p (1 for w and w_b, 0 for a free b)."""
+    n, d = problem.n_samples, problem.n_features
+    if problem.bias == "free":
+        return _Features(problem.X, np.ones((n, 1))), np.append(np.ones(d), 0.0)
+    if problem.bias == "regularized":
+        E = np.full((n, 1), problem.bias_scale)
+        return _Features(problem.X, E), np.ones(d + 1)
+    return _Features(problem.X), np.ones(d)
+
+
+def _split_z(problem, z) -> tuple[np.ndarray, float]:
+    d = problem.n_features
+    if problem.bias == "free":
+        return z[:d], float(z[d])
+    if problem.bias == "regularized":
+        return z[:d], problem.bias_scale * float(z[d])
+    return z[:d], 0.0
+
+
+# ---- dual forms --------------------------------------------------------------------------------
+@dataclass
+class _DualState:
+    """Barrier state of the box QP ``min ½αᵀQα + ½Σδα² − Σα``, ``0 < α < u`` (+ ``yᵀα = 0``).
+
+    Q is given dense (``Q``) or as ``Q = GGᵀ`` with ``G = diag(y) F`` (``feat``).
+    """
+
+    y: np.ndarray
+    u: np.ndarray
+    delta: np.ndarray
+    equality: bool
+    Q: np.ndarray | None
+    feat: _Features | None
+    alpha: np.ndarray
+    t: float
+    mu: float
+    n_constraints: int
+    active: np.ndarray
+    n_all: int
+    t_center: float = math.nan
+    Qa: np.ndarray = field(default=None, repr=False)
+    #: ``u − α`` kept as its own array (updated by the same steps): near the upper bound
+    #: ``C − α`` is far below the resolution of α itself (C · 2⁻⁵² = 2e-14 for C = 100).
+    slack: np.ndarray = field(default=None, repr=False)
+    previous_center: np.ndarray | None = field(default=None, repr=False)
+    newton_steps: int = 0
+    outer_steps: int = 0
+    stalled: bool = False
+
+    def q_times(self, v: np.ndarray) -> np.ndarray:
+        if self.Q is not None:
+            return self.Q @ v
+        return self.y * self.feat.dot(self.feat.tdot(self.y * v))
+
+    def objective(self) -> float:
+        a = self.alpha
+        return float(0.5 * a @ self.Qa + 0.5 * self.delta @ (a * a) - a.sum())
+
+
+def _dual_hessian_solver(state: _DualState, h: np.ndarray):
+    """A function applying ``H⁻¹``, ``H = tQ + diag(h)``: dense Cholesky, or Woodbury
+    ``H⁻¹ = h⁻¹ − h⁻¹G(I/t + Gᵀh⁻¹G)⁻¹Gᵀh⁻¹`` (O(n r²)) for ``Q = GGᵀ``."""
+    t = state.t
+    if state.Q is not None:
+        H = t * state.Q
+        H[np.diag_indices_from(H)] += h
+        cf = _cholesky(H)
+        return lambda v: sla.cho_solve(cf, v, check_finite=False)
+    feat, y = state.feat, state.y
+    hinv = 1.0 / h
+    M = feat.gram(hinv)
+    M[np.diag_indices_from(M)] += 1.0 / t
+    cf = _cholesky(M)
+
+    def woodbury(v):
+        w = hinv * v
+        corr = feat.dot(sla.cho_solve(cf, feat.tdot(y * w), check_finite=False))
+        return w - hinv * (y * corr)
+
+    def solve_one(v):
+        # Woodbury loses digits when h spans many orders of magnitude (late outer steps): two
+        # steps of iterative refinement on the residual v − Hx, with Hx = t·y⊙F(Fᵀ(y⊙x)) + h⊙x.
+        x = woodbury(v)
+        for _ in range(2):
+            x = x + woodbury(v - (t * (y * feat.dot(feat.tdot(y * x))) + h * x))
+        return x
+
+    return lambda V: np.column_stack([solve_one(v) for v in V.T]) if V.ndim == 2 else solve_one(V)
+
+
+def _dual_direction(state: _DualState):
+    """Newton step of ``ψ_t(α)`` under ``yᵀΔ = 0`` (KKT elimination [BV, §10.4.2])."""
+    t, a = state.t, state.alpha
+    inv_up = 1.0 / state.slack  # 0 where u = inf
+    grad = t * (state.Qa + state.delta * a - 1.0) - 1.0 / a + inv_up
+    h = t * state.delta + 1.0 / (a * a) + inv_up * inv_up
+    solve = _dual_hessian_solver(state, h)
+    if state.equality:
+        V = solve(np.column_stack([-grad, state.y]))
+        v1, v2 = V[:, 0], V[:, 1]
+        delta = v1 - (state.y @ v1) / (state.y @ v2) * v2
+        # Round-off in an ill-conditioned H lets yᵀα drift: restore yᵀ(α + Δ) = 0 exactly,
+        # moving the variables in the diagonal metric h (the free ones, h small, move most).
+        c = state.y / h
+        delta -= (state.y @ (a + delta)) / (state.y @ c) * c
+    else:
+        delta = solve(-grad)
+    return delta, float(-grad @ delta)
+
+
+def _dual_line_search(state: _DualState, delta, decrement2, Qd) -> float:
+    """Backtracking on ``ψ_t`` from the largest step keeping ``0 < α < u``."""
+    a, u, t, slack = state.alpha, state.u, state.t, state.slack
+    s = 1.0
+    lo = delta < 0
+    if np.any(lo):
+        s = min(s, TO_BOUNDARY * float(np.min(a[lo] / -delta[lo])))
+    hi = (delta > 0) & np.isfinite(u)
+    if np.any(hi):
+        s = min(s, TO_BOUNDARY * float(np.min(slack[hi] / delta[hi])))
+    if math.sqrt(max(decrement2, 0.0)) < FULL_STEP_DECREMENT and s == 1.0:
+        return 1.0
+    lin = float(state.Qa @ delta + state.delta @ (a * delta) - delta.sum())
+    quad = float(delta @ Qd + state.delta @ (delta * delta))
+    fin = np.isfinite(u)
+    for _ in range(60):
+        change = t * (s * lin + 0.5 * s * s * quad)
+        change -= float(np.sum(np.log1p(s * delta / a)))
+        change -= float(np.sum(np.log1p(-s * delta[fin] / slack[fin])))
+        if change <= -ARMIJO * s * decrement2:
+            return s
+        s *= BACKTRACK
+    return 0.0
+
+
+def _dual_move(state: _DualState, step: np.ndarray, Q_step: np.ndarray) -> None:
+    """``α += step`` and ``u − α −= step`` (both kept positive), ``Qα += Q step``."""
+    state.alpha = np.maximum(state.alpha + step, 1e-300)
+    state.slack = np.maximum(state.slack - step, 1e-300)
+    state.Qa = state.Qa + Q_step
+
+
+def _dual_change(state: _DualState, d, Qd, s: float) -> float:
+    """``ψ_t(α + s d) − ψ_t(α)`` term by term (``+inf`` outside the box)."""
+    a, u, t = state.alpha, state.u, state.t
+    fin = np.isfinite(u)
+    x_lo = s * d / a
+    x_hi = -s * d[fin] / state.slack[fin]
+    if np.any(x_lo <= -1.0) or np.any(x_hi <= -1.0):
+        return math.inf
+    lin = float(state.Qa @ d + state.delta @ (a * d) - d.sum())
+    quad = float(d @ Qd + state.delta @ (d * d))
+    barrier = float(np.sum(np.log1p(x_lo)) + np.sum(np.log1p(x_hi)))
+    return t * (s * lin + 0.5 * s * s * quad) - barrier
+
+
+def _predict_dual(state: _DualState) -> None:
+    """The free predictor of :func:`_predict_primal` for the dual forms (one product with Q)."""
+    if state.previous_center is None:
+        return
+    a, mu = state.alpha, state.mu
+    d = (a - state.previous_center) / mu
+    # Components that would leave the box (still in transition to a bound) are clipped to
+    # [α/μ², u − (u − α)/μ²]; yᵀd = 0 is then restored in the metric of the barrier, moving the
+    # components far from their bounds (weights min(α, u − α)²).
+    d = np.clip(d, a / mu**2 - a, state.slack * (1.0 - 1.0 / mu**2))
+    if state.equality:
+        wgt = np.minimum(a, state.slack) ** 2
+        d -= (state.y @ d) / (state.y @ (state.y * wgt)) * (state.y * wgt)
+    Qd = state.q_times(d)
+    s = 1.0
+    for _ in range(4):
+        if _dual_change(state, d, Qd, s) < 0:
+            _dual_move(state, s * d, s * Qd)
+            return
+        s *= 0.5
+
+
+def _center_dual(state: _DualState, budget: int, newton_tol: float) -> int:
+    """Newton's method on the dual ``ψ_t`` from the current point; returns the steps taken."""
+    steps = 0
+    while steps < budget:
+        delta, dec2 = _dual_direction(state)
+        centred = dec2 / 2.0 <= newton_tol
+        Qd = state.q_times(delta)
+        s = _dual_line_search(state, delta, dec2, Qd)
+        steps += 1
+        if s == 0.0:
+            state.stalled = not centred
+            break
+        _dual_move(state, s * delta, s * Qd)
+        if centred:
+            break
+    state.newton_steps += steps
+    return steps
+
+
+def _dual_start(y: np.ndarray, C: np.ndarray, equality: bool) -> np.ndarray:
+    """A strictly feasible α: ``α_i = κ C_i / S_{y_i}`` with ``S_± = Σ_{y_i=±1} C_i`` and
+    ``κ = ½ min(S₊, S₋)``, so that ``yᵀα = 0`` and ``0 < α_i ≤ C_i/2``."""
+    if not equality:
+        return 0.5 * C
+    S_pos, S_neg = C[y > 0].sum(), C[y < 0].sum()
+    kappa = 0.5 * min(S_pos, S_neg)
+    return kappa * C / np.where(y > 0, S_pos, S_neg)
+
+
+# ---- kernel factors ----------------------------------------------------------------------------
+def _kernel_columns(problem: KernelDual, idx: np.ndarray) -> np.ndarray:
+    if problem.kernel == "precomputed":
+        return problem.X[:, idx]
+    return kernel_matrix(problem.X, problem.X[idx], **problem.kernel_params)
+
+
+def _kernel_diagonal(problem: KernelDual) -> np.ndarray:
+    X, kp = problem.X, problem.kernel_params
+    if problem.kernel == "precomputed":
+        return np.diag(X).copy()
+    if problem.kernel == "rbf":
+        return np.ones(problem.n_samples)
+    sq = np.asarray(X.multiply(X).sum(axis=1)).ravel() if sparse.issparse(X) else (X * X).sum(1)
+    if problem.kernel == "linear":
+        return sq
+    if problem.kernel == "poly":
+        return (kp["gamma"] * sq + kp["coef0"]) ** kp["degree"]
+    return np.tanh(kp["gamma"] * sq + kp["coef0"])
+
+
+def nystrom_factor(problem: KernelDual, rank: int, seed: int = 0) -> np.ndarray:
+    """Nyström factor F (n×r') with ``K ≈ FFᵀ = K_{nm} K_{mm}⁺ K_{mn}`` on r landmarks drawn
+    uniformly without replacement [WS]; eigenvalues of ``K_mm`` below ``10⁻¹² · max`` are
+    dropped (r' ≤ r). O(n r d + n r²)."""
+    n = problem.n_samples
+    rng = np.random.default_rng(seed)
+    idx = np.sort(rng.choice(n, size=min(rank, n), replace=False))
+    Knm = _kernel_columns(problem, idx)
+    ev, V = np.linalg.eigh(Knm[idx])
+    keep = ev > 1e-12 * max(float(ev[-1]), 1e-300)
+    return Knm @ (V[:, keep] / np.sqrt(ev[keep]))
+
+
+def pivoted_cholesky_factor(problem: KernelDual, rank: int, rtol: float = 1e-12) -> np.ndarray:
+    """Incomplete Cholesky with greedy diagonal pivoting [WS]: F (n×r') with ``K ≈ FFᵀ``,
+    stopped at r columns or when the trace of the residual ``K − FFᵀ`` is below
+    ``rtol · trace(K)``. Needs r kernel columns; O(n r² + n r d)."""
+    n = problem.n_samples
+    r = min(rank, n)
+    res = _kernel_diagonal(problem).astype(float)
+    total = float(res.sum())
+    F = np.zeros((n, r))
+    for j in range(r):
+        i = int(np.argmax(res))
+        if res[i] <= 0 or float(res.sum()) <= rtol * total:
+            return F[:, :j].copy()
+        col = _kernel_columns(problem, np.array([i]))[:, 0]
+        col = col - F[:, :j] @ F[i, :j]
+        F[:, j] = col / math.sqrt(res[i])
+        res = np.maximum(res - F[:, j] ** 2, 0.0)
+        res[i] = 0.0
+    return F
+
+
+def _psd_kernel_only(problem: KernelDual) -> str | None:
+    if not problem.convex:
+        return (
+            f"the {problem.kernel} kernel matrix is indefinite (smallest eigenvalue "
+            f"{problem.min_eigenvalue:.3g}): the barrier method needs a convex QP"
+        )
+    return None
+
+
+# ---- the solver --------------------------------------------------------------------------------
+@register
+class BarrierSolver(IterativeSolver):
+    """Log-barrier path following with Newton centering [BV, Alg. 11.1].
+
+    Accepts the soft-margin primal (hinge, squared hinge; any bias; dense or CSR X), the
+    soft-margin dual, the kernel dual (PSD kernels; exact dense Gram or a low-rank factor) and
+    the hard margin (with a phase I; status ``infeasible`` and a Farkas vector on data that no
+    hyperplane separates).
+
+    Parameters
+    ----------
+    tol : float, default=1e-8
+        Target of the certified relative gap ``(P − D)/max(1, |P|)`` checked after every outer
+        step (or of ``m/t`` relative to ``max(1, |f₀|)`` with ``stop_rule="native"``).
+    t0 : float, default=10.0
+        Initial barrier parameter as a multiple of ``m / max(1, f₀(x₀) − p̂)`` (m inequalities,
+        x₀ the starting point, p̂ ≤ p* a lower bound: 0 for the primal forms, ``−Σ C_i`` for
+        the duals), so that the first central path gap ``m/t`` is of the order of the initial
+        suboptimality [BV, §11.3.1].
+    mu : float, default=15.0
+        Growth factor of t per outer step (> 1).
+    newton_tol : float, default=1e-2
+        Centering stops when ``λ²/2 ≤ newton_tol`` (λ the Newton decrement).
+    kernel_approximation : {"none", "nystrom", "cholesky"}, default="none"
+        Kernel dual only: ``"none"`` uses the dense Gram matrix (n×n Cholesky per Newton step);
+        the others factor ``K ≈ FFᵀ`` (rank ≤ ``rank``) and solve the linear SVM on F, O(n r²)
+        per Newton step; the certified gap then refers to the approximate kernel.
+    rank : int, default=200
+        Rank of the kernel factor.
+    seed : int, default=0
+        Landmarks of the Nyström factor.
+    max_iter : int, default=500
+        Newton steps (phase I's counted apart, in ``info``).
+    stop_rule, check_every, trace, time_limit
+        See :class:`~solvers.base.IterativeSolver`.
+    """
+
+    name = "barrier"
+    iteration_unit = "Newton steps"
+    default_max_iter = 500
+    supported: ClassVar = {
+        SoftMarginPrimal: {},
+        SoftMarginDual: {},
+        KernelDual: {"kernel": _psd_kernel_only},
+        HardMarginPrimal: {},
+    }
+
+    def __init__(
+        self,
+        *,
+        tol: float = 1e-8,
+        t0: float = T0,
+        mu: float = MU,
+        newton_tol: float = NEWTON_TOL,
+        kernel_approximation: str = "none",
+        rank: int = 200,
+        seed: int = 0,
+        **common,
+    ):
+        super().__init__(tol=tol, **common)
+        self.t0 = check_real("t0", t0, low=0.0)
+        self.mu = check_real("mu", mu, low=1.0)
+        if self.mu <= 1.0:
+            raise ValueError(f"mu must be > 1, got {mu}")
+        self.newton_tol = check_real("newton_tol", newton_tol, low=0.0)
+        self.kernel_approximation = check_option(
+            "kernel_approximation", kernel_approximation, KERNEL_APPROXIMATIONS
+        )
+        self.rank = check_int("rank", rank, low=1)
+        self.seed = check_int("seed", seed, low=0)
+
+    def check_accepts(self, problem) -> None:
+        super().check_accepts(problem)
+        if (
+            isinstance(problem, KernelDual)
+            and self.kernel_approximation == "none"
+            and not problem.gram_fits_in_memory
+        ):
+            raise TypeError(
+                f"solver 'barrier' cannot solve {problem.describe()}: the dense Gram matrix "
+                "exceeds the memory limit; use kernel_approximation='nystrom' or 'cholesky'"
+            )
+
+    # ---- entry point -----------------------------------------------------------------------------
+    def solve(self, problem, *, warm_start=None, callback=None):
+        self.check_accepts(problem)
+        if isinstance(problem, HardMarginPrimal):
+            return self._solve_hard_margin(problem, callback)
+        if isinstance(problem, KernelDual) and self.kernel_approximation != "none":
+            return self._solve_low_rank(problem, callback)
+        return super().solve(problem, warm_start=warm_start, callback=callback)
+
+    def _solve_low_rank(self, problem: KernelDual, callback):
+        """Factor ``K ≈ FFᵀ`` (timed), then solve the linear SVM on F: the same dual with the
+        approximate kernel, certified by that problem."""
+        clock = Clock().start()
+        if self.kernel_approximation == "nystrom":
+            F = nystrom_factor(problem, self.rank, self.seed)
+        else:
+            F = pivoted_cholesky_factor(problem, self.rank)
+        surrogate = SoftMarginDual(
+            F,
+            problem.y,
+            C=problem.C,
+            loss=problem.loss,
+            bias=problem.bias,
+            bias_scale=problem.bias_scale,
+            sample_weight=problem.sample_weight,
+        )
+        factor_time = clock.stop()
+        result = super().solve(surrogate, callback=callback)
+        note = (
+            f"gap certified for the rank-{F.shape[1]} {self.kernel_approximation} approximation "
+            f"K ≈ FFᵀ of the {problem.kernel} kernel (as soft_margin_dual on F), not for the "
+            "exact kernel"
+        )
+        info = dict(result.info)
+        info.update(
+            kernel_approximation=self.kernel_approximation,
+            factor_rank=F.shape[1],
+            factor_time=factor_time,
+            approximates=problem.key,
+            factor=F,
+        )
+        return replace(
+            result,
+            solve_time=result.solve_time + factor_time,
+            message=f"{result.message}; {note}",
+            info=info,
+        )
+
+    def _solve_hard_margin(self, problem: HardMarginPrimal, callback):
+        """Phase I (timed), then either ``infeasible`` with its Farkas vector or phase II."""
+        clock = Clock().start()
+        feat, _ = _linear_features(problem)
+        n, dim = problem.n_samples, feat.dim
+        phase1 = _PrimalState(
+            feat=feat.with_column(problem.y),  # m_i + s = y_i x̃_i·(z, s)·(.., y_i)
+            y=problem.y,
+            C=np.ones(n),
+            loss="hard",
+            p=np.zeros(dim + 1),
+            c=np.append(np.zeros(dim), 1.0),
+            z=np.append(np.zeros(dim), 2.0),
+            t=float(n),
+            mu=self.mu,
+            n_constraints=n,
+        )
+        phase1.m = np.full(n, 2.0)
+        farkas, steps = None, 0
+        while steps < self.max_iter:
+            # A tiny ridge keeps the system definite where X̃ᵀDX̃ is singular (p = 0 here).
+            row_scale = float(np.mean(1.0 / (phase1.m - 1.0) ** 2))
+            phase1.ridge = (1e-10 if feat.d <= n else 1e-6) * row_scale
+            steps += _center_primal(
+                phase1, self.max_iter - steps, PHASE1_NEWTON_TOL, stop=lambda s: s.z[-1] < 0
+            )
+            if phase1.z[-1] < 0:
+                break
+            # λ⁺ of the last Newton step: Σλ⁺_i y_i x̃_i = ridge·Δz/t ≈ 0 and Σλ⁺_i ≈ 1.
+            lam = np.maximum(phase1.lam, 0.0)
+            lam /= lam.sum()
+            if problem.is_infeasibility_certificate(lam):
+                farkas = lam
+                break
+            if phase1.stalled:
+                break
+            phase1.t *= self.mu
+        phase1_time = clock.stop()
+        info1 = {"phase1_newton_steps": steps, "phase1_time": phase1_time}
+        if farkas is not None or phase1.z[-1] >= 0:
+            status = Status.INFEASIBLE if farkas is not None else Status.MAX_ITER
+            if farkas is None and phase1.stalled:
+                status = Status.NUMERICAL_ERROR
+            return self._result(
+                problem,
+                status=status,
+                variables={} if farkas is not None else {"w": phase1.z[: feat.d]},
+                iterations=steps,
+                solve_time=phase1_time,
+                farkas=farkas,
+                info=info1,
+            )
+        # Phase I stops on an unbounded ray (s → −∞): the margins are homogeneous in z, so
+        # z / min_i(m_i) · (1 + 1/10) is strictly feasible with min margin 1.1 and a small norm.
+        z = phase1.z[:dim]
+        z = z * (1.1 / float(np.min(problem.y * feat.dot(z))))
+        result = super().solve(problem, warm_start=("phase1", z), callback=callback)
+        return replace(
+            result,
+            solve_time=result.solve_time + phase1_time,
+            info={**result.info, **info1},
+        )
+
+    # ---- IterativeSolver hooks -------------------------------------------------------------------
+    def _init_state(self, problem, warm_start):
+        if isinstance(problem, (SoftMarginPrimal, HardMarginPrimal)) and not isinstance(
+            problem, SoftMarginDual
+        ):
+            return self._init_primal(problem, warm_start)
+        return self._init_dual(problem)
+
+    def _init_primal(self, problem, warm_start):
+        feat, p = _linear_features(problem)
+        hard = isinstance(problem, HardMarginPrimal)
+        C = np.ones(problem.n_samples) if hard else problem.upper_bounds
+        y = problem.y
+        active = C > 0
+        if not np.all(active):  # C_i = 0: the example does not enter the problem
+            X = problem.X[active]
+            feat = _Features(X, feat.E[active] if feat.k else None)
+            C, y = C[active], y[active]
+        if hard:
+            z = np.asarray(warm_start[1], dtype=float).copy()
+            loss, n_cons = "hard", len(y)
+            f0 = 0.5 * float(z @ (p * z))
+        else:
+            z = np.zeros(feat.dim)
+            loss = problem.loss
+            n_cons = (2 if loss == "hinge" else 1) * len(y)
+            f0 = float(C.sum())  # the loss at z = 0 (ξ = 1)
+        state = _PrimalState(
+            feat=feat,
+            y=y,
+            C=C,
+            loss=loss,
+            p=p,
+            c=np.zeros(feat.dim),
+            z=z,
+            t=self.t0 * n_cons / max(1.0, abs(f0)),
+            mu=self.mu,
+            n_constraints=n_cons,
+        )
+        state.m = y * feat.dot(z)
+        state.active = active
+        return state
+
+    def _init_dual(self, problem):
+        C_all = problem.upper_bounds
+        active = C_all > 0
+        y = problem.y[active]
+        C = C_all[active]
+        hinge = problem.loss == "hinge"
+        equality = problem.bias == "free"
+        n = len(y)
+        Q, feat = None, None
+        if isinstance(problem, SoftMarginDual):
+            fe, _ = _linear_features(problem)
+            X = problem.X[active] if not np.all(active) else problem.X
+            E = fe.E[active] if problem.bias == "regularized" else None
+            feat = _Features(X, E)
+            if n <= DENSE_DUAL_MAX_N or feat.dim >= n:  # small or not low rank: dense Q
+                G = feat.X @ feat.X.T
+                Q = np.asarray(G.toarray() if sparse.issparse(G) else G)
+                if feat.k:
+                    Q += feat.E @ feat.E.T
+                Q *= np.outer(y, y)
+                feat = None
+        else:
+            K = problem.gram if np.all(active) else problem.gram[np.ix_(active, active)]
+            Q = K + problem.bias_scale**2 if problem.bias == "regularized" else K.copy()
+            Q *= np.outer(y, y)
+        delta = np.zeros(n) if hinge else 1.0 / (2.0 * C)
+        u = C.copy() if hinge else np.full(n, np.inf)
+        alpha = _dual_start(y, C, equality)
+        n_cons = (2 if hinge else 1) * n
+        state = _DualState(
+            y=y,
+            u=u,
+            delta=delta,
+            equality=equality,
+            Q=Q,
+            feat=feat,
+            alpha=alpha,
+            t=1.0,
+            mu=self.mu,
+            n_constraints=n_cons,
+            active=active,
+            n_all=problem.n_samples,
+        )
+        state.Qa = state.q_times(alpha)
+        state.slack = u - alpha
+        # [BV §11.3.1]: m/t₀ of the order of f₀(α₀) − p*, and p* ≥ −Σ C_i (½αᵀQα ≥ 0, and
+        # α²/(4C) − α ≥ −C for the squared hinge), so f₀(α₀) + Σ C_i bounds that difference.
+        state.t = self.t0 * n_cons / max(1.0, state.objective() + float(C.sum()))
+        return state
+
+    def _step(self, problem, state) -> tuple[int, bool]:
+        """One outer step: centre at t (Newton), then ``t ← μ t``."""
+        budget = max(1, min(MAX_NEWTON_PER_CENTERING, self.max_iter - state.newton_steps))
+        if isinstance(state, _PrimalState):
+            center = state.z.copy()
+            _predict_primal(state)
+            steps = _center_primal(state, budget, self.newton_tol)
+            state.previous_center = center if state.outer_steps > 0 else None
+        else:
+            center = state.alpha.copy()
+            state.Qa = state.q_times(state.alpha)  # refreshed once per outer step (no drift)
+            _predict_dual(state)
+            steps = _center_dual(state, budget, self.newton_tol)
+            state.previous_center = center if state.outer_steps > 0 else None
+        state.t_center = state.t
+        state.t *= state.mu
+        state.outer_steps += 1
+        bound = state.n_constraints / state.t_center
+        native = bound <= self.tol * max(1.0, abs(state.objective()))
+        return steps, native
+
+    def _variables(self, problem, state) -> dict[str, Any]:
+        if isinstance(state, _PrimalState):
+            w, b = _split_z(problem, state.z)
+            lam = np.zeros(len(state.active))
+            lam[state.active] = state.lam  # multipliers of m_i + ξ_i ≥ 1 (λ⁺ of the last step)
+            return {"w": w, "b": b, "alpha": lam}
+        alpha = np.zeros(state.n_all)
+        alpha[state.active] = state.alpha
+        return {"alpha": alpha}
+
+    def _info(self, state) -> dict[str, Any]:
+        return {
+            "outer_steps": state.outer_steps,
+            "t": state.t_center,
+            "central_path_gap_bound": state.n_constraints / state.t_center,
+            "stalled": state.stalled,
+        }
