@@ -17,6 +17,7 @@ SOLVER_MODULES = (
     "solvers.clarabel_ref",
     "solvers.barrier",
     "solvers.dcd",
+    "solvers.accpm",
 )
 
 _REGISTRY: dict[str, type[Solver]] = {}

@@ -1,0 +1,242 @@
+"""ACCPM (analytic-center cutting-plane method) against the Clarabel reference.
+
+Every run is judged twice: by the problem's certificate of the returned point, and by ACCPM's own
+bounds ``l ≤ f* ≤ u``, which must bracket the reference optimum at every oracle call.
+"""
+
+from __future__ import annotations
+
+import functools
+import math
+
+import numpy as np
+import pytest
+from scipy import sparse
+
+from problems import HardMarginPrimal, SoftMarginDual, SoftMarginPrimal
+from solvers import registry
+from solvers._reference import reference_solution
+from solvers.accpm import ACCPM, _localization_box, _problem_data
+from solvers.base import ConvergenceWarning, Status
+from tests.conftest import BINARY_SETS, SET_C
+
+SETS = ("gaussian_overlap", "quadrant", "breast_cancer")
+DROPPING = ("none", "relevance", "keep")
+TOL = 1e-6
+
+
+def _problem(name, **kw):
+    X, y = BINARY_SETS[name]
+    return SoftMarginPrimal(X, y, C=SET_C[name], **kw)
+
+
+@functools.cache
+def _solve(name, dropping, **kw):
+    problem = _problem(name)
+    solver = ACCPM(tol=TOL, dropping=dropping, check_every=25, lp_every=10, **kw)
+    return problem, solver.solve(problem)
+
+
+def _rel(a, b):
+    return abs(a - b) / max(1.0, abs(b))
+
+
+def _z(problem, w, b):
+    """The ACCPM variables of ``(w, b)``: ``w``, ``(w, b)`` or ``(w, b/s)``."""
+    if problem.bias == "none":
+        return np.asarray(w)
+    last = b / problem.bias_scale if problem.bias == "regularized" else b
+    return np.append(w, last)
+
+
+@pytest.mark.parametrize("dropping", DROPPING)
+@pytest.mark.parametrize("name", SETS)
+def test_reaches_the_reference_objective(name, dropping):
+    problem, r = _solve(name, dropping)
+    ref = reference_solution(problem)
+    assert r.status is Status.OPTIMAL, r.message
+    assert r.solver == "accpm" and r.iteration_unit == "oracle calls"
+    assert r.info["bound_gap"] <= TOL
+    assert _rel(r.primal, ref.primal) <= 10 * TOL
+    # the reported gap is the problem's certificate of the returned point, not ACCPM's bounds
+    cert = problem.certificate(w=r.w, b=r.b)
+    assert r.gap == pytest.approx(cert.gap, rel=1e-9, abs=1e-12)
+    assert r.certified and r.rel_gap <= 1e-4
+    assert r.info["upper"] == pytest.approx(problem.primal_objective(r.w, r.b), rel=1e-12)
+    assert len(r.info["history"]["call"]) == r.iterations
+
+
+@pytest.mark.parametrize("dropping", DROPPING)
+@pytest.mark.parametrize("name", SETS)
+def test_bounds_bracket_the_optimum_at_every_call(name, dropping):
+    problem, r = _solve(name, dropping)
+    f_star = reference_solution(problem).primal
+    slack = 1e-9 * max(1.0, abs(f_star))  # the reference's own accuracy
+    h = r.info["history"]
+    for key in ("lower", "lower_dikin", "lower_dual"):
+        assert np.all(h[key] <= f_star + slack), key
+    lp = h["lower_lp"][np.isfinite(h["lower_lp"])]
+    assert lp.size and np.all(lp <= f_star + slack)
+    assert np.all(h["upper"] >= f_star - slack)
+    assert np.all(h["f"] >= h["upper"])
+    # the bounds are monotone and the history's last entry is the result's
+    assert np.all(np.diff(h["lower"]) >= 0) and np.all(np.diff(h["upper"]) <= 0)
+    assert h["upper"][-1] == r.info["upper"] and h["lower"][-1] == r.info["lower"]
+
+
+@pytest.mark.parametrize("name", SETS)
+def test_dropping_reaches_the_same_objective(name):
+    values = [_solve(name, d)[1].primal for d in DROPPING]
+    assert max(values) - min(values) <= 2 * TOL * max(1.0, abs(values[0]))
+
+
+@pytest.mark.parametrize("name", SETS)
+def test_dropping_bounds_the_number_of_cuts(name):
+    problem, none = _solve(name, "none")
+    _, keep = _solve(name, "keep")
+    _, relevance = _solve(name, "relevance")
+    n_limit = 3 * (problem.n_features + 1)
+    assert keep.info["keep_limit"] == n_limit
+    assert keep.info["max_cuts_held"] <= n_limit
+    assert np.max(keep.info["history"]["cuts"]) <= n_limit
+    # without dropping every oracle call but the last leaves its cut
+    assert none.info["cuts_held"] == none.iterations - 1
+    assert relevance.info["max_cuts_held"] <= none.info["max_cuts_held"]
+    assert np.sum(relevance.info["history"]["dropped"]) > 0
+
+
+def test_keep_factor_two_holds_2p_cuts_and_converges():
+    problem = _problem("gaussian_overlap")
+    r = ACCPM(tol=1e-5, dropping="keep", keep_factor=2, trace=False).solve(problem)
+    ref = reference_solution(problem)
+    assert r.status is Status.OPTIMAL
+    assert r.info["max_cuts_held"] <= 2 * (problem.n_features + 1)
+    assert _rel(r.primal, ref.primal) <= 1e-4
+
+
+def test_keep_factor_one_stalls_but_its_bounds_stay_valid():
+    """With at most p cuts the model cannot bound f below away from the box: no progress, but
+    dropping only enlarges the set, so the bounds still bracket the optimum."""
+    problem = _problem("gaussian_overlap")
+    with pytest.warns(ConvergenceWarning):
+        r = ACCPM(dropping="keep", keep_factor=1, max_iter=150, trace=False).solve(problem)
+    f_star = reference_solution(problem).primal
+    h = r.info["history"]
+    assert r.status is Status.MAX_ITER and r.info["max_cuts_held"] <= problem.n_features + 1
+    assert np.all(h["lower"] <= f_star) and np.all(h["upper"] >= f_star)
+
+
+@pytest.mark.parametrize("loss", ["hinge", "squared_hinge"])
+@pytest.mark.parametrize("bias", ["free", "regularized", "none"])
+@pytest.mark.parametrize("name", SETS)
+def test_localization_box_contains_the_reference_optimum(name, bias, loss):
+    problem = _problem(name, bias=bias, loss=loss, bias_scale=2.0)
+    ref = reference_solution(problem)
+    box = _localization_box(_problem_data(problem))
+    z = _z(problem, ref.w, ref.b)
+    assert z.shape == box.shape
+    assert np.all(np.abs(z) < box / 1.01)  # the proven bound, before the 1% padding
+
+
+@pytest.mark.parametrize(
+    ("bias", "loss"),
+    [
+        ("regularized", "hinge"),
+        ("none", "hinge"),
+        ("free", "squared_hinge"),
+        ("none", "squared_hinge"),
+    ],
+)
+def test_other_biases_and_the_squared_hinge(bias, loss):
+    problem = _problem("gaussian_overlap", bias=bias, loss=loss, bias_scale=2.0)
+    r = ACCPM(tol=TOL, trace=False).solve(problem)
+    ref = reference_solution(problem)
+    assert r.status is Status.OPTIMAL
+    assert _rel(r.primal, ref.primal) <= 10 * TOL
+    assert np.all(r.info["history"]["lower"] <= ref.primal + 1e-9 * max(1, ref.primal))
+    if bias == "none":
+        assert r.b == 0.0
+
+
+def test_sparse_input_gives_the_dense_result():
+    X, y = BINARY_SETS["quadrant"]
+    dense = ACCPM(trace=False).solve(SoftMarginPrimal(X, y))
+    csr = ACCPM(trace=False).solve(SoftMarginPrimal(sparse.csr_matrix(X), y))
+    assert csr.iterations == dense.iterations
+    assert csr.primal == pytest.approx(dense.primal, rel=1e-10)
+
+
+def test_trace_is_certified_every_check_every_calls():
+    problem = _problem("quadrant")
+    r = ACCPM(tol=TOL, check_every=7).solve(problem)
+    its = [c.iteration for c in r.trace]
+    assert all(i % 7 == 0 for i in its[:-1]) and its[-1] == r.iterations
+    assert r.trace[-1].gap == pytest.approx(r.gap)
+    # trace points are the problem's certificates (primal ≥ reference optimum)
+    ref = reference_solution(problem)
+    assert all(c.primal >= ref.primal - 1e-9 * ref.primal for c in r.trace)
+
+
+def test_gap_stop_rule_stops_on_the_certified_gap():
+    problem = _problem("gaussian_overlap")
+    r = ACCPM(tol=1e-5, stop_rule="gap", check_every=5, trace=False).solve(problem)
+    assert r.status is Status.OPTIMAL and r.rel_gap <= 1e-5
+
+
+def test_max_iter_ends_with_its_status():
+    with pytest.warns(ConvergenceWarning):
+        r = ACCPM(max_iter=12, check_every=5, trace=False).solve(_problem("quadrant"))
+    assert r.status is Status.MAX_ITER and r.iterations == 12
+    assert r.info["bound_gap"] > TOL
+    assert math.isfinite(r.gap)
+
+
+def test_warm_start_from_the_optimum():
+    problem = _problem("gaussian_overlap")
+    ref = reference_solution(problem)
+    r = ACCPM(tol=TOL, trace=False).solve(problem, warm_start={"w": ref.w, "b": ref.b})
+    assert r.info["history"]["upper"][0] == pytest.approx(ref.primal, rel=1e-8)
+    assert np.isneginf(r.info["history"]["lower_dikin"][0])  # not a center: no Dikin bound
+    assert r.status is Status.OPTIMAL and _rel(r.primal, ref.primal) <= 10 * TOL
+
+
+def test_registered_under_accpm():
+    solver = registry.get("accpm", dropping="keep")
+    assert type(solver) is ACCPM and solver.dropping == "keep"
+    assert solver.stop_rule == "native"
+    assert "accpm" in registry.solvers_for(_problem("quadrant"))
+
+
+@pytest.mark.parametrize(
+    "options",
+    [
+        {"dropping": "sometimes"},
+        {"keep_factor": 0},
+        {"lp_every": -1},
+        {"tol": -1e-3},
+        {"center_tol": -1.0},
+        {"stop_rule": "kkt"},
+        {"check_every": 0},
+        {"max_iter": 0},
+    ],
+)
+def test_bad_options_raise_value_error(options):
+    with pytest.raises(ValueError):
+        ACCPM(**options)
+
+
+def test_unsupported_problems_raise_type_error():
+    X, y = BINARY_SETS["quadrant"]
+    for problem in (SoftMarginDual(X, y), HardMarginPrimal(X, y)):
+        with pytest.raises(TypeError, match="accpm"):
+            ACCPM().solve(problem)
+
+
+def test_a_failed_centering_is_a_numerical_error(monkeypatch):
+    """A polytope that Newton cannot center ends the run honestly, never as ``optimal``."""
+    import solvers.accpm as accpm
+
+    monkeypatch.setattr(accpm, "_center", lambda *args: None)
+    r = ACCPM(trace=False).solve(_problem("quadrant"))
+    assert r.status is Status.NUMERICAL_ERROR and "centering failed" in r.message
+    assert r.iterations == 1 and math.isfinite(r.primal)
