@@ -18,6 +18,8 @@ SOLVER_MODULES = (
     "solvers.barrier",
     "solvers.dcd",
     "solvers.accpm",
+    "solvers.pegasos",
+    "solvers.perceptron",
 )
 
 _REGISTRY: dict[str, type[Solver]] = {}
