@@ -18,6 +18,8 @@ SOLVER_MODULES = (
     "solvers.barrier",
     "solvers.dcd",
     "solvers.accpm",
+    "solvers.multiclass",
+    "solvers.structured",
     "solvers.pegasos",
     "solvers.perceptron",
 )

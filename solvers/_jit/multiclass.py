@@ -1,0 +1,413 @@
+"""Jitted epochs of the Crammer–Singer solvers: dual coordinate descent and multiclass SGD.
+
+Variables follow ``problems/multiclass.py``: ``β`` (n, k) with rows on the scaled simplex
+``{β_i ≥ 0, Σ_r β_ir = C_i}``, ``w̃_r = Σ_i (C_i 1[y_i = r] − β_ir) x̃_i`` where ``x̃_i = (x_i, s)``
+for a regularized bias (``reg = True``) and ``x̃_i = x_i`` otherwise. The weights are stored
+transposed, ``Wt`` (d, k) (LIBLINEAR's layout: one contiguous row of k weights per feature), with
+the bias weights ``w_{r,b}`` apart in ``wb`` (k,).
+
+Every kernel runs one whole epoch over the examples in an order given by the caller (seeded
+permutations are drawn in Python); dense rows come as a C-contiguous ``X`` (n, d), CSR rows as
+``(indptr, indices, data)``.
+"""
+
+from __future__ import annotations
+
+import numba
+import numpy as np
+
+
+@numba.njit(cache=True)
+def project_scaled_simplex(v, m, radius, out, buf):
+    """Euclidean projection of ``v[:m]`` onto ``{u ≥ 0, Σ u = radius}``, written to ``out[:m]``.
+
+    Sort-based (Held, Wolfe & Crowder 1974; the sub-problem solver of Crammer & Singer 2001 and
+    Keerthi et al. 2008): with ``u`` the entries sorted in decreasing order,
+    ``ρ = max{j : u_j > (Σ_{l≤j} u_l − radius)/j}`` and ``τ = (Σ_{l≤ρ} u_l − radius)/ρ``; the
+    projection is ``max(v − τ, 0)``. ``buf`` is scratch of length ≥ m (insertion sort: m = k is
+    small).
+    """
+    for a in range(m):
+        x = v[a]
+        b = a
+        while b > 0 and buf[b - 1] < x:
+            buf[b] = buf[b - 1]
+            b -= 1
+        buf[b] = x
+    css = 0.0
+    tau = 0.0
+    for j in range(m):
+        css += buf[j]
+        t = (css - radius) / (j + 1)
+        if buf[j] > t:
+            tau = t
+        else:
+            break
+    for a in range(m):
+        d = v[a] - tau
+        out[a] = d if d > 0.0 else 0.0
+
+
+@numba.njit(cache=True)
+def _cs_dcd_example(
+    i,
+    G,
+    na,
+    cls,
+    beta,
+    Ci,
+    Ai,
+    Wt,
+    wb,
+    s_bias,
+    reg,
+    xi_idx,
+    xi_val,
+    dense_row,
+    use_dense,
+    vbuf,
+    newbuf,
+    sortbuf,
+    shrinking,
+):
+    """Shrink, then solve exactly the sub-problem of example i over its ``na`` active classes.
+
+    Returns ``(new_na, violation)``; ``G[:na]`` holds ``g_r = Δ(r, y_i) + w̃_r·x̃_i`` on entry.
+    """
+    # KKT of the sub-problem (the dual is maximized; ∂D/∂β_ir = g_r − w̃_{y_i}·x̃_i): every r
+    # with β_ir > 0 must have g_r = max_r' g_r'. violation = maxG − min_{β_ir > 0} g_r.
+    min_g = np.inf
+    max_g = -np.inf
+    for a in range(na):
+        r = cls[a]
+        if beta[i, r] > 0.0 and G[a] < min_g:
+            min_g = G[a]
+        if G[a] > max_g:
+            max_g = G[a]
+    if shrinking:
+        # LIBLINEAR's be_shrunk: a class with β_ir = 0 whose g_r is below every supported g
+        # would stay at 0; move it past the active end (Keerthi et al. 2008, §4).
+        a = 0
+        while a < na:
+            if beta[i, cls[a]] == 0.0 and G[a] < min_g:
+                na -= 1
+                tmp = cls[a]
+                cls[a] = cls[na]
+                cls[na] = tmp
+                tg = G[a]
+                G[a] = G[na]
+                G[na] = tg
+            else:
+                a += 1
+        if na <= 1:
+            return na, 0.0
+    viol = max_g - min_g
+    if viol <= 1e-12:
+        return na, viol
+    # Sub-problem: max_{β_i ∈ C_i·simplex} Σ_r δ_r g_r − ½ A_i ‖δ‖², δ = β_i^new − β_i, i.e.
+    # β_i^new = Proj(β_i + g / A_i)  ([Keerthi08] eq. (7); [CS01] Fig. 2).
+    for a in range(na):
+        vbuf[a] = beta[i, cls[a]] + G[a] / Ai
+    project_scaled_simplex(vbuf, na, Ci, newbuf, sortbuf)
+    # w̃_r = Σ_i (C_i 1[y_i = r] − β_ir) x̃_i, so Δw̃_r = −δ_r x̃_i; the changed classes are
+    # gathered first (vbuf: −δ, sortbuf: class) so that W is swept feature by feature (rows of
+    # Wt are contiguous), as LIBLINEAR does
+    nz = 0
+    for a in range(na):
+        r = cls[a]
+        d = newbuf[a] - beta[i, r]
+        if d != 0.0:
+            beta[i, r] = newbuf[a]
+            vbuf[nz] = -d
+            sortbuf[nz] = r
+            nz += 1
+            if reg:
+                wb[r] -= d * s_bias
+    if nz == 0:
+        return na, viol
+    if use_dense:
+        for j in range(dense_row.shape[0]):
+            xj = dense_row[j]
+            if xj != 0.0:
+                for m in range(nz):
+                    Wt[j, int(sortbuf[m])] += vbuf[m] * xj
+    else:
+        for p in range(xi_idx.shape[0]):
+            j = xi_idx[p]
+            xj = xi_val[p]
+            for m in range(nz):
+                Wt[j, int(sortbuf[m])] += vbuf[m] * xj
+    return na, viol
+
+
+@numba.njit(cache=True)
+def cs_dcd_epoch_dense(
+    X, y, C, cost, A, s_bias, reg, beta, Wt, wb, index, active_size, active_i, cls, shrinking
+):
+    """One epoch of the sequential dual method for Crammer–Singer (Keerthi et al. 2008, Alg. 1;
+    LIBLINEAR's ``Solver_MCSVM_CS``) over the first ``active_size`` entries of ``index``.
+
+    Parameters
+    ----------
+    X : ndarray (n, d), C-contiguous float64
+    y : int64 (n,)
+    C : float64 (n,), the simplex radii ``C_i``
+    cost : float64 (k, k), ``cost[r, y] = Δ(r, y)``
+    A : float64 (n,), ``A_i = ‖x̃_i‖²``
+    s_bias, reg : the bias feature's value and whether it is present
+    beta, Wt, wb : the variables, updated in place
+    index : int64 (n,), examples in the order to visit (active ones first)
+    active_size : int, number of active examples
+    active_i : int64 (n,), number of active classes of each example
+    cls : int64 (n, k), the classes of each example, active ones first
+    shrinking : bool
+
+    Returns
+    -------
+    active_size : int
+        The new number of active examples (examples with ≤ 1 active class are moved past it).
+    stopping : float
+        ``max_i (max_r g_ir − min_{r: β_ir > 0} g_ir)`` over the examples visited (LIBLINEAR's
+        stopping quantity; 0 at the optimum of the active problem).
+    """
+    k = cost.shape[0]
+    G = np.empty(k)
+    vbuf = np.empty(k)
+    newbuf = np.empty(k)
+    sortbuf = np.empty(k)
+    empty_i = np.empty(0, dtype=np.int64)
+    empty_v = np.empty(0)
+    stopping = -np.inf
+    s = 0
+    while s < active_size:
+        i = index[s]
+        Ai = A[i]
+        if Ai <= 0.0 or C[i] <= 0.0:
+            s += 1
+            continue
+        na = active_i[i]
+        yi = y[i]
+        row = X[i]
+        for a in range(na):
+            r = cls[i, a]
+            g = cost[r, yi]
+            if reg:
+                g += wb[r] * s_bias
+            G[a] = g
+        for j in range(row.shape[0]):
+            xj = row[j]
+            if xj != 0.0:
+                for a in range(na):
+                    G[a] += Wt[j, cls[i, a]] * xj
+        na, viol = _cs_dcd_example(
+            i,
+            G,
+            na,
+            cls[i],
+            beta,
+            C[i],
+            Ai,
+            Wt,
+            wb,
+            s_bias,
+            reg,
+            empty_i,
+            empty_v,
+            row,
+            True,
+            vbuf,
+            newbuf,
+            sortbuf,
+            shrinking,
+        )
+        active_i[i] = na
+        if na <= 1:
+            active_size -= 1
+            t = index[s]
+            index[s] = index[active_size]
+            index[active_size] = t
+            continue
+        if viol > stopping:
+            stopping = viol
+        s += 1
+    return active_size, stopping
+
+
+@numba.njit(cache=True)
+def cs_dcd_epoch_csr(
+    indptr,
+    indices,
+    data,
+    y,
+    C,
+    cost,
+    A,
+    s_bias,
+    reg,
+    beta,
+    Wt,
+    wb,
+    index,
+    active_size,
+    active_i,
+    cls,
+    shrinking,
+):
+    """:func:`cs_dcd_epoch_dense` for CSR rows ``(indptr, indices, data)``."""
+    k = cost.shape[0]
+    G = np.empty(k)
+    vbuf = np.empty(k)
+    newbuf = np.empty(k)
+    sortbuf = np.empty(k)
+    empty_row = np.empty(0)
+    stopping = -np.inf
+    s = 0
+    while s < active_size:
+        i = index[s]
+        Ai = A[i]
+        if Ai <= 0.0 or C[i] <= 0.0:
+            s += 1
+            continue
+        na = active_i[i]
+        yi = y[i]
+        idx = indices[indptr[i] : indptr[i + 1]]
+        val = data[indptr[i] : indptr[i + 1]]
+        for a in range(na):
+            r = cls[i, a]
+            g = cost[r, yi]
+            if reg:
+                g += wb[r] * s_bias
+            G[a] = g
+        for p in range(idx.shape[0]):
+            j = idx[p]
+            xj = val[p]
+            for a in range(na):
+                G[a] += Wt[j, cls[i, a]] * xj
+        na, viol = _cs_dcd_example(
+            i,
+            G,
+            na,
+            cls[i],
+            beta,
+            C[i],
+            Ai,
+            Wt,
+            wb,
+            s_bias,
+            reg,
+            idx,
+            val,
+            empty_row,
+            False,
+            vbuf,
+            newbuf,
+            sortbuf,
+            shrinking,
+        )
+        active_i[i] = na
+        if na <= 1:
+            active_size -= 1
+            t = index[s]
+            index[s] = index[active_size]
+            index[active_size] = t
+            continue
+        if viol > stopping:
+            stopping = viol
+        s += 1
+    return active_size, stopping
+
+
+@numba.njit(cache=True)
+def cs_sgd_epoch(
+    indptr,
+    indices,
+    data,
+    X,
+    use_dense,
+    y,
+    weight,
+    cost,
+    s_bias,
+    reg,
+    lam,
+    order,
+    t0,
+    U,
+    Ub,
+    V,
+    Vb,
+    H,
+):
+    """One epoch of the lecture's SGD for the multiclass SVM (Shalev-Shwartz & Ben-David 2014,
+    §17.2.5), over the examples in ``order``.
+
+    The lecture's iteration ``w⁽ᵗ⁺¹⁾ = (1 − 1/t) w⁽ᵗ⁾ − (1/(2λt)) u_t`` with
+    ``u_t = weight_i [Ψ(x_i, ŷ) − Ψ(x_i, y_i)]`` and
+    ``ŷ = argmax_r Δ(r, y_i) + ⟨w⁽ᵗ⁾, Ψ(x_i, r) − Ψ(x_i, y_i)⟩`` unrolls (w⁽¹⁾ = 0) to
+    ``w⁽ᵗ⁺¹⁾ = −U_t / (2λt)`` with ``U_t = Σ_{s≤t} u_s``: only the sum ``U`` (k × d, two rows
+    touched per step) is stored. The average of the iterates ``w⁽¹⁾ … w⁽ᵀ⁺¹⁾`` is
+    ``Σ_{t=1}^{T+1} w⁽ᵗ⁾ / (T+1) = −(H_T U_T − V_T) / (2λ(T+1))`` with ``H_t = Σ_{s≤t} 1/s`` and
+    ``V_t = Σ_{s≤t} H_{s−1} u_s`` (since ``Σ_{m≤T} U_m/m = Σ_s u_s (H_T − H_{s−1})``), also
+    updated two rows at a time.
+
+    ``U, V`` are stored transposed (d, k) and ``Ub, Vb`` (k,) hold the bias feature's column.
+    ``t0`` is the number of steps already done, ``H[0]`` holds ``H_{t0}``. Returns the new t.
+    """
+    k = cost.shape[0]
+    t = t0
+    z = np.empty(k)
+    for p in range(order.shape[0]):
+        i = order[p]
+        t += 1
+        yi = y[i]
+        # scores of w⁽ᵗ⁾ = −U_{t−1}/(2λ(t−1)) (w⁽¹⁾ = 0: every score 0)
+        for r in range(k):
+            z[r] = Ub[r] * s_bias if reg else 0.0
+        if use_dense:
+            for j in range(X.shape[1]):
+                xj = X[i, j]
+                if xj != 0.0:
+                    for r in range(k):
+                        z[r] += U[j, r] * xj
+        else:
+            for q in range(indptr[i], indptr[i + 1]):
+                j = indices[q]
+                xj = data[q]
+                for r in range(k):
+                    z[r] += U[j, r] * xj
+        scale = -1.0 / (2.0 * lam * (t - 1)) if t > 1 else 0.0
+        zy = z[yi] * scale
+        best = yi
+        best_val = 0.0
+        for r in range(k):
+            val = cost[r, yi] + z[r] * scale - zy
+            if val > best_val:
+                best_val = val
+                best = r
+        h_prev = H[0]  # H_{t−1}
+        if best != yi and weight[i] > 0.0:
+            c = weight[i]
+            # u_t = c (Ψ(x, ŷ) − Ψ(x, y)): +c x in row ŷ, −c x in row y
+            if use_dense:
+                for j in range(X.shape[1]):
+                    xj = X[i, j]
+                    if xj != 0.0:
+                        U[j, best] += c * xj
+                        U[j, yi] -= c * xj
+                        V[j, best] += h_prev * c * xj
+                        V[j, yi] -= h_prev * c * xj
+            else:
+                for q in range(indptr[i], indptr[i + 1]):
+                    j = indices[q]
+                    xj = data[q]
+                    U[j, best] += c * xj
+                    U[j, yi] -= c * xj
+                    V[j, best] += h_prev * c * xj
+                    V[j, yi] -= h_prev * c * xj
+            if reg:
+                Ub[best] += c * s_bias
+                Ub[yi] -= c * s_bias
+                Vb[best] += h_prev * c * s_bias
+                Vb[yi] -= h_prev * c * s_bias
+        H[0] = h_prev + 1.0 / t
+    return t

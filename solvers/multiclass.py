@@ -1,0 +1,776 @@
+"""Multiclass SVM solvers: Crammer–Singer by dual coordinate descent and by SGD, and the
+one-vs-rest / one-vs-one reductions to any binary solver of the registry.
+
+The Crammer–Singer problem (``problems.multiclass.MulticlassHinge``; Crammer & Singer, JMLR 2001,
+with the margin rescaled by a cost Δ as in Tsochantaridis et al., JMLR 2005)::
+
+    min_W  P(W) = ½‖W̃‖_F² + Σ_i C_i max_r (Δ(r, y_i) + w̃_r·x̃_i − w̃_{y_i}·x̃_i)
+    max_β  D(β) = Σ_{i,r} β_ir Δ(r, y_i) − ½‖W̃(β)‖_F²,
+           β_i ∈ {β_i ≥ 0, Σ_r β_ir = C_i},   w̃_r(β) = Σ_i (C_i 1[y_i = r] − β_ir) x̃_i,
+
+with ``x̃_i = (x_i, s)`` for a regularized bias (``b_r = s·w_{r,b}``) and ``x̃_i = x_i`` without.
+
+``cs_dcd``
+    The sequential dual method of Keerthi, Sundararajan, Chang, Hsieh & Lin (KDD 2008), i.e.
+    LIBLINEAR's ``-s 4``: one example at a time, ``β_i`` is replaced by the exact maximizer of D
+    over its simplex, ``β_i ← Proj_{C_i·simplex}(β_i + g_i / A_i)`` with
+    ``g_ir = Δ(r, y_i) + w̃_r·x̃_i`` and ``A_i = ‖x̃_i‖²`` (sort-based projection), with LIBLINEAR's
+    shrinking of (example, class) pairs.
+``cs_sgd``
+    The lecture's stochastic subgradient method on ``λ‖W‖² + (1/n) Σ_i loss_i`` with
+    ``λ = 1/(2nC)`` (``problems.scaling.lambda_from_C(form="multiclass_lecture")``), averaged.
+``ovr``, ``ovo``
+    One-vs-rest (argmax of the k binary decision values) and one-vs-one (majority vote over the
+    k(k−1)/2 pairwise models, ties broken by the summed confidences), each binary problem solved by
+    any solver of the registry (``binary_solver``, ``binary_options``), linear or kernel.
+
+A reduction is not a solver of the Crammer–Singer problem: it solves k (or k(k−1)/2) other
+problems. It still takes a :class:`~problems.multiclass.MulticlassHinge` — for its data, C,
+bias and sample weights, so that the same problem object runs through every multiclass solver of
+the harness — and builds the binary problems from it (``SoftMarginPrimal``/``SoftMarginDual`` or
+``KernelDual``). Its result reports, honestly: for linear one-vs-rest with the problem's own bias,
+the certified Crammer–Singer gap of the stacked ``W`` (large: the stacked one-vs-rest ``W`` is
+not the Crammer–Singer optimum); for one-vs-one and kernel models, which have no ``W`` of the
+Crammer–Singer problem, no multiclass certificate (``primal = dual = nan``,
+``certified = False``). In every case ``info["binary_rel_gaps"]`` holds the certified relative
+gap of each binary problem, and ``info["models"]`` the binary models that :func:`predict` uses.
+
+References
+----------
+.. [CS01] K. Crammer, Y. Singer. On the algorithmic implementation of multiclass kernel-based
+   vector machines. JMLR 2, 2001.
+.. [Keerthi08] S. S. Keerthi, S. Sundararajan, K.-W. Chang, C.-J. Hsieh, C.-J. Lin. A sequential
+   dual method for large scale multi-class linear SVMs. KDD 2008.
+.. [Tsoch05] I. Tsochantaridis, T. Joachims, T. Hofmann, Y. Altun. Large margin methods for
+   structured and interdependent output variables. JMLR 6, 2005.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from dataclasses import dataclass
+from typing import Any, ClassVar
+
+import numpy as np
+from scipy import sparse
+
+from problems import KernelDual, MulticlassHinge, SoftMarginDual, SoftMarginPrimal
+from problems._validation import check_int, check_option
+from problems.base import make_certificate
+from problems.scaling import lambda_from_C
+from solvers._jit import multiclass as _jit
+from solvers.base import Clock, IterativeSolver, Solver, SolveResult, Status
+from solvers.registry import register
+
+# ---------------------------------------------------------------------------------------------
+# Crammer–Singer: shared helpers
+# ---------------------------------------------------------------------------------------------
+
+
+def _row_arrays(X):
+    """Dense C-contiguous rows, or the three CSR arrays (indices sorted), plus the other kind
+    as empty placeholders (the kernels take both)."""
+    if sparse.issparse(X):
+        Xc = sparse.csr_matrix(X, dtype=np.float64, copy=True)
+        Xc.sort_indices()
+        return (
+            True,
+            np.empty((0, 0)),
+            Xc.indptr.astype(np.int64),
+            Xc.indices.astype(np.int64),
+            Xc.data,
+        )
+    empty = np.empty(0, dtype=np.int64)
+    return False, np.ascontiguousarray(X, dtype=np.float64), empty, empty, np.empty(0)
+
+
+def _squared_row_norms(X) -> np.ndarray:
+    if sparse.issparse(X):
+        return np.asarray(X.multiply(X).sum(axis=1)).ravel()
+    return np.einsum("ij,ij->i", X, X)
+
+
+def _warm_start_beta(problem: MulticlassHinge, warm_start) -> np.ndarray | None:
+    if warm_start is None:
+        return None
+    beta = warm_start.beta if isinstance(warm_start, SolveResult) else warm_start
+    if beta is None:
+        raise ValueError(
+            "warm_start must be a beta array (n_samples, n_classes) or a result with beta"
+        )
+    return problem.project_dual(beta)
+
+
+def _zero_one_cost(problem) -> str | None:
+    k = problem.n_classes
+    if not np.array_equal(problem.cost, 1.0 - np.eye(k)):
+        return "a reduction to binary problems cannot represent a cost matrix other than 0-1"
+    return None
+
+
+# ---------------------------------------------------------------------------------------------
+# cs_dcd
+# ---------------------------------------------------------------------------------------------
+
+
+@dataclass
+class _DCDState:
+    sparse: bool
+    X: np.ndarray
+    indptr: np.ndarray
+    indices: np.ndarray
+    data: np.ndarray
+    y: np.ndarray
+    C: np.ndarray
+    cost: np.ndarray
+    A: np.ndarray
+    s: float
+    reg: bool
+    beta: np.ndarray
+    Wt: np.ndarray
+    wb: np.ndarray
+    index: np.ndarray
+    active_size: int
+    active_i: np.ndarray
+    cls: np.ndarray
+    rng: np.random.Generator
+    eps: float
+    eps_shrink: float
+    start_from_all: bool = True
+    tighten: bool = False
+    stopping: float = math.inf
+    reactivations: int = 0
+    epochs: int = 0
+
+
+@register
+class CrammerSingerDCD(IterativeSolver):
+    """Crammer–Singer by dual coordinate descent over the per-example sub-problems
+    ([Keerthi08], LIBLINEAR's ``-s 4``), with shrinking.
+
+    An epoch visits the active examples in a seeded random order; for example i it computes
+    ``g_ir = Δ(r, y_i) + w̃_r·x̃_i`` over its active classes and replaces β_i by the exact
+    maximizer of D over its simplex with the others fixed:
+    ``max_{β_i} Σ_r δ_r g_ir − ½ A_i ‖δ‖²`` (``δ = β_i^new − β_i``, ``A_i = ‖x̃_i‖²``), i.e.
+    ``β_i^new = Proj_{C_i·simplex}(β_i + g_i / A_i)``, by the sort-based algorithm ([CS01];
+    [Keerthi08] §3). The cost Δ enters only the linear term g. ``W̃`` is kept equal to ``W̃(β)``
+    by rank-one updates.
+
+    Shrinking ([Keerthi08] §4; LIBLINEAR's ``be_shrunk``): class r of example i leaves the active
+    set when ``β_ir = 0`` and ``g_ir < min_{r': β_ir' > 0} g_ir'``; an example with one active
+    class left leaves the epoch. When the stopping quantity
+    ``max_i (max_r g_ir − min_{r: β_ir > 0} g_ir)`` falls below ``eps_shrink`` every variable
+    comes back (``eps_shrink`` halves, down to eps), and the native rule holds only when it falls
+    below eps on an epoch that started from the full set.
+
+    Parameters
+    ----------
+    tol : float, default=1e-6
+        ``stop_rule="gap"``: the certified relative gap ``(P − D)/max(1, |P|)`` (checked every
+        ``check_every`` epochs and whenever the native rule holds; the native eps, which drives
+        shrinking, is then tol/10, divided by 10 each time it holds with the gap above tol).
+        ``stop_rule="native"``: LIBLINEAR's eps on the stopping quantity above.
+    check_every : int, default=10
+        Chunks between two timed gap checks (``stop_rule="gap"``); the gap is also checked
+        whenever the native rule holds at the current eps. A chunk is one epoch while all
+        examples are active, and as many shrunk epochs as make about one full pass of work once
+        shrinking has removed most (a certificate costs about two full passes on blobs).
+    shrinking : bool, default=True
+    seed : int, default=0
+        Seed of the per-epoch permutations.
+    stop_rule, trace, max_iter, time_limit
+        See :class:`~solvers.base.IterativeSolver`; ``max_iter`` counts epochs.
+    """
+
+    name = "cs_dcd"
+    iteration_unit = "epochs"
+    supported: ClassVar = {MulticlassHinge: {}}
+    default_max_iter = 100_000
+
+    def __init__(self, *, shrinking: bool = True, seed: int = 0, check_every: int = 10, **common):
+        super().__init__(check_every=check_every, **common)
+        self.shrinking = bool(shrinking)
+        self.seed = check_int("seed", seed, low=0)
+
+    def _warm_up(self) -> float:
+        t0 = time.perf_counter()
+        X = np.array([[1.0, 0.5], [0.0, 2.0], [1.0, 1.0]])
+        y = np.array([0, 1, 2], dtype=np.int64)
+        k = 3
+        cost = 1.0 - np.eye(k)
+        C = np.ones(3)
+        A = np.einsum("ij,ij->i", X, X) + 1.0
+        Xs = sparse.csr_matrix(X)
+        for dense in (True, False):
+            beta = np.zeros((3, k))
+            beta[np.arange(3), y] = 1.0
+            Wt, wb = np.zeros((2, k)), np.zeros(k)
+            index = np.arange(3, dtype=np.int64)
+            active_i = np.full(3, k, dtype=np.int64)
+            cls = np.tile(np.arange(k, dtype=np.int64), (3, 1))
+            if dense:
+                _jit.cs_dcd_epoch_dense(
+                    X, y, C, cost, A, 1.0, True, beta, Wt, wb, index, 3, active_i, cls, True
+                )
+            else:
+                _jit.cs_dcd_epoch_csr(
+                    Xs.indptr.astype(np.int64),
+                    Xs.indices.astype(np.int64),
+                    Xs.data,
+                    y,
+                    C,
+                    cost,
+                    A,
+                    1.0,
+                    True,
+                    beta,
+                    Wt,
+                    wb,
+                    index,
+                    3,
+                    active_i,
+                    cls,
+                    True,
+                )
+        return time.perf_counter() - t0
+
+    def _init_state(self, problem: MulticlassHinge, warm_start) -> _DCDState:
+        n, d, k = problem.n_samples, problem.n_features, problem.n_classes
+        is_sparse, X, indptr, indices, data = _row_arrays(problem.X)
+        reg = problem.bias == "regularized"
+        s = float(problem.bias_scale) if reg else 0.0
+        C = np.ascontiguousarray(problem.upper_bounds, dtype=np.float64)
+        y = problem.y.astype(np.int64)
+        cost = np.ascontiguousarray(problem.cost)
+        A = _squared_row_norms(problem.X) + s * s
+        beta = _warm_start_beta(problem, warm_start)
+        if beta is None:
+            # β_i = C_i e_{y_i}: W̃(β) = 0 (LIBLINEAR's α = 0)
+            beta = np.zeros((n, k))
+            beta[np.arange(n), y] = C
+            Wt, wb = np.zeros((d, k)), np.zeros(k)
+        else:
+            beta = np.ascontiguousarray(beta)
+            W, b = problem.primal_from_dual(beta)
+            Wt = np.ascontiguousarray(W.T)
+            wb = b / s if reg else np.zeros(k)
+        # x̃_i = 0: β_i does not move W̃, and D is maximized by all the mass on max_r Δ(r, y_i)
+        zero = np.flatnonzero(A <= 0.0)
+        if zero.size:
+            beta[zero] = 0.0
+            beta[zero, np.argmax(cost[:, y[zero]], axis=0)] = C[zero]
+        native = self.stop_rule == "native"
+        # gap rule: LIBLINEAR's eps at tol/10 (about where its stopping quantity certified a
+        # relative gap of tol on blobs and digits); divided by 10 whenever it holds before the gap
+        eps = self.tol if native else 0.1 * self.tol
+        return _DCDState(
+            sparse=is_sparse, X=X, indptr=indptr, indices=indices, data=data, y=y, C=C,
+            cost=cost, A=A, s=s, reg=reg, beta=beta, Wt=Wt, wb=np.ascontiguousarray(wb),
+            index=np.arange(n, dtype=np.int64), active_size=n,
+            active_i=np.full(n, k, dtype=np.int64),
+            cls=np.tile(np.arange(k, dtype=np.int64), (n, 1)),
+            rng=np.random.default_rng(self.seed), eps=eps, eps_shrink=max(10.0 * eps, 1.0),
+        )  # fmt: skip
+
+    def _reactivate(self, st: _DCDState) -> None:
+        st.active_size = st.y.shape[0]
+        st.active_i[:] = st.cost.shape[0]
+        st.reactivations += 1
+
+    def _step(self, problem, st: _DCDState) -> tuple[int, bool]:
+        """A chunk: shrunk epochs until about one full pass of work is done (the examples
+        visited reach n), the native rule holds, or ``max_iter`` epochs are reached. Chunks
+        amortize the per-chunk bookkeeping (O(nk)) over O(n) work once shrinking has left few
+        active examples."""
+        if st.tighten:  # the native rule held but the certified gap did not: ask for more
+            st.tighten = False
+            st.eps /= 10.0
+            st.eps_shrink = max(st.eps_shrink / 2.0, st.eps)
+            self._reactivate(st)
+            st.start_from_all = True
+        n = st.y.shape[0]
+        epochs, visited, converged = 0, 0, False
+        while not converged and visited < n and st.epochs < self.max_iter:
+            a = st.active_size
+            st.index[:a] = st.index[:a][st.rng.permutation(a)]
+            if st.sparse:
+                active, stopping = _jit.cs_dcd_epoch_csr(
+                    st.indptr, st.indices, st.data, st.y, st.C, st.cost, st.A, st.s, st.reg,
+                    st.beta, st.Wt, st.wb, st.index, a, st.active_i, st.cls, self.shrinking,
+                )  # fmt: skip
+            else:
+                active, stopping = _jit.cs_dcd_epoch_dense(
+                    st.X, st.y, st.C, st.cost, st.A, st.s, st.reg, st.beta, st.Wt, st.wb,
+                    st.index, a, st.active_i, st.cls, self.shrinking,
+                )  # fmt: skip
+            epochs += 1
+            st.epochs += 1
+            visited += max(a, 1)
+            st.active_size = int(active)
+            stopping = max(float(stopping), 0.0)
+            st.stopping = stopping
+            # LIBLINEAR's Solver_MCSVM_CS::Solve outer loop
+            if stopping < st.eps_shrink:
+                if stopping < st.eps and st.start_from_all:
+                    converged = True
+                    st.tighten = self.stop_rule == "gap"
+                else:
+                    self._reactivate(st)
+                    st.eps_shrink = max(st.eps_shrink / 2.0, st.eps)
+                    st.start_from_all = True
+            else:
+                st.start_from_all = False
+        return epochs, converged
+
+    def _variables(self, problem, st: _DCDState) -> dict[str, Any]:
+        # views of the state, not copies (the state dies with the solve; nothing mutates it
+        # between two epochs)
+        b = st.s * st.wb if st.reg else np.zeros(st.cost.shape[0])
+        return {"W": st.Wt.T, "b": b, "beta": st.beta}
+
+    def _info(self, st: _DCDState) -> dict[str, Any]:
+        return {
+            "native_stopping": st.stopping,
+            "native_eps": st.eps,
+            "active_examples": st.active_size,
+            "reactivations": st.reactivations,
+        }
+
+
+# ---------------------------------------------------------------------------------------------
+# cs_sgd
+# ---------------------------------------------------------------------------------------------
+
+
+@dataclass
+class _SGDState:
+    sparse: bool
+    X: np.ndarray
+    indptr: np.ndarray
+    indices: np.ndarray
+    data: np.ndarray
+    y: np.ndarray
+    weight: np.ndarray
+    cost: np.ndarray
+    s: float
+    reg: bool
+    lam: float
+    U: np.ndarray
+    Ub: np.ndarray
+    V: np.ndarray
+    Vb: np.ndarray
+    H: np.ndarray
+    t: int
+    epochs: int
+    rng: np.random.Generator
+    #: (epoch, number of iterates, their sum W̃ (k, d+1)) at the end of the epochs of the
+    #: suffix window (``averaging="suffix"``)
+    sums: list = None
+
+
+@register
+class CrammerSingerSGD(IterativeSolver):
+    """The lecture's SGD for the multiclass SVM (Shalev-Shwartz & Ben-David, *Understanding
+    Machine Learning*, 2014, §17.2.5), averaged.
+
+    It minimizes the λ-form ``λ‖W̃‖_F² + (1/n) Σ_i sw_i ℓ_i(W̃)`` (no ½; ``sw_i`` the sample
+    weights), the same problem as ``MulticlassHinge`` with ``λ = 1/(2nC)`` — taken from
+    :func:`problems.scaling.lambda_from_C` with ``form="multiclass_lecture"``. Step t draws an
+    example i and sets ``ŷ = argmax_r Δ(r, y_i) + ⟨w, Ψ(x_i, r) − Ψ(x_i, y_i)⟩`` and
+    ``w⁽ᵗ⁺¹⁾ = (1 − 1/t) w⁽ᵗ⁾ − (1/(2λt)) sw_i [Ψ(x_i, ŷ) − Ψ(x_i, y_i)]``; the output is the
+    average of the iterates. Its certificate is built by the problem from ``(W, b)`` alone
+    (``MulticlassHinge.dual_from_primal``).
+
+    Parameters
+    ----------
+    max_iter : int or None, default=None
+        Number of epochs (default 20).
+    stop_rule : {"epochs", "gap"}, default="epochs"
+        ``"epochs"`` (as ``pegasos``): run ``max_iter`` epochs, then report ``optimal`` if the
+        certified relative gap ``(P − D)/max(1, |P|) ≤ tol``, else ``max_iter``. ``"gap"``: stop
+        as soon as the certified relative gap ≤ tol (checked every ``check_every`` epochs).
+    tol : float, default=1e-6
+    sampling : {"permutation", "uniform"}, default="permutation"
+        Each epoch visits a seeded permutation of the examples, or draws n indices uniformly
+        with replacement (the lecture's ``i ~ U(m)``).
+    averaging : {"uniform", "suffix", "last"}, default="uniform"
+        The output: the lecture's average of all iterates, the average of the iterates of the
+        last ``⌈E/2⌉`` epochs after E epochs (suffix averaging, Rakhlin, Shamir & Sridharan,
+        ICML 2012), or the last iterate.
+    seed : int, default=0
+    """
+
+    name = "cs_sgd"
+    iteration_unit = "epochs"
+    stochastic = True
+    supported: ClassVar = {MulticlassHinge: {}}
+    stop_rules = ("epochs", "gap")
+    budget_rules = ("epochs",)
+    default_max_iter = 20
+
+    def __init__(
+        self,
+        *,
+        sampling: str = "permutation",
+        averaging: str = "uniform",
+        seed: int = 0,
+        stop_rule: str = "epochs",
+        **common,
+    ):
+        super().__init__(stop_rule=stop_rule, **common)
+        self.averaging = check_option("averaging", averaging, ("uniform", "suffix", "last"))
+        self.sampling = check_option("sampling", sampling, ("permutation", "uniform"))
+        self.seed = check_int("seed", seed, low=0)
+
+    def _warm_up(self) -> float:
+        t0 = time.perf_counter()
+        X = np.array([[1.0, 0.5], [0.0, 2.0], [1.0, 1.0]])
+        Xs = sparse.csr_matrix(X)
+        y = np.array([0, 1, 2], dtype=np.int64)
+        cost = 1.0 - np.eye(3)
+        order = np.arange(3, dtype=np.int64)
+        for dense in (True, False):
+            U, V = np.zeros((2, 3)), np.zeros((2, 3))
+            Ub, Vb, H = np.zeros(3), np.zeros(3), np.zeros(1)
+            _jit.cs_sgd_epoch(
+                Xs.indptr.astype(np.int64), Xs.indices.astype(np.int64), Xs.data,
+                X if dense else np.empty((0, 0)), dense, y, np.ones(3), cost, 1.0, True, 0.1,
+                order, 0, U, Ub, V, Vb, H,
+            )  # fmt: skip
+        return time.perf_counter() - t0
+
+    def _init_state(self, problem: MulticlassHinge, warm_start) -> _SGDState:
+        if warm_start is not None:
+            raise ValueError("cs_sgd does not take a warm start (its average starts at w = 0)")
+        n, d, k = problem.n_samples, problem.n_features, problem.n_classes
+        is_sparse, X, indptr, indices, data = _row_arrays(problem.X)
+        reg = problem.bias == "regularized"
+        sw = problem.upper_bounds / problem.C  # the sample weights (1 by default)
+        return _SGDState(
+            sparse=is_sparse, X=X, indptr=indptr, indices=indices, data=data,
+            y=problem.y.astype(np.int64), weight=np.ascontiguousarray(sw),
+            cost=np.ascontiguousarray(problem.cost), s=float(problem.bias_scale) if reg else 0.0,
+            reg=reg, lam=lambda_from_C(problem.C, n, form="multiclass_lecture"),
+            U=np.zeros((d, k)), Ub=np.zeros(k), V=np.zeros((d, k)), Vb=np.zeros(k),
+            H=np.zeros(1), t=0, epochs=0, rng=np.random.default_rng(self.seed),
+            sums=[(0, 1, np.zeros((k, d + 1)))],
+        )  # fmt: skip
+
+    def _step(self, problem, st: _SGDState) -> tuple[int, bool]:
+        n = st.y.shape[0]
+        if self.sampling == "permutation":
+            order = st.rng.permutation(n).astype(np.int64)
+        else:
+            order = st.rng.integers(0, n, size=n).astype(np.int64)
+        st.t = _jit.cs_sgd_epoch(
+            st.indptr, st.indices, st.data, st.X, not st.sparse, st.y, st.weight, st.cost, st.s,
+            st.reg, st.lam, order, st.t, st.U, st.Ub, st.V, st.Vb, st.H,
+        )  # fmt: skip
+        st.epochs += 1
+        if self.averaging == "suffix":
+            st.sums.append((st.epochs, st.t + 1, self._iterate_sum(st)))
+            start = st.epochs - math.ceil(st.epochs / 2)  # the window: epochs start+1 … E
+            while st.sums[0][0] < start:
+                st.sums.pop(0)
+        return 1, False
+
+    @staticmethod
+    def _iterate_sum(st: _SGDState) -> np.ndarray:
+        """``Σ_{t=1}^{T+1} w̃⁽ᵗ⁾ = −(H_T U_T − V_T)/(2λ)`` as a (k, d+1) array (last column: the
+        bias feature's weights)."""
+        Wt = np.vstack([st.H[0] * st.U - st.V, (st.H[0] * st.Ub - st.Vb)[None, :]])
+        return (-1.0 / (2.0 * st.lam)) * Wt.T
+
+    def _variables(self, problem, st: _SGDState) -> dict[str, Any]:
+        k = st.cost.shape[0]
+        if self.averaging == "last":  # w⁽ᵀ⁺¹⁾ = −U_T/(2λT)
+            scale = -1.0 / (2.0 * st.lam * max(st.t, 1))
+            Wt = scale * np.vstack([st.U, st.Ub[None, :]]).T
+        elif self.averaging == "suffix" and len(st.sums) > 1:
+            (_, c0, S0), (_, c1, S1) = st.sums[0], st.sums[-1]
+            Wt = (S1 - S0) / (c1 - c0)
+        else:  # the average of w⁽¹⁾ … w⁽ᵀ⁺¹⁾ (_jit.cs_sgd_epoch)
+            Wt = self._iterate_sum(st) / (st.t + 1)
+        b = st.s * Wt[:, -1] if st.reg else np.zeros(k)
+        return {"W": np.ascontiguousarray(Wt[:, :-1]), "b": np.ascontiguousarray(b)}
+
+    def _info(self, st: _SGDState) -> dict[str, Any]:
+        return {"steps": st.t, "lambda": st.lam}
+
+
+# ---------------------------------------------------------------------------------------------
+# Reductions
+# ---------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class BinaryModel:
+    """One binary model of a reduction: ``f(x) > 0`` votes for ``positive``.
+
+    ``negative`` is the other class of a one-vs-one pair, or -1 for "the rest". Linear models
+    carry ``w, b``; kernel models carry their ``KernelDual`` problem and ``alpha, b``.
+    """
+
+    positive: int
+    negative: int
+    w: np.ndarray | None = None
+    b: float = 0.0
+    alpha: np.ndarray | None = None
+    problem: KernelDual | None = None
+
+    def decision_function(self, X) -> np.ndarray:
+        if self.problem is not None:
+            return self.problem.decision_function(self.alpha, self.b, X)
+        return np.asarray(X @ self.w).ravel() + self.b
+
+
+_LINEAR_VIEWS = {"primal": SoftMarginPrimal, "dual": SoftMarginDual, "kernel": KernelDual}
+
+
+class _Reduction(Solver):
+    """Shared machinery of ``ovr`` and ``ovo``.
+
+    Parameters
+    ----------
+    binary_solver : str, default="clarabel"
+        Registry name of the solver of every binary problem.
+    binary_options : dict, default=None
+        Options of that solver (``registry.get(binary_solver, **binary_options)``).
+    kernel : {None, "linear", "poly", "rbf", "sigmoid"}, default=None
+        None: linear binary problems (``SoftMarginPrimal``, ``SoftMarginDual`` or, if the binary
+        solver takes only kernel duals, ``KernelDual(kernel="linear")`` — the first the binary
+        solver accepts, or the one named by ``view``). A kernel name: ``KernelDual`` problems.
+    gamma, degree, coef0
+        Kernel parameters, as in ``KernelDual``.
+    bias : {None, "free", "regularized", "none"}, default=None
+        Bias of the binary problems; None takes the multiclass problem's (a binary problem may
+        have a free bias, as LIBSVM's; then no Crammer–Singer certificate is reported).
+    view : {"auto", "primal", "dual", "kernel"}, default="auto"
+        Which binary problem class carries a linear model.
+    tol, max_iter, time_limit
+        Unused by the reduction itself (give them to the binary solver in ``binary_options``);
+        ``time_limit`` caps the sum of the binary solve times, checked between binary problems.
+    """
+
+    iteration_unit = "binary problems"
+    supported: ClassVar = {MulticlassHinge: {"cost": _zero_one_cost}}
+    #: A reduction solves other (binary) problems, not the Crammer–Singer one: `svmbench check`
+    #: holds it to no distance from the Crammer–Singer optimum, only to its certificates.
+    check_rtol: ClassVar[float] = math.inf
+
+    def __init__(
+        self,
+        *,
+        binary_solver: str = "clarabel",
+        binary_options: dict | None = None,
+        kernel: str | None = None,
+        gamma: float | str = "scale",
+        degree: int = 3,
+        coef0: float = 0.0,
+        bias: str | None = None,
+        view: str = "auto",
+        **common,
+    ):
+        super().__init__(**common)
+        from solvers import registry
+
+        registry.solver_class(binary_solver)  # ValueError listing the names if unknown
+        self.binary_solver = binary_solver
+        self.binary_options = dict(binary_options or {})
+        if kernel is not None:
+            check_option("kernel", kernel, ("linear", "poly", "rbf", "sigmoid"))
+        self.kernel = kernel
+        self.gamma = gamma
+        self.degree = degree
+        self.coef0 = coef0
+        if bias is not None:
+            check_option("bias", bias, ("free", "regularized", "none"))
+        self.bias = bias
+        self.view = check_option("view", view, ("auto", "primal", "dual", "kernel"))
+
+    # -- binary problems --------------------------------------------------------------------
+    def _pairs(self, k: int) -> list[tuple[int, int]]:
+        raise NotImplementedError
+
+    def _binary_problem(self, problem: MulticlassHinge, pos: int, neg: int, solver_cls):
+        rows = (
+            np.arange(problem.n_samples)
+            if neg < 0
+            else np.flatnonzero((problem.y == pos) | (problem.y == neg))
+        )
+        X = problem.X[rows]
+        y = np.where(problem.y[rows] == pos, 1.0, -1.0)
+        sw = None if problem.sample_weight is None else problem.sample_weight[rows]
+        bias = self.bias or problem.bias
+        common = dict(C=problem.C, bias=bias, bias_scale=problem.bias_scale, sample_weight=sw)
+        if self.kernel is not None:
+            if sparse.issparse(X):
+                X = X.toarray()
+            return KernelDual(
+                X, y, kernel=self.kernel, gamma=self.gamma, degree=self.degree,
+                coef0=self.coef0, **common,
+            )  # fmt: skip
+        views = ("primal", "dual", "kernel") if self.view == "auto" else (self.view,)
+        last = None
+        for v in views:
+            cls = _LINEAR_VIEWS[v]
+            extra = {"kernel": "linear"} if cls is KernelDual else {}
+            candidate = cls(X, y, **common, **extra)
+            last = solver_cls.unsupported_reason(candidate)
+            if last is None:
+                return candidate
+        raise TypeError(
+            f"binary solver {self.binary_solver!r} accepts none of the linear views {views} "
+            f"of the binary problems: {last}"
+        )
+
+    def solve(self, problem: MulticlassHinge, *, warm_start=None, callback=None) -> SolveResult:
+        from solvers import registry
+
+        self.check_accepts(problem)
+        if warm_start is not None:
+            raise ValueError(f"{self.name} does not take a warm start")
+        solver_cls = registry.solver_class(self.binary_solver)
+        clock = Clock().start()
+        models, results = [], []
+        status = Status.OPTIMAL
+        binary_time, compile_time = 0.0, 0.0
+        for pos, neg in self._pairs(problem.n_classes):
+            bp = self._binary_problem(problem, pos, neg, solver_cls)
+            clock.stop()  # the binary solver keeps its own clock (compilation excluded)
+            res = registry.get(self.binary_solver, **self.binary_options).solve(bp)
+            clock.start()
+            binary_time += res.solve_time
+            compile_time += res.compile_time
+            results.append(res)
+            models.append(self._model(bp, res, pos, neg))
+            if res.status is not Status.OPTIMAL and status is Status.OPTIMAL:
+                status = res.status
+            if binary_time + clock.elapsed >= self.time_limit and len(models) < len(
+                self._pairs(problem.n_classes)
+            ):
+                status = Status.TIME_LIMIT
+                break
+        solve_time = clock.stop() + binary_time
+        variables, cert = self._multiclass_point(problem, models)
+        if status is Status.TIME_LIMIT:
+            variables, cert = {}, make_certificate(math.nan, math.nan, convex=False)
+        info = {
+            "models": tuple(models),
+            "strategy": self.name,
+            "binary_solver": self.binary_solver,
+            "binary_problem": results[0].problem,
+            "binary_status": tuple(r.status.value for r in results),
+            "binary_rel_gaps": tuple(r.rel_gap for r in results),
+            "binary_certified": tuple(r.certified for r in results),
+            "binary_solve_times": tuple(r.solve_time for r in results),
+            "binary_iterations": tuple(r.iterations for r in results),
+            "classes": problem.n_classes,
+        }
+        message = (
+            "certified gap of the stacked one-vs-rest W on the Crammer–Singer problem"
+            if "W" in variables
+            else "no Crammer–Singer certificate for this reduction; see info['binary_rel_gaps']"
+        )
+        return self._result(
+            problem,
+            status=status,
+            variables=variables,
+            iterations=len(results),
+            solve_time=solve_time,
+            compile_time=compile_time,
+            certificate=cert,
+            message=message,
+            info=info,
+        )
+
+    def _model(self, bp, res: SolveResult, pos: int, neg: int) -> BinaryModel:
+        b = 0.0 if res.b is None else float(res.b)
+        if isinstance(bp, KernelDual):
+            if bp.kernel == "linear" and self.kernel is None:
+                w = np.asarray(bp.X.T @ (res.alpha * bp.y)).ravel()
+                return BinaryModel(pos, neg, w=w, b=b)
+            return BinaryModel(pos, neg, b=b, alpha=np.asarray(res.alpha), problem=bp)
+        return BinaryModel(pos, neg, w=np.asarray(res.w, dtype=np.float64), b=b)
+
+    def _multiclass_point(self, problem, models):
+        return {}, make_certificate(math.nan, math.nan, convex=False)
+
+
+@register
+class OneVsRest(_Reduction):
+    """One-vs-rest: k binary problems "class r against the others"; the prediction is
+    ``argmax_r f_r(x)`` (the lecture's confidences). See :class:`_Reduction` for the options.
+
+    For linear models with the problem's own bias the result carries the stacked ``W``
+    (``w_r`` of binary problem r) and ``b``, certified on the Crammer–Singer problem: a valid
+    but large gap, since the one-vs-rest ``W`` is not the Crammer–Singer optimum.
+    """
+
+    name = "ovr"
+
+    def _pairs(self, k):
+        return [(r, -1) for r in range(k)]
+
+    def _multiclass_point(self, problem, models):
+        if any(m.w is None for m in models) or (self.bias or problem.bias) != problem.bias:
+            return super()._multiclass_point(problem, models)
+        W = np.vstack([m.w for m in models])
+        b = np.array([m.b for m in models])
+        if problem.bias == "none":
+            b = np.zeros_like(b)
+        return {"W": W, "b": b}, problem.certificate(W=W, b=b)
+
+
+@register
+class OneVsOne(_Reduction):
+    """One-vs-one (all pairs): k(k−1)/2 problems "class i against class j" (i < j) on the
+    examples of the two classes; each model votes, the prediction is the class with the most
+    votes, ties broken by the summed confidences ``Σ_j ±f_ij(x)`` (the lecture's rule; as
+    LIBSVM/scikit-learn). No Crammer–Singer certificate (the models have no common W).
+    See :class:`_Reduction` for the options."""
+
+    name = "ovo"
+
+    def _pairs(self, k):
+        return [(i, j) for i in range(k) for j in range(i + 1, k)]
+
+
+def decision_function(result: SolveResult, X) -> np.ndarray:
+    """Class scores (n, k) of a multiclass result on ``X``.
+
+    Crammer–Singer results: ``X Wᵀ + b``. One-vs-rest: the k binary decision values.
+    One-vs-one: votes plus the summed confidences squashed into (−⅓, ⅓), so that the argmax is
+    the majority vote with ties broken by confidence.
+    """
+    info = result.info or {}
+    if "models" not in info:
+        if result.W is None:
+            raise ValueError(f"result of {result.solver!r} carries neither W nor binary models")
+        b = 0.0 if result.b is None else result.b
+        return np.asarray(X @ result.W.T) + b
+    models, k = info["models"], info["classes"]
+    n = X.shape[0]
+    if info["strategy"] == "ovr":
+        F = np.empty((n, k))
+        for m in models:
+            F[:, m.positive] = m.decision_function(X)
+        return F
+    votes = np.zeros((n, k))
+    conf = np.zeros((n, k))
+    for m in models:
+        f = m.decision_function(X)
+        win = f > 0
+        votes[:, m.positive] += win
+        votes[:, m.negative] += ~win
+        conf[:, m.positive] += f
+        conf[:, m.negative] -= f
+    return votes + conf / (3.0 * (np.abs(conf) + 1.0))
+
+
+def predict(result: SolveResult, X) -> np.ndarray:
+    """Predicted classes (0..k−1) of the rows of ``X`` by any multiclass result (``cs_dcd``,
+    ``cs_sgd``, the references, ``ovr``, ``ovo``; kernel reductions use their binary
+    ``KernelDual`` models)."""
+    return np.argmax(decision_function(result, X), axis=1)

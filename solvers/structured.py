@@ -1,0 +1,163 @@
+"""The chain structured SVM by the stochastic subgradient method (``ssvm_sgd``).
+
+Problem (``problems.structured.ChainStructuredHinge``; Tsochantaridis et al., JMLR 2005)::
+
+    min_w ½‖w‖² + Σ_i C_i max_{y'} (Δ(y', y_i) + ⟨w, Ψ(x_i, y') − Ψ(x_i, y_i)⟩),
+
+solved in the lecture's λ-form ``λ‖w‖² + (1/n) Σ_i sw_i ℓ_i(w)`` with ``λ = 1/(2nC)``
+(``problems.scaling.lambda_from_C(form="multiclass_lecture")``) by the lecture's SGD: step t
+draws a sequence i, finds ``ŷ = argmax_{y'} Δ(y', y_i) + ⟨w, Ψ(x_i, y')⟩`` by loss-augmented
+Viterbi (normalized Hamming loss) and sets
+``w ← (1 − 1/t) w − (1/(2λt)) sw_i [Ψ(x_i, ŷ) − Ψ(x_i, y_i)]``; the output is averaged
+(Ratliff, Bagnell & Zinkevich 2007 call this the subgradient method for structured prediction;
+Shalev-Shwartz & Ben-David 2014, §17.2.5 and §17.3). The certificate is the problem's
+(``ChainStructuredHinge.certificate``): exact primal value, and a valid but loose dual bound.
+
+Block-coordinate Frank–Wolfe (Lacoste-Julien, Jaggi, Schmidt & Pletscher, ICML 2013) is not
+implemented: its dual iterate lives in the per-sequence convex hulls, which the problem would
+have to be handed (and check) for the gap to stay the problem's.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from dataclasses import dataclass
+from typing import Any, ClassVar
+
+import numpy as np
+
+from problems._validation import check_int, check_option
+from problems.scaling import lambda_from_C
+from problems.structured import ChainStructuredHinge
+from solvers._jit import structured as _jit
+from solvers.base import IterativeSolver
+from solvers.registry import register
+
+
+@dataclass
+class _State:
+    X: np.ndarray
+    y: np.ndarray
+    offsets: np.ndarray
+    use_T: bool
+    weight: np.ndarray
+    lam: float
+    UE: np.ndarray
+    UT: np.ndarray
+    VE: np.ndarray
+    VT: np.ndarray
+    H: np.ndarray
+    t: int
+    epochs: int
+    rng: np.random.Generator
+    sums: list
+
+
+@register
+class StructuredSGD(IterativeSolver):
+    """Stochastic subgradient method for the chain structured SVM, averaged.
+
+    Parameters
+    ----------
+    max_iter : int or None, default=None
+        Number of epochs (default 30).
+    stop_rule : {"epochs", "gap"}, default="epochs"
+        ``"epochs"``: run ``max_iter`` epochs, then report ``optimal`` only if the certified
+        relative gap ≤ tol (else ``max_iter``). ``"gap"``: stop as soon as it is.
+    tol : float, default=1e-6
+    averaging : {"uniform", "suffix", "last"}, default="suffix"
+        Average of all iterates (the lecture), of those of the last ``⌈E/2⌉`` epochs, or the
+        last iterate.
+    sampling : {"permutation", "uniform"}, default="permutation"
+    seed : int, default=0
+    """
+
+    name = "ssvm_sgd"
+    iteration_unit = "epochs"
+    stochastic = True
+    supported: ClassVar = {ChainStructuredHinge: {}}
+    stop_rules = ("epochs", "gap")
+    budget_rules = ("epochs",)
+    default_max_iter = 30
+
+    def __init__(
+        self,
+        *,
+        averaging: str = "suffix",
+        sampling: str = "permutation",
+        seed: int = 0,
+        stop_rule: str = "epochs",
+        **common,
+    ):
+        super().__init__(stop_rule=stop_rule, **common)
+        self.averaging = check_option("averaging", averaging, ("uniform", "suffix", "last"))
+        self.sampling = check_option("sampling", sampling, ("permutation", "uniform"))
+        self.seed = check_int("seed", seed, low=0)
+
+    def _warm_up(self) -> float:
+        t0 = time.perf_counter()
+        X = np.array([[1.0, 0.0], [0.0, 1.0], [1.0, 1.0]])
+        y = np.array([0, 1, 1], dtype=np.int64)
+        offsets = np.array([0, 2, 3], dtype=np.int64)
+        for use_T in (True, False):
+            z = np.zeros((2, 2))
+            _jit.ssvm_sgd_epoch(
+                X, y, offsets, use_T, np.ones(2), 0.1, np.arange(2, dtype=np.int64), 0,
+                z.copy(), z.copy(), z.copy(), z.copy(), np.zeros(1),
+            )  # fmt: skip
+        return time.perf_counter() - t0
+
+    def _init_state(self, problem: ChainStructuredHinge, warm_start) -> _State:
+        if warm_start is not None:
+            raise ValueError("ssvm_sgd does not take a warm start (its average starts at w = 0)")
+        q, d = problem.n_states, problem.X.shape[1]
+        return _State(
+            X=np.ascontiguousarray(problem.X), y=problem.y, offsets=problem.offsets,
+            use_T=problem.transitions, weight=problem.upper_bounds / problem.C,
+            lam=lambda_from_C(problem.C, problem.n_samples, form="multiclass_lecture"),
+            UE=np.zeros((q, d)), UT=np.zeros((q, q)), VE=np.zeros((q, d)), VT=np.zeros((q, q)),
+            H=np.zeros(1), t=0, epochs=0, rng=np.random.default_rng(self.seed),
+            sums=[(0, 1, np.zeros(q * d + q * q))],
+        )  # fmt: skip
+
+    def _step(self, problem, st: _State) -> tuple[int, bool]:
+        n = problem.n_samples
+        if self.sampling == "permutation":
+            order = st.rng.permutation(n).astype(np.int64)
+        else:
+            order = st.rng.integers(0, n, size=n).astype(np.int64)
+        st.t = _jit.ssvm_sgd_epoch(
+            st.X, st.y, st.offsets, st.use_T, st.weight, st.lam, order, st.t,
+            st.UE, st.UT, st.VE, st.VT, st.H,
+        )  # fmt: skip
+        st.epochs += 1
+        if self.averaging == "suffix":
+            st.sums.append((st.epochs, st.t + 1, self._iterate_sum(st)))
+            start = st.epochs - math.ceil(st.epochs / 2)
+            while st.sums[0][0] < start:
+                st.sums.pop(0)
+        return 1, False
+
+    @staticmethod
+    def _iterate_sum(st: _State) -> np.ndarray:
+        """``Σ_{t=1}^{T+1} w⁽ᵗ⁾ = −(H_T U_T − V_T)/(2λ)``, flattened as ``(E, T)``."""
+        h = st.H[0]
+        flat = np.concatenate([(h * st.UE - st.VE).ravel(), (h * st.UT - st.VT).ravel()])
+        return (-1.0 / (2.0 * st.lam)) * flat
+
+    def _variables(self, problem, st: _State) -> dict[str, Any]:
+        if self.averaging == "last":
+            flat = np.concatenate([st.UE.ravel(), st.UT.ravel()])
+            w = (-1.0 / (2.0 * st.lam * max(st.t, 1))) * flat
+        elif self.averaging == "suffix" and len(st.sums) > 1:
+            (_, c0, S0), (_, c1, S1) = st.sums[0], st.sums[-1]
+            w = (S1 - S0) / (c1 - c0)
+        else:
+            w = self._iterate_sum(st) / (st.t + 1)
+        if not problem.transitions:
+            w = w[: problem.n_states * problem.X.shape[1]]
+        return {"w": w}
+
+    def _info(self, st: _State) -> dict[str, Any]:
+        return {"steps": st.t, "lambda": st.lam, "epochs": st.epochs}
