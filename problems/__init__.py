@@ -9,7 +9,10 @@ from problems.hard_margin import HardMarginPrimal
 from problems.kernel_dual import KernelDual
 from problems.multiclass import MulticlassHinge
 from problems.soft_margin import SoftMarginDual, SoftMarginPrimal
+from problems.structured import ChainStructuredHinge
 
+#: The problem kinds a benchmark suite builds from a data set's (X, y); the chain-structured
+#: problem needs sequences and is built by ``problems.structured.digit_sequences`` instead.
 PROBLEMS: dict[str, type[Problem]] = {
     cls.kind: cls
     for cls in (HardMarginPrimal, SoftMarginPrimal, SoftMarginDual, KernelDual, MulticlassHinge)
@@ -19,6 +22,7 @@ __all__ = [
     "PROBLEMS",
     "QP",
     "Certificate",
+    "ChainStructuredHinge",
     "HardMarginPrimal",
     "KernelDual",
     "MulticlassHinge",
