@@ -18,6 +18,7 @@ SOLVER_MODULES = (
     "solvers.barrier",
     "solvers.dcd",
     "solvers.accpm",
+    "solvers.smo",
     "solvers.multiclass",
     "solvers.structured",
     "solvers.pegasos",

@@ -1,0 +1,308 @@
+"""Our SMO (``smo``) against LIBSVM's, side by side in one run.
+
+Run ``python -m benchmarks.bench_smo_vs_libsvm [--quick]``. Every case is a
+:class:`~problems.KernelDual` (hinge, free bias, ``C = 1``, RBF with ``γ = 1/d``) on
+``datasets.gaussian(n, d=20, sep=1, seed=0)``, ``n ∈ {10 000, 30 000}`` (``--quick``:
+``{2 000, 10 000}``); every model is judged by that problem.
+
+What is measured, per case:
+
+- LIBSVM (libsvm-official): ``-s 0 -t 2 -g 1/d -c 1 -e 1e-3 -m 200 -h 1 -q``, single-threaded.
+  One untimed warm-up on the first 2 000 points and one untimed full run (its model, its memory),
+  then ``--repeats`` timed ``svm_train`` calls (median; one call when ``n ≥ 30 000``, said in the
+  table), interleaved with the timed smo runs below (LIBSVM, smo 1 thread, smo 2 threads,
+  LIBSVM, ...) so that a change of the machine's load hits both sides alike. Its model becomes
+  our variables: ``α_i = y_i · sv_coef_i`` at ``sv_indices`` and ``b = −ρ``, both negated when
+  LIBSVM's first label (its positive class) is our −1. ``D_LS`` is our problem's dual objective
+  at that α.
+- smo to ``D_LS``: a traced run (untimed; a certificate every ``n/20`` pair updates) finds the
+  first checkpoint ``k`` whose certified dual is ≥ ``D_LS``; the time is the median
+  ``solve_time`` of runs cut at ``max_iter = k`` without trace (the iterates are deterministic, so
+  the cut runs reach the same point), once with one Numba thread and once with two. The time
+  resolution is one checkpoint interval (``n/20`` updates).
+- smo to a certified relative gap of 1e-6 (default options: gap rule, shrinking, 200 MB cache),
+  one run per thread count, under ``--budget`` seconds (``>`` marks a run that hit it).
+- Peak memory: LIBSVM's resident set size sampled every 5 ms during its untimed full run (the
+  first big thing the case does, so the pages are new), minus the size before; smo's peak of the
+  NumPy allocations (``tracemalloc``, during its 1e-6 runs: the cache is counted in full as soon
+  as it is allocated; the peak includes the problem's certificate, whose blocked kernel product
+  holds up to 256 MB, ``problems.kernels.BLOCK_ENTRIES``), beside the cache SMO allocated
+  (``cache_columns · n · 8`` bytes, within the 200 MB budget) plus its O(n) vectors.
+- oneDAL (scikit-learn-intelex's ``SVC``, all cores) when it is installed, judged the same way.
+
+Note on threads: with Numba's TBB threading layer, once ``numba.set_num_threads(1)`` has been
+called, LIBSVM's ``svm_train`` in the same process ran 25-100× slower (0.08 s → 8.3 s at
+n = 2 000, measured on this machine); with the ``workqueue`` or ``omp`` layers it did not. The
+benchmark therefore pins the layer (``--threading-layer``, default ``workqueue``).
+
+Timings on a shared machine are noisy: compare ratios within one run, not across runs.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import platform
+import statistics
+import threading
+import time
+import tracemalloc
+import warnings
+
+import numba
+import numpy as np
+import psutil
+
+from problems import KernelDual, datasets
+from solvers import registry
+from solvers.base import ConvergenceWarning
+
+D = 20
+CACHE_MB = 200
+
+
+class PeakRSS:
+    """Peak resident set size (bytes above the start) sampled by a thread while in the block."""
+
+    def __init__(self, every: float = 0.005):
+        self.every = every
+        self.peak = 0
+
+    def __enter__(self):
+        self._proc = psutil.Process()
+        self._base = self._proc.memory_info().rss
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._sample, daemon=True)
+        self._thread.start()
+        return self
+
+    def _sample(self):
+        while not self._stop.is_set():
+            self.peak = max(self.peak, self._proc.memory_info().rss - self._base)
+            time.sleep(self.every)
+
+    def __exit__(self, *exc):
+        self._stop.set()
+        self._thread.join()
+        self.peak = max(self.peak, self._proc.memory_info().rss - self._base)
+        return False
+
+    @property
+    def mb(self) -> float:
+        return self.peak / 2**20
+
+
+# ---- LIBSVM --------------------------------------------------------------------------------
+def libsvm_train(X, y, gamma):
+    from libsvm.svmutil import svm_parameter, svm_problem, svm_train
+
+    prob = svm_problem(y.tolist(), X, isKernel=False)
+    param = svm_parameter(f"-s 0 -t 2 -g {gamma!r} -c 1 -e 1e-3 -m {CACHE_MB} -h 1 -q")
+    start = time.perf_counter()
+    model = svm_train(prob, param)
+    return model, time.perf_counter() - start
+
+
+def libsvm_variables(model, n, y):
+    """``(α, b)`` in our variables from a LIBSVM model (see the module docstring)."""
+    idx = np.asarray(model.get_sv_indices(), dtype=np.int64) - 1
+    coef = np.array([c[0] for c in model.get_sv_coef()])
+    b = -model.rho[0]
+    if model.get_labels()[0] != 1:  # LIBSVM's positive class is its first label
+        coef, b = -coef, -b
+    alpha = np.zeros(n)
+    alpha[idx] = y[idx] * coef
+    return alpha, b
+
+
+def onedal_run(X, y, gamma):
+    """oneDAL's SVC through scikit-learn-intelex, or None when it is not installed."""
+    try:
+        from sklearnex.svm import SVC
+    except ImportError:
+        return None
+    clf = SVC(C=1.0, kernel="rbf", gamma=gamma, tol=1e-3, cache_size=CACHE_MB)
+    clf.fit(X[:500], y[:500])  # warm-up
+    start = time.perf_counter()
+    clf.fit(X, y)
+    elapsed = time.perf_counter() - start
+    alpha = np.zeros(len(y))
+    coef = clf.dual_coef_[0]  # y_i α_i, +1 the positive class (classes_ = [-1, 1])
+    alpha[clf.support_] = y[clf.support_] * coef
+    return alpha, float(clf.intercept_[0]), elapsed
+
+
+# ---- smo -----------------------------------------------------------------------------------
+def smo(threads: int, **options):
+    numba.set_num_threads(threads)
+    options.setdefault("trace", False)
+    options.setdefault("cache_mb", CACHE_MB)
+    return registry.get("smo", **options)
+
+
+def first_checkpoint_reaching(problem, target, every):
+    """Updates of the first traced checkpoint whose certified dual is ≥ target (None if never)."""
+    hit = {}
+
+    def callback(point):
+        if point.dual >= target:
+            hit["k"] = point.iteration
+            return True
+        return False
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        smo(1, chunk=every).solve(problem, callback=callback)
+    return hit.get("k")
+
+
+def timed_cut(problem, k, threads, repeats):
+    times = []
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        for _ in range(repeats):
+            r = smo(threads, max_iter=k).solve(problem)
+            times.append(r.solve_time)
+    return statistics.median(times), r
+
+
+def run_case(n, repeats, budget):
+    ds = datasets.load(f"gaussian:n={n},d={D},sep=1,seed=0")
+    X, y = np.ascontiguousarray(ds.X), ds.y
+    gamma = 1.0 / D
+    problem = KernelDual(X, y, C=1.0, kernel="rbf", gamma=gamma)
+    row = {"n": n}
+    reps = 1 if n >= 30_000 else repeats
+    row["ls_runs"] = reps
+    libsvm_train(X[:2000], y[:2000], gamma)  # warm-ups (LIBSVM has no JIT: page faults)
+    smo(1)._warm_up()
+    with PeakRSS() as mem:  # its model gives D_LS (this run is not timed)
+        model, _ = libsvm_train(X, y, gamma)
+    row["ls_mem"] = mem.mb
+    alpha, b = libsvm_variables(model, n, y)
+    cert = problem.certificate(alpha=alpha, b=b)
+    row["D_ls"], row["ls_gap"] = cert.dual, cert.rel_gap
+    row["ls_sv"] = int(np.count_nonzero(alpha))
+    every = max(100, n // 20)
+    k = first_checkpoint_reaching(problem, cert.dual, every)
+    row["k"] = k
+    # interleaved timed runs: LIBSVM, smo 1 thread, smo 2 threads, LIBSVM, ...
+    times = {"ls": [], 1: [], 2: []}
+    for _ in range(reps):
+        times["ls"].append(libsvm_train(X, y, gamma)[1])
+        for threads in (1, 2):
+            if k is not None:
+                times[threads].append(timed_cut(problem, k, threads, 1)[0])
+    row["ls_time"] = statistics.median(times["ls"])
+    row["ls_times"] = times["ls"]
+    for threads in (1, 2):
+        if times[threads]:
+            row[f"toD_{threads}"] = statistics.median(times[threads])
+            row[f"toD_{threads}_times"] = times[threads]
+    for threads in (1, 2):
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", ConvergenceWarning)
+            tracemalloc.start()
+            r = smo(threads, tol=1e-6, time_limit=budget).solve(problem)
+            peak = tracemalloc.get_traced_memory()[1]
+            tracemalloc.stop()
+        row[f"gap_{threads}"] = r.solve_time
+        row[f"gap_{threads}_ok"] = r.status.value == "optimal"
+        row[f"gap_{threads}_rel"] = r.rel_gap
+        row[f"mem_{threads}"] = peak / 2**20
+        row["smo_updates"] = r.iterations
+        row["smo_info"] = r.info
+        row["cache_mb"] = r.info["cache_columns"] * n * 8 / 2**20
+    out = onedal_run(X, y, gamma)
+    if out is not None:
+        a, b2, t = out
+        c2 = problem.certificate(alpha=a, b=b2)
+        row["dal_time"], row["dal_D"], row["dal_gap"] = t, c2.dual, c2.rel_gap
+    numba.set_num_threads(numba.config.NUMBA_NUM_THREADS)
+    return row
+
+
+def environment() -> str:
+    from importlib.metadata import version
+
+    try:
+        import sklearnex  # noqa: F401
+
+        dal = "scikit-learn-intelex installed"
+    except ImportError:
+        dal = "scikit-learn-intelex NOT installed (no oneDAL column)"
+    return (
+        f"{platform.platform()}, {psutil.cpu_count()} CPUs, load average "
+        f"{'/'.join(f'{v:.1f}' for v in os.getloadavg())}; Python {platform.python_version()}, "
+        f"NumPy {np.__version__}, Numba {numba.__version__}, libsvm-official "
+        f"{version('libsvm-official')}; {dal}. LIBSVM single-threaded; smo with 1 and 2 "
+        "Numba threads."
+    )
+
+
+def format_rows(rows) -> str:
+    lines = [
+        "| n | LIBSVM s (runs) | D_LS | LIBSVM rel gap | smo→D_LS 1 thr | ratio | smo→D_LS 2 thr "
+        "| ratio | smo→1e-6 1 thr | smo→1e-6 2 thr | peak MB: LIBSVM RSS / smo cache / smo NumPy "
+        "incl. certificate | oneDAL s (rel gap) |",
+        "|" + "---|" * 12,
+    ]
+    for r in rows:
+        ls = r["ls_time"]
+
+        def t(key, ok=True, r=r):
+            v = r.get(key)
+            if v is None:
+                return "-"
+            return f"{'' if ok else '>'}{v:.2f}"
+
+        dal = f"{r['dal_time']:.2f} ({r['dal_gap']:.1e})" if "dal_time" in r else "not installed"
+        lines.append(
+            f"| {r['n']} | {ls:.2f} ({r['ls_runs']}) | {r['D_ls']:.6f} | {r['ls_gap']:.1e} "
+            f"| {t('toD_1')} | {r.get('toD_1', np.nan) / ls:.2f}× | {t('toD_2')} "
+            f"| {r.get('toD_2', np.nan) / ls:.2f}× "
+            f"| {t('gap_1', r['gap_1_ok'])} | {t('gap_2', r['gap_2_ok'])} "
+            f"| {r['ls_mem']:.0f} / {r['cache_mb']:.0f} / {max(r['mem_1'], r['mem_2']):.0f} "
+            f"| {dal} |"
+        )
+    return "\n".join(lines)
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--quick", action="store_true", help="n in {2000, 10000}")
+    parser.add_argument("--sizes", type=int, nargs="*", help="override the sizes")
+    parser.add_argument("--repeats", type=int, default=3)
+    parser.add_argument("--budget", type=float, default=120.0, help="seconds per 1e-6 run")
+    parser.add_argument(
+        "--threading-layer",
+        default="workqueue",
+        help="Numba threading layer (default workqueue: see the note in the module docstring)",
+    )
+    args = parser.parse_args(argv)
+    # must be set before the first parallel launch
+    numba.config.THREADING_LAYER = args.threading_layer
+    sizes = args.sizes or ([2000, 10_000] if args.quick else [10_000, 30_000])
+    print(environment(), flush=True)
+    rows = []
+    for n in sizes:
+        row = run_case(n, args.repeats, args.budget)
+        rows.append(row)
+        info = row["smo_info"]
+        print(
+            f"n={n}: LIBSVM {row['ls_sv']} SVs; smo reached D_LS at k={row['k']} pair updates, "
+            f"{row['smo_updates']} to 1e-6 (cache {info['cache_columns']} columns, "
+            f"{info['cache_misses']} misses, {info['reconstructions']} reconstructions, "
+            f"{info['certifications']} certificates); timed runs (s): LIBSVM "
+            f"{[round(t, 2) for t in row['ls_times']]}, smo 1 thr "
+            f"{[round(t, 2) for t in row.get('toD_1_times', [])]}, 2 thr "
+            f"{[round(t, 2) for t in row.get('toD_2_times', [])]}",
+            flush=True,
+        )
+    print(f"Numba threading layer: {numba.threading_layer()}")
+    print(format_rows(rows))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,408 @@
+"""SMO for the kernel SVM dual (Platt 1998; Fan, Chen & Lin 2005; Chang & Lin 2011).
+
+Problem (ARCHITECTURE.md §2), written as the minimization of ``f = −D``::
+
+    min_α  ½ αᵀQ̃α − Σ_t α_t   s.t.  0 ≤ α_t ≤ C_t   (+ yᵀα = 0 for a free bias)
+
+    Q̃_tk = y_t y_k (K(x_t, x_k) + s²) + δ_tk / (2 C_t)
+
+``C_t = problem.upper_bounds`` (``∞`` for the squared hinge, which adds the diagonal term), ``s =
+bias_scale`` for a regularized bias and 0 otherwise. A free bias keeps ``yᵀα = 0`` by updating
+pairs (WSS2 of Fan, Chen & Lin, JMLR 6, 2005, with ``τ = 1e-12`` replacing non-positive
+curvature so that indefinite kernels terminate); without the equality (no or regularized bias)
+SMO updates one variable at a time. The jitted core is :mod:`solvers._jit.smo`; kernel columns
+come from :mod:`solvers._jit.kernel_columns` through an LRU cache of ``cache_mb`` megabytes, with
+LIBSVM's shrinking and gradient reconstruction (Chang & Lin, ACM TIST 2, 2011, §5).
+
+Stopping. ``stop_rule="native"``: LIBSVM's maximal violating pair ``m(α) − M(α) < eps`` (max
+``|PG_t| < eps`` without the equality). ``stop_rule="gap"`` (default): the certified relative gap
+``≤ tol``. The problem's certificate costs a kernel product over the support vectors, so SMO asks
+for it only when its own O(n) estimate of the gap from the maintained gradient ``G = Q̃α − 1``,
+
+    gap ≈ Σ_t α_t r_t + C_t max(0, −r_t),   r_t = G_t + y_t b
+
+(hinge; ``α_t r_t − α_t²/(4C_t) + C_t max(0, α_t/(2C_t) − r_t)²`` for the squared hinge), is
+``≤ tol·max(1, |P|)`` at a point where the native rule holds; if the certified gap is still above
+``tol``, ``eps`` is divided by 10 and SMO goes on. The reported gap is always the problem's.
+
+The bias: ``b = mean(−y_t G_t)`` over the free support vectors (``0 < α_t < C_t``), the midpoint
+of the feasible interval ``[m(α), M(α)]`` when there are none; ``b = s² Σ α_t y_t`` (regularized)
+or 0 (none).
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from dataclasses import dataclass
+from typing import ClassVar
+
+import numba
+import numpy as np
+from scipy import sparse
+
+from problems import KernelDual
+from problems._validation import check_int, check_real
+from solvers._jit import kernel_columns as kc
+from solvers._jit import smo as jit
+from solvers.base import IterativeSolver, SolveResult
+from solvers.registry import register
+
+#: The native tolerance is never tightened below this (the gradient is O(1): rounding level).
+EPS_FLOOR = 1e-13
+
+
+def dense_rows(X) -> np.ndarray:
+    """X as C-contiguous float64 rows; a CSR matrix is densified (kernel problems are mostly
+    dense: the kernel columns run over dense rows, and n·d floats are small beside the cache)."""
+    if sparse.issparse(X):
+        X = X.toarray()
+    return np.ascontiguousarray(X, dtype=np.float64)
+
+
+def _bound_status(y, alpha, C) -> np.ndarray:
+    """Bit 0: ``t ∈ I_up``, bit 1: ``t ∈ I_low`` (see :mod:`solvers._jit.smo`)."""
+    up = ((y > 0) & (alpha < C)) | ((y < 0) & (alpha > 0))
+    low = ((y > 0) & (alpha > 0)) | ((y < 0) & (alpha < C))
+    return (up.astype(np.uint8) | (low.astype(np.uint8) << 1)).astype(np.uint8)
+
+
+@dataclass
+class _State:
+    """Arrays of the jitted core and the driver's bookkeeping (see :mod:`solvers._jit.smo`)."""
+
+    pairs: bool
+    X: np.ndarray
+    sqn: np.ndarray
+    kint: np.ndarray  # (kernel code, degree, Numba threads)
+    kflt: np.ndarray  # (gamma, coef0, s²)
+    y: np.ndarray
+    C: np.ndarray  # upper bounds (∞ for the squared hinge)
+    Cw: np.ndarray  # the problem's C_t (loss weights)
+    QD: np.ndarray  # Q̃_tt
+    alpha: np.ndarray
+    G: np.ndarray  # ∇f = Q̃α − 1 (exact on the active set)
+    Gbar: np.ndarray  # Σ_{α_j = C_j} C_j Q̃_:j (kept only when shrinking)
+    active: np.ndarray
+    is_active: np.ndarray
+    all_idx: np.ndarray
+    cache: np.ndarray
+    slot_col: np.ndarray
+    col_slot: np.ndarray
+    slot_full: np.ndarray
+    stamp: np.ndarray
+    ist: np.ndarray
+    idx_buf: np.ndarray
+    tmp: np.ndarray
+    shrink_buf: np.ndarray
+    status: np.ndarray  # bit 0: in I_up, bit 1: in I_low (free bias only)
+    eps: float
+    iterations: int = 0
+    asked: bool = False  # the last chunk handed the point to the certificate
+    converged: bool = False  # the native rule held at the end of the last chunk
+    estimate: float = math.nan  # last internal relative-gap estimate
+    certifications: int = 0
+
+
+@register
+class SMO(IterativeSolver):
+    """Sequential minimal optimization for :class:`~problems.KernelDual`.
+
+    Parameters
+    ----------
+    tol : float, default=1e-6
+        Target of the certified relative duality gap ``(P − D)/max(1, |P|)``
+        (``stop_rule="gap"``).
+    eps : float, default=1e-3
+        Native tolerance: LIBSVM's maximal-violating-pair gap ``m(α) − M(α)`` (free bias) or the
+        largest projected-gradient entry (no equality); the rule of ``stop_rule="native"`` and the
+        first internal target of ``stop_rule="gap"``.
+    cache_mb : float, default=200
+        Memory of the kernel-column cache in megabytes (LIBSVM's ``-m``, scikit-learn's
+        ``cache_size``); at least two columns are always kept.
+    shrinking : bool, default=True
+        LIBSVM's shrinking with gradient reconstruction.
+    chunk : int, default=10000
+        Updates per chunk (between two returns to the template: trace points, callbacks, limits).
+    stop_rule : {"gap", "native"}, default="gap"
+    check_every : int, default=1_000_000_000
+        Chunks between two certificates when the internal estimate has not asked for one (SMO
+        normally certifies only when its estimate says the target is met).
+    trace : bool, default=True
+        A certified checkpoint after every chunk (its cost pauses the clock but not the wall).
+    max_iter : int, default=10_000_000
+        Pair (or single-variable) updates.
+    time_limit : float or None, default=None
+
+    Notes
+    -----
+    ``iterations`` counts updates of a pair (free bias) or of one variable (no equality). The
+    result's ``info`` holds the cache hits and misses, the number of gradient reconstructions and
+    certificates, the final ``eps`` and the last internal gap estimate.
+    """
+
+    name = "smo"
+    iteration_unit = "pair updates"
+    supported: ClassVar = {KernelDual: {}}
+    default_max_iter = 10_000_000
+
+    def __init__(
+        self,
+        *,
+        eps: float = 1e-3,
+        cache_mb: float = 200.0,
+        shrinking: bool = True,
+        chunk: int = 10_000,
+        check_every: int = 1_000_000_000,
+        **common,
+    ):
+        super().__init__(check_every=check_every, **common)
+        self.eps = check_real("eps", eps, low=0.0)
+        self.cache_mb = check_real("cache_mb", cache_mb, low=0.0)
+        if not isinstance(shrinking, bool | np.bool_):
+            raise TypeError(f"shrinking must be a bool, got {type(shrinking).__name__}")
+        self.shrinking = bool(shrinking)
+        self.chunk = check_int("chunk", chunk, low=1)
+
+    # ---- JIT -------------------------------------------------------------------------------------
+    def _warm_up(self) -> float:
+        """Compile every jitted function on a 4-point problem (both update kinds, both column
+        variants, shrinking and reconstruction); untimed."""
+        start = time.perf_counter()
+        X = np.array([[0.0, 1.0], [1.0, 0.0], [1.0, 1.0], [0.0, 0.0]])
+        y = np.array([1.0, -1.0, 1.0, -1.0])
+        tiny = KernelDual(X, y, C=1.0, kernel="rbf", gamma=0.5)
+        for pairs in (True, False):
+            state = self._make_state(tiny, None, pairs=pairs, n_slots=2)
+            run = jit.smo_pairs if pairs else jit.smo_single
+            run(50, 1e-3, True, *self._jit_args(state))
+        idx = np.arange(4, dtype=np.int64)
+        out = np.empty(4)
+        sqn = kc.squared_norms(X)
+        kc._kernel_column_parallel(X, sqn, 0, idx, out, 2, 0.5, 0.0, 3)
+        kc.kernel_rows(X, sqn, idx, idx, 2, 0.5, 0.0, 3, 1)
+        return time.perf_counter() - start
+
+    # ---- state -----------------------------------------------------------------------------------
+    def _n_slots(self, n: int) -> int:
+        """Columns of n float64 that fit in ``cache_mb`` (at least 2, at most n)."""
+        return int(min(n, max(2, self.cache_mb * 2**20 // (8 * n))))
+
+    def _make_state(self, problem: KernelDual, alpha0, *, pairs: bool, n_slots: int) -> _State:
+        n = problem.n_samples
+        X = problem.X if problem.kernel == "precomputed" else dense_rows(problem.X)
+        sqn = kc.squared_norms(X) if problem.kernel != "precomputed" else np.zeros(n)
+        code = kc.KERNEL_CODES[problem.kernel]
+        s2 = problem.bias_scale**2 if problem.bias == "regularized" else 0.0
+        kint = np.array([code, problem.degree, numba.get_num_threads()], dtype=np.int64)
+        kflt = np.array([problem.gamma, problem.coef0, s2], dtype=np.float64)
+        y = np.ascontiguousarray(problem.y, dtype=np.float64)
+        Cw = np.ascontiguousarray(problem.upper_bounds, dtype=np.float64)
+        _, C = problem.dual_box()
+        C = np.ascontiguousarray(C, dtype=np.float64)
+        dplus = np.zeros(n)
+        if problem.loss == "squared_hinge":
+            pos = Cw > 0
+            dplus[pos] = 1.0 / (2.0 * Cw[pos])
+        all_idx = np.arange(n, dtype=np.int64)
+        diag = kc.kernel_diag(X, sqn, code, problem.gamma, problem.coef0, problem.degree)
+        QD = diag + s2 + dplus
+        alpha = np.zeros(n) if alpha0 is None else np.array(alpha0, dtype=np.float64)
+        G = -np.ones(n)
+        Gbar = np.zeros(n)
+        support = np.flatnonzero(alpha > 0)
+        if support.size:
+            coef = alpha[support] * y[support]
+            G += (
+                y
+                * kc.kernel_dot_rows(
+                    X,
+                    sqn,
+                    all_idx,
+                    support,
+                    coef,
+                    code,
+                    problem.gamma,
+                    problem.coef0,
+                    problem.degree,
+                    s2,
+                )
+                + dplus * alpha
+            )
+            upper = np.flatnonzero(alpha >= C)
+            if upper.size:
+                coef = C[upper] * y[upper]
+                Gbar = y * kc.kernel_dot_rows(
+                    X,
+                    sqn,
+                    all_idx,
+                    upper,
+                    coef,
+                    code,
+                    problem.gamma,
+                    problem.coef0,
+                    problem.degree,
+                    s2,
+                )
+        ist = np.zeros(jit.N_IST, dtype=np.int64)
+        ist[jit.N_ACTIVE] = n
+        ist[jit.SHRINK_COUNTER] = min(n, 1000)
+        return _State(
+            pairs=pairs,
+            X=X,
+            sqn=sqn,
+            kint=kint,
+            kflt=kflt,
+            y=y,
+            C=C,
+            Cw=Cw,
+            QD=np.ascontiguousarray(QD),
+            alpha=alpha,
+            G=G,
+            Gbar=Gbar,
+            active=all_idx.copy(),
+            is_active=np.ones(n, dtype=np.uint8),
+            all_idx=all_idx,
+            cache=np.empty((n_slots, n)),
+            slot_col=np.full(n_slots, -1, dtype=np.int64),
+            col_slot=np.full(n, -1, dtype=np.int64),
+            slot_full=np.zeros(n_slots, dtype=np.uint8),
+            stamp=np.zeros(n_slots, dtype=np.int64),
+            ist=ist,
+            idx_buf=np.empty(n, dtype=np.int64),
+            tmp=np.empty(n),
+            shrink_buf=np.zeros(n, dtype=np.bool_),
+            status=_bound_status(y, alpha, C),
+            eps=max(self.eps, EPS_FLOOR),
+        )
+
+    @staticmethod
+    def _jit_args(s: _State) -> tuple:
+        return (
+            s.X,
+            s.sqn,
+            s.kint,
+            s.kflt,
+            s.y,
+            s.C,
+            s.QD,
+            s.alpha,
+            s.G,
+            s.Gbar,
+            s.active,
+            s.is_active,
+            s.all_idx,
+            s.cache,
+            s.slot_col,
+            s.col_slot,
+            s.slot_full,
+            s.stamp,
+            s.ist,
+            s.idx_buf,
+            s.tmp,
+            s.shrink_buf,
+            s.status,
+        )
+
+    def _init_state(self, problem: KernelDual, warm_start) -> _State:
+        alpha0 = None
+        if warm_start is not None:
+            a = warm_start.alpha if isinstance(warm_start, SolveResult) else warm_start
+            if a is None:
+                raise ValueError("warm_start must carry alpha (a SolveResult or an array)")
+            alpha0 = problem.project_dual(a)  # the box (and yᵀα = 0) of this problem
+        return self._make_state(
+            problem,
+            alpha0,
+            pairs=problem.bias == "free",
+            n_slots=self._n_slots(problem.n_samples),
+        )
+
+    # ---- one chunk -------------------------------------------------------------------------------
+    def _step(self, problem: KernelDual, state: _State) -> tuple[int, bool]:
+        if state.asked:
+            # the certificate refused the point the estimate proposed: aim lower
+            state.asked = False
+            if state.eps <= EPS_FLOOR:
+                return 0, True  # nothing left to tighten: no further progress is possible
+            self._tighten(state)
+        run = jit.smo_pairs if state.pairs else jit.smo_single
+        total = 0
+        while True:
+            budget = min(self.chunk - total, max(1, self.max_iter - state.iterations))
+            done, code = run(budget, state.eps, self.shrinking, *self._jit_args(state))
+            total += done
+            state.iterations += done
+            state.converged = code == jit.CONVERGED
+            if self.stop_rule == "native" or not state.converged:
+                return total, state.converged
+            # the native rule holds on every variable and G is complete: estimate the gap, O(n)
+            state.estimate = self._gap_estimate(problem, state)
+            if state.estimate <= self.tol or state.eps <= EPS_FLOOR:
+                state.asked = True
+                state.certifications += 1
+                return total, True
+            self._tighten(state)
+            if total >= self.chunk or state.iterations >= self.max_iter:
+                return total, False
+
+    @staticmethod
+    def _tighten(state: _State) -> None:
+        """Divide the native tolerance by 10 (a new phase: shrinking may grow back once more)."""
+        state.eps = max(EPS_FLOOR, state.eps / 10.0)
+        state.ist[jit.UNSHRUNK] = 0
+
+    def _bias(self, problem: KernelDual, state: _State) -> float:
+        if problem.bias == "none":
+            return 0.0
+        if problem.bias == "regularized":
+            return float(state.kflt[2] * (state.alpha @ state.y))
+        act = state.active[: state.ist[jit.N_ACTIVE]]
+        a, y, G, C = state.alpha[act], state.y[act], state.G[act], state.C[act]
+        v = -y * G  # −y_t G_t: equals b at a free support vector
+        free = (a > 0) & (a < C)
+        if free.any():
+            return float(v[free].mean())
+        up = ((y > 0) & (a < C)) | ((y < 0) & (a > 0))
+        low = ((y > 0) & (a > 0)) | ((y < 0) & (a < C))
+        lo = v[up].max() if up.any() else -np.inf
+        hi = v[low].min() if low.any() else np.inf
+        if not np.isfinite(lo):
+            return float(hi) if np.isfinite(hi) else 0.0
+        if not np.isfinite(hi):
+            return float(lo)
+        return float(0.5 * (lo + hi))
+
+    def _gap_estimate(self, problem: KernelDual, state: _State) -> float:
+        """Relative duality gap of ``(α, b)`` from the maintained gradient (all of G exact)."""
+        a, y, G, Cw = state.alpha, state.y, state.G, state.Cw
+        b = self._bias(problem, state) if problem.bias == "free" else 0.0
+        r = G + y * b
+        if problem.loss == "hinge":
+            gap = float(a @ r + Cw @ np.maximum(0.0, -r))
+            P = 0.5 * float(a @ (G + 1.0)) + float(Cw @ np.maximum(0.0, -G - y * b))
+        else:
+            pos = Cw > 0
+            half = np.zeros_like(a)
+            half[pos] = a[pos] / (2.0 * Cw[pos])  # α_t / (2C_t)
+            xi = np.maximum(0.0, half - r)
+            gap = float(a @ r - 0.5 * (a @ half) + Cw @ (xi * xi))
+            P = 0.5 * float(a @ (G + 1.0) - a @ half) + float(Cw @ (xi * xi))
+        return gap / max(1.0, abs(P))
+
+    def _variables(self, problem: KernelDual, state: _State) -> dict:
+        return {"alpha": state.alpha.copy(), "b": self._bias(problem, state)}
+
+    def _info(self, state: _State) -> dict:
+        ist = state.ist
+        return {
+            "cache_columns": int(state.cache.shape[0]),
+            "cache_hits": int(ist[jit.HITS]),
+            "cache_misses": int(ist[jit.MISSES]),
+            "reconstructions": int(ist[jit.RECONSTRUCTIONS]),
+            "certifications": state.certifications,
+            "eps_final": state.eps,
+            "gap_estimate": state.estimate,
+            "native_converged": state.converged,
+            "numba_threads": numba.get_num_threads(),
+        }

@@ -1,0 +1,217 @@
+"""SMO on the kernel dual: agreement with Clarabel, kernels, biases, weights, warm starts,
+shrinking, the cache, the native rule and the jitted kernel columns."""
+
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+import pytest
+from scipy import sparse
+
+from problems import KernelDual, SoftMarginPrimal
+from problems.kernels import kernel_matrix
+from solvers import registry
+from solvers._jit import kernel_columns as kc
+from solvers._reference import reference_solution
+from solvers.base import ConvergenceWarning, Status
+from tests.conftest import BINARY_SETS, SET_C
+
+RTOL = 1e-6  # relative agreement of primal objectives with the reference optimum
+SETS = ("gaussian_overlap", "quadrant", "breast_cancer", "digits", "duplicated", "d_gt_n")
+KERNELS = ("rbf", "linear", "poly")
+BIASES = ("free", "regularized", "none")
+
+
+def _problem(name, kernel="rbf", bias="free", **kw):
+    X, y = BINARY_SETS[name]
+    if name == "digits" and kernel == "poly":
+        kw.setdefault("gamma", 1.0 / (X.shape[1] * 16.0**2))  # pixels in [0, 16]
+    return KernelDual(X, y, C=kw.pop("C", SET_C[name]), kernel=kernel, bias=bias, **kw)
+
+
+def _solve(problem, **options):
+    options.setdefault("trace", False)
+    options.setdefault("tol", 1e-7)  # a margin below the 1e-6 agreement asserted
+    return registry.get("smo", **options).solve(problem)
+
+
+def _agrees(result, problem, rtol=RTOL):
+    ref = reference_solution(problem)
+    scale = max(1.0, abs(ref.primal))
+    assert result.status is Status.OPTIMAL, result.message
+    assert result.certified and result.rel_gap <= 1e-6
+    assert abs(result.primal - ref.primal) <= rtol * scale
+    assert abs(result.dual - ref.primal) <= rtol * scale
+    # the reported gap is the problem's, recomputed from the returned variables (up to the
+    # rounding of P and D, which may now come from the cached Gram matrix)
+    cert = problem.certificate(alpha=result.alpha, b=result.b)
+    assert result.gap == pytest.approx(cert.gap, rel=1e-9, abs=1e-12 * scale)
+
+
+@pytest.mark.parametrize("bias", BIASES)
+@pytest.mark.parametrize("kernel", KERNELS)
+@pytest.mark.parametrize("name", SETS)
+def test_agrees_with_the_reference(name, kernel, bias):
+    problem = _problem(name, kernel, bias)
+    result = _solve(problem)
+    _agrees(result, problem)
+    assert result.iteration_unit == "pair updates" and result.iterations > 0
+
+
+def test_squared_hinge_agrees_with_the_reference():
+    for bias in ("free", "none"):
+        problem = _problem("gaussian_overlap", "rbf", bias, loss="squared_hinge")
+        _agrees(_solve(problem), problem)
+
+
+def test_free_bias_keeps_the_equality_and_the_box():
+    problem = _problem("quadrant")
+    r = _solve(problem)
+    assert abs(r.alpha @ problem.y) <= 1e-10 * max(1.0, r.alpha.sum())
+    assert r.alpha.min() >= 0.0 and np.all(r.alpha <= problem.upper_bounds)
+    assert r.residuals["dual_infeasibility"] <= 1e-12
+
+
+def test_precomputed_kernel_equals_the_computed_kernel():
+    problem = _problem("breast_cancer", "rbf")
+    pre = KernelDual(problem.gram, problem.y, C=problem.C, kernel="precomputed")
+    a, b = _solve(problem), _solve(pre)
+    assert b.status is Status.OPTIMAL and b.certified
+    assert b.primal == pytest.approx(a.primal, rel=1e-6)
+    np.testing.assert_allclose(b.alpha, a.alpha, atol=1e-4 * problem.C)
+
+
+def test_sparse_rows_are_densified():
+    X, y = BINARY_SETS["quadrant"]
+    dense = KernelDual(X, y, C=1.0, kernel="rbf", gamma=0.3)
+    csr = KernelDual(sparse.csr_matrix(X), y, C=1.0, kernel="rbf", gamma=0.3)
+    a, b = _solve(dense), _solve(csr)
+    assert b.iterations == a.iterations
+    np.testing.assert_allclose(b.alpha, a.alpha, rtol=0, atol=1e-12)
+
+
+def test_sigmoid_and_indefinite_kernels_terminate():
+    X, y = BINARY_SETS["gaussian_overlap"]
+    sig = KernelDual(X, y, C=1.0, kernel="sigmoid", gamma=0.5, coef0=-1.0)
+    rng = np.random.default_rng(0)
+    A = rng.standard_normal((len(y), len(y)))
+    K = 0.5 * (A + A.T)  # symmetric, strongly indefinite
+    ind = KernelDual(K, y, C=1.0, kernel="precomputed")
+    assert not ind.convex
+    for problem in (sig, ind):
+        for stop_rule in ("gap", "native"):
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore", ConvergenceWarning)  # max_iter is allowed
+                r = _solve(problem, stop_rule=stop_rule, max_iter=200_000)
+            assert r.status in (Status.OPTIMAL, Status.MAX_ITER)
+            if not problem.convex:
+                assert r.certified is False
+            assert np.all(np.isfinite(r.alpha))
+
+
+def test_sample_weights_match_the_reference():
+    X, y = BINARY_SETS["gaussian_overlap"]
+    w = np.random.default_rng(1).uniform(0.0, 3.0, len(y))
+    w[::17] = 0.0  # examples that do not count
+    for bias in ("free", "none"):
+        problem = KernelDual(X, y, C=1.0, kernel="rbf", bias=bias, sample_weight=w)
+        r = _solve(problem)
+        _agrees(r, problem)
+        assert np.all(r.alpha[w == 0.0] == 0.0)
+
+
+def test_warm_start_from_a_nearby_C_needs_fewer_updates():
+    near = _problem("gaussian_overlap", C=0.9)
+    problem = _problem("gaussian_overlap", C=1.0)
+    start = _solve(near)
+    cold = _solve(problem)
+    warm = registry.get("smo", trace=False).solve(problem, warm_start=start)
+    _agrees(warm, problem)
+    assert warm.iterations < cold.iterations
+    warm_array = registry.get("smo", trace=False).solve(problem, warm_start=start.alpha)
+    assert warm_array.iterations == warm.iterations
+
+
+@pytest.mark.parametrize("bias", ("free", "none"))
+def test_shrinking_on_and_off_give_the_same_optimum(bias):
+    problem = _problem("digits", "rbf", bias)
+    on, off = _solve(problem, shrinking=True), _solve(problem, shrinking=False)
+    _agrees(on, problem)
+    _agrees(off, problem)
+    assert on.info["reconstructions"] >= 1  # shrinking did happen (and was undone)
+    assert off.info["reconstructions"] == 0
+
+
+def test_same_inputs_same_iterations():
+    problem = _problem("quadrant", "rbf")
+    a, b = _solve(problem), _solve(problem)
+    assert a.iterations == b.iterations
+    np.testing.assert_array_equal(a.alpha, b.alpha)
+
+
+def test_tiny_cache_gives_the_same_optimum():
+    problem = _problem("digits", "rbf")
+    n = problem.n_samples
+    tiny = _solve(problem, cache_mb=3 * 8 * n / 2**20)  # three columns
+    assert tiny.info["cache_columns"] == 3
+    assert tiny.info["cache_misses"] > n  # columns were evicted and recomputed
+    _agrees(tiny, problem)
+    big = _solve(problem)
+    assert big.info["cache_misses"] <= n
+
+
+@pytest.mark.parametrize("kernel", ("linear", "poly", "rbf", "sigmoid"))
+@pytest.mark.parametrize("threads", (1, 2))
+def test_kernel_columns_equal_sklearn_rows(kernel, threads):
+    rng = np.random.default_rng(7)
+    X = rng.standard_normal((5000, 24))  # n·d above the parallel threshold
+    X[3] = X[1]  # a duplicated row: the RBF distance must be 0
+    params = {"gamma": 0.07, "coef0": 0.5, "degree": 3}
+    sqn = kc.squared_norms(X)
+    idx = np.arange(X.shape[0], dtype=np.int64)[::-1].copy()
+    rows = np.array([0, 1, 4999], dtype=np.int64)
+    code = kc.KERNEL_CODES[kernel]
+    ours = kc.kernel_rows(X, sqn, rows, idx, code, 0.07, 0.5, 3, threads)
+    ref = kernel_matrix(X[rows], X[idx], kernel=kernel, **params)
+    np.testing.assert_allclose(ours, ref, rtol=1e-12, atol=1e-12)
+    coef = rng.standard_normal(idx.size)
+    dot = kc.kernel_dot_rows(X, sqn, rows, idx, coef, code, 0.07, 0.5, 3, 0.0)
+    np.testing.assert_allclose(dot, ref @ coef, rtol=1e-10, atol=1e-10)
+    assert len(X) * X.shape[1] >= kc.PARALLEL_MIN_WORK
+
+
+def test_native_rule_stops_and_reports_a_certified_gap():
+    problem = _problem("gaussian_overlap", "rbf")
+    native = _solve(problem, stop_rule="native", eps=1e-3)
+    tight = _solve(problem)
+    assert native.status is Status.OPTIMAL and native.certified
+    assert native.info["native_converged"]
+    assert native.iterations < tight.iterations
+    cert = problem.certificate(alpha=native.alpha, b=native.b)
+    assert native.gap == pytest.approx(cert.gap, rel=1e-9)
+    assert 0.0 <= native.rel_gap < 1e-2  # loose, but a real gap
+
+
+def test_max_iter_is_exact():
+    problem = _problem("digits", "rbf")
+    with pytest.warns(ConvergenceWarning):
+        r = _solve(problem, max_iter=37, chunk=10)
+    assert r.status is Status.MAX_ITER and r.iterations == 37
+
+
+@pytest.mark.parametrize(
+    ("option", "value"),
+    [("eps", -1.0), ("cache_mb", -5.0), ("chunk", 0), ("stop_rule", "mvp"), ("tol", -1e-3)],
+)
+def test_bad_options_raise_value_error(option, value):
+    with pytest.raises(ValueError, match=option):
+        registry.get("smo", **{option: value})
+
+
+def test_unsupported_problems_raise_type_error():
+    X, y = BINARY_SETS["gaussian_overlap"]
+    with pytest.raises(TypeError, match="smo"):
+        registry.get("smo").solve(SoftMarginPrimal(X, y))
+    with pytest.raises(TypeError, match="shrinking"):
+        registry.get("smo", shrinking="yes")
