@@ -11,7 +11,8 @@ from __future__ import annotations
 import numpy as np
 from scipy import sparse
 
-from problems._qp import maximize_dual_on_subset, project_box_hyperplane
+from problems._binary import BinaryDualMixin
+from problems._qp import maximize_dual_on_subset
 from problems.base import Problem
 
 BIASES = ("free", "regularized", "none")
@@ -62,7 +63,7 @@ def optimal_bias(f, y, upper, loss: str, *, bias_scale: float | None = None) -> 
     return 0.5 * (lo + hi)
 
 
-class LinearBinaryMixin(Problem):
+class LinearBinaryMixin(BinaryDualMixin, Problem):
     """Objectives, conversions and certificate of a linear binary SVM, for any loss and bias.
 
     Subclasses are dataclasses with fields ``X, y, bias, bias_scale`` and define
@@ -142,16 +143,6 @@ class LinearBinaryMixin(Problem):
         )
 
     # ---- dual side -------------------------------------------------------------------------------
-    def _check_alpha(self, alpha) -> np.ndarray:
-        alpha = np.asarray(alpha, dtype=np.float64).ravel()
-        if alpha.shape[0] != self.n_samples:
-            raise ValueError(
-                f"alpha must have length n_samples={self.n_samples}, got {alpha.shape[0]}"
-            )
-        if not np.all(np.isfinite(alpha)):
-            raise ValueError("alpha must contain only finite values")
-        return alpha
-
     def _weights_from_alpha(self, alpha) -> tuple[np.ndarray, float]:
         """``w = Σ α_i y_i x_i`` and ``Σ α_i y_i`` (the bias feature's weight over s)."""
         ay = alpha * self.y
@@ -164,26 +155,7 @@ class LinearBinaryMixin(Problem):
         D = float(alpha.sum()) - 0.5 * float(w @ w)
         if self.bias == "regularized":
             D -= 0.5 * (self.bias_scale * sum_ay) ** 2
-        if self.loss_kind == "squared_hinge":
-            pos = self.upper_bounds > 0
-            D -= float(np.sum(alpha[pos] ** 2 / (4.0 * self.upper_bounds[pos])))
-        return D
-
-    def dual_box(self) -> tuple[np.ndarray, np.ndarray]:
-        """Lower and upper bounds of α (``[0, C_i]``; ``[0, ∞)`` for squared hinge and hard margin,
-        0 where ``C_i = 0``)."""
-        upper = self.upper_bounds.copy()
-        if self.loss_kind == "squared_hinge":
-            upper = np.where(upper > 0, np.inf, 0.0)
-        return np.zeros(self.n_samples), upper
-
-    def project_dual(self, alpha) -> np.ndarray:
-        """Nearest dual-feasible point: the box, and ``yᵀα = 0`` for a free bias."""
-        alpha = self._check_alpha(alpha)
-        lower, upper = self.dual_box()
-        if self.bias == "free":
-            return project_box_hyperplane(alpha, lower, upper, self.y, 0.0)
-        return np.clip(alpha, lower, upper)
+        return D - self._squared_hinge_term(alpha)
 
     def primal_from_dual(self, alpha) -> tuple[np.ndarray, float]:
         """``(w, b)`` from α by the KKT conditions: ``w = Σ α_i y_i x_i``; ``b = s² Σ α_i y_i``
@@ -193,6 +165,20 @@ class LinearBinaryMixin(Problem):
         if self.bias == "regularized":
             return w, self.bias_scale**2 * sum_ay
         return w, self.best_bias(w)
+
+    def _certificate_points(self, w, b, alpha):
+        """The points a certificate judges: α repaired if given, ``(w, b)`` built if missing
+        (``b`` by :meth:`best_bias` when only ``w`` is given). Returns ``(w, b, α or None,
+        residuals)``."""
+        a, residuals = (None, {}) if alpha is None else self._repair_alpha(alpha)
+        if w is None:
+            if a is None:
+                raise TypeError("certificate needs w (with b) or alpha")
+            w, b = self.primal_from_dual(a)
+        else:
+            w, _ = self._check_w_b(w, 0.0)
+            b = self.best_bias(w) if b is None else self._check_w_b(w, b)[1]
+        return w, b, a, residuals
 
     def dual_from_primal(self, w, b=None) -> np.ndarray:
         """A feasible α that closes the gap at the optimum (ARCHITECTURE.md §3).

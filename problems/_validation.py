@@ -148,3 +148,9 @@ def _check_vector(v, n_samples: int, name: str) -> np.ndarray:
     if not np.all(np.isfinite(v)):
         raise ValueError(f"{name} must contain only finite values (no NaN or inf)")
     return np.ascontiguousarray(v)
+
+
+def per_example_C(C: float, sample_weight: np.ndarray | None, n_samples: int) -> np.ndarray:
+    """``C_i = C · sample_weight_i`` (all ``C`` without weights)."""
+    sw = 1.0 if sample_weight is None else sample_weight
+    return C * np.broadcast_to(sw, (n_samples,)).astype(np.float64)

@@ -66,19 +66,7 @@ class HardMarginPrimal(LinearBinaryMixin):
         ``residuals["margin_over_radius"]`` is the geometric margin ``1/‖w̃‖`` over ``max‖x̃_i‖``:
         a tiny value says the classes' hulls nearly touch.
         """
-        residuals: dict[str, float] = {}
-        a = None
-        if alpha is not None:
-            raw = self._check_alpha(alpha)
-            a = self.project_dual(raw)
-            residuals["dual_infeasibility"] = float(np.max(np.abs(a - raw)))
-        if w is None:
-            if a is None:
-                raise TypeError("certificate needs w (with b) or alpha")
-            w, b = self.primal_from_dual(a)
-        else:
-            w, _ = self._check_w_b(w, 0.0)
-            b = self.best_bias(w) if b is None else self._check_w_b(w, b)[1]
+        w, b, a, residuals = self._certificate_points(w, b, alpha)
         m_min = float(np.min(self.margins(w, b)))
         residuals["primal_margin"] = max(0.0, 1.0 - m_min)
         if 0.0 < m_min < 1.0:

@@ -17,8 +17,8 @@ import numpy as np
 from scipy import sparse
 from scipy.sparse.linalg import eigsh
 
+from problems._binary import BinaryDualMixin
 from problems._linear import BIASES, LOSSES, optimal_bias
-from problems._qp import project_box_hyperplane
 from problems._validation import (
     check_binary_labels,
     check_int,
@@ -26,6 +26,7 @@ from problems._validation import (
     check_real,
     check_sample_weight,
     check_X,
+    per_example_C,
 )
 from problems.base import QP, Certificate, Problem, make_certificate
 from problems.kernels import KERNELS, is_psd_by_construction, kernel_dot, kernel_matrix
@@ -40,7 +41,7 @@ EIGEN_CHECK_MAX_N = 6000
 
 
 @dataclass(frozen=True, eq=False)
-class KernelDual(Problem):
+class KernelDual(BinaryDualMixin, Problem):
     """Kernel SVM, dual view: variable ``alpha`` (n_samples,), plus ``b`` for a free bias.
 
     Parameters
@@ -138,8 +139,12 @@ class KernelDual(Problem):
 
     @property
     def upper_bounds(self) -> np.ndarray:
-        sw = 1.0 if self.sample_weight is None else self.sample_weight
-        return self.C * np.broadcast_to(sw, (self.n_samples,)).astype(np.float64)
+        """``C_i = C · sample_weight_i``."""
+        return per_example_C(self.C, self.sample_weight, self.n_samples)
+
+    @property
+    def loss_kind(self) -> str:
+        return self.loss
 
     @property
     def gram_fits_in_memory(self) -> bool:
@@ -192,16 +197,6 @@ class KernelDual(Problem):
         return self.min_eigenvalue >= -PSD_RTOL * scale
 
     # ---- objectives ------------------------------------------------------------------------------
-    def _check_alpha(self, alpha) -> np.ndarray:
-        alpha = np.asarray(alpha, dtype=np.float64).ravel()
-        if alpha.shape[0] != self.n_samples:
-            raise ValueError(
-                f"alpha must have length n_samples={self.n_samples}, got {alpha.shape[0]}"
-            )
-        if not np.all(np.isfinite(alpha)):
-            raise ValueError("alpha must contain only finite values")
-        return alpha
-
     def _model(self, alpha) -> tuple[np.ndarray, float]:
         """``g = K(αy)`` (without bias) and ``Σ α_i y_i``."""
         ay = alpha * self.y
@@ -246,25 +241,9 @@ class KernelDual(Problem):
         return self._dual_value(alpha, g, sum_ay)
 
     def _dual_value(self, alpha, g, sum_ay) -> float:
-        D = float(alpha.sum()) - self._quadratic(alpha, g, sum_ay)
-        if self.loss == "squared_hinge":
-            pos = self.upper_bounds > 0
-            D -= float(np.sum(alpha[pos] ** 2 / (4.0 * self.upper_bounds[pos])))
-        return D
-
-    def dual_box(self) -> tuple[np.ndarray, np.ndarray]:
-        upper = self.upper_bounds.copy()
-        if self.loss == "squared_hinge":
-            upper = np.where(upper > 0, np.inf, 0.0)
-        return np.zeros(self.n_samples), upper
-
-    def project_dual(self, alpha) -> np.ndarray:
-        """Nearest dual-feasible point: the box, and ``yᵀα = 0`` for a free bias."""
-        alpha = self._check_alpha(alpha)
-        lower, upper = self.dual_box()
-        if self.bias == "free":
-            return project_box_hyperplane(alpha, lower, upper, self.y, 0.0)
-        return np.clip(alpha, lower, upper)
+        return (
+            float(alpha.sum()) - self._quadratic(alpha, g, sum_ay) - self._squared_hinge_term(alpha)
+        )
 
     def primal_from_dual(self, alpha) -> tuple[np.ndarray, float]:
         """The model ``(α, b)`` of a dual point: its coefficients and its (exact) bias."""
@@ -299,8 +278,7 @@ class KernelDual(Problem):
         """
         if alpha is None:
             raise TypeError("certificate needs alpha for a kernel problem")
-        raw = self._check_alpha(alpha)
-        a = self.project_dual(raw)
+        a, residuals = self._repair_alpha(alpha)
         g, sum_ay = self._model(a)
         b = self._bias_of(a, g, sum_ay, b)
         P = self._quadratic(a, g, sum_ay) + self._loss_term(self.y * (g + b))
@@ -309,7 +287,7 @@ class KernelDual(Problem):
             P,
             D,
             convex=self.convex,
-            residuals={"dual_infeasibility": float(np.max(np.abs(a - raw)))},
+            residuals=residuals,
             primal_point={"alpha": a, "b": b},
             dual_point=a,
         )

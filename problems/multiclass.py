@@ -36,6 +36,7 @@ from problems._validation import (
     check_real,
     check_sample_weight,
     check_X,
+    per_example_C,
 )
 from problems.base import QP, Certificate, Problem, make_certificate
 
@@ -144,8 +145,7 @@ class MulticlassHinge(Problem):
     @property
     def upper_bounds(self) -> np.ndarray:
         """``C_i = C · sample_weight_i``: each row of β lies on the simplex of total ``C_i``."""
-        sw = 1.0 if self.sample_weight is None else self.sample_weight
-        return self.C * np.broadcast_to(sw, (self.n_samples,)).astype(np.float64)
+        return per_example_C(self.C, self.sample_weight, self.n_samples)
 
     # ---- primal side -------------------------------------------------------------------------
     def _check_W_b(self, W, b) -> tuple[np.ndarray, np.ndarray]:

@@ -23,6 +23,7 @@ from problems._validation import (
     check_real,
     check_sample_weight,
     check_X,
+    per_example_C,
 )
 from problems.base import QP, Certificate, make_certificate
 
@@ -77,8 +78,7 @@ class SoftMarginPrimal(LinearBinaryMixin):
     @property
     def upper_bounds(self) -> np.ndarray:
         """``C_i = C · sample_weight_i``."""
-        sw = 1.0 if self.sample_weight is None else self.sample_weight
-        return self.C * np.broadcast_to(sw, (self.n_samples,)).astype(np.float64)
+        return per_example_C(self.C, self.sample_weight, self.n_samples)
 
     @property
     def loss_kind(self) -> str:
@@ -92,19 +92,7 @@ class SoftMarginPrimal(LinearBinaryMixin):
         first (``residuals["dual_infeasibility"]`` says by how much it moved). A missing ``b`` is
         the exact minimizer of ``P(w, ·)``.
         """
-        residuals: dict[str, float] = {}
-        a = None
-        if alpha is not None:
-            raw = self._check_alpha(alpha)
-            a = self.project_dual(raw)
-            residuals["dual_infeasibility"] = float(np.max(np.abs(a - raw)))
-        if w is None:
-            if a is None:
-                raise TypeError("certificate needs w (with b) or alpha")
-            w, b = self.primal_from_dual(a)
-        else:
-            w, _ = self._check_w_b(w, 0.0)
-            b = self.best_bias(w) if b is None else self._check_w_b(w, b)[1]
+        w, b, a, residuals = self._certificate_points(w, b, alpha)
         P = self.primal_objective(w, b)
         if a is None:
             a = self.dual_from_primal(w, b)
