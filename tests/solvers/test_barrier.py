@@ -2,9 +2,11 @@
 
 Every claim is checked through the problem's certificate (never the solver's own bound): the
 certified relative gap reaches 1e-8, the optimal value matches Clarabel's to relative 1e-7, and
-on the small sets the method needs at most ``MAX_NEWTON`` Newton steps. BLAS is pinned to one
-thread in this module: on a shared, loaded machine multi-threaded OpenBLAS on small matrices
-spends its time waiting (a 200×200 Cholesky went from 0.3 ms to 0.3 s).
+on the small sets the method needs at most ``MAX_NEWTON`` Newton steps. The dual QPs are checked
+with both algorithms, the primal-dual predictor-corrector variant (the default there; one
+iteration counts as one Newton step) and the log-barrier path (``method="barrier"``). BLAS is
+pinned to one thread in this module: on a shared, loaded machine multi-threaded OpenBLAS on
+small matrices spends its time waiting (a 200×200 Cholesky went from 0.3 ms to 0.3 s).
 """
 
 from __future__ import annotations
@@ -30,6 +32,9 @@ from tests.conftest import BINARY_SETS, SET_C
 TOL = 1e-8  # certified relative gap asked of the barrier method
 RTOL_OBJECTIVE = 1e-7  # agreement with the reference optimum
 MAX_NEWTON = 60  # Newton steps on the small sets (the issue's budget)
+#: Regression guard of the primal-dual variant on the dual QPs of the small sets (3-16 measured).
+MAX_PD_ITERATIONS = 20
+METHODS = ("primal-dual", "barrier")
 #: Sets on which the issue asks for at most MAX_NEWTON steps.
 BUDGET_SETS = ("gaussian_overlap", "gaussian_separable", "quadrant", "breast_cancer", "digits")
 
@@ -109,24 +114,64 @@ DUAL_CASES = [
 ]
 
 
-@pytest.mark.parametrize(("name", "kind", "loss", "bias"), DUAL_CASES)
-def test_dual_matches_reference(name, kind, loss, bias):
+#: The primal-dual variant on every dual kind, loss and bias.
+PD_CASES = [
+    (name, kind, loss, bias)
+    for name in sorted(BINARY_SETS)
+    for kind in ("linear_dual", "rbf", "poly")
+    for loss in ("hinge", "squared_hinge")
+    for bias in ("free", "regularized", "none")
+]
+
+
+def _dual_problem(name, kind, loss, bias):
     X, y = BINARY_SETS[name]
     C = SET_C[name]
     if kind == "linear_dual":
-        problem = SoftMarginDual(X, y, C=C, loss=loss, bias=bias)
-    else:
-        problem = KernelDual(X, y, C=C, kernel=kind, degree=2, coef0=1.0, loss=loss, bias=bias)
-    result = _solve(problem)
+        return SoftMarginDual(X, y, C=C, loss=loss, bias=bias)
+    return KernelDual(X, y, C=C, kernel=kind, degree=2, coef0=1.0, loss=loss, bias=bias)
+
+
+@pytest.mark.parametrize(("name", "kind", "loss", "bias"), DUAL_CASES)
+def test_dual_matches_reference_with_the_barrier_path(name, kind, loss, bias):
+    problem = _dual_problem(name, kind, loss, bias)
+    result = _solve(problem, method="barrier")
     _check_against_reference(problem, result, newton_budget=None)
+    assert result.info["outer_steps"] == len(result.trace)
 
 
-def test_dual_newton_steps_on_the_budget_sets():
-    """The dual forms are counted separately (their budget is looser, see the report)."""
+@pytest.mark.parametrize(("name", "kind", "loss", "bias"), PD_CASES)
+def test_dual_matches_reference_with_the_primal_dual_variant(name, kind, loss, bias):
+    """Certified gap 1e-8, Clarabel's optimum to 1e-7, at most 60 Newton steps on the budget
+    sets (the issue), at most MAX_PD_ITERATIONS on every small set (regression guard)."""
+    problem = _dual_problem(name, kind, loss, bias)
+    result = _solve(problem)  # the default for the duals
+    assert result.info["method"] == "primal-dual"
+    _check_against_reference(problem, result, newton_budget=_budget(name))
+    assert result.iterations <= MAX_PD_ITERATIONS, result.iterations
+    # One predictor-corrector iteration per chunk: one trace point per Newton step.
+    assert [c.iteration for c in result.trace] == list(range(1, result.iterations + 1))
+    if problem.bias == "free":  # the multiplier of yᵀα = 0 is the bias of the model
+        assert result.info["bias_multiplier"] == pytest.approx(result.b, abs=1e-5)
+
+
+@pytest.mark.parametrize("method", METHODS)
+def test_dual_newton_steps_on_the_budget_sets(method):
+    """RBF duals: the barrier path needs up to 70 Newton steps, the primal-dual variant ≤ 60."""
+    budget = 70 if method == "barrier" else MAX_NEWTON
     for name in BUDGET_SETS:
         X, y = BINARY_SETS[name]
-        result = _solve(KernelDual(X, y, C=SET_C[name], kernel="rbf"))
-        assert result.iterations <= 70, (name, result.iterations)
+        result = _solve(KernelDual(X, y, C=SET_C[name], kernel="rbf"), method=method)
+        assert result.status is Status.OPTIMAL and result.rel_gap <= TOL
+        assert result.iterations <= budget, (name, result.iterations)
+
+
+def test_primal_forms_ignore_the_dual_method():
+    X, y = BINARY_SETS["quadrant"]
+    problem = SoftMarginPrimal(X, y)
+    a, b = _solve(problem, method="primal-dual"), _solve(problem, method="barrier")
+    assert a.iterations == b.iterations and a.primal == b.primal
+    assert "outer_steps" in a.info and "method" not in a.info
 
 
 def test_sparse_input_and_zero_weights():
@@ -143,7 +188,8 @@ def test_sparse_input_and_zero_weights():
         _check_against_reference(problem, _solve(problem), newton_budget=None)
 
 
-def test_woodbury_path_of_the_linear_dual_matches_the_reference(monkeypatch):
+@pytest.mark.parametrize("method", METHODS)
+def test_woodbury_path_of_the_linear_dual_matches_the_reference(monkeypatch, method):
     """Force the O(n r²) Woodbury form (used for large n) on a small problem."""
     import solvers.barrier as barrier
 
@@ -151,15 +197,17 @@ def test_woodbury_path_of_the_linear_dual_matches_the_reference(monkeypatch):
     X, y = BINARY_SETS["gaussian_overlap"]
     for bias in ("free", "regularized"):
         problem = SoftMarginDual(X, y, C=1.0, bias=bias)
-        _check_against_reference(problem, _solve(problem), newton_budget=None)
+        budget = MAX_PD_ITERATIONS if method == "primal-dual" else None
+        _check_against_reference(problem, _solve(problem, method=method), newton_budget=budget)
 
 
 # ---- low-rank kernels ---------------------------------------------------------------------------
+@pytest.mark.parametrize("algorithm", METHODS)
 @pytest.mark.parametrize("method", ["nystrom", "cholesky"])
-def test_low_rank_kernel_is_certified_for_the_approximate_kernel(method):
+def test_low_rank_kernel_is_certified_for_the_approximate_kernel(method, algorithm):
     X, y = BINARY_SETS["digits"]
     problem = KernelDual(X, y, C=1.0, kernel="rbf")
-    result = _solve(problem, kernel_approximation=method, rank=60)
+    result = _solve(problem, kernel_approximation=method, rank=60, method=algorithm)
     assert result.status is Status.OPTIMAL
     assert "approximation" in result.message and "not for the exact kernel" in result.message
     assert result.info["approximates"] == problem.key
@@ -172,11 +220,12 @@ def test_low_rank_kernel_is_certified_for_the_approximate_kernel(method):
     assert rel(result.primal, reference_solution(surrogate).primal) <= RTOL_OBJECTIVE
 
 
+@pytest.mark.parametrize("algorithm", METHODS)
 @pytest.mark.parametrize("method", ["nystrom", "cholesky"])
-def test_full_rank_factor_reaches_the_exact_kernel_optimum(method):
+def test_full_rank_factor_reaches_the_exact_kernel_optimum(method, algorithm):
     X, y = BINARY_SETS["quadrant"]
     problem = KernelDual(X[:80], y[:80], C=1.0, kernel="rbf")
-    result = _solve(problem, kernel_approximation=method, rank=80)
+    result = _solve(problem, kernel_approximation=method, rank=80, method=algorithm)
     assert result.status is Status.OPTIMAL and result.rel_gap <= TOL
     assert rel(result.primal, reference_solution(problem).primal) <= 1e-6
 
@@ -247,6 +296,25 @@ def test_native_rule_stops_on_the_central_path_bound():
     assert result.rel_gap <= 10 * TOL
 
 
+@pytest.mark.parametrize("loss", ["hinge", "squared_hinge"])
+def test_native_rule_of_the_primal_dual_variant(loss):
+    """Complementarity and residuals ≤ tol (scaled): the certified gap agrees."""
+    X, y = BINARY_SETS["breast_cancer"]
+    problem = KernelDual(X, y, C=1.0, kernel="rbf", loss=loss)
+    result = _solve(problem, stop_rule="native")
+    assert result.status is Status.OPTIMAL and result.info["method"] == "primal-dual"
+    assert result.rel_gap <= 10 * TOL
+    assert result.info["residual_dual"] <= TOL and result.info["residual_primal"] <= TOL
+
+
+def test_max_iter_of_the_primal_dual_variant():
+    X, y = BINARY_SETS["digits"]
+    with pytest.warns(ConvergenceWarning):
+        result = _solve(KernelDual(X, y, kernel="rbf"), max_iter=3)
+    assert result.status is Status.MAX_ITER and result.iterations == 3
+    assert np.isfinite(result.rel_gap) and result.certified
+
+
 def test_max_iter_ends_with_a_status_and_a_warning():
     X, y = BINARY_SETS["gaussian_overlap"]
     with pytest.warns(ConvergenceWarning):
@@ -266,6 +334,8 @@ def test_refuses_unsupported_problems_and_bad_options():
         registry.get("barrier", mu=1.0)
     with pytest.raises(ValueError, match="kernel_approximation"):
         registry.get("barrier", kernel_approximation="svd")
+    with pytest.raises(ValueError, match="method"):
+        registry.get("barrier", method="newton")
 
 
 def test_does_not_warn_on_a_normal_run():
@@ -273,4 +343,7 @@ def test_does_not_warn_on_a_normal_run():
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         result = _solve(SoftMarginPrimal(X, y, loss="squared_hinge"))
-    assert result.status is Status.OPTIMAL
+        assert result.status is Status.OPTIMAL
+        for loss in ("hinge", "squared_hinge"):  # u = ∞: no z_u, no inf·0
+            result = _solve(SoftMarginDual(X, y, loss=loss, bias="free"))
+            assert result.status is Status.OPTIMAL
