@@ -1,7 +1,8 @@
 """Crammer–Singer: our ``cs_dcd`` against LIBLINEAR ``-s 4`` (and, on digits, scikit-learn's
 LinearSVC(multi_class="crammer_singer") and Clarabel), every model judged by our problem.
 
-    python -m benchmarks.bench_multiclass [--quick] [--n N] [--C C] [--repeats R]
+    python -m benchmarks.bench_multiclass [--quick] [--n N] [--C C] [--repeats R] [--seed S]
+        [--solver-seed S] [--skip-digits]
 
 For each data set: LIBLINEAR ``-s 4 -B 1`` (bias regularized, s = 1) is timed around ``train``
 (best of ``--repeats``); its weights, rows in ``model.get_labels()`` order, are mapped to our
@@ -51,13 +52,14 @@ def _liblinear(X, y, C, eps, repeats):
     return W, b, best
 
 
-def _ours(problem, repeats, check_every):
+def _ours(problem, repeats, check_every, seed=0):
     from solvers import registry
 
     best, res = np.inf, None
     for _ in range(repeats):
         opts = {} if check_every is None else {"check_every": check_every}
-        r = registry.get("cs_dcd", tol=TOL, trace=True, max_iter=20_000, **opts).solve(problem)
+        solver = registry.get("cs_dcd", tol=TOL, trace=True, max_iter=20_000, seed=seed, **opts)
+        r = solver.solve(problem)
         if r.solve_time < best:
             best, res = r.solve_time, r
     return res
@@ -70,11 +72,11 @@ def _time_to(res, target):
     return np.nan, None
 
 
-def run_set(name, X, y, C, *, repeats, eps_list, check_every, extra):
+def run_set(name, X, y, C, *, repeats, eps_list, check_every, extra, seed=0):
     problem = MulticlassHinge(X, y, C=C, bias="regularized", bias_scale=1.0)
     n, d, k = problem.n_samples, problem.n_features, problem.n_classes
     print(f"\n== {name}: n={n}, d={d}, k={k}, C={C}, bias regularized (s=1)")
-    res = _ours(problem, repeats, check_every)
+    res = _ours(problem, repeats, check_every, seed)
     print(
         f"cs_dcd        : {res.status.value}, {res.iterations} epochs, solve "
         f"{res.solve_time:.3f} s (compile {res.compile_time:.2f} s), certified rel gap "
@@ -137,6 +139,9 @@ def main(argv=None):
     ap.add_argument("--C", type=float, default=1.0)
     ap.add_argument("--repeats", type=int, default=None)
     ap.add_argument("--check-every", type=int, default=None, help="cs_dcd's gap-check period")
+    ap.add_argument("--seed", type=int, default=0, help="seed of the blobs data set")
+    ap.add_argument("--solver-seed", type=int, default=0, help="cs_dcd's seed")
+    ap.add_argument("--skip-digits", action="store_true", help="blobs only")
     args = ap.parse_args(argv)
     repeats = args.repeats or (1 if args.quick else 3)
     import liblinear
@@ -157,15 +162,17 @@ def main(argv=None):
         f"solvers single-threaded; load average {os.getloadavg()[0]:.1f}; "
         f"best of {repeats}"
     )
-    ds = datasets.load("digits")
-    extra = [("LinearSVC(crammer_singer, tol 1e-4)", _linearsvc)]
-    if not args.quick:
-        extra.append(("Clarabel", _clarabel))
-    run_set("digits", ds.X, ds.y, args.C, repeats=repeats, eps_list=(1e-4,),
-            check_every=args.check_every, extra=extra)  # fmt: skip
-    ds = datasets.load(f"blobs:n={args.n},d=50,k=10,seed=0")
-    run_set(f"blobs n={args.n}", ds.X, ds.y, args.C, repeats=repeats, eps_list=(0.1, 1e-4),
-            check_every=args.check_every, extra=())  # fmt: skip
+    if not args.skip_digits:
+        ds = datasets.load("digits")
+        extra = [("LinearSVC(crammer_singer, tol 1e-4)", _linearsvc)]
+        if not args.quick:
+            extra.append(("Clarabel", _clarabel))
+        run_set("digits", ds.X, ds.y, args.C, repeats=repeats, eps_list=(1e-4,),
+                check_every=args.check_every, extra=extra, seed=args.solver_seed)  # fmt: skip
+    ds = datasets.load(f"blobs:n={args.n},d=50,k=10,seed={args.seed}")
+    run_set(f"blobs n={args.n} seed={args.seed}", ds.X, ds.y, args.C, repeats=repeats,
+            eps_list=(0.1, 1e-4), check_every=args.check_every, extra=(),
+            seed=args.solver_seed)  # fmt: skip
 
 
 if __name__ == "__main__":

@@ -33,58 +33,19 @@ from __future__ import annotations
 
 import numba
 import numpy as np
-from llvmlite import ir
-from numba import types
-from numba.core import cgutils
-from numba.extending import intrinsic
+
+from solvers._jit.common import prefetch, prefetch_span
 
 #: ``|PG|`` below this is treated as zero: no step is taken (LIBLINEAR uses the same 1e-12).
 PG_ZERO = 1e-12
 #: The row ``PREFETCH_AHEAD`` places ahead in the shuffled order is prefetched while the current
 #: one is processed: in a random order every row is a cache miss once ``X`` exceeds the cache.
 PREFETCH_AHEAD = 4
-#: Bytes of a cache line (the stride of the prefetches).
-CACHE_LINE = 64
 
 _GOLDEN = np.uint64(0x9E3779B97F4A7C15)
 _MIX1 = np.uint64(0xBF58476D1CE4E5B9)
 _MIX2 = np.uint64(0x94D049BB133111EB)
 _INV_2_53 = 1.0 / 9007199254740992.0
-
-
-@intrinsic
-def _prefetch(typingctx, arr, offset):
-    """Hint the CPU to load the cache line holding ``arr.flat[offset]`` (``llvm.prefetch``).
-
-    A hint only: it never faults, never changes a value, and is dropped where unsupported.
-    """
-    if not isinstance(arr, types.Array) or not isinstance(offset, types.Integer):
-        return None
-    sig = types.void(arr, offset)
-
-    def codegen(context, builder, signature, args):
-        array = context.make_array(signature.args[0])(context, builder, args[0])
-        off = context.cast(builder, args[1], signature.args[1], types.intp)
-        i8p = ir.IntType(8).as_pointer()
-        address = builder.bitcast(builder.gep(array.data, [off]), i8p)
-        i32 = ir.IntType(32)
-        fnty = ir.FunctionType(ir.VoidType(), [i8p, i32, i32, i32])
-        fn = cgutils.get_or_insert_function(builder.module, fnty, "llvm.prefetch.p0")
-        # read access, high temporal locality, data cache
-        builder.call(fn, [address, i32(0), i32(3), i32(1)])
-        return context.get_dummy_value()
-
-    return sig, codegen
-
-
-@numba.njit(cache=True)
-def prefetch_span(arr, start, stop):
-    """Prefetch the cache lines of ``arr.flat[start:stop]`` (no effect on any value)."""
-    if stop > start:
-        step = max(1, CACHE_LINE // arr.itemsize)
-        for off in range(start, stop, step):
-            _prefetch(arr, off)
-        _prefetch(arr, stop - 1)
 
 
 @numba.njit(cache=True)
@@ -300,7 +261,7 @@ def dcd_epoch_csr(
     k = 0
     while k < active_size:
         if k + 2 * PREFETCH_AHEAD < active_size:
-            _prefetch(indptr, index[k + 2 * PREFETCH_AHEAD])
+            prefetch(indptr, index[k + 2 * PREFETCH_AHEAD])
         if k + PREFETCH_AHEAD < active_size:
             ahead = index[k + PREFETCH_AHEAD]
             prefetch_span(data, indptr[ahead], indptr[ahead + 1])

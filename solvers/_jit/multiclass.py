@@ -7,8 +7,11 @@ transposed, ``Wt`` (d, k) (LIBLINEAR's layout: one contiguous row of k weights p
 the bias weights ``w_{r,b}`` apart in ``wb`` (k,).
 
 Every kernel runs one whole epoch over the examples in an order given by the caller (seeded
-permutations are drawn in Python); dense rows come as a C-contiguous ``X`` (n, d), CSR rows as
-``(indptr, indices, data)``.
+permutations: by :func:`shuffle_prefix` for the dual CD, by NumPy for the SGD); dense rows come
+as a C-contiguous ``X`` (n, d), CSR rows as ``(indptr, indices, data)``. The dual CD epochs visit
+the examples exactly in that order (the ones shrunk during the epoch are moved past the active
+ones at its end), which lets them prefetch the rows of the examples a few steps ahead: in a
+random order over a large n the epoch would otherwise wait on main memory at every example.
 """
 
 from __future__ import annotations
@@ -16,8 +19,35 @@ from __future__ import annotations
 import numba
 import numpy as np
 
+from solvers._jit.common import prefetch
+
+#: examples ahead of the current one whose rows are prefetched (an epoch visits the examples in
+#: random order: without it every example waits on main memory for its rows of X, β, cls)
+PREFETCH_AHEAD = 4
+#: examples with at most k / GATHER_MAX_ACTIVE active classes get their gradient class by
+#: class (the others: all k at once, vectorized over each feature's contiguous k weights)
+GATHER_MAX_ACTIVE = 3
+
 
 @numba.njit(cache=True)
+def shuffle_prefix(index, m, state):
+    """Shuffle ``index[:m]`` in place (Fisher–Yates) with the xorshift64* generator whose state
+    is ``state[0]`` (a nonzero uint64, advanced in place): cheaper than drawing a NumPy
+    permutation and indexing with it before every epoch."""
+    x = state[0]
+    for a in range(m - 1, 0, -1):
+        x ^= x >> np.uint64(12)
+        x ^= x << np.uint64(25)
+        x ^= x >> np.uint64(27)
+        u = (x * np.uint64(2685821657736338717)) >> np.uint64(11)  # 53 random bits
+        b = int(u * (1.0 / 9007199254740992.0) * (a + 1))  # uniform on 0 … a
+        t = index[a]
+        index[a] = index[b]
+        index[b] = t
+    state[0] = x
+
+
+@numba.njit(cache=True, inline="always")
 def project_scaled_simplex(v, m, radius, out, buf):
     """Euclidean projection of ``v[:m]`` onto ``{u ≥ 0, Σ u = radius}``, written to ``out[:m]``.
 
@@ -48,32 +78,21 @@ def project_scaled_simplex(v, m, radius, out, buf):
         out[a] = d if d > 0.0 else 0.0
 
 
-@numba.njit(cache=True)
+# inlined (numba IR): a call per example with a dozen array arguments costs ~5 % of an epoch
+@numba.njit(cache=True, inline="always")
 def _cs_dcd_example(
-    i,
-    G,
-    na,
-    cls,
-    beta,
-    Ci,
-    Ai,
-    Wt,
-    wb,
-    s_bias,
-    reg,
-    xi_idx,
-    xi_val,
-    dense_row,
-    use_dense,
-    vbuf,
-    newbuf,
-    sortbuf,
-    shrinking,
+    i, Gf, na, cls, beta, Ci, Ai, wb, s_bias, reg, dW, chg, G, vbuf, newbuf, sortbuf, shrinking
 ):
     """Shrink, then solve exactly the sub-problem of example i over its ``na`` active classes.
 
-    Returns ``(new_na, violation)``; ``G[:na]`` holds ``g_r = Δ(r, y_i) + w̃_r·x̃_i`` on entry.
+    ``Gf[:k]`` holds ``g_r = Δ(r, y_i) + w̃_r·x̃_i`` for every class on entry (computed over the
+    whole contiguous row of ``Wt``: cheaper than gathering the active classes); ``G`` is scratch.
+    Returns ``(new_na, violation, nz)``; on return the ``nz`` classes that moved are ``chg[:nz]``
+    and ``dW[r] = −δ_r`` for them (the caller adds ``dW[r] x̃_i`` to column r of ``Wt``, then
+    zeroes those entries of ``dW``).
     """
+    for a in range(na):
+        G[a] = Gf[cls[a]]
     # KKT of the sub-problem (the dual is maximized; ∂D/∂β_ir = g_r − w̃_{y_i}·x̃_i): every r
     # with β_ir > 0 must have g_r = max_r' g_r'. violation = maxG − min_{β_ir > 0} g_r.
     min_g = np.inf
@@ -100,44 +119,28 @@ def _cs_dcd_example(
             else:
                 a += 1
         if na <= 1:
-            return na, 0.0
+            return na, 0.0, 0
     viol = max_g - min_g
     if viol <= 1e-12:
-        return na, viol
+        return na, viol, 0
     # Sub-problem: max_{β_i ∈ C_i·simplex} Σ_r δ_r g_r − ½ A_i ‖δ‖², δ = β_i^new − β_i, i.e.
     # β_i^new = Proj(β_i + g / A_i)  ([Keerthi08] eq. (7); [CS01] Fig. 2).
     for a in range(na):
         vbuf[a] = beta[i, cls[a]] + G[a] / Ai
     project_scaled_simplex(vbuf, na, Ci, newbuf, sortbuf)
-    # w̃_r = Σ_i (C_i 1[y_i = r] − β_ir) x̃_i, so Δw̃_r = −δ_r x̃_i; the changed classes are
-    # gathered first (vbuf: −δ, sortbuf: class) so that W is swept feature by feature (rows of
-    # Wt are contiguous), as LIBLINEAR does
+    # w̃_r = Σ_i (C_i 1[y_i = r] − β_ir) x̃_i, so Δw̃_r = −δ_r x̃_i
     nz = 0
     for a in range(na):
         r = cls[a]
         d = newbuf[a] - beta[i, r]
         if d != 0.0:
             beta[i, r] = newbuf[a]
-            vbuf[nz] = -d
-            sortbuf[nz] = r
+            dW[r] = -d
+            chg[nz] = r
             nz += 1
             if reg:
                 wb[r] -= d * s_bias
-    if nz == 0:
-        return na, viol
-    if use_dense:
-        for j in range(dense_row.shape[0]):
-            xj = dense_row[j]
-            if xj != 0.0:
-                for m in range(nz):
-                    Wt[j, int(sortbuf[m])] += vbuf[m] * xj
-    else:
-        for p in range(xi_idx.shape[0]):
-            j = xi_idx[p]
-            xj = xi_val[p]
-            for m in range(nz):
-                Wt[j, int(sortbuf[m])] += vbuf[m] * xj
-    return na, viol
+    return na, viol, nz
 
 
 @numba.njit(cache=True)
@@ -171,66 +174,100 @@ def cs_dcd_epoch_dense(
         stopping quantity; 0 at the optimum of the active problem).
     """
     k = cost.shape[0]
+    d = X.shape[1]
+    costT = np.ascontiguousarray(cost.T)  # costT[y] = Δ(·, y), contiguous
+    Gf = np.empty(k)
+    dW = np.zeros(k)
+    chg = np.empty(k, dtype=np.int64)
     G = np.empty(k)
     vbuf = np.empty(k)
     newbuf = np.empty(k)
     sortbuf = np.empty(k)
-    empty_i = np.empty(0, dtype=np.int64)
-    empty_v = np.empty(0)
     stopping = -np.inf
-    s = 0
-    while s < active_size:
+    # the examples are visited in the order of index[:active_size]; the ones that stay active
+    # are compacted to the front (keep), the shrunk ones go after them in visiting order
+    shrunk = np.empty(active_size, dtype=np.int64)
+    keep = 0
+    n_shrunk = 0
+    for s in range(active_size):
+        if s + PREFETCH_AHEAD < active_size:
+            nx = index[s + PREFETCH_AHEAD]
+            for q in range(nx * d, (nx + 1) * d, 8):
+                prefetch(X, q)
+            prefetch(X, (nx + 1) * d - 1)
+            prefetch(beta, nx * k)
+            prefetch(beta, (nx + 1) * k - 1)
+            prefetch(cls, nx * k)
+            prefetch(cls, (nx + 1) * k - 1)
+            prefetch(A, nx)
+            prefetch(C, nx)
+            prefetch(y, nx)
+            prefetch(active_i, nx)
         i = index[s]
         Ai = A[i]
         if Ai <= 0.0 or C[i] <= 0.0:
-            s += 1
+            index[keep] = i
+            keep += 1
             continue
-        na = active_i[i]
         yi = y[i]
-        row = X[i]
-        for a in range(na):
-            r = cls[i, a]
-            g = cost[r, yi]
+        # g_r = Δ(r, y_i) + w̃_r·x̃_i over the active classes; with many, over all k at once:
+        # one pass over x_i, each feature's k weights contiguous in Wt
+        na = active_i[i]
+        if GATHER_MAX_ACTIVE * na <= k:  # few active classes: theirs only, one at a time
+            for a in range(na):
+                r = cls[i, a]
+                g = costT[yi, r]
+                if reg:
+                    g += wb[r] * s_bias
+                for j in range(d):
+                    xj = X[i, j]
+                    if xj != 0.0:
+                        g += Wt[j, r] * xj
+                Gf[r] = g
+        else:
+            for r in range(k):
+                Gf[r] = costT[yi, r]
             if reg:
-                g += wb[r] * s_bias
-            G[a] = g
-        for j in range(row.shape[0]):
-            xj = row[j]
-            if xj != 0.0:
-                for a in range(na):
-                    G[a] += Wt[j, cls[i, a]] * xj
-        na, viol = _cs_dcd_example(
-            i,
-            G,
-            na,
-            cls[i],
-            beta,
-            C[i],
-            Ai,
-            Wt,
-            wb,
-            s_bias,
-            reg,
-            empty_i,
-            empty_v,
-            row,
-            True,
-            vbuf,
-            newbuf,
-            sortbuf,
-            shrinking,
-        )
+                for r in range(k):
+                    Gf[r] += wb[r] * s_bias
+            for j in range(d):
+                xj = X[i, j]
+                if xj != 0.0:
+                    for r in range(k):
+                        Gf[r] += Wt[j, r] * xj
+        na, viol, nz = _cs_dcd_example(
+            i, Gf, na, cls[i], beta, C[i], Ai, wb, s_bias, reg, dW, chg, G, vbuf,
+            newbuf, sortbuf, shrinking,
+        )  # fmt: skip
+        if nz > 0:
+            # Wt[j] += x_ij dW: over the whole contiguous row (vectorized) when many classes
+            # moved, over the moved ones only otherwise
+            if 2 * nz > k:
+                for j in range(d):
+                    xj = X[i, j]
+                    if xj != 0.0:
+                        for r in range(k):
+                            Wt[j, r] += dW[r] * xj
+            else:
+                for j in range(d):
+                    xj = X[i, j]
+                    if xj != 0.0:
+                        for m in range(nz):
+                            r = chg[m]
+                            Wt[j, r] += dW[r] * xj
+            for m in range(nz):
+                dW[chg[m]] = 0.0
         active_i[i] = na
         if na <= 1:
-            active_size -= 1
-            t = index[s]
-            index[s] = index[active_size]
-            index[active_size] = t
+            shrunk[n_shrunk] = i
+            n_shrunk += 1
             continue
         if viol > stopping:
             stopping = viol
-        s += 1
-    return active_size, stopping
+        index[keep] = i
+        keep += 1
+    index[keep : keep + n_shrunk] = shrunk[:n_shrunk]
+    return keep, stopping
 
 
 @numba.njit(cache=True)
@@ -255,66 +292,98 @@ def cs_dcd_epoch_csr(
 ):
     """:func:`cs_dcd_epoch_dense` for CSR rows ``(indptr, indices, data)``."""
     k = cost.shape[0]
+    costT = np.ascontiguousarray(cost.T)
+    Gf = np.empty(k)
+    dW = np.zeros(k)
+    chg = np.empty(k, dtype=np.int64)
     G = np.empty(k)
     vbuf = np.empty(k)
     newbuf = np.empty(k)
     sortbuf = np.empty(k)
-    empty_row = np.empty(0)
     stopping = -np.inf
-    s = 0
-    while s < active_size:
+    # the examples are visited in the order of index[:active_size]; the ones that stay active
+    # are compacted to the front (keep), the shrunk ones go after them in visiting order
+    shrunk = np.empty(active_size, dtype=np.int64)
+    keep = 0
+    n_shrunk = 0
+    for s in range(active_size):
+        if s + PREFETCH_AHEAD < active_size:
+            nx = index[s + PREFETCH_AHEAD]
+            q1 = indptr[nx + 1]
+            for q in range(indptr[nx], q1, 8):
+                prefetch(data, q)
+                prefetch(indices, q)
+            if q1 > indptr[nx]:
+                prefetch(data, q1 - 1)
+                prefetch(indices, q1 - 1)
+            prefetch(beta, nx * k)
+            prefetch(beta, (nx + 1) * k - 1)
+            prefetch(cls, nx * k)
+            prefetch(cls, (nx + 1) * k - 1)
+            prefetch(A, nx)
+            prefetch(C, nx)
+            prefetch(y, nx)
+            prefetch(active_i, nx)
         i = index[s]
         Ai = A[i]
         if Ai <= 0.0 or C[i] <= 0.0:
-            s += 1
+            index[keep] = i
+            keep += 1
             continue
-        na = active_i[i]
         yi = y[i]
-        idx = indices[indptr[i] : indptr[i + 1]]
-        val = data[indptr[i] : indptr[i + 1]]
-        for a in range(na):
-            r = cls[i, a]
-            g = cost[r, yi]
-            if reg:
-                g += wb[r] * s_bias
-            G[a] = g
-        for p in range(idx.shape[0]):
-            j = idx[p]
-            xj = val[p]
+        p0, p1 = indptr[i], indptr[i + 1]
+        na = active_i[i]
+        if GATHER_MAX_ACTIVE * na <= k:  # few active classes: theirs only, one at a time
             for a in range(na):
-                G[a] += Wt[j, cls[i, a]] * xj
-        na, viol = _cs_dcd_example(
-            i,
-            G,
-            na,
-            cls[i],
-            beta,
-            C[i],
-            Ai,
-            Wt,
-            wb,
-            s_bias,
-            reg,
-            idx,
-            val,
-            empty_row,
-            False,
-            vbuf,
-            newbuf,
-            sortbuf,
-            shrinking,
-        )
+                r = cls[i, a]
+                g = costT[yi, r]
+                if reg:
+                    g += wb[r] * s_bias
+                for p in range(p0, p1):
+                    g += Wt[indices[p], r] * data[p]
+                Gf[r] = g
+        else:
+            for r in range(k):
+                Gf[r] = costT[yi, r]
+            if reg:
+                for r in range(k):
+                    Gf[r] += wb[r] * s_bias
+            for p in range(p0, p1):
+                j = indices[p]
+                xj = data[p]
+                for r in range(k):
+                    Gf[r] += Wt[j, r] * xj
+        na, viol, nz = _cs_dcd_example(
+            i, Gf, na, cls[i], beta, C[i], Ai, wb, s_bias, reg, dW, chg, G, vbuf,
+            newbuf, sortbuf, shrinking,
+        )  # fmt: skip
+        if nz > 0:
+            if 2 * nz > k:
+                for p in range(p0, p1):
+                    j = indices[p]
+                    xj = data[p]
+                    for r in range(k):
+                        Wt[j, r] += dW[r] * xj
+            else:
+                for p in range(p0, p1):
+                    j = indices[p]
+                    xj = data[p]
+                    for m in range(nz):
+                        r = chg[m]
+                        Wt[j, r] += dW[r] * xj
+            for m in range(nz):
+                dW[chg[m]] = 0.0
         active_i[i] = na
         if na <= 1:
-            active_size -= 1
-            t = index[s]
-            index[s] = index[active_size]
-            index[active_size] = t
+            shrunk[n_shrunk] = i
+            n_shrunk += 1
             continue
         if viol > stopping:
             stopping = viol
-        s += 1
-    return active_size, stopping
+        index[keep] = i
+        keep += 1
+    index[keep : keep + n_shrunk] = shrunk[:n_shrunk]
+    return keep, stopping
 
 
 @numba.njit(cache=True)

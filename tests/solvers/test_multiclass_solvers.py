@@ -16,7 +16,13 @@ from scipy import sparse
 
 from problems import MulticlassHinge, datasets
 from solvers import Status, registry
-from solvers._jit.multiclass import cs_sgd_epoch, project_scaled_simplex
+from solvers._jit.multiclass import (
+    cs_dcd_epoch_csr,
+    cs_dcd_epoch_dense,
+    cs_sgd_epoch,
+    project_scaled_simplex,
+    shuffle_prefix,
+)
 from solvers._reference import reference_solution
 from solvers.base import ConvergenceWarning
 from solvers.multiclass import predict
@@ -93,6 +99,105 @@ def test_sgd_epoch_matches_the_lecture_iteration(rng):
     )
 
 
+def test_shuffle_prefix_is_a_seeded_uniform_permutation():
+    index = np.arange(10, dtype=np.int64)
+    state = np.array([12345], dtype=np.uint64)
+    counts = np.zeros((5, 5))
+    for _ in range(5000):
+        index[:5] = np.arange(5)
+        shuffle_prefix(index, 5, state)
+        counts[np.arange(5), index[:5]] += 1
+        assert sorted(index[:5]) == list(range(5)) and list(index[5:]) == list(range(5, 10))
+    np.testing.assert_allclose(counts / 5000, 0.2, atol=0.03)  # each position: each value 1/5
+    again, other = np.arange(10, dtype=np.int64), np.arange(10, dtype=np.int64)
+    shuffle_prefix(again, 10, np.array([7], dtype=np.uint64))
+    shuffle_prefix(other, 10, np.array([7], dtype=np.uint64))
+    assert list(again) == list(other)
+
+
+def _dcd_epoch_state(rng, n, d, k, *, zeros=0.4):
+    """A small Crammer–Singer instance (some x_ij = 0, graded cost, weights, bias s = 1.5) and
+    the solver's starting point β_i = C_i e_{y_i}, W̃ = 0."""
+    X = rng.normal(size=(n, d)) * (rng.uniform(size=(n, d)) > zeros)
+    y = rng.integers(0, k, size=n).astype(np.int64)
+    C = rng.uniform(0.5, 2.0, size=n)
+    s = 1.5
+    A = np.einsum("ij,ij->i", X, X) + s * s
+    beta = np.zeros((n, k))
+    beta[np.arange(n), y] = C
+    return X, y, C, _cost(k), A, s, beta
+
+
+def _run_epoch(dense, X, y, C, cost, A, s, beta, Wt, wb, index, active_size, active_i, cls, shr):
+    if dense:
+        return cs_dcd_epoch_dense(
+            X, y, C, cost, A, s, True, beta, Wt, wb, index, active_size, active_i, cls, shr
+        )
+    Xs = sparse.csr_matrix(X)
+    return cs_dcd_epoch_csr(
+        Xs.indptr.astype(np.int64), Xs.indices.astype(np.int64), Xs.data, y, C, cost, A, s,
+        True, beta, Wt, wb, index, active_size, active_i, cls, shr,
+    )  # fmt: skip
+
+
+@pytest.mark.parametrize("dense", [True, False])
+def test_dcd_epoch_matches_numpy(rng, dense):
+    """Without shrinking, an epoch of the jitted kernel (W̃ stored as Wt (d, k) and wb) is the
+    plain block update ``β_i ← Proj_{C_i·simplex}(β_i + g_i / A_i)``, ``W̃ −= δ x̃_iᵀ`` in NumPy."""
+    n, d, k = 25, 6, 4
+    X, y, C, cost, A, s, beta = _dcd_epoch_state(rng, n, d, k)
+    Wt, wb = np.zeros((d, k)), np.zeros(k)
+    Xt = np.hstack([X, np.full((n, 1), s)])
+    b_ref, W_ref = beta.copy(), np.zeros((k, d + 1))
+    active_i = np.full(n, k, dtype=np.int64)
+    cls = np.tile(np.arange(k, dtype=np.int64), (n, 1))
+    out, buf = np.empty(k), np.empty(k)
+    for _ in range(4):
+        order = rng.permutation(n).astype(np.int64)
+        index = order.copy()
+        active, stopping = _run_epoch(
+            dense, X, y, C, cost, A, s, beta, Wt, wb, index, n, active_i, cls, False
+        )
+        assert active == n and sorted(index) == list(range(n))
+        viol = 0.0
+        for i in order:
+            g = cost[:, y[i]] + W_ref @ Xt[i]
+            viol = max(viol, g.max() - g[b_ref[i] > 0].min())
+            project_scaled_simplex(b_ref[i] + g / A[i], k, C[i], out, buf)
+            W_ref -= np.outer(out - b_ref[i], Xt[i])
+            b_ref[i] = out
+        np.testing.assert_allclose(beta, b_ref, atol=1e-12)
+        np.testing.assert_allclose(np.hstack([Wt.T, wb[:, None]]), W_ref, atol=1e-12)
+        assert stopping == pytest.approx(viol, abs=1e-12)
+
+
+def test_dcd_epoch_dense_and_csr_agree_with_shrinking(rng):
+    """With shrinking (active classes gathered one by one, shrunk examples moved past the active
+    end), the dense and CSR kernels visit the same examples and produce the same iterates."""
+    n, d, k = 40, 5, 6
+    X, y, C, cost, A, s, beta0 = _dcd_epoch_state(rng, n, d, k)
+    runs = []
+    for dense in (True, False):
+        beta, Wt, wb = beta0.copy(), np.zeros((d, k)), np.zeros(k)
+        index = np.arange(n, dtype=np.int64)
+        active_i = np.full(n, k, dtype=np.int64)
+        cls = np.tile(np.arange(k, dtype=np.int64), (n, 1))
+        active, sizes = n, []
+        for epoch in range(8):
+            perm = np.random.default_rng(epoch).permutation(active)
+            index[:active] = index[:active][perm]
+            active, _ = _run_epoch(
+                dense, X, y, C, cost, A, s, beta, Wt, wb, index, active, active_i, cls, True
+            )
+            sizes.append(int(active))
+        assert sorted(index) == list(range(n))
+        assert np.all(active_i[index[:active]] > 1)
+        runs.append((beta, Wt, wb, sizes))
+    assert runs[0][3] == runs[1][3] and runs[0][3][-1] < n  # something was shrunk
+    for a, b in zip(runs[0][:3], runs[1][:3], strict=True):
+        np.testing.assert_allclose(a, b, atol=1e-12)
+
+
 # ---- cs_dcd against the reference ------------------------------------------------------------
 CASES = [
     (name, bias, cost)
@@ -152,6 +257,22 @@ def test_cs_dcd_native_rule_and_shrinking(shrinking):
     assert rel(res.primal, ref.primal) <= 1e-3
     duals = [c.dual for c in res.trace]  # exact block maximization: D never decreases
     assert all(b >= a - 1e-9 * max(1.0, abs(a)) for a, b in itertools.pairwise(duals))
+
+
+@pytest.mark.parametrize("sparse_input", [False, True])
+def test_cs_dcd_shrinking_on_and_off_reach_the_same_optimum(sparse_input):
+    """Shrinking (of classes per example and of examples) changes the path, not the optimum."""
+    ds = SETS["digits"]
+    X = sparse.csr_matrix(ds.X) if sparse_input else ds.X
+    problem = MulticlassHinge(X, ds.y, C=1.0, bias="regularized", cost=_cost(10))
+    res = {
+        shrinking: registry.get("cs_dcd", tol=1e-8, shrinking=shrinking, trace=False).solve(problem)
+        for shrinking in (True, False)
+    }
+    assert all(r.status is Status.OPTIMAL and r.rel_gap <= 1e-8 for r in res.values())
+    assert rel(res[True].primal, res[False].primal) <= 1e-8
+    assert rel(res[True].dual, res[False].dual) <= 1e-8
+    assert res[True].info["reactivations"] > 0
 
 
 def test_cs_dcd_warm_start_and_max_iter():
