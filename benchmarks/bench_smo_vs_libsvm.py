@@ -7,7 +7,11 @@ Run ``python -m benchmarks.bench_smo_vs_libsvm [--quick]``. Every case is a
 
 What is measured, per case:
 
-- LIBSVM (libsvm-official): ``-s 0 -t 2 -g 1/d -c 1 -e 1e-3 -m 200 -h 1 -q``, single-threaded.
+- LIBSVM (libsvm-official): ``-s 0 -t 2 -g 1/d -c 1 -e 1e-3 -m 200 -h 1 -q``, single-threaded:
+  the wheel's library is built with OpenMP (it links libgomp and computes kernel columns in a
+  parallel loop), so ``OMP_NUM_THREADS`` is set to ``--libsvm-threads`` (default 1) before it is
+  first loaded. Left at the default (all cores) it ran 1.2 s instead of 1.9 s at n = 10 000 on an
+  idle machine, and 15-80 s when other processes held a core (OpenMP's spinning barriers).
   One untimed warm-up on the first 2 000 points and one untimed full run (its model, its memory),
   then ``--repeats`` timed ``svm_train`` calls (median; one call when ``n ≥ 30 000``, said in the
   table), interleaved with the timed smo runs below (LIBSVM, smo 1 thread, smo 2 threads,
@@ -27,7 +31,8 @@ What is measured, per case:
   NumPy allocations (``tracemalloc``, during its 1e-6 runs: the cache is counted in full as soon
   as it is allocated; the peak includes the problem's certificate, whose blocked kernel product
   holds up to 256 MB, ``problems.kernels.BLOCK_ENTRIES``), beside the cache SMO allocated
-  (``cache_columns · n · 8`` bytes, within the 200 MB budget) plus its O(n) vectors.
+  (``cache_columns · n · 4`` bytes for RBF, float32 columns as LIBSVM's, within the 200 MB
+  budget) plus its O(n) vectors.
 - oneDAL (scikit-learn-intelex's ``SVC``, all cores) when it is installed, judged the same way.
 
 Note on threads: with Numba's TBB threading layer, once ``numba.set_num_threads(1)`` has been
@@ -212,7 +217,7 @@ def run_case(n, repeats, budget):
         row[f"mem_{threads}"] = peak / 2**20
         row["smo_updates"] = r.iterations
         row["smo_info"] = r.info
-        row["cache_mb"] = r.info["cache_columns"] * n * 8 / 2**20
+        row["cache_mb"] = r.info["cache_columns"] * n * r.info["cache_bytes_per_entry"] / 2**20
     out = onedal_run(X, y, gamma)
     if out is not None:
         a, b2, t = out
@@ -235,8 +240,8 @@ def environment() -> str:
         f"{platform.platform()}, {psutil.cpu_count()} CPUs, load average "
         f"{'/'.join(f'{v:.1f}' for v in os.getloadavg())}; Python {platform.python_version()}, "
         f"NumPy {np.__version__}, Numba {numba.__version__}, libsvm-official "
-        f"{version('libsvm-official')}; {dal}. LIBSVM single-threaded; smo with 1 and 2 "
-        "Numba threads."
+        f"{version('libsvm-official')}; {dal}. LIBSVM with OMP_NUM_THREADS="
+        f"{os.environ.get('OMP_NUM_THREADS', 'unset')}; smo with 1 and 2 Numba threads."
     )
 
 
@@ -279,7 +284,15 @@ def main(argv=None) -> int:
         default="workqueue",
         help="Numba threading layer (default workqueue: see the note in the module docstring)",
     )
+    parser.add_argument(
+        "--libsvm-threads",
+        type=int,
+        default=1,
+        help="OpenMP threads of LIBSVM (OMP_NUM_THREADS before its library loads; default 1)",
+    )
     args = parser.parse_args(argv)
+    # read by libgomp when LIBSVM's library is first loaded (libsvm_train imports it lazily)
+    os.environ["OMP_NUM_THREADS"] = str(args.libsvm_threads)
     # must be set before the first parallel launch
     numba.config.THREADING_LAYER = args.threading_layer
     sizes = args.sizes or ([2000, 10_000] if args.quick else [10_000, 30_000])

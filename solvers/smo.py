@@ -51,6 +51,22 @@ from solvers.registry import register
 #: The native tolerance is never tightened below this (the gradient is O(1): rounding level).
 EPS_FLOOR = 1e-13
 
+#: Largest ``|Q̃_tk|`` (off the diagonal) whose columns are cached in single precision.
+FLOAT32_MAX_ENTRY = 2.0
+
+
+def cache_dtype(problem: KernelDual) -> type:
+    """Precision of the cached columns: float32 (as LIBSVM's ``Qfloat``) when every entry is
+    bounded, i.e. RBF with ``s² ≤ 1`` (``|Q̃_tk| ≤ 1 + s²``): the budget then holds twice the
+    columns and the O(n) loops read half the bytes, for an absolute error ≤ 2⁻²³ per entry.
+    Kernels whose entries grow with ``‖x‖`` (linear, poly, sigmoid's argument, a precomputed Gram)
+    keep float64: their rounding relative to ``G = O(1)`` would stall the tight gap targets. α, G
+    and Ḡ are float64 in every case, and ``Q̃_ii`` comes from ``QD`` (float64)."""
+    s2 = problem.bias_scale**2 if problem.bias == "regularized" else 0.0
+    if problem.kernel == "rbf" and 1.0 + s2 <= FLOAT32_MAX_ENTRY:
+        return np.float32
+    return np.float64
+
 
 def dense_rows(X) -> np.ndarray:
     """X as C-contiguous float64 rows; a CSR matrix is densified (kernel problems are mostly
@@ -67,12 +83,35 @@ def _bound_status(y, alpha, C) -> np.ndarray:
     return (up.astype(np.uint8) | (low.astype(np.uint8) << 1)).astype(np.uint8)
 
 
+def _gradients(X, sqn, kint, kflt, y, C, dplus, alpha):
+    """``G = Q̃α − 1`` and ``Ḡ = Σ_{α_j = C_j} C_j Q̃_:j`` in float64, from the kernel."""
+    n = y.shape[0]
+    code, degree = int(kint[0]), int(kint[1])
+    gamma, coef0, s2 = float(kflt[0]), float(kflt[1]), float(kflt[2])
+    all_idx = np.arange(n, dtype=np.int64)
+    G = -np.ones(n)
+    Gbar = np.zeros(n)
+    support = np.flatnonzero(alpha > 0)
+    if support.size:
+        coef = alpha[support] * y[support]
+        dots = kc.kernel_dot_rows(X, sqn, all_idx, support, coef, code, gamma, coef0, degree, s2)
+        G += y * dots + dplus * alpha
+        upper = np.flatnonzero(alpha >= C)
+        if upper.size:
+            coef = C[upper] * y[upper]
+            Gbar = y * kc.kernel_dot_rows(
+                X, sqn, all_idx, upper, coef, code, gamma, coef0, degree, s2
+            )
+    return G, Gbar
+
+
 @dataclass
 class _State:
     """Arrays of the jitted core and the driver's bookkeeping (see :mod:`solvers._jit.smo`)."""
 
     pairs: bool
     X: np.ndarray
+    XT: np.ndarray  # X transposed, C-contiguous (d × n): whole kernel columns; X itself if a Gram
     sqn: np.ndarray
     kint: np.ndarray  # (kernel code, degree, Numba threads)
     kflt: np.ndarray  # (gamma, coef0, s²)
@@ -80,6 +119,7 @@ class _State:
     C: np.ndarray  # upper bounds (∞ for the squared hinge)
     Cw: np.ndarray  # the problem's C_t (loss weights)
     QD: np.ndarray  # Q̃_tt
+    dplus: np.ndarray  # δ_tt / (2 C_t) (squared hinge), 0 otherwise
     alpha: np.ndarray
     G: np.ndarray  # ∇f = Q̃α − 1 (exact on the active set)
     Gbar: np.ndarray  # Σ_{α_j = C_j} C_j Q̃_:j (kept only when shrinking)
@@ -119,7 +159,8 @@ class SMO(IterativeSolver):
         first internal target of ``stop_rule="gap"``.
     cache_mb : float, default=200
         Memory of the kernel-column cache in megabytes (LIBSVM's ``-m``, scikit-learn's
-        ``cache_size``); at least two columns are always kept.
+        ``cache_size``); at least two columns are always kept. RBF columns are stored in float32
+        as LIBSVM's (twice the columns), the others in float64 (:func:`cache_dtype`).
     shrinking : bool, default=True
         LIBSVM's shrinking with gradient reconstruction.
     chunk : int, default=10000
@@ -172,23 +213,28 @@ class SMO(IterativeSolver):
         X = np.array([[0.0, 1.0], [1.0, 0.0], [1.0, 1.0], [0.0, 0.0]])
         y = np.array([1.0, -1.0, 1.0, -1.0])
         tiny = KernelDual(X, y, C=1.0, kernel="rbf", gamma=0.5)
-        for pairs in (True, False):
-            state = self._make_state(tiny, None, pairs=pairs, n_slots=2)
-            run = jit.smo_pairs if pairs else jit.smo_single
-            run(50, 1e-3, True, *self._jit_args(state))
+        for dtype in (np.float32, np.float64):
+            for pairs in (True, False):
+                state = self._make_state(tiny, None, pairs=pairs, n_slots=2, dtype=dtype)
+                run = jit.smo_pairs if pairs else jit.smo_single
+                run(50, 1e-3, True, *self._jit_args(state))
         idx = np.arange(4, dtype=np.int64)
         out = np.empty(4)
         sqn = kc.squared_norms(X)
         kc._kernel_column_parallel(X, sqn, 0, idx, out, 2, 0.5, 0.0, 3)
+        kc._kernel_column_full_parallel(np.ascontiguousarray(X.T), sqn, 0, out, 2, 0.5, 0.0, 3)
         kc.kernel_rows(X, sqn, idx, idx, 2, 0.5, 0.0, 3, 1)
         return time.perf_counter() - start
 
     # ---- state -----------------------------------------------------------------------------------
-    def _n_slots(self, n: int) -> int:
-        """Columns of n float64 that fit in ``cache_mb`` (at least 2, at most n)."""
-        return int(min(n, max(2, self.cache_mb * 2**20 // (8 * n))))
+    def _n_slots(self, n: int, itemsize: int = 8) -> int:
+        """Columns of n entries of ``itemsize`` bytes that fit in ``cache_mb`` (at least 2, at
+        most n)."""
+        return int(min(n, max(2, self.cache_mb * 2**20 // (itemsize * n))))
 
-    def _make_state(self, problem: KernelDual, alpha0, *, pairs: bool, n_slots: int) -> _State:
+    def _make_state(
+        self, problem: KernelDual, alpha0, *, pairs: bool, n_slots: int, dtype=np.float64
+    ) -> _State:
         n = problem.n_samples
         X = problem.X if problem.kernel == "precomputed" else dense_rows(problem.X)
         sqn = kc.squared_norms(X) if problem.kernel != "precomputed" else np.zeros(n)
@@ -208,48 +254,14 @@ class SMO(IterativeSolver):
         diag = kc.kernel_diag(X, sqn, code, problem.gamma, problem.coef0, problem.degree)
         QD = diag + s2 + dplus
         alpha = np.zeros(n) if alpha0 is None else np.array(alpha0, dtype=np.float64)
-        G = -np.ones(n)
-        Gbar = np.zeros(n)
-        support = np.flatnonzero(alpha > 0)
-        if support.size:
-            coef = alpha[support] * y[support]
-            G += (
-                y
-                * kc.kernel_dot_rows(
-                    X,
-                    sqn,
-                    all_idx,
-                    support,
-                    coef,
-                    code,
-                    problem.gamma,
-                    problem.coef0,
-                    problem.degree,
-                    s2,
-                )
-                + dplus * alpha
-            )
-            upper = np.flatnonzero(alpha >= C)
-            if upper.size:
-                coef = C[upper] * y[upper]
-                Gbar = y * kc.kernel_dot_rows(
-                    X,
-                    sqn,
-                    all_idx,
-                    upper,
-                    coef,
-                    code,
-                    problem.gamma,
-                    problem.coef0,
-                    problem.degree,
-                    s2,
-                )
+        G, Gbar = _gradients(X, sqn, kint, kflt, y, C, dplus, alpha)
         ist = np.zeros(jit.N_IST, dtype=np.int64)
         ist[jit.N_ACTIVE] = n
         ist[jit.SHRINK_COUNTER] = min(n, 1000)
         return _State(
             pairs=pairs,
             X=X,
+            XT=X if problem.kernel == "precomputed" else np.ascontiguousarray(X.T),
             sqn=sqn,
             kint=kint,
             kflt=kflt,
@@ -257,13 +269,14 @@ class SMO(IterativeSolver):
             C=C,
             Cw=Cw,
             QD=np.ascontiguousarray(QD),
+            dplus=dplus,
             alpha=alpha,
             G=G,
             Gbar=Gbar,
             active=all_idx.copy(),
             is_active=np.ones(n, dtype=np.uint8),
             all_idx=all_idx,
-            cache=np.empty((n_slots, n)),
+            cache=np.empty((n_slots, n), dtype=dtype),
             slot_col=np.full(n_slots, -1, dtype=np.int64),
             col_slot=np.full(n, -1, dtype=np.int64),
             slot_full=np.zeros(n_slots, dtype=np.uint8),
@@ -280,6 +293,7 @@ class SMO(IterativeSolver):
     def _jit_args(s: _State) -> tuple:
         return (
             s.X,
+            s.XT,
             s.sqn,
             s.kint,
             s.kflt,
@@ -311,11 +325,13 @@ class SMO(IterativeSolver):
             if a is None:
                 raise ValueError("warm_start must carry alpha (a SolveResult or an array)")
             alpha0 = problem.project_dual(a)  # the box (and yᵀα = 0) of this problem
+        dtype = cache_dtype(problem)
         return self._make_state(
             problem,
             alpha0,
             pairs=problem.bias == "free",
-            n_slots=self._n_slots(problem.n_samples),
+            n_slots=self._n_slots(problem.n_samples, np.dtype(dtype).itemsize),
+            dtype=dtype,
         )
 
     # ---- one chunk -------------------------------------------------------------------------------
@@ -325,6 +341,8 @@ class SMO(IterativeSolver):
             state.asked = False
             if state.eps <= EPS_FLOOR:
                 return 0, True  # nothing left to tighten: no further progress is possible
+            if state.cache.dtype != np.float64:
+                self._refresh_gradient(state)
             self._tighten(state)
         run = jit.smo_pairs if state.pairs else jit.smo_single
         total = 0
@@ -345,6 +363,16 @@ class SMO(IterativeSolver):
             self._tighten(state)
             if total >= self.chunk or state.iterations >= self.max_iter:
                 return total, False
+
+    @staticmethod
+    def _refresh_gradient(state: _State) -> None:
+        """Recompute G and Ḡ in float64 from α: float32 columns make the maintained gradient drift
+        by rounding (≤ 2⁻²³ |Δα| per update), which may hide the last digits a tight gap target
+        needs. Done only when the certificate refused a point (a cost of the same order)."""
+        s = state
+        G, Gbar = _gradients(s.X, s.sqn, s.kint, s.kflt, s.y, s.C, s.dplus, s.alpha)
+        s.G[:] = G
+        s.Gbar[:] = Gbar
 
     @staticmethod
     def _tighten(state: _State) -> None:
@@ -397,6 +425,7 @@ class SMO(IterativeSolver):
         ist = state.ist
         return {
             "cache_columns": int(state.cache.shape[0]),
+            "cache_bytes_per_entry": int(state.cache.itemsize),
             "cache_hits": int(ist[jit.HITS]),
             "cache_misses": int(ist[jit.MISSES]),
             "reconstructions": int(ist[jit.RECONSTRUCTIONS]),

@@ -153,7 +153,7 @@ def test_same_inputs_same_iterations():
 def test_tiny_cache_gives_the_same_optimum():
     problem = _problem("digits", "rbf")
     n = problem.n_samples
-    tiny = _solve(problem, cache_mb=3 * 8 * n / 2**20)  # three columns
+    tiny = _solve(problem, cache_mb=3 * 4 * n / 2**20)  # three float32 columns
     assert tiny.info["cache_columns"] == 3
     assert tiny.info["cache_misses"] > n  # columns were evicted and recomputed
     _agrees(tiny, problem)
@@ -215,3 +215,38 @@ def test_unsupported_problems_raise_type_error():
         registry.get("smo").solve(SoftMarginPrimal(X, y))
     with pytest.raises(TypeError, match="shrinking"):
         registry.get("smo", shrinking="yes")
+
+
+def test_rbf_columns_are_cached_in_float32_and_still_agree():
+    # float32 columns (LIBSVM's Qfloat) hold twice the columns of the budget; the 1e-6 agreement
+    # holds, with shrinking on and off, and for the pair and the single-variable updates
+    for bias in ("free", "none"):
+        problem = _problem("digits", "rbf", bias)
+        n = problem.n_samples
+        for shrinking in (True, False):
+            r = _solve(problem, shrinking=shrinking, cache_mb=100 * 4 * n / 2**20)
+            assert r.info["cache_bytes_per_entry"] == 4 and r.info["cache_columns"] == 100
+            _agrees(r, problem)
+    # kernels with unbounded entries keep float64 columns
+    linear = _solve(_problem("breast_cancer", "linear"))
+    assert linear.info["cache_bytes_per_entry"] == 8
+
+
+@pytest.mark.parametrize("kernel", ("linear", "poly", "rbf", "sigmoid", "precomputed"))
+@pytest.mark.parametrize("threads", (1, 2))
+def test_whole_columns_equal_gathered_columns_bitwise(kernel, threads):
+    rng = np.random.default_rng(3)
+    X = rng.standard_normal((5003, 24))  # n·d above the parallel threshold, n not a block multiple
+    X[3] = X[1]
+    code = kc.KERNEL_CODES[kernel]
+    if kernel == "precomputed":
+        X = kernel_matrix(X[:700], X[:700], kernel="rbf", gamma=0.07)
+    sqn = kc.squared_norms(X) if kernel != "precomputed" else np.zeros(X.shape[0])
+    XT = X if kernel == "precomputed" else np.ascontiguousarray(X.T)
+    n = X.shape[0]
+    idx = np.arange(n, dtype=np.int64)
+    for i in (0, 1, 3, n - 1):
+        ref, out = np.empty(n), np.empty(n)
+        kc.kernel_column(X, sqn, i, idx, ref, code, 0.07, 0.5, 3, 1)
+        kc.kernel_column_full(XT, sqn, i, out, code, 0.07, 0.5, 3, threads)
+        np.testing.assert_array_equal(out, ref)
