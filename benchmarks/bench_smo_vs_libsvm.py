@@ -30,7 +30,7 @@ What is measured, per case:
   first big thing the case does, so the pages are new), minus the size before; smo's peak of the
   NumPy allocations (``tracemalloc``, during its 1e-6 runs: the cache is counted in full as soon
   as it is allocated; the peak includes the problem's certificate, whose blocked kernel product
-  holds up to 256 MB, ``problems.kernels.BLOCK_ENTRIES``), beside the cache SMO allocated
+  holds up to 32 MB, ``problems.kernels.BLOCK_ENTRIES``), beside the cache SMO allocated
   (``cache_columns · n · 4`` bytes for RBF, float32 columns as LIBSVM's, within the 200 MB
   budget) plus its O(n) vectors.
 - oneDAL (scikit-learn-intelex's ``SVC``, all cores) when it is installed, judged the same way.

@@ -17,8 +17,9 @@ from sklearn.metrics import pairwise
 
 KERNELS = ("linear", "poly", "rbf", "sigmoid", "precomputed")
 
-#: Row blocks of a kernel product hold at most this many entries (256 MB of float64).
-BLOCK_ENTRIES = 32_000_000
+#: Row blocks of a kernel product hold at most this many entries (32 MB of float64), so that a
+#: certificate adds little to a solver's own memory (SMO: its column cache plus O(n)).
+BLOCK_ENTRIES = 4_000_000
 
 
 def kernel_matrix(
