@@ -289,7 +289,7 @@ def format_row(row: dict) -> list[str]:
 def print_table(rows: list[dict], out=sys.stdout) -> None:
     header = [name for name, _, _ in COLUMNS]
     body = [format_row(derived(r)) for r in rows]
-    widths = [max(len(h), *(len(b[i]) for b in body)) for i, h in enumerate(header)]
+    widths = [max([len(h), *(len(b[i]) for b in body)]) for i, h in enumerate(header)]
     print("  ".join(h.rjust(w) for h, w in zip(header, widths)), file=out)
     for b in body:
         print("  ".join(c.rjust(w) for c, w in zip(b, widths)), file=out)
