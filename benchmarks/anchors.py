@@ -641,7 +641,15 @@ def _positive_sign(classes) -> float:
     return 1.0 if float(classes[1]) == 1.0 else -1.0
 
 
-class SklearnSVCAnchor(Anchor):
+class _SklearnAnchor(Anchor):
+    """Shared by the scikit-learn estimators: ``fit`` with sample weights, warnings caught."""
+
+    def _train(self, job: _Job):
+        est, X, y = job.args
+        return _fit_catching(est, X, y, job.kwargs["sample_weight"])
+
+
+class SklearnSVCAnchor(_SklearnAnchor):
     """scikit-learn's ``SVC`` (its own LIBSVM fork), mapped as :class:`LibsvmAnchor`.
 
     ``dual_coef_`` holds ``y'_j α_j`` for the support vectors ``support_``, with ``classes_[1]``
@@ -709,10 +717,6 @@ class SklearnSVCAnchor(Anchor):
             kwargs={"sample_weight": sw},
             extra={"keep": keep},
         )
-
-    def _train(self, job: _Job):
-        est, X, y = job.args
-        return _fit_catching(est, X, y, job.kwargs["sample_weight"])
 
     def _read(self, problem, job: _Job, fitted) -> _Outcome:
         est, warned = fitted
@@ -804,7 +808,7 @@ _SGD_PROBLEMS = {
 }
 
 
-class SklearnLinearSVCAnchor(Anchor):
+class SklearnLinearSVCAnchor(_SklearnAnchor):
     """scikit-learn's ``LinearSVC`` (its LIBLINEAR fork, ``dual=True``), mapped as
     :class:`LiblinearAnchor`.
 
@@ -859,10 +863,6 @@ class SklearnLinearSVCAnchor(Anchor):
             kwargs={"sample_weight": problem.sample_weight},
         )
 
-    def _train(self, job: _Job):
-        est, X, y = job.args
-        return _fit_catching(est, X, y, job.kwargs["sample_weight"])
-
     def _read(self, problem, job: _Job, fitted) -> _Outcome:
         est, warned = fitted
         sign = _positive_sign(est.classes_)
@@ -875,7 +875,7 @@ class SklearnLinearSVCAnchor(Anchor):
         )
 
 
-class SklearnSGDAnchor(Anchor):
+class SklearnSGDAnchor(_SklearnAnchor):
     """scikit-learn's ``SGDClassifier(penalty="l2")`` on the hinge or squared hinge.
 
     scikit-learn minimizes ``(1/n) Σ_i w_i loss_i + α/2 ‖w‖²``, our C-form divided by ``nC``
@@ -955,10 +955,6 @@ class SklearnSGDAnchor(Anchor):
             args=(est, _as_sklearn_input(problem.X), problem.y),
             kwargs={"sample_weight": problem.sample_weight},
         )
-
-    def _train(self, job: _Job):
-        est, X, y = job.args
-        return _fit_catching(est, X, y, job.kwargs["sample_weight"])
 
     def _read(self, problem, job: _Job, fitted) -> _Outcome:
         est, warned = fitted

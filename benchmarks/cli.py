@@ -421,17 +421,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.set_defaults(func=cmd_list)
 
     p = sub.add_parser("solve", help="solve one problem with one solver and print the result")
-    p.add_argument("--problem", required=True, choices=sorted(PROBLEMS))
+    _add_problem_flags(p, required=True)
     p.add_argument("--data", required=True, help="data spec, e.g. gaussian:n=200,d=5,sep=1")
     p.add_argument("--solver", required=True)
-    p.add_argument("--C", type=float)
-    p.add_argument("--loss", choices=["hinge", "squared_hinge"])
-    p.add_argument("--bias", choices=["free", "regularized", "none"])
-    p.add_argument("--bias-scale", dest="bias_scale", type=float)
-    p.add_argument("--kernel", choices=["linear", "poly", "rbf", "sigmoid", "precomputed"])
-    p.add_argument("--gamma", type=float)
-    p.add_argument("--degree", type=int)
-    p.add_argument("--coef0", type=float)
     p.add_argument(
         "--option",
         action="append",
