@@ -15,6 +15,7 @@ from solvers.base import Solver
 SOLVER_MODULES = (
     "solvers.osqp_ref",
     "solvers.clarabel_ref",
+    "solvers.cvxpy_ref",
     "solvers.barrier",
     "solvers.dcd",
     "solvers.accpm",
