@@ -1,16 +1,18 @@
-"""Benchmark of the log-barrier Newton method (``solvers/barrier.py``).
+"""Benchmark of the interior-point methods of ``solvers/barrier.py`` (log-barrier, primal-dual).
 
 ``python -m benchmarks.bench_barrier [--quick] [--threads N]``
 
 (a) grid of t₀ and μ (and the centering tolerance) on three problems: Newton steps and time to a
     certified relative gap of 1e-8, the evidence for the defaults of the log-barrier path
-    (``method="barrier"`` also on the dual; the primal-dual variant has no t₀ or μ);
-(b) linear primal (hinge, free bias) n-scaling on ``gaussian:d=20,sep=1`` to gap 1e-6, with the
-    fitted exponent of time ∝ n^a, and the side-by-side ratio against Clarabel (its own solve
-    time, and with the QP export) at n = 20 000, d = 50 to gap 1e-8;
+    (``method="barrier"`` on every problem; the primal-dual variant, the default, has no t₀ or μ:
+    its figures are the last row);
+(b) linear primal (hinge, free bias) n-scaling on ``gaussian:d=20,sep=1`` to gap 1e-6, the
+    log-barrier path and the primal-dual variant side by side, with the fitted exponents of
+    time ∝ n^a, and the side-by-side ratio of both against Clarabel (its own solve time, and with
+    the QP export) at n = 20 000, d = 50 to gap 1e-8;
 (c) RBF dual (γ = 1/d, d = 20, C = 1) at n ∈ {500, 1000, 2000}: the log-barrier path
     (``method="barrier"``), the primal-dual predictor-corrector variant (``method="primal-dual"``,
-    the default for the duals; one iteration = one factorization = one Newton step), Clarabel and
+    the default; one iteration = one factorization = one Newton step), Clarabel and
     OSQP on the same QP, side by side; and the Nyström factor (r = 200) at n = 50 000 with both
     variants.
 
@@ -77,59 +79,70 @@ def part_a(quick: bool) -> None:
     settings += [(15.0, 10.0, 1e-6), (15.0, 10.0, 1e-9)]
     names = list(problems)
     print(f"{'mu':>6} {'t0':>6} {'newton_tol':>10} | " + " | ".join(f"{n:>24}" for n in names))
+
+    def cell(r):
+        ok = "" if r.status.value == "optimal" else f" {r.status.value}"
+        return f"{r.iterations:4d} / {r.info['cpu_time']:7.3f}{ok}".rjust(24)
+
     for mu, t0, nt in settings:
-        cells = []
-        for name in names:
-            r = _run(
-                "barrier", problems[name], tol=1e-8, mu=mu, t0=t0, newton_tol=nt, method="barrier"
-            )
-            ok = "" if r.status.value == "optimal" else f" {r.status.value}"
-            cells.append(f"{r.iterations:4d} / {r.info['cpu_time']:7.3f}{ok}".rjust(24))
+        opts = dict(tol=1e-8, mu=mu, t0=t0, newton_tol=nt, method="barrier")
+        cells = [cell(_run("barrier", problems[name], **opts)) for name in names]
         print(f"{mu:6g} {t0:6g} {nt:10.0e} | " + " | ".join(cells))
+    cells = [cell(_run("barrier", problems[name], tol=1e-8)) for name in names]
+    print(f"{'primal-dual (default)':>24} | " + " | ".join(cells))
 
 
 def part_b(quick: bool) -> None:
     from problems import SoftMarginPrimal, datasets
 
+    methods = ("barrier", "primal-dual")
     print("\n(b) linear primal, hinge, free bias, gaussian d=20 sep=1 C=1, to certified gap 1e-6")
+    print("    per method: Newton steps (primal-dual: iterations), rel gap, wall s, cpu s")
     ns = (10_000, 30_000, 100_000) if quick else (10_000, 30_000, 100_000, 300_000, 1_000_000)
-    times, wall = [], []
-    print(f"{'n':>9} {'Newton':>6} {'outer':>5} {'rel_gap':>9} {'time (s)':>9} {'cpu (s)':>8}")
+    cpu = {m: [] for m in methods}
+    wall = {m: [] for m in methods}
+    print(f"{'n':>9} | " + " | ".join(f"{m:>33}" for m in methods) + " | cpu barrier/primal-dual")
     for n in ns:
         ds = datasets.gaussian(n, 20, 1.0, seed=0)
         p = SoftMarginPrimal(ds.X, ds.y, C=1.0)
-        r = _run("barrier", p, tol=1e-6)
-        times.append(r.info["cpu_time"])
-        wall.append(r.solve_time)
+        cells = []
+        for m in methods:
+            r = _run("barrier", p, tol=1e-6, method=m)
+            cpu[m].append(r.info["cpu_time"])
+            wall[m].append(r.solve_time)
+            ok = "" if r.status.value == "optimal" else f" {r.status.value}"
+            times = f"{r.solve_time:8.3f} {r.info['cpu_time']:8.3f}"
+            cells.append(f"{r.iterations:4d} {r.rel_gap:8.1e} {times}{ok}")
+        ratio = cpu["barrier"][-1] / cpu["primal-dual"][-1]
+        print(f"{n:9d} | " + " | ".join(f"{c:>33}" for c in cells) + f" | {ratio:5.2f}")
+    for m in methods:
+        a, _ = np.polyfit(np.log(ns), np.log(cpu[m]), 1)
+        b, _ = np.polyfit(np.log(ns), np.log(wall[m]), 1)
         print(
-            f"{n:9d} {r.iterations:6d} {r.info['outer_steps']:5d} {r.rel_gap:9.1e} "
-            f"{r.solve_time:9.3f} {r.info['cpu_time']:8.3f} {r.status.value}"
+            f"fitted exponent, {m}: cpu time ∝ n^{a:.2f}, wall time ∝ n^{b:.2f}, "
+            f"n = {ns[0]} … {ns[-1]}"
         )
-    a, _ = np.polyfit(np.log(ns), np.log(times), 1)
-    b, _ = np.polyfit(np.log(ns), np.log(wall), 1)
-    print(f"fitted exponent: cpu time ∝ n^{a:.2f}, wall time ∝ n^{b:.2f}, n = {ns[0]} … {ns[-1]}")
 
     print("\n    side by side at n = 20 000, d = 50, sep = 1, C = 1 (hinge, free bias), gap 1e-8")
     ds = datasets.load("gaussian:n=20000,d=50,sep=1,seed=0")
     p = SoftMarginPrimal(ds.X, ds.y, C=1.0)
-    rb = _run("barrier", p, tol=1e-8)
+    runs = {m: _run("barrier", p, tol=1e-8, method=m) for m in methods}
     rc = _run("clarabel", p)
     own = rc.info["clarabel_solve_time"]
-    cb, cc = rb.info["cpu_time"], rc.info["cpu_time"]
+    cc = rc.info["cpu_time"]
     print(
-        f"barrier : {rb.solve_time:7.3f} s (cpu {cb:.3f} s), {rb.iterations} Newton steps, "
-        f"rel gap {rb.rel_gap:.1e}"
-    )
-    print(
-        f"clarabel: {own:7.3f} s own solve time ({rc.solve_time:.3f} s with the QP export; "
+        f"{'clarabel':>11}: {own:7.3f} s own solve time ({rc.solve_time:.3f} s with the QP export; "
         f"cpu {cc:.3f} s), {rc.iterations} IP iterations, rel gap {rc.rel_gap:.1e}"
     )
-    rel = abs(rb.primal - rc.primal) / max(1.0, abs(rc.primal))
-    print(
-        f"ratio clarabel/barrier: {own / rb.solve_time:.1f}x (own solve), "
-        f"{rc.solve_time / rb.solve_time:.1f}x (with export), {cc / cb:.1f}x (cpu); "
-        f"objectives agree to {rel:.1e}"
-    )
+    for m, r in runs.items():
+        cb = r.info["cpu_time"]
+        agree = abs(r.primal - rc.primal) / max(1.0, abs(rc.primal))
+        print(
+            f"{m:>11}: {r.solve_time:7.3f} s (cpu {cb:.3f} s), {r.iterations} Newton steps, "
+            f"rel gap {r.rel_gap:.1e}; clarabel/{m}: {own / r.solve_time:.1f}x (own solve), "
+            f"{rc.solve_time / r.solve_time:.1f}x (with export), {cc / cb:.1f}x (cpu); "
+            f"objectives agree to {agree:.1e}"
+        )
 
 
 def part_c(quick: bool) -> None:
