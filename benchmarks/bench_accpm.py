@@ -1,18 +1,22 @@
 """ACCPM's three constraint-dropping strategies side by side (issue 5, part 2).
 
-``python -m benchmarks.bench_accpm [--quick]`` solves the soft-margin primal (hinge, free bias,
-C = 1) by ACCPM with ``dropping`` = none, relevance and keep on
+``python -m benchmarks.bench_accpm [--quick] [--repeat R]`` solves the soft-margin primal (hinge,
+free bias, C = 1) by ACCPM with ``dropping`` = none, relevance and keep on
 
 - gaussian n = 10 000, d = 20 (sep 1, overlapping classes), and
 - quadrant n = 10 000, d = 5 (noise 0.05),
 
-at ``tol`` 1e-6 (and, without ``--quick``, the gaussian set again at 1e-9 and with d = 100, where
-cuts pile up),
-prints oracle calls, cuts held (maximum, final), Newton steps, the best of ``--repeat`` solve
-times, the problem's certified relative gap, ACCPM's own ``(u − l)/max(1, |u|)`` and the distance
-of the objective to Clarabel's, then writes ``reports/accpm/accpm_dropping.png`` (bounds and cuts
-held per oracle call). BLAS runs single-threaded (threadpoolctl) so that timings are comparable on
-a shared machine.
+at ``tol`` 1e-6, and, without ``--quick``, on cases where cuts pile up (hundreds to a thousand
+held without dropping): gaussian d = 20 at 1e-9, d = 50 at 1e-6 and d = 100 at 1e-6 and 1e-9.
+
+Timings are interleaved: each round solves every case once per strategy, in an order rotated from
+round to round, so that a load change on the shared machine hits the three strategies alike.
+The table gives the median solve time over ``--repeat`` rounds and its ratio to ``none``'s
+median (with the range of the per-round ratios), oracle calls, cuts held (maximum, final, mean
+over the calls), Newton steps, the problem's certified relative gap, ACCPM's own
+``(u − l)/max(1, |u|)`` and the distance of the objective to Clarabel's. It writes
+``reports/accpm/accpm_dropping.png`` (bounds and cuts held per oracle call) and
+``reports/accpm/README.md``. BLAS runs single-threaded (threadpoolctl).
 """
 
 from __future__ import annotations
@@ -30,41 +34,74 @@ from solvers._reference import reference_solution
 from solvers.accpm import ACCPM, DROPPING
 
 CASES = (
-    ("gaussian", "gaussian:n=10000,d=20,sep=1,seed=0", 1e-6),
-    ("quadrant", "quadrant:n=10000,d=5,noise=0.05,seed=0", 1e-6),
+    ("gaussian d=20", "gaussian:n=10000,d=20,sep=1,seed=0", 1e-6),
+    ("quadrant d=5", "quadrant:n=10000,d=5,noise=0.05,seed=0", 1e-6),
 )
-#: Without --quick: the gaussian set to 1e-9, and d = 100, where hundreds of cuts pile up.
+#: Without --quick: cases where cuts pile up (a long run, or many variables).
 LONG_CASES = (
-    ("gaussian (tol 1e-9)", "gaussian:n=10000,d=20,sep=1,seed=0", 1e-9),
+    ("gaussian d=20 (tol 1e-9)", "gaussian:n=10000,d=20,sep=1,seed=0", 1e-9),
+    ("gaussian d=50", "gaussian:n=10000,d=50,sep=1,seed=0", 1e-6),
     ("gaussian d=100", "gaussian:n=10000,d=100,sep=1,seed=0", 1e-6),
+    ("gaussian d=100 (tol 1e-9)", "gaussian:n=10000,d=100,sep=1,seed=0", 1e-9),
 )
 OUT = Path("reports/accpm")
 
 
-def _run(problem, dropping: str, tol: float, repeat: int):
-    """Best of ``repeat`` solves (trace off: the certificate is computed once, at the end)."""
-    best = None
-    for _ in range(repeat):
-        r = ACCPM(tol=tol, dropping=dropping, trace=False).solve(problem)
-        if best is None or r.solve_time < best.solve_time:
-            best = r
-    return best
+def _rounds(problems: dict, repeat: int) -> dict:
+    """``repeat`` rounds; each solves every (case, strategy) once, strategies in rotated order.
+
+    Returns ``{case: {strategy: [result per round]}}`` (trace off: the certificate is computed
+    once, at the end, outside the clock).
+    """
+    runs = {name: {s: [] for s in DROPPING} for name in problems}
+    for k in range(repeat):
+        order = DROPPING[k % len(DROPPING) :] + DROPPING[: k % len(DROPPING)]
+        for name, (problem, tol) in problems.items():
+            for dropping in order:
+                r = ACCPM(tol=tol, dropping=dropping, trace=False).solve(problem)
+                runs[name][dropping].append(r)
+    return runs
 
 
-def _plot(runs: dict, path: Path) -> None:
+def _summary(results: list, base: list, f_star: float) -> dict:
+    """Table row of one strategy: counts from the first round (runs are deterministic), times
+    as medians, ratios to ``none`` per round."""
+    r = results[0]
+    if any(x.iterations != r.iterations for x in results):
+        raise RuntimeError("ACCPM runs of one case and strategy differ between rounds")
+    times = np.array([x.solve_time for x in results])
+    ratios = times / np.array([x.solve_time for x in base])
+    i = r.info
+    return {
+        "calls": r.iterations,
+        "max_cuts": i["max_cuts_held"],
+        "final_cuts": i["cuts_held"],
+        "mean_cuts": float(np.mean(i["history"]["cuts"])),
+        "newton": i["newton_steps"],
+        "time": float(np.median(times)),
+        "ratio": float(np.median(times) / np.median([x.solve_time for x in base])),
+        "ratio_lo": float(ratios.min()),
+        "ratio_hi": float(ratios.max()),
+        "rel_gap": r.rel_gap,
+        "bound_gap": i["bound_gap"],
+        "vs_ref": (r.primal - f_star) / max(1.0, abs(f_star)),
+        "status": r.status.value,
+    }
+
+
+def _plot(runs: dict, f_stars: dict, path: Path) -> None:
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
     names = list(runs)
-    fig, axes = plt.subplots(2, len(names), figsize=(5 * len(names), 7), squeeze=False)
+    fig, axes = plt.subplots(len(names), 2, figsize=(11, 3.2 * len(names)), squeeze=False)
     colors = {"none": "tab:blue", "relevance": "tab:orange", "keep": "tab:green"}
     for j, name in enumerate(names):
-        f_star = runs[name]["f_star"]
-        top, bottom = axes[0, j], axes[1, j]
-        for dropping, r in runs[name]["results"].items():
-            h = r.info["history"]
+        top, bottom = axes[j, 0], axes[j, 1]
+        for dropping, results in runs[name].items():
+            h = results[0].info["history"]
             scale = np.maximum(1.0, np.abs(h["upper"]))
             c = colors[dropping]
             top.semilogy(
@@ -75,28 +112,28 @@ def _plot(runs: dict, path: Path) -> None:
             )
             top.semilogy(
                 h["call"],
-                np.maximum(h["upper"] - f_star, 1e-16) / scale,
+                np.maximum(h["upper"] - f_stars[name], 1e-16) / scale,
                 color=c,
                 ls=":",
                 label=f"{dropping}: (u−f*)/|u|",
             )
             bottom.plot(h["call"], h["cuts"], color=c, label=dropping)
-        top.set_title(f"{name}: ACCPM bounds")
+        top.set_title(f"{name}: ACCPM bounds", fontsize=10)
         top.set_xlabel("oracle calls")
-        top.legend(fontsize=7)
-        bottom.set_title(f"{name}: cuts held")
+        top.legend(fontsize=6)
+        bottom.set_title(f"{name}: cuts held", fontsize=10)
         bottom.set_xlabel("oracle calls")
-        bottom.legend(fontsize=8)
+        bottom.legend(fontsize=7)
     fig.tight_layout()
     path.parent.mkdir(parents=True, exist_ok=True)
-    fig.savefig(path, dpi=110)
+    fig.savefig(path, dpi=100)
     plt.close(fig)
 
 
 def main(argv=None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--quick", action="store_true", help="one repeat, no tol 1e-9 case")
-    parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument("--quick", action="store_true", help="one round, the two short cases")
+    parser.add_argument("--repeat", type=int, default=5, help="rounds (default 5)")
     parser.add_argument("--out", type=Path, default=OUT)
     args = parser.parse_args(argv)
     repeat = 1 if args.quick else args.repeat
@@ -105,62 +142,59 @@ def main(argv=None) -> None:
     import scipy
     from threadpoolctl import threadpool_limits
 
+    defaults = ACCPM()
     machine = (
         f"Machine: {platform.machine()}, {os.cpu_count()} cores (shared), python "
         f"{platform.python_version()}, numpy {np.__version__}, scipy {scipy.__version__}; "
-        "BLAS threads = 1"
+        f"BLAS threads = 1; ACCPM defaults relevance_every = {defaults.relevance_every}, "
+        f"keep_factor = {defaults.keep_factor}, lp_every = {defaults.lp_every}"
     )
     print(f"# {machine}")
-    header = (
-        f"{'case':22s} {'dropping':10s} {'calls':>6s} {'cuts max':>8s} {'final':>6s} "
-        f"{'newton':>7s} {'time s':>7s} {'cert rel gap':>12s} {'(u-l)/|u|':>10s} {'vs ref':>9s}"
-    )
-    print(header)
-    runs: dict = {}
-    rows = []
+    load_before = os.getloadavg()
+    problems, f_stars = {}, {}
     with threadpool_limits(1):
         for name, spec, tol in cases:
             ds = datasets.load(spec)
             problem = SoftMarginPrimal(ds.X, ds.y, C=1.0)
-            t0 = time.perf_counter()
-            f_star = reference_solution(problem).primal
-            ref_time = time.perf_counter() - t0
-            runs[name] = {"f_star": f_star, "results": {}}
-            for dropping in DROPPING:
-                r = _run(problem, dropping, tol, repeat)
-                runs[name]["results"][dropping] = r
-                i = r.info
-                row = (
-                    name,
-                    dropping,
-                    r.iterations,
-                    i["max_cuts_held"],
-                    i["cuts_held"],
-                    i["newton_steps"],
-                    r.solve_time,
-                    r.rel_gap,
-                    i["bound_gap"],
-                    (r.primal - f_star) / max(1.0, abs(f_star)),
-                    r.status.value,
-                )
-                rows.append(row)
-                print(
-                    f"{name:22s} {dropping:10s} {row[2]:6d} {row[3]:8d} {row[4]:6d} {row[5]:7d} "
-                    f"{row[6]:7.3f} {row[7]:12.2e} {row[8]:10.2e} {row[9]:9.1e}"
-                    + ("" if r.status.value == "optimal" else f"  [{r.status.value}]")
-                )
+            problems[name] = (problem, tol)
+            f_stars[name] = reference_solution(problem).primal
+        t0 = time.perf_counter()
+        runs = _rounds(problems, repeat)
+        wall = time.perf_counter() - t0
+    load_after = os.getloadavg()
+    header = (
+        f"{'case':26s} {'dropping':10s} {'calls':>6s} {'cuts max':>8s} {'final':>6s} "
+        f"{'mean':>6s} {'newton':>7s} {'time s':>7s} {'ratio':>6s} {'range':>12s} "
+        f"{'rel gap':>9s} {'(u-l)/|u|':>10s} {'vs ref':>9s}"
+    )
+    print(header)
+    rows = []
+    for name, _, _ in cases:
+        for dropping in DROPPING:
+            row = _summary(runs[name][dropping], runs[name]["none"], f_stars[name])
+            rows.append((name, dropping, row))
             print(
-                f"{'':22s} (Clarabel reference: f* = {f_star:.10g}, {ref_time:.2f} s incl. cache)"
+                f"{name:26s} {dropping:10s} {row['calls']:6d} {row['max_cuts']:8d} "
+                f"{row['final_cuts']:6d} {row['mean_cuts']:6.0f} {row['newton']:7d} "
+                f"{row['time']:7.3f} {row['ratio']:6.2f} "
+                f"{row['ratio_lo']:5.2f}–{row['ratio_hi']:<5.2f} {row['rel_gap']:9.2e} "
+                f"{row['bound_gap']:10.2e} {row['vs_ref']:9.1e}"
+                + ("" if row["status"] == "optimal" else f"  [{row['status']}]")
             )
+    load = (
+        f"load average (1, 5, 15 min) {' '.join(f'{v:.2f}' for v in load_before)} before and "
+        f"{' '.join(f'{v:.2f}' for v in load_after)} after the {wall:.0f} s of rounds"
+    )
+    print(f"# {load}")
     path = args.out / "accpm_dropping.png"
-    _plot(runs, path)
+    _plot(runs, f_stars, path)
     print(f"wrote {path}")
     readme = args.out / "README.md"
-    _write_readme(readme, rows, machine, repeat, args.quick)
+    _write_readme(readme, rows, machine, load, repeat, args.quick)
     print(f"wrote {readme}")
 
 
-def _write_readme(path: Path, rows, machine: str, repeat: int, quick: bool) -> None:
+def _write_readme(path: Path, rows, machine: str, load: str, repeat: int, quick: bool) -> None:
     """The table above as Markdown, written by this benchmark (never edited by hand)."""
     lines = [
         "# ACCPM: constraint dropping",
@@ -168,22 +202,28 @@ def _write_readme(path: Path, rows, machine: str, repeat: int, quick: bool) -> N
         "Written by `python -m benchmarks.bench_accpm"
         + (" --quick" if quick else "")
         + "` (do not edit by hand). Soft-margin primal, hinge, free bias, C = 1; ACCPM stops on "
-        "its own bounds, `(u − l)/max(1, |u|) ≤ tol`; *cert rel gap* is the problem's "
-        "certificate of the returned point, *vs ref* is `(P − f*)/|f*|` with f* from Clarabel.",
+        "its own bounds, `(u − l)/max(1, |u|) ≤ tol`; *rel gap* is the problem's certified "
+        "relative gap of the returned point, *vs ref* is `(P − f*)/max(1, |f*|)` with f* from "
+        "Clarabel. Cuts held: the most any centered polytope held, the number held at the end, "
+        "and the mean over the oracle calls.",
         "",
-        f"{machine}. Times are the best of {repeat} solve(s), measured on a shared machine under "
-        "load: compare ratios, not absolute values.",
+        f"{machine}. Times are medians over {repeat} interleaved round(s) (each round runs the "
+        "three strategies back to back, in an order rotated from round to round); *ratio* is "
+        "the median time over `none`'s, *range* the smallest and largest per-round ratio. The "
+        f"machine is shared: {load}.",
         "",
         "![bounds and cuts held per oracle call](accpm_dropping.png)",
         "",
-        "| case | dropping | oracle calls | cuts held (max) | cuts held (final) | Newton steps "
-        "| time (s) | cert rel gap | (u − l)/max(1,abs(u)) | vs ref | status |",
-        "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---|",
+        "| case | dropping | oracle calls | cuts held (max) | (final) | (mean) | Newton steps "
+        "| time (s) | ratio to none | range | rel gap | (u − l)/max(1,abs(u)) | vs ref | status |",
+        "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|",
     ]
-    for r in rows:
+    for name, dropping, r in rows:
         lines.append(
-            f"| {r[0]} | {r[1]} | {r[2]} | {r[3]} | {r[4]} | {r[5]} | {r[6]:.3f} | {r[7]:.2e} "
-            f"| {r[8]:.2e} | {r[9]:.1e} | {r[10]} |"
+            f"| {name} | {dropping} | {r['calls']} | {r['max_cuts']} | {r['final_cuts']} "
+            f"| {r['mean_cuts']:.0f} | {r['newton']} | {r['time']:.3f} | {r['ratio']:.2f} "
+            f"| {r['ratio_lo']:.2f}–{r['ratio_hi']:.2f} | {r['rel_gap']:.2e} "
+            f"| {r['bound_gap']:.2e} | {r['vs_ref']:.1e} | {r['status']} |"
         )
     path.write_text("\n".join(lines) + "\n")
 

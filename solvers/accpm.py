@@ -13,8 +13,9 @@ queries the oracle at its analytic center ``x_k = argmin −Σ log(b_i − a_i�
 cut of the new subgradient. ``u_k = min_i f(x_i)`` is the upper bound; every stored cut is an affine
 minorant ``f(z) ≥ f(x_i) + g_iᵀ(z − x_i)``, so the cutting-plane model gives lower bounds: the
 Dikin-ellipsoid bound, the dual bound of the model's LP at the analytic-center weights (both at
-every call) and the exact LP bound (HiGHS, every ``lp_every`` calls). ACCPM stops when
-``(u − l)/max(1, |u|) ≤ tol``; the result's gap is the problem's certificate of the best point.
+every call) and the exact LP bound (HiGHS on the dual LP, every ``lp_every`` calls). ACCPM stops
+when ``(u − l)/max(1, |u|) ≤ tol``; the result's gap is the problem's certificate of the best
+point.
 
 One oracle call, step by step (one private function each):
 
@@ -23,8 +24,12 @@ One oracle call, step by step (one private function each):
 3. ``_Cuts.add``: the deep cut ``g_kᵀ(z − x_k) + f(x_k) − u ≤ 0``. Every stored cut uses the
    current ``u`` (a minimizer has ``f(z*) ≤ u``, so tightening old cuts as ``u`` falls is valid).
 4. ``_center``: the new analytic center by infeasible-start Newton, warm-started at ``x_k``
-   (which the new cut, and old cuts tightened by a lower ``u``, may exclude).
-5. ``_drop``: constraint dropping by the relevance ``η_i`` (``none``, ``relevance``, ``keep``).
+   (which the new cut, and old cuts tightened by a lower ``u``, may exclude; ``_initial_slack``).
+5. ``_drop``: constraint dropping by the relevance ``η_i = s_i/sqrt(a_iᵀH⁻¹a_i)`` (``none``;
+   ``relevance``: every ``relevance_every`` calls, the cuts with ``η_i ≥ r``, ``r`` a proven
+   bound on ``‖z − x‖_H`` over the polytope (``_outer_radius``: [3]'s ``sqrt(m(m−1))``,
+   sharpened): they cannot touch it; ``keep``: also all but the ``N − 1`` most relevant, at
+   every call).
 
 References
 ----------
@@ -126,6 +131,7 @@ class _Center:
     slack: np.ndarray  # b_i − a_iᵀx of the cuts
     chol: tuple  # Cholesky factor of H = ∇²φ(x), the barrier's Hessian (cuts and box)
     m: int  # number of inequalities of the polytope (cuts + 2p box sides)
+    lam2: float = 0.0  # Newton decrement² of the barrier at x (0 at an exact center)
     is_center: bool = True  # False for a warm-start query point
 
 
@@ -245,7 +251,7 @@ def _hessian(A: np.ndarray, s: np.ndarray, box_h: np.ndarray) -> tuple:
 
 def _center(
     A: np.ndarray, b: np.ndarray, rho: np.ndarray, z: np.ndarray, s: np.ndarray, tol: float
-) -> tuple[np.ndarray, np.ndarray, tuple, int] | None:
+) -> tuple[np.ndarray, np.ndarray, tuple, int, float] | None:
     """Analytic center of ``{z : Az ≤ b, |z| ≤ ρ}`` by infeasible-start Newton ([3] §10.3.2).
 
     Minimizes ``φ(z) = ψ(z) − Σ_i log s_i`` subject to ``Az + s = b`` from any ``z`` inside the
@@ -261,8 +267,8 @@ def _center(
     KKT residual ([3] Algorithm 10.2); a full step makes ``r = 0``, after which it is the feasible
     damped Newton method on ``φ(z) = ψ(z) − Σ log(b − Az)`` ([3] Algorithm 9.5), stopped when the
     Newton decrement ``λ² = ∇φᵀH⁻¹∇φ ≤ tol``, so that ``H`` is the barrier's Hessian at the
-    center. Returns ``(x, slack, cholesky(H), steps)``, or None if it does not converge (an empty
-    polytope, which can only be numerical since a minimizer is always inside).
+    center. Returns ``(x, slack, cholesky(H), steps, λ²)``, or None if it does not converge (an
+    empty polytope, which can only be numerical since a minimizer is always inside).
     """
     r = A @ z + s - b
     feasible = not np.any(r)
@@ -279,7 +285,7 @@ def _center(
         if feasible:
             lam2 = float(-(gpsi + A.T @ (1.0 / s)) @ dz)
             if lam2 <= tol:
-                return z, s, chol, step - 1
+                return z, s, chol, step - 1, max(lam2, 0.0)
             t = _feasible_step(A, b, rho, z, s, dz, ds, lam2)
             z = z + t * dz
             s = b - A @ z
@@ -351,82 +357,168 @@ def _dikin_bound(fx: float, g: np.ndarray, center: _Center) -> float:
     return fx - center.m * math.sqrt(max(float(g @ hg), 0.0))
 
 
-def _dual_bound(cuts: _Cuts, slack: np.ndarray, rho: np.ndarray) -> float:
-    """Lower bound of the cutting-plane model's LP at the analytic-center weights.
+def _model_bound(cuts: _Cuts, lam: np.ndarray, rho: np.ndarray) -> float:
+    """Lower bound of the cutting-plane model from dual weights ``λ ≥ 0`` (rescaled here so that
+    ``Σ_i λ_i/‖g_i‖ = 1``).
 
-    The model ``f̂(z) = max_i f(x_i) + g_iᵀ(z − x_i)`` is a minorant of ``f``, and for weights
-    ``λ`` in the simplex, LP duality gives
+    The model ``f̂(z) = max_i ‖g_i‖(a_iᵀz + c_i) = max_i f(x_i) + g_iᵀ(z − x_i)`` is a minorant
+    of ``f``; averaging its pieces with the weights ``θ_i = λ_i/‖g_i‖`` of the simplex gives
 
     .. math::
 
         f^* \\ge \\min_{|z| \\le \\rho} \\hat f(z)
-        \\ge \\sum_i \\lambda_i (f(x_i) - g_i^\\top x_i) - \\sum_j \\rho_j
-        \\Big|\\sum_i \\lambda_i g_{ij}\\Big|.
+        \\ge \\sum_i \\lambda_i c_i - \\sum_j \\rho_j \\Big|\\sum_i \\lambda_i a_{ij}\\Big|,
 
-    The analytic center's optimality condition ``Σ_i a_i/s_i + ∇ψ(x) = 0`` makes
-    ``λ_i ∝ 1/(‖g_i‖ s_i)`` nearly balance the subgradients: a cheap, usually good, dual point.
+    for any such ``λ`` (LP weak duality): the value is a bound whatever produced ``λ``.
     """
     n = cuts.size
-    if n == 0:
+    lam = np.maximum(lam, 0.0)
+    total = float(np.sum(lam / cuts.norm[:n]))
+    if n == 0 or not total > 0.0:
         return -math.inf
-    weight = 1.0 / slack  # λ_i ‖g_i‖ up to the normalization
-    lam_norm = weight / cuts.norm[:n]
-    lam_norm /= lam_norm.sum()
-    lam_g = lam_norm * cuts.norm[:n]  # λ_i ‖g_i‖, multiplies a_i and c_i
-    v = lam_g @ cuts.A
-    return float(lam_g @ cuts.c[:n]) - float(rho @ np.abs(v))
+    lam = lam / total
+    return float(lam @ cuts.c[:n]) - float(rho @ np.abs(lam @ cuts.A))
+
+
+def _dual_bound(cuts: _Cuts, slack: np.ndarray, rho: np.ndarray) -> float:
+    """:func:`_model_bound` at the analytic-center weights ``λ_i ∝ 1/s_i``.
+
+    The center's optimality condition ``Σ_i a_i/s_i + ∇ψ(x) = 0`` makes these weights nearly
+    balance the subgradients: a cheap, usually good, dual point.
+    """
+    if cuts.size == 0:
+        return -math.inf
+    return _model_bound(cuts, 1.0 / slack, rho)
 
 
 def _lp_bound(cuts: _Cuts, rho: np.ndarray) -> float:
     """``min_{|z| ≤ ρ} f̂(z)``, the exact cutting-plane lower bound (Kelley's LP, HiGHS).
 
-    ``min t`` s.t. ``a_iᵀz − t/‖g_i‖ ≤ −c_i`` and the box. Returns ``-inf`` if HiGHS fails; the
-    value is lowered by HiGHS's tolerance (1e-9 relative) so that it stays a bound.
+    HiGHS solves the dual of ``min t`` s.t. ``a_iᵀz − t/‖g_i‖ ≤ −c_i``, ``|z| ≤ ρ``:
+    ``max cᵀλ − ρᵀ(μ⁺ + μ⁻)`` s.t. ``Aᵀλ + μ⁺ − μ⁻ = 0``, ``Σ λ_i/‖g_i‖ = 1``, ``λ, μ± ≥ 0``
+    (``p + 1`` rows instead of one per cut: about 1.5× faster with hundreds of cuts), and its
+    ``λ`` is evaluated by :func:`_model_bound`, which makes the value a bound whatever HiGHS's
+    tolerances. Returns ``-inf`` if HiGHS fails.
     """
     n, p = cuts.size, rho.size
     if n == 0:
         return -math.inf
-    A_ub = np.hstack([cuts.A, -1.0 / cuts.norm[:n, None]])
-    cost = np.zeros(p + 1)
-    cost[-1] = 1.0
-    bounds = [(-r, r) for r in rho] + [(None, None)]
-    res = linprog(cost, A_ub=A_ub, b_ub=-cuts.c[:n], bounds=bounds, method="highs")
+    A_eq = np.zeros((p + 1, n + 2 * p))
+    A_eq[:p, :n] = cuts.A.T
+    A_eq[:p, n : n + p] = np.eye(p)
+    A_eq[:p, n + p :] = -np.eye(p)
+    A_eq[p, :n] = 1.0 / cuts.norm[:n]
+    b_eq = np.zeros(p + 1)
+    b_eq[p] = 1.0
+    cost = np.concatenate([-cuts.c[:n], rho, rho])
+    res = linprog(cost, A_eq=A_eq, b_eq=b_eq, bounds=(0.0, None), method="highs")
     if res.status != 0:
         return -math.inf
-    return float(res.fun) - 1e-9 * max(1.0, abs(float(res.fun)))
+    return _model_bound(cuts, res.x[:n], rho)
 
 
-def _dikin_widths(A: np.ndarray, chol: tuple) -> np.ndarray:
-    """``sqrt(a_iᵀH⁻¹a_i)`` for every row (through the p×p inverse: one matrix product)."""
-    p = A.shape[1]
-    Hinv = scipy.linalg.cho_solve(chol, np.eye(p), check_finite=False)
-    return np.sqrt(np.maximum(np.einsum("ij,ij->i", A @ Hinv, A), 1e-300))
+def _widths(A: np.ndarray, chol: tuple) -> np.ndarray:
+    """``sqrt(a_iᵀH⁻¹a_i) = ‖L⁻¹a_i‖`` for the rows of ``A`` (``H = LLᵀ``): one triangular
+    solve, ``m·p²`` flops."""
+    y = scipy.linalg.solve_triangular(chol[0], A.T, lower=True, check_finite=False)
+    return np.sqrt(np.maximum(np.einsum("ij,ij->j", y, y), 1e-300))
 
 
 def _relevance(A: np.ndarray, slack: np.ndarray, chol: tuple) -> np.ndarray:
-    """``η_i = (b_i − a_iᵀx)/sqrt(a_iᵀH⁻¹a_i)``, the distance of cut ``i`` from the center in
-    the Dikin metric ([1] §5). ``η_i ≥ m`` puts the cut's hyperplane outside the outer ellipsoid,
-    which contains the polytope: the cut is redundant and dropping it leaves the set unchanged."""
-    return slack / _dikin_widths(A, chol)
+    """``η_i = (b_i − a_iᵀx)/sqrt(a_iᵀH⁻¹a_i)``, the distance of cut ``i``'s hyperplane from the
+    center in the Dikin metric ``‖·‖_H`` ([1] §5)."""
+    return slack / _widths(A, chol)
 
 
-def _drop(state: _State, strategy: str, keep: int) -> int:
+def _box_relevance(x: np.ndarray, rho: np.ndarray, chol: tuple) -> np.ndarray:
+    """``η`` of the ``2p`` box sides ``±z_j ≤ ρ_j``: slacks ``ρ ∓ x`` over ``sqrt((H⁻¹)_jj)``."""
+    width = _widths(np.eye(x.size), chol)
+    return np.concatenate([(rho - x) / width, (rho + x) / width])
+
+
+def _radius_ratio(r: float, eta: np.ndarray, lam: float) -> float:
+    """``ψ(r) = min_μ [Σ_i max_{v ∈ [lo_i, hi_i]} (v² − μv) + |μ|λr] / r²`` with
+    ``lo_i = −r/η_i``, ``hi_i = min(1, r/η_i)``; ``eta`` sorted in increasing order.
+
+    The inner maxima are at the interval's ends, so the sum is convex and piecewise linear in
+    ``μ``, with breakpoints ``μ_i = lo_i + hi_i`` (``1 − r/η_i`` while ``η_i ≤ r``, then 0: in
+    the order of ``η``); its minimum is at the breakpoint where the slope
+    ``−Σ_{μ_i > μ} hi_i − Σ_{μ_i < μ} lo_i`` turns nonnegative. Any ``μ`` gives a valid value.
+    """
+    lo = -r / eta
+    hi = np.minimum(1.0, r / eta)
+    slope = np.cumsum(hi - lo) - hi.sum()
+    k = min(int(np.searchsorted(slope, 0.0)), eta.size - 1)
+    mu = lo[k] + hi[k]
+    value = float(np.sum(np.maximum(lo * (lo - mu), hi * (hi - mu)))) + abs(mu) * lam * r
+    return value / (r * r)
+
+
+#: Bisection steps of :func:`_outer_radius` on ``log r`` (relative accuracy ``(r₀)^(2^-k)``:
+#: under 1% for ``m ≤ 10⁴`` inequalities).
+_RADIUS_STEPS = 10
+
+
+def _outer_radius(eta: np.ndarray, lam: float, largest: float = math.inf) -> float:
+    """A radius ``r`` with ``‖z − x‖_H < r`` for every ``z`` of the polytope (``x`` its analytic
+    center up to the Newton decrement ``λ``; ``eta``: the ``η_i`` of all ``m`` inequalities).
+    Only radii below ``largest`` are sought: the result is ``≥ largest`` if none is proven.
+
+    For ``z`` in the polytope put ``v_i = a_iᵀ(z − x)/s_i`` and ``t = ‖z − x‖_H``. Then
+    ``t² = Σ v_i²`` (``H = Σ a_ia_iᵀ/s_i²``), ``v_i ≤ 1`` (feasibility), ``|v_i| ≤ t/η_i``
+    (Cauchy–Schwarz in ``‖·‖_H``) and ``|Σ v_i| = |∇φ(x)ᵀ(z − x)| ≤ λt`` (centering). With
+    ``u = 1 − v ≥ 0``, ``Σ u_i² ≤ (Σ u_i)²`` gives ``t² ≤ m(m − 1)`` at ``λ = 0`` ([3] §8.5.3;
+    ``r₀`` below adds the ``λ`` terms). Sharper, for every ``μ``:
+    ``t² = Σ(v_i² − μv_i) + μΣv_i ≤ t²ψ(t)`` (:func:`_radius_ratio`), and ``ψ`` is
+    nonincreasing (for a fixed ``μ/r`` the intervals ``[lo_i, hi_i]/r`` shrink as ``r`` grows),
+    so ``ψ(r) < 1`` proves ``t < r`` for every ``z``: bisection on ``log r``.
+    """
+    eta = np.sort(eta)
+    m = eta.size
+    lam = min(lam, 0.5)
+    # t² ≤ m(m−1) + 2λt(m−1) + λ²t², solved for t
+    r0 = lam * (m - 1) + math.sqrt(lam * lam * (m - 1) ** 2 + (1 - lam * lam) * m * (m - 1))
+    r0 = r0 / (1 - lam * lam) * (1 + 1e-12)
+    if largest < r0:
+        if _radius_ratio(largest, eta, lam) >= 1.0 - 1e-12:
+            return r0  # no radius below ``largest`` can be proven
+        r0 = largest
+    lo, hi = 1.0, r0
+    for _ in range(_RADIUS_STEPS):
+        mid = math.sqrt(lo * hi)
+        if _radius_ratio(mid, eta, lam) < 1.0 - 1e-12:
+            hi = mid
+        else:
+            lo = mid
+    return hi
+
+
+def _drop(state: _State, strategy: str, keep: int, every: int) -> int:
     """Constraint dropping at the new center; returns how many cuts were dropped.
 
-    ``relevance``: drop every cut with ``η_i ≥ m`` (provably redundant). ``keep``: besides those,
-    keep only the ``keep − 1`` cuts of smallest ``η``, so that with the next cut every polytope
-    ACCPM centers holds at most ``keep`` cuts (dropping only enlarges the set, so a minimizer stays
-    in it). The box is never dropped.
+    ``relevance``, every ``every`` oracle calls: drop every cut with ``η_i ≥ r``, ``r`` from
+    :func:`_outer_radius`. The polytope lies in ``{z : ‖z − x‖_H < r}`` and the hyperplane of such
+    a cut does not meet that ellipsoid, so the cut cannot touch the current polytope: dropping it
+    leaves the set (and so the bounds read from it) unchanged. ``keep``: the same, and at every
+    call keep only the ``keep − 1`` cuts of smallest ``η``, so that with the next cut every
+    polytope ACCPM centers holds at most ``keep`` cuts (a heuristic: dropping only enlarges the
+    set, so a minimizer stays in it). The box is never dropped.
     """
     cuts, center = state.cuts, state.center
     if strategy == "none" or cuts.size == 0:
         return 0
+    due = state.calls % every == 0
+    cap = strategy == "keep" and cuts.size > keep - 1
+    if not (due or cap):
+        return 0
     eta = _relevance(cuts.A, center.slack, center.chol)
-    mask = eta < center.m
-    if strategy == "keep" and mask.sum() > keep - 1:
-        order = np.argsort(eta, kind="stable")[: keep - 1]
+    mask = np.ones(cuts.size, dtype=bool)
+    if due:
+        eta_all = np.concatenate([eta, _box_relevance(center.x, state.rho, center.chol)])
+        mask = eta < _outer_radius(eta_all, math.sqrt(center.lam2), largest=float(eta.max()))
+    if cap and mask.sum() > keep - 1:
         mask = np.zeros_like(mask)
-        mask[order] = True
+        mask[np.argsort(eta, kind="stable")[: keep - 1]] = True
     dropped = int(cuts.size - mask.sum())
     if dropped:
         cuts.keep(mask)
@@ -434,11 +526,19 @@ def _drop(state: _State, strategy: str, keep: int) -> int:
     return dropped
 
 
-def _initial_slack(A, b, z, width) -> np.ndarray:
-    """Warm start of the slacks: the true slack where it is comfortably positive, else the
-    Dikin width ``sqrt(aᵀH⁻¹a)`` of the previous center (the infeasible start absorbs it)."""
+def _initial_slack(A: np.ndarray, b: np.ndarray, z: np.ndarray, chol: tuple) -> np.ndarray:
+    """Warm start of the slacks: the true slack where it is comfortably positive
+    (``s_i > 10⁻²·sqrt(a_iᵀH⁻¹a_i)``, the Dikin width at the previous center), else
+    ``max(s_i, 0)`` plus that width (the infeasible start absorbs it). Rows have unit norm, so
+    ``‖L⁻¹‖_F`` bounds every width: only the few rows below that bound need their own."""
     s = b - A @ z
-    return np.where(s > 1e-2 * width, s, np.maximum(s, 0.0) + width)
+    linv = scipy.linalg.solve_triangular(chol[0], np.eye(z.size), lower=True, check_finite=False)
+    near = np.flatnonzero(s <= 1e-2 * math.sqrt(float(np.sum(linv * linv))))
+    if near.size:
+        width = np.sqrt(np.einsum("ij,ij->i", *2 * (A[near] @ linv.T,)))
+        sn = s[near]
+        s[near] = np.where(sn > 1e-2 * width, sn, np.maximum(sn, 0.0) + width)
+    return s
 
 
 @register
@@ -455,12 +555,20 @@ class ACCPM(IterativeSolver):
         ACCPM stops when its own bounds satisfy ``(u − l)/max(1, |u|) ≤ tol`` (``stop_rule=
         "native"``); with ``stop_rule="gap"`` the certified relative gap is the target.
     dropping : {"none", "relevance", "keep"}, default="relevance"
-        ``"relevance"`` drops cut ``i`` when ``η_i = (b_i − a_iᵀx)/sqrt(a_iᵀH⁻¹a_i) ≥ m`` (``m``
-        inequalities, ``H`` the barrier's Hessian at the center ``x``): provably safe.
+        ``"relevance"`` drops cut ``i`` when ``η_i = (b_i − a_iᵀx)/sqrt(a_iᵀH⁻¹a_i) ≥ r``
+        (``H`` the barrier's Hessian at the center ``x``, ``r`` a proven bound on ``‖z − x‖_H``
+        over the polytope: [3]'s ``sqrt(m(m−1))`` for ``m`` inequalities, sharpened): such a
+        cut cannot touch the current polytope, so dropping it leaves the polytope unchanged.
         ``"keep"`` also keeps only the most relevant cuts, so that no polytope holds more than
-        ``N = keep_factor·p`` cuts (``p`` variables).
+        ``N = keep_factor·p`` cuts (``p`` variables): a heuristic that only enlarges the set.
     keep_factor : int, default=3
         ``N = keep_factor·p`` for ``dropping="keep"``.
+    relevance_every : int, default=10
+        The relevance test (``η`` of every cut, ``m·p²`` flops, as much as a Newton step, and the
+        radius ``r``) runs every ``relevance_every`` oracle calls; ``keep`` also applies its cap
+        at every call where more than ``N − 1`` cuts are held. Testing at every call took 9–15%
+        more time than every 10th call (gaussian, n = 10 000, d = 50 and 100), for about the
+        same cuts held.
     lp_every : int, default=50
         Solve the cutting-plane LP (HiGHS) for the exact model lower bound every ``lp_every``
         oracle calls (0: never). The Dikin and analytic-center dual bounds are computed at every
@@ -505,6 +613,7 @@ class ACCPM(IterativeSolver):
         keep_factor: int = 3,
         lp_every: int = 50,
         center_tol: float = 1e-10,
+        relevance_every: int = 10,
         stop_rule: str = "native",
         check_every: int = 10,
         **common,
@@ -514,6 +623,7 @@ class ACCPM(IterativeSolver):
         self.keep_factor = check_int("keep_factor", keep_factor, low=1)
         self.lp_every = check_int("lp_every", lp_every, low=0)
         self.center_tol = check_real("center_tol", center_tol, low=0.0)
+        self.relevance_every = check_int("relevance_every", relevance_every, low=1)
 
     def solve(self, problem, *, warm_start=None, callback=None):
         """Run the template; a centering failure ends the run as ``numerical_error``."""
@@ -618,7 +728,7 @@ class ACCPM(IterativeSolver):
         x = old.x
         cuts.add(g, fx, x, state.calls)
         A, b = cuts.A, cuts.rhs(state.upper)
-        s0 = _initial_slack(A, b, x, _dikin_widths(A, old.chol))
+        s0 = _initial_slack(A, b, x, old.chol)
         out = _center(A, b, state.rho, x, s0, self.center_tol)
         if out is None:
             state.failure = (
@@ -626,11 +736,13 @@ class ACCPM(IterativeSolver):
                 "empty: the bounds cannot be refined further in double precision)"
             )
             return 0, 0
-        z, s, chol, steps = out
-        state.center = _Center(x=z, slack=s, chol=chol, m=cuts.size + 2 * z.size)
+        z, s, chol, steps, lam2 = out
+        state.center = _Center(x=z, slack=s, chol=chol, m=cuts.size + 2 * z.size, lam2=lam2)
         state.newton_total += steps
         state.max_cuts = max(state.max_cuts, cuts.size)
-        dropped = _drop(state, self.dropping, self.keep_factor * state.data["p"])
+        dropped = _drop(
+            state, self.dropping, self.keep_factor * state.data["p"], self.relevance_every
+        )
         return steps, dropped
 
     def _warm_point(self, warm_start, data, rho) -> np.ndarray:

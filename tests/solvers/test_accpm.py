@@ -12,11 +12,23 @@ import math
 import numpy as np
 import pytest
 from scipy import sparse
+from scipy.optimize import linprog
 
+import solvers.accpm as accpm
 from problems import HardMarginPrimal, SoftMarginDual, SoftMarginPrimal
 from solvers import registry
 from solvers._reference import reference_solution
-from solvers.accpm import ACCPM, _localization_box, _problem_data
+from solvers.accpm import (
+    ACCPM,
+    _box_relevance,
+    _center,
+    _Cuts,
+    _localization_box,
+    _lp_bound,
+    _outer_radius,
+    _problem_data,
+    _relevance,
+)
 from solvers.base import ConvergenceWarning, Status
 from tests.conftest import BINARY_SETS, SET_C
 
@@ -103,6 +115,124 @@ def test_dropping_bounds_the_number_of_cuts(name):
     assert none.info["cuts_held"] == none.iterations - 1
     assert relevance.info["max_cuts_held"] <= none.info["max_cuts_held"]
     assert np.sum(relevance.info["history"]["dropped"]) > 0
+
+
+def _max_over_polytope(c, A, b, rho):
+    """``max cᵀz`` over ``{Az ≤ b, |z| ≤ ρ}`` (HiGHS)."""
+    res = linprog(-c, A_ub=A, b_ub=b, bounds=[(-r, r) for r in rho], method="highs")
+    assert res.status == 0, res.message
+    return -res.fun, res.x
+
+
+@pytest.mark.parametrize("name", SETS)
+def test_relevance_drops_only_cuts_that_cannot_touch_the_polytope(name, monkeypatch):
+    """Every cut ``relevance`` drops is redundant: an LP over the cuts it keeps (and the box)
+    stays on the safe side of the dropped cut's hyperplane."""
+    events = []
+    drop = accpm._drop
+
+    def recording(state, strategy, keep, every):
+        cuts = state.cuts
+        A, b, born = cuts.A.copy(), cuts.rhs(state.upper), cuts.born[: cuts.size].copy()
+        dropped = drop(state, strategy, keep, every)
+        if dropped:
+            events.append((A, b, state.rho.copy(), np.isin(born, cuts.born[: cuts.size])))
+        return dropped
+
+    monkeypatch.setattr(accpm, "_drop", recording)
+    problem = _problem(name)
+    tol = 1e-6 if name == "breast_cancer" else 1e-9  # 127 and ~50 LPs
+    r = ACCPM(tol=tol, dropping="relevance", relevance_every=1, trace=False).solve(problem)
+    assert r.status is Status.OPTIMAL
+    checked = 0
+    for A, b, rho, kept in events:
+        for j in np.flatnonzero(~kept):
+            top, _ = _max_over_polytope(A[j], A[kept], b[kept], rho)
+            assert top <= b[j] + 1e-9 * max(1.0, abs(b[j])), (j, top, b[j])
+            checked += 1
+    assert checked >= 10 and checked == np.sum(r.info["history"]["dropped"])
+
+
+def test_relevance_is_tested_every_relevance_every_calls():
+    problem = _problem("gaussian_overlap")
+    r = ACCPM(tol=1e-9, dropping="relevance", relevance_every=7, trace=False).solve(problem)
+    h = r.info["history"]
+    dropped_at = h["call"][h["dropped"] > 0]
+    assert r.status is Status.OPTIMAL
+    assert dropped_at.size and np.all(dropped_at % 7 == 0)
+
+
+def _random_polytope(seed, p=5, m=80):
+    """Unit normals, right-hand sides spread over four decades (most are redundant), a box."""
+    rng = np.random.default_rng(seed)
+    A = rng.standard_normal((m, p))
+    A /= np.linalg.norm(A, axis=1, keepdims=True)
+    b = np.exp(rng.uniform(0.0, np.log(1e4), m))
+    rho = np.full(p, 1e3)
+    out = _center(A, b, rho, np.zeros(p), b.copy(), 1e-12)
+    assert out is not None
+    x, s, chol, _, lam2 = out
+    return A, b, rho, x, s, chol, lam2
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_outer_radius_contains_the_polytope(seed):
+    """Vertices of the polytope lie within ``‖z − x‖_H < r``; every cut with ``η ≥ r`` is
+    redundant (LP); and ``r`` is sharper than Boyd–Vandenberghe's ``sqrt(m(m−1))``."""
+    A, b, rho, x, s, chol, lam2 = _random_polytope(seed)
+    eta = _relevance(A, s, chol)
+    eta_all = np.concatenate([eta, _box_relevance(x, rho, chol)])
+    r = _outer_radius(eta_all, np.sqrt(lam2))
+    m = eta_all.size
+    assert r < 0.6 * np.sqrt(m * (m - 1))
+    assert np.sum(eta >= r) > np.sum(eta >= np.sqrt(m * (m - 1)))
+    L = np.tril(chol[0])
+    rng = np.random.default_rng(seed)
+    directions = np.vstack([rng.standard_normal((40, x.size)), A, np.eye(x.size), -np.eye(x.size)])
+    for c in directions:
+        _, z = _max_over_polytope(c, A, b, rho)
+        assert np.linalg.norm(L.T @ (z - x)) < r
+    redundant = np.flatnonzero(eta >= r)
+    assert redundant.size > 0
+    for j in redundant:
+        assert _max_over_polytope(A[j], A, b, rho)[0] < b[j]
+
+
+def test_outer_radius_is_exact_on_a_simplex():
+    """The regular simplex attains Boyd–Vandenberghe's bound ``sqrt(m(m − 1))``: its vertices
+    lie at that ``H``-distance from the center, so no valid radius can be smaller."""
+    p = 4
+    m = p + 1
+    basis = np.linalg.svd(np.eye(m) - 1.0 / m)[0][:, :p]  # orthonormal basis of 1^⊥ in R^m
+    A = (np.eye(m) - 1.0 / m) @ basis  # the facet normals e_i − 1/m, in that basis
+    A /= np.linalg.norm(A, axis=1, keepdims=True)
+    H = A.T @ A  # slacks 1 at the center 0 (the centroid)
+    chol = (np.linalg.cholesky(H), True)
+    eta = _relevance(A, np.ones(m), chol)
+    vertex = -p * A[0]  # tight on every facet but the first
+    assert np.allclose(A[1:] @ vertex, 1.0)
+    t = np.sqrt(vertex @ H @ vertex)
+    assert t == pytest.approx(np.sqrt(m * (m - 1)), rel=1e-12)
+    r = _outer_radius(eta, 0.0)
+    assert t <= r <= t * (1 + 1e-9)
+
+
+def test_lp_bound_is_the_kelley_lp_value():
+    """The dual LP's weights, evaluated exactly, give the primal LP's optimum (and never more)."""
+    rng = np.random.default_rng(0)
+    p, n = 4, 30
+    cuts = _Cuts.empty(p)
+    for _ in range(n):
+        x = rng.uniform(-1.0, 1.0, p)
+        g = x + 0.3 * rng.standard_normal(p)  # subgradients of ½‖z‖² + noise: a bowl
+        cuts.add(g, 0.5 * x @ x + rng.uniform(0.0, 0.1), x, 0)
+    rho = np.full(p, 2.0)
+    a_ub = np.hstack([cuts.A, -1.0 / cuts.norm[:n, None]])
+    cost = np.r_[np.zeros(p), 1.0]
+    primal = linprog(cost, A_ub=a_ub, b_ub=-cuts.c[:n], bounds=[(-2, 2)] * p + [(None, None)])
+    bound = _lp_bound(cuts, rho)
+    assert bound <= primal.fun + 1e-12 * max(1.0, abs(primal.fun))
+    assert bound == pytest.approx(primal.fun, rel=1e-9, abs=1e-9)
 
 
 def test_keep_factor_two_holds_2p_cuts_and_converges():
@@ -215,6 +345,7 @@ def test_registered_under_accpm():
         {"lp_every": -1},
         {"tol": -1e-3},
         {"center_tol": -1.0},
+        {"relevance_every": 0},
         {"stop_rule": "kkt"},
         {"check_every": 0},
         {"max_iter": 0},
