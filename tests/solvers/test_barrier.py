@@ -130,6 +130,21 @@ def test_primal_matches_reference_with_the_barrier_path(name, loss, bias):
 FULL_BREAST_CANCER = datasets.load("breast_cancer")  # n = 569, d = 30, standardized
 
 
+@pytest.mark.parametrize("loss", ["hinge", "squared_hinge", "hard"])
+def test_primal_dual_certifies_only_near_the_target_at_no_extra_iteration(loss):
+    """The primal-dual variant asks the problem's certificate only when its own gap estimate is
+    within a factor of tol: it stops at the first iterate the certificate accepts (the trace,
+    certified at every iteration, shows which), and the status comes from the certificate."""
+    name = "gaussian_separable" if loss == "hard" else "breast_cancer"
+    X, y = BINARY_SETS[name]
+    problem = HardMarginPrimal(X, y) if loss == "hard" else SoftMarginPrimal(X, y, loss=loss)
+    traced = _solve(problem)
+    first = next(c.iteration for c in traced.trace if c.rel_gap <= TOL)
+    quiet = _solve(problem, trace=False)
+    assert quiet.status is Status.OPTIMAL and quiet.rel_gap <= TOL
+    assert quiet.iterations == traced.iterations == first
+
+
 @pytest.mark.parametrize("method", METHODS)
 @pytest.mark.parametrize("loss", ["hinge", "squared_hinge"])
 @pytest.mark.parametrize("bias", ["free", "regularized", "none"])
@@ -293,6 +308,79 @@ def test_normal_solver_against_a_dense_solve(n, d, k, fmt, rng):
     q_ref = b - D * (Xt @ x_ref)
     np.testing.assert_allclose(q, q_ref, rtol=1e-7, atol=1e-9 * np.abs(q_ref).max())
     np.testing.assert_allclose(Xx, Xt @ x, rtol=1e-12, atol=1e-12 * np.abs(Xx).max())
+
+
+def _pd_copy(state, passes):
+    """An independent copy of a primal-dual state (its arrays are updated in place)."""
+    from dataclasses import fields, replace
+
+    arrays = {
+        f.name: getattr(state, f.name).copy()
+        for f in fields(state)
+        if isinstance(getattr(state, f.name), np.ndarray) and f.name not in ("y", "C", "p")
+    }
+    return replace(state, passes=passes, **arrays)
+
+
+@pytest.mark.parametrize("fmt", ["dense", "csr"])
+@pytest.mark.parametrize("bias", ["free", "regularized", "none"])
+@pytest.mark.parametrize("loss", ["hinge", "squared_hinge", "hard"])
+def test_jitted_iteration_matches_the_numpy_iteration(loss, bias, fmt, rng):
+    """From the same iterates, one iteration of the jitted passes (:func:`_ppd_fused_iteration`)
+    and one of the plain NumPy :func:`_ppd_iteration` agree to 1e-12 (relative to each vector's
+    size), along the first iterations of a solve; so do the gap estimate's sums."""
+    from solvers.barrier import (
+        PD_TO_BOUNDARY,
+        BarrierSolver,
+        _linear_features,
+        _ppd_fused_iteration,
+        _ppd_iteration,
+        _ppd_start,
+        _RowPasses,
+    )
+
+    n, d = 120, 6
+    X = rng.standard_normal((n, d))
+    w0 = rng.standard_normal(d)
+    offset = 0.0 if loss == "hard" else 0.3  # hard: separable by (w0, 0) for every bias
+    y = np.where(X @ w0 + offset > 0, 1.0, -1.0)
+    if fmt == "csr":
+        X[rng.random((n, d)) < 0.3] = 0.0
+        X = sparse.csr_matrix(X)
+    if loss == "hard":  # keep the rows with margin ≥ 0.2 under (w0, 0)
+        keep = y * (X @ w0) >= 0.2
+        X, y = X[keep], y[keep]
+        problem = HardMarginPrimal(X, y, bias=bias)
+    else:
+        weights = rng.uniform(0.5, 2.0, len(y))
+        problem = SoftMarginPrimal(X, y, C=1.3, loss=loss, bias=bias, sample_weight=weights)
+    BarrierSolver()._warm_up()
+    feat, p = _linear_features(problem)
+    C = np.ones(len(y)) if loss == "hard" else problem.upper_bounds
+    z = np.zeros(feat.dim)
+    if loss == "hard":  # strictly feasible, smallest margin 1.1
+        z[:d] = w0 * (1.1 / float(np.min(y * (X @ w0))))
+    ref = _ppd_start(feat, y, C, loss, p, z, np.ones(len(y), bool), bias == "free")
+    assert ref.passes is not None
+    ref.passes = None
+    names = ("z", "m", "s", "lam", "r_z", "a_lam") + (("xi", "nu") if loss == "hinge" else ())
+    for _ in range(6):
+        fused = _pd_copy(ref, _RowPasses(feat))
+        fused.sums[:] = np.nan
+        _ppd_fused_iteration(fused, PD_TO_BOUNDARY)
+        _ppd_iteration(ref, PD_TO_BOUNDARY)
+        for name in names:
+            a, b = getattr(fused, name), getattr(ref, name)
+            np.testing.assert_allclose(a, b, rtol=0, atol=1e-12 * max(1.0, np.abs(b).max()))
+        for name in ("step", "sigma", "mu", "complementarity", "residual_primal"):
+            assert getattr(fused, name) == pytest.approx(getattr(ref, name), rel=1e-12), name
+        # residuals of the order of round-off: agree in absolute terms
+        assert abs(fused.residual_dual - ref.residual_dual) <= 1e-12 * max(
+            1.0, float(np.abs(ref.a_lam).max())
+        )
+        sums = fused.sums.copy()
+        ref.update_residuals()  # the NumPy sums of the same point
+        np.testing.assert_allclose(sums, ref.sums, rtol=1e-12, atol=1e-12)
 
 
 @pytest.mark.parametrize("upper", [1.0, 100.0, np.inf])

@@ -1,0 +1,388 @@
+"""Jitted O(n) work of the primal-dual iteration on the primal forms (``solvers/barrier.py``).
+
+One Mehrotra predictor-corrector iteration of :func:`solvers.barrier._ppd_iteration` on
+``min ½zᵀPz + Σ C_i ℓ(ξ_i)`` s.t. ``s = Az + ξ − 1 ≥ 0``, ``A = diag(y) X̃``, multipliers λ of
+``s ≥ 0`` and (hinge) ν of ``ξ ≥ 0``, done in four passes over the rows instead of some forty
+NumPy array operations and six products with X̃:
+
+1. :func:`ppd_prepare` (no X): ``D = 1/(s/λ + e)`` and the two vectors whose products with X̃ᵀ
+   build both right-hand sides; the caller forms ``X̃ᵀDX̃`` and those products in one blocked pass.
+2. :func:`ppd_affine_dense` / ``_csr``: the affine-scaling direction of every row from
+   ``Δm = y ⊙ X̃Δz``, its step to the boundary, the coefficients of the complementarity along
+   it and ``X̃ᵀ(y ⊙ c)`` with ``c`` the second-order term of the corrector (one pass over X).
+3. :func:`ppd_corrector_dense` / ``_csr``: the corrected direction, its step to the boundary and
+   ``X̃ᵀ(y ⊙ Δλ)``, which updates ``X̃ᵀ(y ⊙ λ)`` (one pass over X).
+4. :func:`ppd_update` (no X): the step, the new residuals and the complementarity.
+
+Per row, with ``e = ξ/ν`` (hinge), ``1/(2C)`` (squared hinge, ``ξ = λ/(2C)``) or 0 (hard margin,
+no ξ), ``r_p = m − 1 − s + ξ``, ``r_ξ = C − λ − ν``, and right-hand sides ``r_s`` (of
+``λΔs + sΔλ``) and ``r_c`` (of ``νΔξ + ξΔν``):
+``g = D (r_s/λ − r_p − (r_c − ξ r_ξ)/ν)``, ``Δλ = g − D Δm``, ``Δs = (r_s − s Δλ)/λ``,
+``Δν = r_ξ − Δλ``, ``Δξ = (r_c − ξ Δν)/ν`` (:func:`_row_direction`; the hinge terms only for the
+hinge). The affine step has ``r_s = −sλ``, ``r_c = −ξν``; the corrected one adds ``τ − Δs_aΔλ_a``
+and ``τ − Δξ_aΔν_a``. The directions are never stored: each pass recomputes them from the state
+and the stored ``Δm`` of the two steps, which costs a few flops per row and saves memory traffic
+(at n = 10⁶ every pass over an O(n) vector is a pass over main memory). Each formula is the
+NumPy one in the same order of operations; no ``fastmath``.
+"""
+
+from __future__ import annotations
+
+import numba
+import numpy as np
+
+#: Loss codes (the ``loss`` argument of every kernel).
+HINGE, SQUARED_HINGE, HARD = 0, 1, 2
+#: Floor of the positive variables after a step (as ``np.maximum(·, 1e-300)`` in NumPy).
+TINY = 1e-300
+
+
+@numba.njit(cache=True, inline="always", error_model="numpy")
+def _row_terms(loss, m, s, lam, xi, nu, C):
+    """``(D, r_p, r_ξ)`` of one row: ``D = 1/(s/λ + e)``, ``r_p = m − 1 − s + ξ``,
+    ``r_ξ = C − λ − ν`` (0 but for the hinge)."""
+    if loss == HINGE:
+        return 1.0 / (s / lam + xi / nu), m - 1.0 - s + xi, C - lam - nu
+    if loss == SQUARED_HINGE:
+        return 1.0 / (s / lam + 1.0 / (2.0 * C)), m - 1.0 - s + lam / (2.0 * C), 0.0
+    return 1.0 / (s / lam + 0.0), m - 1.0 - s, 0.0
+
+
+@numba.njit(cache=True, inline="always", error_model="numpy")
+def _row_direction(loss, s, lam, xi, nu, D, r_p, r_xi, r_s, r_c, dm):
+    """``(Δλ, Δs, Δξ, Δν)`` of one row from ``Δm`` (see the module notes)."""
+    g = r_s / lam - r_p
+    if loss == HINGE:
+        g -= (r_c - xi * r_xi) / nu
+    g *= D
+    dlam = g - D * dm
+    ds = (r_s - s * dlam) / lam
+    if loss != HINGE:
+        return dlam, ds, 0.0, 0.0
+    dnu = r_xi - dlam
+    return dlam, ds, (r_c - xi * dnu) / nu, dnu
+
+
+@numba.njit(cache=True, inline="always", error_model="numpy")
+def _ratio(worst, x, dx):
+    """``max(worst, −dx/x)``: the step to the boundary is ``1/max(1, worst)``."""
+    r = -dx / x
+    return r if r > worst else worst
+
+
+@numba.njit(cache=True, inline="always", error_model="numpy")
+def _affine_row(loss, s, lam, xi, nu, D, r_p, r_xi, dm):
+    """Affine-scaling direction of one row (``r_s = −sλ``, ``r_c = −ξν``)."""
+    r_c = -xi * nu if loss == HINGE else 0.0
+    return _row_direction(loss, s, lam, xi, nu, D, r_p, r_xi, -s * lam, r_c, dm)
+
+
+@numba.njit(cache=True, inline="always", error_model="numpy")
+def _corrector_rhs(loss, s, lam, xi, nu, D, r_p, r_xi, dm_aff, tau):
+    """``(r_s, r_c)`` of the corrector: ``−sλ + τ − Δs_aΔλ_a``, ``−ξν + τ − Δξ_aΔν_a``."""
+    dlam, ds, dxi, dnu = _affine_row(loss, s, lam, xi, nu, D, r_p, r_xi, dm_aff)
+    r_c = (-xi * nu + tau) - dxi * dnu if loss == HINGE else 0.0
+    return (-s * lam + tau) - ds * dlam, r_c
+
+
+@numba.njit(cache=True, inline="always", error_model="numpy")
+def _state_row(loss, i, C, m, s, lam, xi, nu):
+    """``(s, λ, ξ, ν, D, r_p, r_ξ)`` of row i (``ξ = 0``, ``ν = 1`` but for the hinge)."""
+    xi_i = xi[i] if loss == HINGE else 0.0
+    nu_i = nu[i] if loss == HINGE else 1.0
+    s_i, lam_i = s[i], lam[i]
+    D, r_p, r_xi = _row_terms(loss, m[i], s_i, lam_i, xi_i, nu_i, C[i])
+    return s_i, lam_i, xi_i, nu_i, D, r_p, r_xi
+
+
+@numba.njit(cache=True, inline="always", error_model="numpy")
+def _prepare_rows(loss, a, b, y, C, m, s, lam, xi, nu, sqD, V):
+    for i in range(a, b):
+        s_i, lam_i, xi_i, nu_i, D, r_p, r_xi = _state_row(loss, i, C, m, s, lam, xi, nu)
+        g = _affine_row(loss, s_i, lam_i, xi_i, nu_i, D, r_p, r_xi, 0.0)[0]
+        sqD[i] = np.sqrt(D)
+        V[i, 0] = y[i] * g
+        V[i, 1] = y[i] * (D * (1.0 / lam_i - 1.0 / nu_i if loss == HINGE else 1.0 / lam_i))
+
+
+@numba.njit(cache=True, error_model="numpy")
+def ppd_prepare(loss, y, C, m, s, lam, xi, nu, sqD, V):
+    """``sqD = √D`` and the columns of V (n×2): ``y ⊙ g_a`` (g of the affine step, its Δλ at
+    ``Δm = 0``) and ``y ⊙ D (1/λ − 1/ν)`` (``y ⊙ D/λ`` but for the hinge), the derivative of
+    ``y ⊙ g`` in τ: ``X̃ᵀV`` builds both right-hand sides. ``xi``, ``nu`` are read for the hinge
+    only (each loss has its own loop: constant branches let the compiler vectorize)."""
+    n = y.shape[0]
+    if loss == HINGE:
+        _prepare_rows(HINGE, 0, n, y, C, m, s, lam, xi, nu, sqD, V)
+    elif loss == SQUARED_HINGE:
+        _prepare_rows(SQUARED_HINGE, 0, n, y, C, m, s, lam, xi, nu, sqD, V)
+    else:
+        _prepare_rows(HARD, 0, n, y, C, m, s, lam, xi, nu, sqD, V)
+
+
+# ---- the passes over X, in blocks of BLOCK rows: X̃Δz, the rows' algebra, X̃ᵀ(y ⊙ c) ---------
+#: Rows per block of a pass: the block's rows of X stay in cache between the product X̃Δz and the
+#: accumulation of X̃ᵀ(y ⊙ c), and the per-row algebra in between runs over contiguous buffers
+#: without reductions (vectorized by the compiler; the reductions follow over the buffers).
+BLOCK = 256
+
+
+@numba.njit(cache=True, inline="always", error_model="numpy")
+def _dot_dense(X, E, i, z):
+    """``x̃_i · z`` (four partial sums over the row of X)."""
+    d = X.shape[1]
+    t0, t1, t2, t3 = 0.0, 0.0, 0.0, 0.0
+    j = 0
+    while j + 4 <= d:
+        t0 += X[i, j] * z[j]
+        t1 += X[i, j + 1] * z[j + 1]
+        t2 += X[i, j + 2] * z[j + 2]
+        t3 += X[i, j + 3] * z[j + 3]
+        j += 4
+    while j < d:
+        t0 += X[i, j] * z[j]
+        j += 1
+    t = (t0 + t1) + (t2 + t3)
+    for j in range(E.shape[1]):
+        t += E[i, j] * z[d + j]
+    return t
+
+
+@numba.njit(cache=True, inline="always", error_model="numpy")
+def _axpy_dense(X, E, i, c, acc):
+    """``acc += c x̃_i``."""
+    d = X.shape[1]
+    for j in range(d):
+        acc[j] += X[i, j] * c
+    for j in range(E.shape[1]):
+        acc[d + j] += E[i, j] * c
+
+
+@numba.njit(cache=True, inline="always", error_model="numpy")
+def _dot_csr(indptr, indices, data, E, i, z, d):
+    t = 0.0
+    for p in range(indptr[i], indptr[i + 1]):
+        t += data[p] * z[indices[p]]
+    for j in range(E.shape[1]):
+        t += E[i, j] * z[d + j]
+    return t
+
+
+@numba.njit(cache=True, inline="always", error_model="numpy")
+def _axpy_csr(indptr, indices, data, E, i, c, acc, d):
+    for p in range(indptr[i], indptr[i + 1]):
+        acc[indices[p]] += data[p] * c
+    for j in range(E.shape[1]):
+        acc[d + j] += E[i, j] * c
+
+
+@numba.njit(cache=True, inline="always", error_model="numpy")
+def _affine_rows(loss, a, b, y, C, m, s, lam, xi, nu, dm, buf):
+    """Rows a..b of the affine pass into ``buf``: the ratio test ``max(−Δx/x)``, the
+    complementarity coefficients ``sΔλ + λΔs (+ ξΔν + νΔξ)`` and ``ΔsΔλ (+ ΔξΔν)``, and
+    ``y c`` with ``c = D (Δs_aΔλ_a/λ − Δξ_aΔν_a/ν)``, the corrector's second-order term."""
+    for i in range(a, b):
+        s_i, lam_i, xi_i, nu_i, D, r_p, r_xi = _state_row(loss, i, C, m, s, lam, xi, nu)
+        dlam, ds, dxi, dnu = _affine_row(loss, s_i, lam_i, xi_i, nu_i, D, r_p, r_xi, dm[i])
+        worst = _ratio(_ratio(0.0, s_i, ds), lam_i, dlam)
+        lin = s_i * dlam + lam_i * ds
+        quad = ds * dlam
+        c = ds * dlam / lam_i
+        if loss == HINGE:
+            worst = _ratio(_ratio(worst, xi_i, dxi), nu_i, dnu)
+            lin += xi_i * dnu + nu_i * dxi
+            quad += dxi * dnu
+            c -= dxi * dnu / nu_i
+        buf[0, i - a] = worst
+        buf[1, i - a] = lin
+        buf[2, i - a] = quad
+        buf[3, i - a] = y[i] * (D * c)
+
+
+@numba.njit(cache=True, inline="always", error_model="numpy")
+def _affine_block(loss, a, b, y, C, m, s, lam, xi, nu, dm, buf):
+    if loss == HINGE:
+        _affine_rows(HINGE, a, b, y, C, m, s, lam, xi, nu, dm, buf)
+    elif loss == SQUARED_HINGE:
+        _affine_rows(SQUARED_HINGE, a, b, y, C, m, s, lam, xi, nu, dm, buf)
+    else:
+        _affine_rows(HARD, a, b, y, C, m, s, lam, xi, nu, dm, buf)
+
+
+@numba.njit(cache=True, error_model="numpy")
+def ppd_affine_dense(loss, X, E, y, C, m, s, lam, xi, nu, dz, dm_out, acc, buf):
+    """Affine pass over dense rows (X n×d C-contiguous, E n×k, ``buf`` 4×BLOCK):
+    ``dm_out = y ⊙ X̃Δz``, ``acc = X̃ᵀ(y ⊙ c)``; returns ``(worst, Σ(sΔλ + λΔs + ξΔν + νΔξ),
+    Σ(ΔsΔλ + ΔξΔν))``: the complementarity after a step α is ``sᵀλ + ξᵀν + α lin + α² quad``."""
+    n = X.shape[0]
+    acc[:] = 0.0
+    worst, lin, quad = 0.0, 0.0, 0.0
+    for a in range(0, n, BLOCK):
+        b = min(n, a + BLOCK)
+        for i in range(a, b):
+            dm_out[i] = y[i] * _dot_dense(X, E, i, dz)
+        _affine_block(loss, a, b, y, C, m, s, lam, xi, nu, dm_out, buf)
+        for i in range(a, b):
+            w = buf[0, i - a]
+            worst = w if w > worst else worst
+            lin += buf[1, i - a]
+            quad += buf[2, i - a]
+            _axpy_dense(X, E, i, buf[3, i - a], acc)
+    return worst, lin, quad
+
+
+@numba.njit(cache=True, error_model="numpy")
+def ppd_affine_csr(loss, indptr, indices, data, E, y, C, m, s, lam, xi, nu, dz, dm_out, acc, buf):
+    """:func:`ppd_affine_dense` for CSR rows ``(indptr, indices, data)``."""
+    n, k = E.shape
+    d = acc.shape[0] - k
+    acc[:] = 0.0
+    worst, lin, quad = 0.0, 0.0, 0.0
+    for a in range(0, n, BLOCK):
+        b = min(n, a + BLOCK)
+        for i in range(a, b):
+            dm_out[i] = y[i] * _dot_csr(indptr, indices, data, E, i, dz, d)
+        _affine_block(loss, a, b, y, C, m, s, lam, xi, nu, dm_out, buf)
+        for i in range(a, b):
+            w = buf[0, i - a]
+            worst = w if w > worst else worst
+            lin += buf[1, i - a]
+            quad += buf[2, i - a]
+            _axpy_csr(indptr, indices, data, E, i, buf[3, i - a], acc, d)
+    return worst, lin, quad
+
+
+@numba.njit(cache=True, inline="always", error_model="numpy")
+def _corrector_dir(loss, i, C, m, s, lam, xi, nu, dm_aff, tau, dm):
+    """``(s, λ, ξ, ν, Δλ, Δs, Δξ, Δν)`` of row i for the corrected direction."""
+    s_i, lam_i, xi_i, nu_i, D, r_p, r_xi = _state_row(loss, i, C, m, s, lam, xi, nu)
+    r_s, r_c = _corrector_rhs(loss, s_i, lam_i, xi_i, nu_i, D, r_p, r_xi, dm_aff[i], tau)
+    dlam, ds, dxi, dnu = _row_direction(loss, s_i, lam_i, xi_i, nu_i, D, r_p, r_xi, r_s, r_c, dm)
+    return s_i, lam_i, xi_i, nu_i, dlam, ds, dxi, dnu
+
+
+@numba.njit(cache=True, inline="always", error_model="numpy")
+def _corrector_rows(loss, a, b, y, C, m, s, lam, xi, nu, dm_aff, tau, dm, buf):
+    """Rows a..b of the corrector pass into ``buf``: the ratio test and ``y Δλ``."""
+    for i in range(a, b):
+        s_i, lam_i, xi_i, nu_i, dlam, ds, dxi, dnu = _corrector_dir(
+            loss, i, C, m, s, lam, xi, nu, dm_aff, tau, dm[i]
+        )
+        worst = _ratio(_ratio(0.0, s_i, ds), lam_i, dlam)
+        if loss == HINGE:
+            worst = _ratio(_ratio(worst, xi_i, dxi), nu_i, dnu)
+        buf[0, i - a] = worst
+        buf[1, i - a] = y[i] * dlam
+
+
+@numba.njit(cache=True, inline="always", error_model="numpy")
+def _corrector_block(loss, a, b, y, C, m, s, lam, xi, nu, dm_aff, tau, dm, buf):
+    if loss == HINGE:
+        _corrector_rows(HINGE, a, b, y, C, m, s, lam, xi, nu, dm_aff, tau, dm, buf)
+    elif loss == SQUARED_HINGE:
+        _corrector_rows(SQUARED_HINGE, a, b, y, C, m, s, lam, xi, nu, dm_aff, tau, dm, buf)
+    else:
+        _corrector_rows(HARD, a, b, y, C, m, s, lam, xi, nu, dm_aff, tau, dm, buf)
+
+
+@numba.njit(cache=True, error_model="numpy")
+def ppd_corrector_dense(loss, X, E, y, C, m, s, lam, xi, nu, dm_aff, tau, dz, dm_out, acc, buf):
+    """Corrector pass over dense rows: ``dm_out = y ⊙ X̃Δz``, ``acc = X̃ᵀ(y ⊙ Δλ)``; returns
+    ``worst`` (the step to the boundary is ``1/max(1, worst)``)."""
+    n = X.shape[0]
+    acc[:] = 0.0
+    worst = 0.0
+    for a in range(0, n, BLOCK):
+        b = min(n, a + BLOCK)
+        for i in range(a, b):
+            dm_out[i] = y[i] * _dot_dense(X, E, i, dz)
+        _corrector_block(loss, a, b, y, C, m, s, lam, xi, nu, dm_aff, tau, dm_out, buf)
+        for i in range(a, b):
+            w = buf[0, i - a]
+            worst = w if w > worst else worst
+            _axpy_dense(X, E, i, buf[1, i - a], acc)
+    return worst
+
+
+@numba.njit(cache=True, error_model="numpy")
+def ppd_corrector_csr(
+    loss, indptr, indices, data, E, y, C, m, s, lam, xi, nu, dm_aff, tau, dz, dm_out, acc, buf
+):
+    """:func:`ppd_corrector_dense` for CSR rows."""
+    n, k = E.shape
+    d = acc.shape[0] - k
+    acc[:] = 0.0
+    worst = 0.0
+    for a in range(0, n, BLOCK):
+        b = min(n, a + BLOCK)
+        for i in range(a, b):
+            dm_out[i] = y[i] * _dot_csr(indptr, indices, data, E, i, dz, d)
+        _corrector_block(loss, a, b, y, C, m, s, lam, xi, nu, dm_aff, tau, dm_out, buf)
+        for i in range(a, b):
+            w = buf[0, i - a]
+            worst = w if w > worst else worst
+            _axpy_csr(indptr, indices, data, E, i, buf[1, i - a], acc, d)
+    return worst
+
+
+# ---- the step -------------------------------------------------------------------------------
+@numba.njit(cache=True, inline="always", error_model="numpy")
+def _floor(v):
+    """``max(v, TINY)``, NaN kept (as ``np.maximum``)."""
+    return v if (v > TINY or v != v) else TINY
+
+
+@numba.njit(cache=True, inline="always", error_model="numpy")
+def _update_rows(loss, a, b, C, m, s, lam, xi, nu, dm_aff, dm, tau, step, buf):
+    """Rows a..b of the step, in place; ``buf``: ``sλ + ξν``, ``|r_p|``, ``|r_ξ|``,
+    ``C ℓ(max(0, 1 − m))`` and ``λ²/(4C)`` (squared hinge; else 0) at the new point."""
+    for i in range(a, b):
+        s_i, lam_i, xi_i, nu_i, dlam, ds, dxi, dnu = _corrector_dir(
+            loss, i, C, m, s, lam, xi, nu, dm_aff, tau, dm[i]
+        )
+        m_i = m[i] + step * dm[i]
+        s_i = _floor(s_i + step * ds)
+        lam_i = _floor(lam_i + step * dlam)
+        m[i], s[i], lam[i] = m_i, s_i, lam_i
+        comp, r_xi, u = s_i * lam_i, 0.0, max(1.0 - m_i, 0.0)
+        buf[3, i - a] = C[i] * u if loss == HINGE else C[i] * (u * u)
+        buf[4, i - a] = lam_i * lam_i / (4.0 * C[i]) if loss == SQUARED_HINGE else 0.0
+        if loss == HINGE:
+            xi_i = _floor(xi_i + step * dxi)
+            nu_i = _floor(nu_i + step * dnu)
+            xi[i], nu[i] = xi_i, nu_i
+            comp += xi_i * nu_i
+            r_xi = abs(C[i] - lam_i - nu_i)
+        elif loss == SQUARED_HINGE:
+            xi_i = lam_i / (2.0 * C[i])
+        buf[0, i - a] = comp
+        buf[1, i - a] = abs(m_i - 1.0 - s_i + xi_i)
+        buf[2, i - a] = r_xi
+
+
+@numba.njit(cache=True, error_model="numpy")
+def ppd_update(loss, C, m, s, lam, xi, nu, dm_aff, dm, tau, step, buf, sums):
+    """The step: ``m += α Δm``, ``s, λ, ξ, ν += α Δ`` (floored at ``TINY``), in place; returns
+    ``(sᵀλ + ξᵀν, ‖r_p‖_∞, ‖r_ξ‖_∞)`` at the new point, and ``sums`` (4,) gets
+    ``(Σ C ℓ(max(0, 1 − m)), Σ λ, Σ λ²/(4C), min m)`` for the gap estimate (buf: 5×BLOCK)."""
+    n = m.shape[0]
+    comp, rp_max, rxi_max = 0.0, 0.0, 0.0
+    loss_sum, lam_sum, lam2_sum, m_min = 0.0, 0.0, 0.0, np.inf
+    for a in range(0, n, BLOCK):
+        b = min(n, a + BLOCK)
+        if loss == HINGE:
+            _update_rows(HINGE, a, b, C, m, s, lam, xi, nu, dm_aff, dm, tau, step, buf)
+        elif loss == SQUARED_HINGE:
+            _update_rows(SQUARED_HINGE, a, b, C, m, s, lam, xi, nu, dm_aff, dm, tau, step, buf)
+        else:
+            _update_rows(HARD, a, b, C, m, s, lam, xi, nu, dm_aff, dm, tau, step, buf)
+        for i in range(b - a):
+            comp += buf[0, i]
+            rp_max = buf[1, i] if buf[1, i] > rp_max else rp_max
+            rxi_max = buf[2, i] if buf[2, i] > rxi_max else rxi_max
+            loss_sum += buf[3, i]
+            lam2_sum += buf[4, i]
+            lam_sum += lam[a + i]
+            m_min = m[a + i] if m[a + i] < m_min else m_min
+    sums[0], sums[1], sums[2], sums[3] = loss_sum, lam_sum, lam2_sum, m_min
+    return comp, rp_max, rxi_max
