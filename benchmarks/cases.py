@@ -53,7 +53,7 @@ from problems import PROBLEMS, KernelDual, MulticlassHinge, Problem
 from problems.datasets import Dataset, load
 
 #: The reference solvers keep their own tuned tolerances (a suite's ``tol`` is not given to them).
-REFERENCES = ("osqp", "clarabel")
+REFERENCES = ("osqp", "clarabel", "cvxpy")
 
 #: Problem parameters that are arrays, or set from the data, never from a suite.
 _DATA_FIELDS = ("X", "y", "sample_weight", "cost")
@@ -80,7 +80,7 @@ class Settings:
         Numba and BLAS threads per case (NUMBA_NUM_THREADS, threadpoolctl), recorded.
     split : float or None, default=None
         Fraction of a seeded stratified test split added to every data spec that has none.
-    reference : {"clarabel", "osqp", "none"}, default="clarabel"
+    reference : {"clarabel", "osqp", "cvxpy", "none"}, default="clarabel"
         Reference solver of the distance column ("none": no reference, distance NaN).
     reference_time_limit : float, default=300.0
         Seconds allowed to the reference solve of a case (cached across cases and workers).
@@ -108,9 +108,10 @@ class Settings:
     imports: tuple[str, ...] = ()
 
     def __post_init__(self):
-        if self.reference not in ("clarabel", "osqp", "none"):
+        if self.reference not in (*REFERENCES, "none"):
             raise ValueError(
-                f"reference must be 'clarabel', 'osqp' or 'none', got {self.reference!r}"
+                f"reference must be one of {', '.join(REFERENCES)} or 'none', "
+                f"got {self.reference!r}"
             )
         if self.repeat < 1 or self.threads < 1:
             raise ValueError(f"repeat and threads must be >= 1, got {self.repeat}, {self.threads}")

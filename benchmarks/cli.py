@@ -13,6 +13,7 @@ import warnings
 from rich.console import Console
 from rich.table import Table
 
+from benchmarks.cases import REFERENCES
 from problems import PROBLEMS
 from problems.datasets import describe as describe_datasets
 from problems.datasets import load
@@ -406,7 +407,7 @@ def _add_run_flags(p: argparse.ArgumentParser) -> None:
     p.add_argument("--repeat", type=int, help="solves per case (median time reported)")
     p.add_argument("--threads", type=int, help="Numba and BLAS threads per case")
     p.add_argument("--split", type=float, help="seeded test split added to every data spec")
-    p.add_argument("--reference", choices=["clarabel", "osqp", "none"])
+    p.add_argument("--reference", choices=[*REFERENCES, "none"])
     p.add_argument("--seeds", type=int, nargs="+")
     p.add_argument("-v", "--verbose", action="store_true", help="list every skip and case")
 

@@ -359,7 +359,8 @@ def _reference(problem: Problem, settings: Settings, cache_dir: str | None) -> S
 
     if settings.reference == "none":
         return None
-    order = [settings.reference, "osqp" if settings.reference == "clarabel" else "clarabel"]
+    fallback = "osqp" if settings.reference == "clarabel" else "clarabel"
+    order = [settings.reference, fallback]
     cache = _reference_cache(cache_dir)
     last = None
     for name in order:

@@ -316,6 +316,14 @@ C = [0.5, 2.0]
     assert "all 8 cases agree" in out
 
 
+def test_cvxpy_can_be_the_reference_and_unknown_references_are_refused():
+    case = Case({"kind": "soft_margin_primal", "C": 1.0}, TINY, "osqp")
+    record = execute_case(case, Settings(reference="cvxpy"))
+    assert record.reference_solver == "cvxpy" and judge(record).ok
+    with pytest.raises(ValueError, match="reference must be one of"):
+        Settings(reference="mosek")
+
+
 def test_judge_flags_a_negative_certified_gap():
     import dataclasses
 
