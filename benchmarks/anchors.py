@@ -725,7 +725,9 @@ class SklearnSVCAnchor(_SklearnAnchor):
         if job.extra["keep"] is not None:
             idx = job.extra["keep"][idx]
         alpha = np.zeros(problem.n_samples)
-        alpha[idx] = sign * np.asarray(est.dual_coef_)[0] * problem.y[idx]
+        coef = est.dual_coef_  # a sparse matrix when the model was fitted on CSR input
+        coef = np.asarray(coef.toarray() if sparse.issparse(coef) else coef)[0]
+        alpha[idx] = sign * coef * problem.y[idx]
         b = sign * float(est.intercept_[0])
         iterations = int(np.sum(est.n_iter_))
         status = Status.MAX_ITER if warned else Status.OPTIMAL

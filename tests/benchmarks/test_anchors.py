@@ -174,6 +174,14 @@ def test_kernel_anchors_reach_reference(name, set_name):
 
 
 @pytest.mark.parametrize("name", KERNEL_ANCHORS)
+def test_kernel_anchors_on_csr_input(name):
+    """Sparse rows go to the libraries as CSR (scikit-learn then returns a sparse dual_coef_)."""
+    ds = datasets.gaussian(150, 40, 2.0, seed=3, density=0.1)
+    result, ref = solve_tight(name, KernelDual(ds.X, ds.y, C=1.0, kernel="rbf"))
+    check_against_reference(result, ref, RTOL_EXACT)
+
+
+@pytest.mark.parametrize("name", KERNEL_ANCHORS)
 def test_kernel_anchors_label_order(name):
     """Either label first: the model's decision function is the reference's (LIBSVM and its
     forks order ±1 labels with +1 first whatever the data's order; scikit-learn's classes_ are
