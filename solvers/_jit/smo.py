@@ -36,9 +36,11 @@ reconstructions the active set only shrinks, so a column computed on an earlier 
 valid on the current one; a column is "full" when computed on every index (needed for Ḡ).
 Columns that are not full are dropped when the active set grows back. A column wanted on at least
 ``FULL_FRACTION·n`` indices is computed whole from the transposed rows ``XT`` (contiguous loops
-that vectorize, the same sums in the same order) rather than gathered over the active list. The
-cache is float32 (LIBSVM's ``Qfloat``) or float64, as the driver chose (``solvers.smo``); the
-gradient arithmetic is float64 either way.
+that vectorize, the same sums in the same order) rather than gathered over the active list. ``X``
+and ``XT`` are dense arrays, or both the CSR tuple of :mod:`solvers._jit.kernel_columns` (then a
+column is computed whole from ``FULL_FRACTION_CSR·n`` wanted entries on). The cache is float32
+(LIBSVM's ``Qfloat``) or float64, as the driver chose (``solvers.smo``); the gradient arithmetic
+is float64 either way.
 """
 
 from __future__ import annotations
@@ -46,7 +48,7 @@ from __future__ import annotations
 import numba
 import numpy as np
 
-from solvers._jit.kernel_columns import kernel_column, kernel_column_full, kernel_dot_rows
+from solvers._jit.kernel_columns import column, column_full, dot_rows, full_fraction
 
 #: Curvature used in place of a non-positive ``a_ij`` (indefinite kernels), Fan et al. (2005) §4.
 TAU = 1e-12
@@ -77,7 +79,7 @@ CONVERGED = 1  # the native rule holds on every variable (G is then complete)
 def _fill(i, idx, row, tmp, X, sqn, kint, kflt, y, QD):
     """``row[k] = Q̃_ki`` for k in idx (``row[i] = Q̃_ii`` always)."""
     m = idx.shape[0]
-    kernel_column(X, sqn, i, idx, tmp[:m], kint[0], kflt[0], kflt[1], kint[1], kint[2])
+    column(X, sqn, i, idx, tmp[:m], kint[0], kflt[0], kflt[1], kint[1], kint[2])
     s2 = kflt[2]
     yi = y[i]
     for t in range(m):
@@ -90,7 +92,7 @@ def _fill(i, idx, row, tmp, X, sqn, kint, kflt, y, QD):
 def _fill_full(i, row, tmp, XT, sqn, kint, kflt, y, QD):
     """``row[k] = Q̃_ki`` for every k, from the transposed rows (contiguous loops)."""
     n = y.shape[0]
-    kernel_column_full(XT, sqn, i, tmp, kint[0], kflt[0], kflt[1], kint[1], kint[2])
+    column_full(XT, sqn, i, tmp, kint[0], kflt[0], kflt[1], kint[1], kint[2])
     s2 = kflt[2]
     yi = y[i]
     for k in range(n):
@@ -136,7 +138,7 @@ def get_column(
             # entries missing are those of indices inactive when the column was computed, a
             # subset of the indices inactive now
             m = n - n_active
-            if m >= FULL_FRACTION * n:
+            if m >= full_fraction(X, FULL_FRACTION) * n:
                 _fill_full(i, cache[slot], tmp, XT, sqn, kint, kflt, y, QD)
             else:
                 m = 0
@@ -163,7 +165,7 @@ def get_column(
     slot_col[slot] = i
     col_slot[i] = slot
     stamp[slot] = ist[CLOCK]
-    if need_full or n_active >= FULL_FRACTION * n:
+    if need_full or n_active >= full_fraction(X, FULL_FRACTION) * n:
         # the whole column costs less than the active part gathered: it is then full
         _fill_full(i, cache[slot], tmp, XT, sqn, kint, kflt, y, QD)
         slot_full[slot] = 1
@@ -217,9 +219,7 @@ def _reconstruct(
             if is_active[t] == 0:
                 rows[r] = t
                 r += 1
-        sums = kernel_dot_rows(
-            X, sqn, rows, cols, coef, kint[0], kflt[0], kflt[1], kint[1], kflt[2]
-        )
+        sums = dot_rows(X, sqn, rows, cols, coef, kint[0], kflt[0], kflt[1], kint[1], kflt[2])
         for r in range(rows.shape[0]):
             t = rows[r]
             # inactive variables sit at a bound: at 0 they add nothing, at C_t they are in Ḡ

@@ -3,18 +3,20 @@ shrinking, the cache, the native rule and the jitted kernel columns."""
 
 from __future__ import annotations
 
+import tracemalloc
 import warnings
 
 import numpy as np
 import pytest
 from scipy import sparse
 
-from problems import KernelDual, SoftMarginPrimal
+from problems import KernelDual, SoftMarginPrimal, datasets
 from problems.kernels import kernel_matrix
 from solvers import registry
 from solvers._jit import kernel_columns as kc
 from solvers._reference import reference_solution
 from solvers.base import ConvergenceWarning, Status
+from solvers.smo import DENSE_MAX_BYTES, use_dense_rows
 from tests.conftest import BINARY_SETS, SET_C
 
 RTOL = 1e-6  # relative agreement of primal objectives with the reference optimum
@@ -82,11 +84,12 @@ def test_precomputed_kernel_equals_the_computed_kernel():
     np.testing.assert_allclose(b.alpha, a.alpha, atol=1e-4 * problem.C)
 
 
-def test_sparse_rows_are_densified():
+def test_dense_csr_rows_are_densified():
     X, y = BINARY_SETS["quadrant"]
     dense = KernelDual(X, y, C=1.0, kernel="rbf", gamma=0.3)
     csr = KernelDual(sparse.csr_matrix(X), y, C=1.0, kernel="rbf", gamma=0.3)
     a, b = _solve(dense), _solve(csr)
+    assert b.info["rows"] == "dense"  # density 1: the dense columns are faster
     assert b.iterations == a.iterations
     np.testing.assert_allclose(b.alpha, a.alpha, rtol=0, atol=1e-12)
 
@@ -202,7 +205,14 @@ def test_max_iter_is_exact():
 
 @pytest.mark.parametrize(
     ("option", "value"),
-    [("eps", -1.0), ("cache_mb", -5.0), ("chunk", 0), ("stop_rule", "mvp"), ("tol", -1e-3)],
+    [
+        ("eps", -1.0),
+        ("cache_mb", -5.0),
+        ("chunk", 0),
+        ("stop_rule", "mvp"),
+        ("tol", -1e-3),
+        ("storage", "csc"),
+    ],
 )
 def test_bad_options_raise_value_error(option, value):
     with pytest.raises(ValueError, match=option):
@@ -250,3 +260,159 @@ def test_whole_columns_equal_gathered_columns_bitwise(kernel, threads):
         kc.kernel_column(X, sqn, i, idx, ref, code, 0.07, 0.5, 3, 1)
         kc.kernel_column_full(XT, sqn, i, out, code, 0.07, 0.5, 3, threads)
         np.testing.assert_array_equal(out, ref)
+
+
+# ---- CSR rows -----------------------------------------------------------------------------------
+def _awkward_csr(n, d, density, seed):
+    """CSR rows with an empty row (0), a row with every feature (1), duplicated rows (2 = 5,
+    7 = 1), and row 5 stored out of order with one entry split in two halves (scipy accepts
+    such non-canonical input; the halves sum back exactly)."""
+    rng = np.random.default_rng(seed)
+    A = sparse.random(n, d, density=density, format="lil", random_state=seed)
+    A[0, :] = 0.0
+    A[1, :] = 1.0
+    A = sparse.csr_matrix(A)
+    A.data = rng.standard_normal(A.nnz)
+    perm = np.arange(n)
+    perm[2], perm[7] = 5, 1
+    A = A[perm]
+    indptr, indices, data = A.indptr.copy(), A.indices.copy(), A.data.copy()
+    lo, hi = indptr[5], indptr[6]
+    assert hi - lo >= 2
+    seg_i = np.r_[indices[lo:hi][::-1], indices[lo]]
+    seg_v = np.r_[data[lo:hi][::-1], 0.5 * data[lo]]
+    seg_v[hi - lo - 1] = 0.5 * data[lo]
+    indices = np.r_[indices[:lo], seg_i, indices[hi:]]
+    data = np.r_[data[:lo], seg_v, data[hi:]]
+    indptr[6:] += 1
+    return sparse.csr_matrix((data, indices, indptr), shape=(n, d))
+
+
+@pytest.mark.parametrize("kernel", ("linear", "poly", "rbf", "sigmoid"))
+@pytest.mark.parametrize("threads", (1, 2))
+def test_csr_columns_equal_dense_columns(kernel, threads):
+    # n reaches the parallel thresholds of the CSR columns (gathered and whole)
+    n, d = kc.PARALLEL_MIN_N_CSR, 64
+    A = _awkward_csr(n, d, 0.1, seed=11)
+    X = A.toarray()
+    np.testing.assert_array_equal(X[5], X[2])
+    S = kc.csr_rows(A)
+    indptr, indices, data, scratch = S[0], S[1], S[2], S[6]
+    assert np.all(np.diff(indices[indptr[5] : indptr[6]]) > 0)  # sorted, duplicates summed
+    code, g, c0, p = kc.KERNEL_CODES[kernel], 0.07, 0.5, 3
+    sqn, sqs = kc.squared_norms(X), kc.squared_norms_csr(indptr, data)
+    np.testing.assert_allclose(sqs, sqn, rtol=1e-14, atol=0)
+    np.testing.assert_allclose(
+        kc.kernel_diag_csr(indptr, data, code, g, c0, p),
+        kc.kernel_diag(X, sqn, code, g, c0, p),
+        rtol=1e-12,
+        atol=1e-12,
+    )
+    idx = np.arange(n, dtype=np.int64)[::-1].copy()
+    rows = np.array([0, 1, 2, 5, 7, n - 1], dtype=np.int64)
+    ref = kc.kernel_rows(X, sqn, rows, idx, code, g, c0, p, 1)
+    ours = kc.kernel_rows_csr(
+        indptr, indices, data, scratch, sqs, rows, idx, code, g, c0, p, threads
+    )
+    np.testing.assert_allclose(ours, ref, rtol=1e-12, atol=1e-12)
+    assert not scratch.any()  # the scratch vector is left as found
+    if kernel == "rbf":
+        assert ours[2, n - 1 - 5] == 1.0 and ours[3, n - 1 - 2] == 1.0  # duplicated rows
+    for r, i in enumerate(rows):
+        full = np.empty(n)
+        kc.kernel_column_full_csr(*S[:6], sqs, i, full, code, g, c0, p, threads)
+        np.testing.assert_array_equal(full[idx], ours[r])  # whole = gathered, bit for bit
+    cols = np.arange(0, n, 37, dtype=np.int64)  # more columns than one block of dot_rows
+    assert cols.size * n > kc.DOT_ROWS_BLOCK_ENTRIES
+    coef = np.random.default_rng(2).standard_normal(cols.size)
+    some = np.arange(0, n, 13, dtype=np.int64)
+    want = kc.kernel_dot_rows(X, sqn, some, cols, coef, code, g, c0, p, 0.5)
+    got = kc.kernel_dot_rows_csr(*S[:6], sqs, some, cols, coef, code, g, c0, p, 0.5)
+    np.testing.assert_allclose(got, want, rtol=1e-12, atol=1e-12 * np.abs(coef).sum())
+
+
+def _sparse_problem(kernel, bias):
+    ds = datasets.gaussian(200, 50, 3.0, seed=5, density=0.05)
+    return KernelDual(ds.X, ds.y, C=1.0, kernel=kernel, bias=bias)
+
+
+@pytest.mark.parametrize("bias", BIASES)
+@pytest.mark.parametrize("kernel", KERNELS)
+def test_csr_rows_reach_the_dense_and_the_reference_optimum(kernel, bias):
+    problem = _sparse_problem(kernel, bias)
+    assert sparse.issparse(problem.X) and problem.X.nnz < 0.06 * 200 * 50
+    assert not use_dense_rows(problem.X)  # sparse: kept as CSR by default
+    csr = _solve(problem)
+    assert csr.info["rows"] == "csr"
+    ref = reference_solution(problem, "clarabel")
+    _agrees(csr, problem)
+    densified = KernelDual(
+        problem.X.toarray(), problem.y, C=1.0, bias=bias, **problem.kernel_params
+    )
+    dense = _solve(densified)
+    assert dense.info["rows"] == "dense"
+    scale = max(1.0, abs(ref.primal))
+    assert abs(dense.primal - csr.primal) <= RTOL * scale
+    if kernel != "rbf":  # the same sums in the same order: the same iterates
+        assert csr.iterations == dense.iterations
+        np.testing.assert_array_equal(csr.alpha, dense.alpha)
+
+
+def test_csr_rows_warm_start_and_shrinking():
+    problem = _sparse_problem("rbf", "free")
+    near = KernelDual(problem.X, problem.y, C=0.9, kernel="rbf")
+    start = _solve(near)
+    for shrinking in (True, False):
+        r = registry.get("smo", trace=False, tol=1e-7, shrinking=shrinking).solve(
+            problem, warm_start=start
+        )
+        _agrees(r, problem)
+        assert r.info["rows"] == "csr"
+        assert (r.info["reconstructions"] >= 1) == shrinking
+
+
+def test_forced_storage():
+    X, y = BINARY_SETS["gaussian_overlap"]
+    problem = KernelDual(X, y, C=1.0, kernel="poly")
+    csr = _solve(problem, storage="csr")  # a dense X converted to CSR
+    dense = _solve(problem, storage="dense")
+    assert (csr.info["rows"], dense.info["rows"]) == ("csr", "dense")
+    np.testing.assert_array_equal(csr.alpha, dense.alpha)
+    n, d = 2000, DENSE_MAX_BYTES // (2 * 8 * 2000) + 1  # two dense copies just over the budget
+    big = sparse.csr_matrix(([1.0, 1.0], ([0, 1], [0, 1])), shape=(n, d))
+    assert not use_dense_rows(big) and not use_dense_rows(big, "csr")
+    with pytest.raises(ValueError, match="DENSE_MAX_BYTES"):
+        use_dense_rows(big, "dense")
+    assert use_dense_rows(sparse.csr_matrix(np.ones((4, 3))))
+
+
+def test_large_sparse_problem_is_never_densified():
+    # n = 2000, d = 2·10⁶, ≈ 20 non-zeros per row: the dense rows would take 32 GB (64 with Xᵀ)
+    n, d, k = 2000, 2_000_000, 20
+    rng = np.random.default_rng(0)
+    y = np.where(np.arange(n) % 2 == 0, 1.0, -1.0)
+    cols = rng.integers(0, d, size=(n, k))
+    vals = rng.standard_normal((n, k))
+    # three features in 100 carry the class (the rows overlap: the kernel is not the identity)
+    cols[:, :3] = np.where(
+        y[:, None] > 0, rng.integers(0, 50, (n, 3)), rng.integers(50, 100, (n, 3))
+    )
+    vals[:, :3] = 1.0
+    X = sparse.csr_matrix((vals.ravel(), cols.ravel(), np.arange(0, n * k + 1, k)), shape=(n, d))
+    problem = KernelDual(X, y, C=1.0, kernel="rbf", gamma=0.05)
+    assert not use_dense_rows(problem.X)  # checked first: densifying would exhaust the memory
+    solver = registry.get("smo", trace=False, tol=1e-3, max_iter=2000)
+    solver._warm_up()
+    tracemalloc.start()
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", ConvergenceWarning)
+            r = solver.solve(problem)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert r.info["rows"] == "csr"
+    assert r.status in (Status.OPTIMAL, Status.MAX_ITER) and r.iterations > 0
+    assert r.certified and np.isfinite(r.gap) and 0.0 <= r.rel_gap < 0.1
+    # O(nnz + n + d) arrays and the column cache, not n·d: below 1/100 of one dense copy
+    assert peak < n * d * 8 / 100, peak
