@@ -103,8 +103,8 @@ def test_kernel_column(benchmark):
     idx = np.arange(X.shape[0], dtype=np.int64)
     out = np.empty(X.shape[0])
     rbf = jit.KERNEL_CODES["rbf"]
-    jit.kernel_column(X, sqn, 0, idx, out, rbf, 0.05, 0.0, 3)  # compile
-    benchmark(jit.kernel_column, X, sqn, 17, idx, out, rbf, 0.05, 0.0, 3)
+    jit.kernel_column(X, sqn, 0, idx, out, rbf, 0.05, 0.0, 3, 1)  # compile, one thread
+    benchmark(jit.kernel_column, X, sqn, 17, idx, out, rbf, 0.05, 0.0, 3, 1)
     expected = np.exp(-0.05 * np.sum((X - X[17]) ** 2, axis=1))
     np.testing.assert_allclose(out, expected, rtol=1e-9, atol=1e-12)
 

@@ -144,29 +144,7 @@ def _full_block(XT, sqn, i, out, lo, hi, kind, gamma, coef0, degree):
         r = XT[f, lo:hi]
         for t in range(m):
             o[t] += xf * r[t]
-    if kind == 0:
-        return
-    if kind == 1:
-        for t in range(m):
-            base = gamma * o[t] + coef0
-            v = 1.0
-            for _ in range(degree):
-                v *= base
-            o[t] = v
-        return
-    if kind == 2:
-        si = sqn[i]
-        q = sqn[lo:hi]
-        for t in range(m):
-            dist = si + q[t] - 2.0 * o[t]
-            if dist < 0.0:
-                dist = 0.0
-            o[t] = math.exp(-gamma * dist)
-        if lo <= i < hi:
-            out[i] = 1.0
-        return
-    for t in range(m):
-        o[t] = math.tanh(gamma * o[t] + coef0)
+    _from_dots_block(out, sqn, i, lo, hi, kind, gamma, coef0, degree)
 
 
 @numba.njit(cache=True, parallel=True)
