@@ -1655,26 +1655,20 @@ class BarrierSolver(IterativeSolver):
         return {"alpha": alpha}
 
     def _info(self, state) -> dict[str, Any]:
-        if isinstance(state, _PDState):
-            return {
+        if isinstance(state, (_PDState, _PrimalPDState)):
+            info = {
                 "method": "primal-dual",
                 "mu": state.mu,
                 "last_step": state.step,
                 "last_sigma": state.sigma,
                 "residual_dual": state.residual_dual,
                 "residual_primal": state.residual_primal,
-                "bias_multiplier": state.b,
             }
-        if isinstance(state, _PrimalPDState):
-            return {
-                "method": "primal-dual",
-                "mu": state.mu,
-                "last_step": state.step,
-                "last_sigma": state.sigma,
-                "residual_dual": state.residual_dual,
-                "residual_primal": state.residual_primal,
-                "complementarity": state.complementarity,
-            }
+            if isinstance(state, _PDState):
+                info["bias_multiplier"] = state.b
+            else:
+                info["complementarity"] = state.complementarity
+            return info
         return {
             "method": "barrier",
             "outer_steps": state.outer_steps,

@@ -68,6 +68,7 @@ from problems import SoftMarginPrimal
 from problems._validation import check_int, check_option, check_real
 from problems.scaling import lambda_from_C
 from solvers._jit import pegasos as _jit
+from solvers._jit.common import rows_for_epochs
 from solvers.base import IterativeSolver
 from solvers.registry import register
 
@@ -193,7 +194,7 @@ class Pegasos(IterativeSolver):
         ones = np.ones(2)
         order = np.arange(2, dtype=np.int64)
         for Xk in (X, sparse.csr_matrix(X)):
-            data = _as_kernel_data(Xk)
+            data = rows_for_epochs(Xk)
             v, u, acc, scal = np.zeros(3), np.zeros(3), np.zeros(3), _initial_scalars()
             _run_epoch(data, y, ones, ones + 1.0, order, 1, 1.0, 0, 1.0, True, True, 1.0, 2, 3.0,
                        v, u, acc, scal)  # fmt: skip
@@ -213,7 +214,7 @@ class Pegasos(IterativeSolver):
             else np.ascontiguousarray(problem.sample_weight, dtype=np.float64)
         )
         s = float(problem.bias_scale) if problem.bias == "regularized" else 0.0
-        data = _as_kernel_data(problem.X)
+        data = rows_for_epochs(problem.X)
         xsq = _row_sq_norms(problem.X) + s * s
         dt = d + (1 if s > 0 else 0)
         state = _State(
@@ -343,18 +344,6 @@ def _initial_scalars() -> np.ndarray:
     scal = np.zeros(_jit.N_SCALARS)
     scal[_jit.A] = 1.0
     return scal
-
-
-def _as_kernel_data(X):
-    """Dense C-contiguous float64, or ``(data, indices, indptr)`` with int64 indices."""
-    if sparse.issparse(X):
-        X = sparse.csr_matrix(X)
-        return (
-            np.ascontiguousarray(X.data, dtype=np.float64),
-            np.ascontiguousarray(X.indices, dtype=np.int64),
-            np.ascontiguousarray(X.indptr, dtype=np.int64),
-        )
-    return np.ascontiguousarray(X, dtype=np.float64)
 
 
 def _row_sq_norms(X) -> np.ndarray:

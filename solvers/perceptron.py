@@ -59,6 +59,7 @@ from scipy import sparse
 from problems import HardMarginPrimal, SoftMarginPrimal
 from problems._validation import check_int, check_option, check_real
 from solvers._jit import perceptron as _jit
+from solvers._jit.common import rows_for_epochs
 from solvers.base import IterativeSolver
 from solvers.registry import register
 
@@ -153,7 +154,7 @@ class Perceptron(IterativeSolver):
         y = np.array([1.0, -1.0])
         order = np.arange(2, dtype=np.int64)
         for Xk in (X, sparse.csr_matrix(X)):
-            _run_epoch(_as_kernel_data(Xk), y, order, 1.0, 1.0, 0, True, np.zeros(3), np.zeros(3))
+            _run_epoch(rows_for_epochs(Xk), y, order, 1.0, 1.0, 0, True, np.zeros(3), np.zeros(3))
         return time.perf_counter() - t0
 
     def _init_state(self, problem, warm_start) -> _State:
@@ -174,7 +175,7 @@ class Perceptron(IterativeSolver):
             g = rng.standard_normal(dt)
             w = self.learning_rate * radius * g / np.linalg.norm(g)
         return _State(
-            X=_as_kernel_data(X), y=problem.y, s=s, w=w, u=np.zeros(dt), rng=rng, radius=radius
+            X=rows_for_epochs(X), y=problem.y, s=s, w=w, u=np.zeros(dt), rng=rng, radius=radius
         )
 
     # ---- one epoch -------------------------------------------------------------------------------
@@ -263,18 +264,6 @@ class Perceptron(IterativeSolver):
             "learning_rate": self.learning_rate,
             "averaged": self.averaged,
         }
-
-
-def _as_kernel_data(X):
-    """Dense C-contiguous float64, or ``(data, indices, indptr)`` with int64 indices."""
-    if sparse.issparse(X):
-        X = sparse.csr_matrix(X)
-        return (
-            np.ascontiguousarray(X.data, dtype=np.float64),
-            np.ascontiguousarray(X.indices, dtype=np.int64),
-            np.ascontiguousarray(X.indptr, dtype=np.int64),
-        )
-    return np.ascontiguousarray(X, dtype=np.float64)
 
 
 def _run_epoch(X, y, order, mu, s, t0, averaged, w, u) -> int:

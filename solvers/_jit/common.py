@@ -1,4 +1,4 @@
-"""Small jitted helpers shared by the solvers' cores.
+"""Small helpers shared by the solvers' cores: jitted ones, and the layout of X they take.
 
 Numba's on-disk cache checks only the source file of a cached function, not the modules it
 imports: after changing this file, clear ``solvers/_jit/__pycache__`` (or touch the callers).
@@ -7,10 +7,12 @@ imports: after changing this file, clear ``solvers/_jit/__pycache__`` (or touch 
 from __future__ import annotations
 
 import numba
+import numpy as np
 from llvmlite import ir
 from numba import types
 from numba.core import cgutils
 from numba.extending import intrinsic
+from scipy import sparse
 
 #: Bytes per cache line (x86-64 and most ARM cores).
 CACHE_LINE = 64
@@ -49,3 +51,16 @@ def prefetch_span(arr, start, stop):
         for off in range(start, stop, step):
             prefetch(arr, off)
         prefetch(arr, stop - 1)
+
+
+def rows_for_epochs(X):
+    """X as the epoch kernels of Pegasos and the perceptron take it: dense C-contiguous float64,
+    or the CSR arrays ``(data, indices, indptr)`` with int64 indices."""
+    if sparse.issparse(X):
+        X = sparse.csr_matrix(X)
+        return (
+            np.ascontiguousarray(X.data, dtype=np.float64),
+            np.ascontiguousarray(X.indices, dtype=np.int64),
+            np.ascontiguousarray(X.indptr, dtype=np.int64),
+        )
+    return np.ascontiguousarray(X, dtype=np.float64)
