@@ -64,11 +64,11 @@ from typing import Any, ClassVar
 import numpy as np
 from scipy import sparse
 
-from problems import KernelDual, MulticlassHinge, SoftMarginDual, SoftMarginPrimal
-from problems._validation import check_int, check_real
-from problems.base import Problem
-from problems.scaling import lambda_from_C
-from solvers.base import Solver, SolveResult, Status
+from svmbench.problems import KernelDual, MulticlassHinge, SoftMarginDual, SoftMarginPrimal
+from svmbench.problems._validation import check_int, check_real
+from svmbench.problems.base import Problem
+from svmbench.problems.scaling import lambda_from_C
+from svmbench.solvers.base import Solver, SolveResult, Status
 
 # ---- capability checks (callables of ``Solver.supported``) -------------------------------------
 

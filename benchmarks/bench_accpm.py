@@ -1,6 +1,7 @@
 """ACCPM's three constraint-dropping strategies side by side (issue 5, part 2).
 
-``python -m benchmarks.bench_accpm [--quick] [--repeat R]`` solves the soft-margin primal (hinge,
+``python -m svmbench.benchmarks.bench_accpm [--quick] [--repeat R]`` solves the soft-margin
+primal (hinge,
 free bias, C = 1) by ACCPM with ``dropping`` = none, relevance and keep on
 
 - gaussian n = 10 000, d = 20 (sep 1, overlapping classes), and
@@ -29,9 +30,9 @@ from pathlib import Path
 
 import numpy as np
 
-from problems import SoftMarginPrimal, datasets
-from solvers._reference import reference_solution
-from solvers.accpm import ACCPM, DROPPING
+from svmbench.problems import SoftMarginPrimal, datasets
+from svmbench.solvers._reference import reference_solution
+from svmbench.solvers.accpm import ACCPM, DROPPING
 
 CASES = (
     ("gaussian d=20", "gaussian:n=10000,d=20,sep=1,seed=0", 1e-6),
@@ -199,7 +200,7 @@ def _write_readme(path: Path, rows, machine: str, load: str, repeat: int, quick:
     lines = [
         "# ACCPM: constraint dropping",
         "",
-        "Written by `python -m benchmarks.bench_accpm"
+        "Written by `python -m svmbench.benchmarks.bench_accpm"
         + (" --quick" if quick else "")
         + "` (do not edit by hand). Soft-margin primal, hinge, free bias, C = 1; ACCPM stops on "
         "its own bounds, `(u − l)/max(1, |u|) ≤ tol`; *rel gap* is the problem's certified "

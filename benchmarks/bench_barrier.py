@@ -1,6 +1,6 @@
 """Benchmark of the interior-point methods of ``solvers/barrier.py`` (log-barrier, primal-dual).
 
-``python -m benchmarks.bench_barrier [--quick] [--threads N]``
+``python -m svmbench.benchmarks.bench_barrier [--quick] [--threads N]``
 
 (a) grid of t₀ and μ (and the centering tolerance) on three problems: Newton steps and time to a
     certified relative gap of 1e-8, the evidence for the defaults of the log-barrier path
@@ -52,7 +52,7 @@ def _run(solver_name, problem, **options):
     """Solve; the result gets the CPU seconds of this process in ``info["cpu_time"]``."""
     from dataclasses import replace
 
-    from solvers import registry
+    from svmbench.solvers import registry
 
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
@@ -63,7 +63,7 @@ def _run(solver_name, problem, **options):
 
 
 def part_a(quick: bool) -> None:
-    from problems import KernelDual, SoftMarginPrimal, datasets
+    from svmbench.problems import KernelDual, SoftMarginPrimal, datasets
 
     print("\n(a) t0 and mu grid: Newton steps / cpu seconds to certified rel. gap 1e-8")
     bc = datasets.load("breast_cancer")
@@ -94,7 +94,7 @@ def part_a(quick: bool) -> None:
 
 
 def part_b(quick: bool) -> None:
-    from problems import SoftMarginPrimal, datasets
+    from svmbench.problems import SoftMarginPrimal, datasets
 
     methods = ("barrier", "primal-dual")
     print("\n(b) linear primal, hinge, free bias, gaussian d=20 sep=1 C=1, to certified gap 1e-6")
@@ -147,7 +147,7 @@ def part_b(quick: bool) -> None:
 
 
 def part_c(quick: bool) -> None:
-    from problems import KernelDual, datasets
+    from svmbench.problems import KernelDual, datasets
 
     print("\n(c) RBF dual (gamma = 1/d, d = 20, sep = 1, C = 1, free bias), gap 1e-8")
     print("    wall clock solve_time (cpu seconds of the call) [Newton steps / IP iterations]")
@@ -212,7 +212,7 @@ def main(argv=None) -> None:
     from threadpoolctl import threadpool_limits
 
     import solvers.barrier  # noqa: F401
-    from solvers import registry
+    from svmbench.solvers import registry
 
     registry.names()
     registry.get("barrier")._warm_up()  # JIT compilation (or cache load) is never solve time

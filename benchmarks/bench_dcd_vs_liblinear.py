@@ -1,6 +1,6 @@
 """Our dual coordinate descent (``dcd``) against LIBLINEAR's, side by side in one run.
 
-Run ``python -m benchmarks.bench_dcd_vs_liblinear [--quick]``. Every case is a
+Run ``python -m svmbench.benchmarks.bench_dcd_vs_liblinear [--quick]``. Every case is a
 :class:`~problems.SoftMarginPrimal` with ``bias="regularized"``, ``bias_scale=1`` on
 ``datasets.gaussian(n, d, sep, seed=0)`` (or its CSR variant ``d=10000, density=0.01``), and both
 solvers are judged by that problem.
@@ -55,7 +55,7 @@ from dataclasses import dataclass
 import numpy as np
 from scipy import sparse
 
-from problems import SoftMarginPrimal, datasets
+from svmbench.problems import SoftMarginPrimal, datasets
 
 LIBLINEAR_SOLVER = {"hinge": 3, "squared_hinge": 1}
 REPEATS = 3
@@ -131,7 +131,7 @@ def liblinear_run(lib_problem, case: Case):
 
 # ---- dcd -----------------------------------------------------------------------------------------
 def dcd_solver(**options):
-    from solvers import registry
+    from svmbench.solvers import registry
 
     return registry.get("dcd", **options)
 
@@ -349,7 +349,7 @@ def main(argv=None) -> int:
 
     from threadpoolctl import threadpool_limits
 
-    from solvers.base import ConvergenceWarning
+    from svmbench.solvers.base import ConvergenceWarning
 
     warnings.simplefilter("ignore", ConvergenceWarning)
     rows = []
@@ -380,7 +380,7 @@ def main(argv=None) -> int:
 # ``python -m pytest benchmarks/bench_dcd_vs_liblinear.py --benchmark-only`` (never part of the
 # test command): one full epoch (no shrinking) from a fixed state, dense and CSR.
 def _kernel_args(n: int, d: int, density: float | None):
-    from solvers._jit import dcd as jit
+    from svmbench.solvers._jit import dcd as jit
 
     ds = datasets.gaussian(n, d, 1.0, seed=0, density=density)
     X, y = ds.X, ds.y

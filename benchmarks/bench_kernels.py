@@ -27,9 +27,9 @@ import os
 import numpy as np
 import pytest
 
-from benchmarks.runner import pinned_threads, thread_info
-from problems import KernelDual, SoftMarginDual, SoftMarginPrimal
-from problems.datasets import gaussian
+from svmbench.benchmarks.runner import pinned_threads, thread_info
+from svmbench.problems import KernelDual, SoftMarginDual, SoftMarginPrimal
+from svmbench.problems.datasets import gaussian
 
 THREADS = int(os.environ.get("SVMBENCH_BENCH_THREADS", "1"))
 
@@ -47,7 +47,7 @@ def _require(module: str, *names: str):
 
 
 def _solver(name: str, **options):
-    from solvers import registry
+    from svmbench.solvers import registry
 
     if name not in registry.names():
         pytest.skip(f"solver {name!r} is not registered yet")
@@ -68,7 +68,7 @@ def _pinned(benchmark):
 
 @pytest.mark.parametrize("sparse", [False, True], ids=["dense", "csr"])
 def test_dcd_epoch(benchmark, sparse):
-    _require("solvers._jit.dcd")
+    _require("svmbench.solvers._jit.dcd")
     ds = gaussian(20_000, 50, 1.0, seed=0, density=0.2 if sparse else None)
     problem = SoftMarginDual(ds.X, ds.y, C=1.0, bias="regularized")
     solver = _solver("dcd")
@@ -81,7 +81,7 @@ def test_dcd_epoch(benchmark, sparse):
 
 
 def test_smo_update_with_warm_cache(benchmark):
-    _require("solvers._jit.smo")
+    _require("svmbench.solvers._jit.smo")
     ds = gaussian(5_000, 20, 1.0, seed=0)
     problem = KernelDual(ds.X, ds.y, C=1.0, kernel="rbf", gamma=0.05, bias="free")
     warm = _solver("smo", chunk=500, stop_rule="native")
@@ -96,7 +96,7 @@ def test_smo_update_with_warm_cache(benchmark):
 
 
 def test_kernel_column(benchmark):
-    jit = _require("solvers._jit.kernel_columns", "kernel_column", "KERNEL_CODES")
+    jit = _require("svmbench.solvers._jit.kernel_columns", "kernel_column", "KERNEL_CODES")
     ds = gaussian(20_000, 50, 1.0, seed=0)
     X = np.ascontiguousarray(ds.X)
     sqn = np.einsum("ij,ij->i", X, X)
@@ -110,7 +110,7 @@ def test_kernel_column(benchmark):
 
 
 def test_pegasos_epoch(benchmark):
-    _require("solvers._jit.pegasos")
+    _require("svmbench.solvers._jit.pegasos")
     ds = gaussian(20_000, 50, 1.0, seed=0)
     problem = SoftMarginPrimal(ds.X, ds.y, C=1.0, bias="none")
     solver = _solver("pegasos")

@@ -1,8 +1,8 @@
 """Crammer–Singer: our ``cs_dcd`` against LIBLINEAR ``-s 4`` (and, on digits, scikit-learn's
 LinearSVC(multi_class="crammer_singer") and Clarabel), every model judged by our problem.
 
-    python -m benchmarks.bench_multiclass [--quick] [--n N] [--C C] [--repeats R] [--seed S]
-        [--solver-seed S] [--skip-digits]
+    python -m svmbench.benchmarks.bench_multiclass [--quick] [--n N] [--C C] [--repeats R]
+        [--seed S] [--solver-seed S] [--skip-digits]
 
 For each data set: LIBLINEAR ``-s 4 -B 1`` (bias regularized, s = 1) is timed around ``train``
 (best of ``--repeats``); its weights, rows in ``model.get_labels()`` order, are mapped to our
@@ -24,7 +24,7 @@ import warnings
 
 import numpy as np
 
-from problems import MulticlassHinge, datasets
+from svmbench.problems import MulticlassHinge, datasets
 
 TOL = 1e-6
 
@@ -53,7 +53,7 @@ def _liblinear(X, y, C, eps, repeats):
 
 
 def _ours(problem, repeats, check_every, seed=0):
-    from solvers import registry
+    from svmbench.solvers import registry
 
     best, res = np.inf, None
     for _ in range(repeats):
@@ -123,7 +123,7 @@ def _linearsvc(problem, p_star, label):
 
 
 def _clarabel(problem, p_star, label):
-    from solvers import registry
+    from svmbench.solvers import registry
 
     r = registry.get("clarabel").solve(problem)
     print(

@@ -1,6 +1,7 @@
 """Pegasos against scikit-learn's SGDClassifier, epoch for epoch, judged by the same problem.
 
-Run ``python -m benchmarks.bench_pegasos [--quick]``; it prints the tables, checks the claims of
+Run ``python -m svmbench.benchmarks.bench_pegasos [--quick]``; it prints the tables, checks the
+claims of
 issue 6 and writes ``reports/pegasos/pegasos_vs_sgd.png`` and ``reports/pegasos/README.md``.
 
 Cases: :class:`~problems.SoftMarginPrimal` (hinge) on ``gaussian:n=20000,d=50,sep=1,seed=0``
@@ -42,11 +43,11 @@ from pathlib import Path
 
 import numpy as np
 
-from problems import SoftMarginPrimal, datasets
-from problems.scaling import lambda_from_C
-from solvers import registry
-from solvers._reference import ReferenceCache
-from solvers.base import ConvergenceWarning, Status
+from svmbench.problems import SoftMarginPrimal, datasets
+from svmbench.problems.scaling import lambda_from_C
+from svmbench.solvers import registry
+from svmbench.solvers._reference import ReferenceCache
+from svmbench.solvers.base import ConvergenceWarning, Status
 
 MODES = ("none", "suffix", "polynomial")
 CASES = [(C, bias) for C in (0.05, 1.0) for bias in ("free", "none")]
@@ -247,7 +248,7 @@ def write_report(spec, grid, rows, curves, claims, timing, defaults, machine_lin
     lines = [
         "# Pegasos vs SGDClassifier",
         "",
-        "Produced by `python -m benchmarks.bench_pegasos` (do not edit by hand).",
+        "Produced by `python -m svmbench.benchmarks.bench_pegasos` (do not edit by hand).",
         f"Data: `{spec}`; relative suboptimality `(P − P*)/P*` of the C-form primal, `P*` from "
         "Clarabel. Same bias on both sides; `λ = α = 1/(nC)`. Each E is a run of E epochs, seed 0.",
         f"Machine: {machine_line}.",

@@ -1,6 +1,7 @@
 """Our SMO (``smo``) on sparse rows against LIBSVM and scikit-learn's SVC, side by side.
 
-Run ``python -m benchmarks.bench_smo_sparse [--n 5000 --d 10000 --density 0.005]``. The case
+Run ``python -m svmbench.benchmarks.bench_smo_sparse [--n 5000 --d 10000 --density 0.005]``.
+The case
 is a :class:`~problems.KernelDual` (hinge, free bias, ``C = 1``, RBF) on
 ``datasets.gaussian(n, d, sep, seed=0, density=ρ)`` with every row scaled to unit norm (as
 tf-idf rows are), so that ``‖x − x'‖² = 2 − 2 x·x' ∈ [0, 4]``; ``γ = 1`` by default (the sparse
@@ -33,9 +34,9 @@ import numba
 import numpy as np
 from scipy import sparse
 
-from problems import KernelDual, datasets
-from solvers import registry
-from solvers.base import ConvergenceWarning
+from svmbench.problems import KernelDual, datasets
+from svmbench.solvers import registry
+from svmbench.solvers.base import ConvergenceWarning
 
 CACHE_MB = 200
 
@@ -50,7 +51,7 @@ def make_problem(n: int, d: int, density: float, sep: float, gamma: float) -> Ke
 
 
 def solvers() -> dict:
-    from benchmarks import anchors
+    from svmbench.benchmarks import anchors
 
     return {
         "libsvm (-e 1e-3)": anchors.get("libsvm", tol=1e-3, cache_mb=CACHE_MB, n_threads=1),

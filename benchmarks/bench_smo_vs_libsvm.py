@@ -1,6 +1,6 @@
 """Our SMO (``smo``) against LIBSVM's, side by side in one run.
 
-Run ``python -m benchmarks.bench_smo_vs_libsvm [--quick]``. Every case is a
+Run ``python -m svmbench.benchmarks.bench_smo_vs_libsvm [--quick]``. Every case is a
 :class:`~problems.KernelDual` (hinge, free bias, ``C = 1``, RBF with ``γ = 1/d``) on
 ``datasets.gaussian(n, d=20, sep=1, seed=0)``, ``n ∈ {10 000, 30 000}`` (``--quick``:
 ``{2 000, 10 000}``); every model is judged by that problem.
@@ -58,9 +58,9 @@ import numba
 import numpy as np
 import psutil
 
-from problems import KernelDual, datasets
-from solvers import registry
-from solvers.base import ConvergenceWarning
+from svmbench.problems import KernelDual, datasets
+from svmbench.solvers import registry
+from svmbench.solvers.base import ConvergenceWarning
 
 D = 20
 CACHE_MB = 200

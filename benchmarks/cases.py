@@ -49,8 +49,8 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
-from problems import PROBLEMS, KernelDual, MulticlassHinge, Problem
-from problems.datasets import Dataset, load
+from svmbench.problems import PROBLEMS, KernelDual, MulticlassHinge, Problem
+from svmbench.problems.datasets import Dataset, load
 
 #: The reference solvers keep their own tuned tolerances (a suite's ``tol`` is not given to them).
 REFERENCES = ("osqp", "clarabel", "cvxpy")
@@ -193,9 +193,9 @@ def make_problem(problem_spec: dict[str, Any], dataset: Dataset) -> Problem:
 def _anchors():
     """The :mod:`benchmarks.anchors` module, or None while it does not exist."""
     try:
-        return importlib.import_module("benchmarks.anchors")
+        return importlib.import_module("svmbench.benchmarks.anchors")
     except ModuleNotFoundError as exc:
-        if exc.name == "benchmarks.anchors":
+        if exc.name == "svmbench.benchmarks.anchors":
             return None
         raise
 
@@ -218,7 +218,7 @@ def solver_class(name: str):
     ValueError
         Naming the registered solvers and the anchors when ``name`` is neither.
     """
-    from solvers import registry
+    from svmbench.solvers import registry
 
     if name in registry.names():
         return registry.solver_class(name)
@@ -231,7 +231,7 @@ def solver_class(name: str):
 
 def make_solver(name: str, **options):
     """A configured solver (registry first, then the anchors)."""
-    from solvers import registry
+    from svmbench.solvers import registry
 
     if name in registry.names():
         return registry.get(name, **options)
@@ -243,7 +243,7 @@ def make_solver(name: str, **options):
 
 
 def is_anchor(name: str) -> bool:
-    from solvers import registry
+    from svmbench.solvers import registry
 
     return name not in registry.names() and name in anchor_names()
 
@@ -366,7 +366,7 @@ def default_memory_budget_mb(jobs: int = 1) -> float:
 
 def _selected(solvers, instance) -> list[tuple[str, dict[str, Any], str | None]]:
     """Resolve the solver entries (with wildcards) for one problem instance."""
-    from solvers import registry
+    from svmbench.solvers import registry
 
     out = []
     for name, opts in solvers:
@@ -486,7 +486,7 @@ def load_suite(name_or_path: str) -> dict[str, Any]:
     if path.suffix == ".toml" and path.exists():
         text = path.read_text()
     else:
-        shipped = resources.files("benchmarks") / "suites" / f"{name_or_path}.toml"
+        shipped = resources.files("svmbench.benchmarks") / "suites" / f"{name_or_path}.toml"
         if not shipped.is_file():
             raise ValueError(
                 f"unknown suite {name_or_path!r}: not a .toml file, nor one of {shipped_suites()}"
@@ -501,7 +501,7 @@ def shipped_suites() -> list[str]:
     """Names of the suites shipped in ``benchmarks/suites``."""
     return sorted(
         p.name.removesuffix(".toml")
-        for p in (resources.files("benchmarks") / "suites").iterdir()
+        for p in (resources.files("svmbench.benchmarks") / "suites").iterdir()
         if p.name.endswith(".toml")
     )
 

@@ -19,9 +19,9 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-from benchmarks.cases import solver_class
-from benchmarks.runner import HARNESS_STATUSES, Record, negative_gap
-from solvers.base import Status
+from svmbench.benchmarks.cases import solver_class
+from svmbench.benchmarks.runner import HARNESS_STATUSES, Record, negative_gap
+from svmbench.solvers.base import Status
 
 #: Default tolerance of exact methods.
 EXACT_RTOL = 1e-6

@@ -13,10 +13,11 @@ import warnings
 from rich.console import Console
 from rich.table import Table
 
-from benchmarks.cases import REFERENCES
-from problems import PROBLEMS
-from problems.datasets import describe as describe_datasets
-from problems.datasets import load
+import svmbench
+from svmbench.benchmarks.cases import REFERENCES
+from svmbench.problems import PROBLEMS
+from svmbench.problems.datasets import describe as describe_datasets
+from svmbench.problems.datasets import load
 
 DEFAULT_DB = "svmbench.sqlite"
 
@@ -31,7 +32,7 @@ def _fmt(x: float, spec: str = ".2e") -> str:
 
 
 def cmd_list(args: argparse.Namespace) -> int:
-    from solvers import registry
+    from svmbench.solvers import registry
 
     table = Table(title="Problems")
     table.add_column("kind")
@@ -87,9 +88,9 @@ def _parse_options(pairs: list[str]) -> dict:
 
 
 def cmd_solve(args: argparse.Namespace) -> int:
-    from benchmarks.cases import make_problem
-    from benchmarks.runner import accuracy
-    from solvers import registry
+    from svmbench.benchmarks.cases import make_problem
+    from svmbench.benchmarks.runner import accuracy
+    from svmbench.solvers import registry
 
     dataset = load(args.data)
     problem = make_problem(_problem_params(args), dataset)
@@ -131,7 +132,7 @@ def _settings_overrides(args: argparse.Namespace) -> dict:
 
 def _suite_from_args(args: argparse.Namespace) -> dict:
     """The suite named by ``args.suite``, or one built from ``--problem/--data/--solver``."""
-    from benchmarks.cases import load_suite
+    from svmbench.benchmarks.cases import load_suite
 
     if args.problem or args.data or args.solver:
         if args.suite is not None:
@@ -213,7 +214,7 @@ def _run_with_progress(cases, settings, args, on_record) -> list:
         TimeRemainingColumn,
     )
 
-    from benchmarks.runner import run_cases
+    from svmbench.benchmarks.runner import run_cases
 
     progress = Progress(
         TextColumn("[progress.description]{task.description}"),
@@ -253,10 +254,10 @@ def _run_with_progress(cases, settings, args, on_record) -> list:
 
 
 def cmd_run(args: argparse.Namespace) -> int:
-    from benchmarks.cases import Settings, expand
-    from benchmarks.report import write_report
-    from benchmarks.runner import environment, warm_up
-    from benchmarks.store import Store
+    from svmbench.benchmarks.cases import Settings, expand
+    from svmbench.benchmarks.report import write_report
+    from svmbench.benchmarks.runner import environment, warm_up
+    from svmbench.benchmarks.store import Store
 
     suite = _suite_from_args(args)
     settings = Settings.from_suite(suite, **_settings_overrides(args))
@@ -297,7 +298,7 @@ def cmd_run(args: argparse.Namespace) -> int:
 
 
 def cmd_results(args: argparse.Namespace) -> int:
-    from benchmarks.store import Store
+    from svmbench.benchmarks.store import Store
 
     filters = {
         "suite": args.suite,
@@ -321,8 +322,8 @@ def cmd_results(args: argparse.Namespace) -> int:
 
 
 def cmd_report(args: argparse.Namespace) -> int:
-    from benchmarks.report import write_report
-    from benchmarks.store import Store
+    from svmbench.benchmarks.report import write_report
+    from svmbench.benchmarks.store import Store
 
     with Store(args.db) as store:
         rows = store.records(suite=args.suite)
@@ -342,10 +343,10 @@ def cmd_report(args: argparse.Namespace) -> int:
 
 
 def cmd_check(args: argparse.Namespace) -> int:
-    from benchmarks.cases import Settings, expand, load_suite
-    from benchmarks.check import EXACT_RTOL, STOCHASTIC_RTOL, judge
-    from benchmarks.runner import warm_up
-    from benchmarks.store import Store
+    from svmbench.benchmarks.cases import Settings, expand, load_suite
+    from svmbench.benchmarks.check import EXACT_RTOL, STOCHASTIC_RTOL, judge
+    from svmbench.benchmarks.runner import warm_up
+    from svmbench.benchmarks.store import Store
 
     suite = load_suite(args.suite)
     overrides = _settings_overrides(args)
@@ -416,6 +417,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="svmbench", description="Train SVMs by many methods and benchmark them honestly."
     )
+    parser.add_argument("--version", action="version", version=f"svmbench {svmbench.__version__}")
     sub = parser.add_subparsers(dest="command", required=True)
 
     p = sub.add_parser("list", help="problems, solvers, data sets, and which solver accepts what")

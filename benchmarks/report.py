@@ -24,7 +24,7 @@ from typing import Any
 
 import numpy as np
 
-from benchmarks.cases import data_family, data_size, make_problem
+from svmbench.benchmarks.cases import data_family, data_size, make_problem
 
 _FINISHED = ("optimal", "infeasible")
 
@@ -71,7 +71,7 @@ def _timed_to_the_end(row: dict[str, Any]) -> bool:
         return True
     if row["status"] != "max_iter":
         return False
-    from benchmarks.cases import solver_class
+    from svmbench.benchmarks.cases import solver_class
 
     try:
         return bool(getattr(solver_class(row["solver"]), "stochastic", False))
@@ -230,7 +230,7 @@ def plot_scaling(rows: list[dict[str, Any]], path: Path, title: str) -> dict[str
 
 def plot_boundaries(rows: list[dict[str, Any]], path: Path, title: str) -> bool:
     """Decision boundary (f = 0) and margins (f = ±1) of each solver on 2-D binary data."""
-    from problems.datasets import load
+    from svmbench.problems.datasets import load
 
     rows = [r for r in rows if (r.get("extras") or {}).get("model")]
     if not rows:

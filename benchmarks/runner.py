@@ -49,11 +49,18 @@ from typing import Any
 
 import numpy as np
 
-from benchmarks.cases import Case, Settings, data_family, data_size, make_solver, solver_class
-from problems import HardMarginPrimal, KernelDual, MulticlassHinge
-from problems.base import WEAK_DUALITY_RTOL, Problem
-from problems.datasets import load
-from solvers.base import ConvergenceWarning, SolveResult, Status
+from svmbench.benchmarks.cases import (
+    Case,
+    Settings,
+    data_family,
+    data_size,
+    make_solver,
+    solver_class,
+)
+from svmbench.problems import HardMarginPrimal, KernelDual, MulticlassHinge
+from svmbench.problems.base import WEAK_DUALITY_RTOL, Problem
+from svmbench.problems.datasets import load
+from svmbench.solvers.base import ConvergenceWarning, SolveResult, Status
 
 #: Statuses the harness gives beside the solvers' own (:class:`solvers.base.Status`).
 TIMEOUT, CRASHED, ERROR, SKIPPED = "timeout", "crashed", "error", "skipped"
@@ -340,7 +347,7 @@ def _predict_multiclass(problem: MulticlassHinge, result: SolveResult, X) -> np.
     """Classes predicted by any multiclass result (reductions carry binary models, not W)."""
     if result.W is not None:
         return problem.predict(result.W, result.b, X)
-    from solvers.multiclass import predict
+    from svmbench.solvers.multiclass import predict
 
     return predict(result, problem.X if X is None else X)
 
@@ -355,7 +362,7 @@ def _confusion(problem: MulticlassHinge, result: SolveResult, X, y) -> list[list
 
 def _reference(problem: Problem, settings: Settings, cache_dir: str | None) -> SolveResult | None:
     """The reference optimum (the other reference where the first stops short), cached on disk."""
-    from solvers import registry
+    from svmbench.solvers import registry
 
     if settings.reference == "none":
         return None
@@ -377,7 +384,7 @@ def _reference(problem: Problem, settings: Settings, cache_dir: str | None) -> S
 
 @functools.cache
 def _reference_cache(cache_dir: str | None):
-    from solvers._reference import ReferenceCache
+    from svmbench.solvers._reference import ReferenceCache
 
     return ReferenceCache(cache_dir)
 
@@ -447,7 +454,7 @@ def execute_case(
         "n_classes": dataset.n_classes,
         "classes": list(dataset.classes),
         "problem_key": problem.key,
-        "anchor": solver_class(case.solver).__module__ == "benchmarks.anchors",
+        "anchor": solver_class(case.solver).__module__ == "svmbench.benchmarks.anchors",
         "convex": bool(getattr(problem, "convex", True)),
     }
     base = {

@@ -1,6 +1,7 @@
 """Solvers and anchors side by side on one problem, every model judged by the same certificate.
 
-``python -m benchmarks.side_by_side --problem soft_margin_primal --data gaussian:n=2000,d=20,sep=1
+``python -m svmbench.benchmarks.side_by_side --problem soft_margin_primal
+--data gaussian:n=2000,d=20,sep=1
 --C 1 --bias regularized --solvers osqp,clarabel,liblinear,sklearn_linearsvc --repeat 3``
 
 Each named solver (a name of :mod:`solvers.registry`, or an anchor of :mod:`benchmarks.anchors`)
@@ -29,13 +30,13 @@ from typing import Any
 import numpy as np
 from scipy import sparse
 
-from benchmarks import anchors
-from problems import PROBLEMS, KernelDual, MulticlassHinge
-from problems.base import Problem
-from problems.datasets import load
-from solvers import registry
-from solvers._reference import reference_solution
-from solvers.base import ConvergenceWarning, Solver, SolveResult, Status
+from svmbench.benchmarks import anchors
+from svmbench.problems import PROBLEMS, KernelDual, MulticlassHinge
+from svmbench.problems.base import Problem
+from svmbench.problems.datasets import load
+from svmbench.solvers import registry
+from svmbench.solvers._reference import reference_solution
+from svmbench.solvers.base import ConvergenceWarning, Solver, SolveResult, Status
 
 #: Largest n for which Clarabel's reference optimum is computed (linear problems).
 REFERENCE_MAX_N = 20_000
@@ -289,7 +290,7 @@ def parse_settings(pairs: list[str]) -> dict[str, dict[str, Any]]:
 
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
-        prog="python -m benchmarks.side_by_side",
+        prog="python -m svmbench.benchmarks.side_by_side",
         description="Run solvers and anchors on one problem and compare their certified results.",
     )
     parser.add_argument("--problem", required=True, choices=sorted(PROBLEMS))
@@ -328,7 +329,7 @@ def main(argv: list[str] | None = None) -> int:
     }
     dataset = load(args.data)
     if args.problem == "kernel_dual" and params.get("kernel") == "precomputed":
-        from problems.kernels import kernel_matrix
+        from svmbench.problems.kernels import kernel_matrix
 
         X = kernel_matrix(dataset.X, kernel="linear", gamma=1.0, degree=1, coef0=0.0)
     else:

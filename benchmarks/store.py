@@ -20,7 +20,7 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
-from benchmarks.runner import Record
+from svmbench.benchmarks.runner import Record
 
 DEFAULT_DB = "svmbench.sqlite"
 

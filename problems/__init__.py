@@ -4,12 +4,12 @@ Every problem validates its input once, in its constructor, and judges any candi
 by a duality gap it computes itself (``problem.certificate``).
 """
 
-from problems.base import QP, Certificate, Problem
-from problems.hard_margin import HardMarginPrimal
-from problems.kernel_dual import KernelDual
-from problems.multiclass import MulticlassHinge
-from problems.soft_margin import SoftMarginDual, SoftMarginPrimal
-from problems.structured import ChainStructuredHinge
+from svmbench.problems.base import QP, Certificate, Problem
+from svmbench.problems.hard_margin import HardMarginPrimal
+from svmbench.problems.kernel_dual import KernelDual
+from svmbench.problems.multiclass import MulticlassHinge
+from svmbench.problems.soft_margin import SoftMarginDual, SoftMarginPrimal
+from svmbench.problems.structured import ChainStructuredHinge
 
 #: The problem kinds a benchmark suite builds from a data set's (X, y); the chain-structured
 #: problem needs sequences and is built by ``problems.structured.digit_sequences`` instead.

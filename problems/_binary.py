@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from problems._qp import project_box_hyperplane
+from svmbench.problems._qp import project_box_hyperplane
 
 
 class BinaryDualMixin:

@@ -11,9 +11,9 @@ from __future__ import annotations
 import numpy as np
 from scipy import sparse
 
-from problems._binary import BinaryDualMixin
-from problems._qp import maximize_dual_on_subset
-from problems.base import Problem
+from svmbench.problems._binary import BinaryDualMixin
+from svmbench.problems._qp import maximize_dual_on_subset
+from svmbench.problems.base import Problem
 
 BIASES = ("free", "regularized", "none")
 LOSSES = ("hinge", "squared_hinge")

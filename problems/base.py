@@ -163,6 +163,11 @@ class Problem(abc.ABC):
     def to_qp(self) -> QP:
         """Export the problem as a :class:`QP` in OSQP's form with the map back."""
 
+    def model_from(self, variables: Mapping[str, Any]) -> Any:
+        """The self-contained predictive model of a solution's variables (``w, b``; ``alpha,
+        b``; ``W, b``): an object of :mod:`problems.models`, or None where there is none."""
+        return None
+
     def params(self) -> dict[str, Any]:
         """The scalar parameters of the problem (everything but the arrays)."""
         out = {}

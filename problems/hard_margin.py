@@ -14,9 +14,9 @@ from typing import ClassVar
 import numpy as np
 from scipy import sparse
 
-from problems._linear import BIASES, LinearBinaryMixin
-from problems._validation import check_binary_labels, check_option, check_real, check_X
-from problems.base import QP, Certificate, make_certificate
+from svmbench.problems._linear import BIASES, LinearBinaryMixin
+from svmbench.problems._validation import check_binary_labels, check_option, check_real, check_X
+from svmbench.problems.base import QP, Certificate, make_certificate
 
 #: A Farkas vector is accepted when ``‖Σλ_i y_i x̃_i‖ ≤ FARKAS_RTOL · max_i ‖x̃_i‖``.
 FARKAS_RTOL = 1e-6

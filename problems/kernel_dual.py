@@ -17,9 +17,9 @@ import numpy as np
 from scipy import sparse
 from scipy.sparse.linalg import eigsh
 
-from problems._binary import BinaryDualMixin
-from problems._linear import BIASES, LOSSES, optimal_bias
-from problems._validation import (
+from svmbench.problems._binary import BinaryDualMixin
+from svmbench.problems._linear import BIASES, LOSSES, optimal_bias
+from svmbench.problems._validation import (
     check_binary_labels,
     check_int,
     check_option,
@@ -28,8 +28,8 @@ from problems._validation import (
     check_X,
     per_example_C,
 )
-from problems.base import QP, Certificate, Problem, make_certificate
-from problems.kernels import KERNELS, is_psd_by_construction, kernel_dot, kernel_matrix
+from svmbench.problems.base import QP, Certificate, Problem, make_certificate
+from svmbench.problems.kernels import KERNELS, is_psd_by_construction, kernel_dot, kernel_matrix
 
 #: The Gram matrix is kept in memory (and exported by ``to_qp``) only up to this size.
 GRAM_MEMORY_LIMIT_MB = 2048

@@ -28,9 +28,9 @@ from typing import ClassVar
 import numpy as np
 from scipy import sparse
 
-from problems._linear import MAX_FREE_MULTIPLIERS
-from problems._qp import maximize_dual_on_subset, solve_osqp_form_with_clarabel
-from problems._validation import (
+from svmbench.problems._linear import MAX_FREE_MULTIPLIERS
+from svmbench.problems._qp import maximize_dual_on_subset, solve_osqp_form_with_clarabel
+from svmbench.problems._validation import (
     check_multiclass_labels,
     check_option,
     check_real,
@@ -38,7 +38,7 @@ from problems._validation import (
     check_X,
     per_example_C,
 )
-from problems.base import QP, Certificate, Problem, make_certificate
+from svmbench.problems.base import QP, Certificate, Problem, make_certificate
 
 MULTICLASS_BIASES = ("none", "regularized")
 

@@ -16,8 +16,8 @@ from typing import ClassVar
 import numpy as np
 from scipy import sparse
 
-from problems._linear import BIASES, LOSSES, LinearBinaryMixin
-from problems._validation import (
+from svmbench.problems._linear import BIASES, LOSSES, LinearBinaryMixin
+from svmbench.problems._validation import (
     check_binary_labels,
     check_option,
     check_real,
@@ -25,7 +25,7 @@ from problems._validation import (
     check_X,
     per_example_C,
 )
-from problems.base import QP, Certificate, make_certificate
+from svmbench.problems.base import QP, Certificate, make_certificate
 
 
 @dataclass(frozen=True, eq=False)

@@ -36,8 +36,8 @@ from typing import ClassVar
 
 import numpy as np
 
-from problems._validation import check_int, check_real, check_sample_weight, check_X
-from problems.base import QP, Certificate, Problem, make_certificate
+from svmbench.problems._validation import check_int, check_real, check_sample_weight, check_X
+from svmbench.problems.base import QP, Certificate, Problem, make_certificate
 
 
 def viterbi(S: np.ndarray, T: np.ndarray | None) -> tuple[np.ndarray, float]:

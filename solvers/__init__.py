@@ -3,6 +3,6 @@
 ``solvers.registry.get(name, **options)`` returns a configured solver.
 """
 
-from solvers.base import Checkpoint, ConvergenceWarning, Solver, SolveResult, Status
+from svmbench.solvers.base import Checkpoint, ConvergenceWarning, Solver, SolveResult, Status
 
 __all__ = ["Checkpoint", "ConvergenceWarning", "SolveResult", "Solver", "Status"]

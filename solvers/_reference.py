@@ -14,10 +14,16 @@ import pickle
 import tempfile
 from pathlib import Path
 
-from problems import HardMarginPrimal, KernelDual, MulticlassHinge, SoftMarginDual, SoftMarginPrimal
-from problems._validation import check_real
-from problems.base import Problem
-from solvers.base import Solver, SolveResult, Status
+from svmbench.problems import (
+    HardMarginPrimal,
+    KernelDual,
+    MulticlassHinge,
+    SoftMarginDual,
+    SoftMarginPrimal,
+)
+from svmbench.problems._validation import check_real
+from svmbench.problems.base import Problem
+from svmbench.solvers.base import Solver, SolveResult, Status
 
 
 def _psd_kernel_only(problem: KernelDual) -> str | None:
@@ -76,6 +82,11 @@ class QPReference(Solver):
         return status, cert, message
 
 
+#: Bumped whenever a pickled ``SolveResult`` changes shape or module path (a cached reference of
+#: another format is never read back).
+CACHE_FORMAT = 2
+
+
 class ReferenceCache:
     """Reference results keyed by ``(problem.key, solver options)``: in memory, and on disk when
     a directory is given (``SVMBENCH_CACHE_DIR``), so a reference is never solved twice."""
@@ -87,7 +98,7 @@ class ReferenceCache:
     def _key(self, problem: Problem, solver: Solver) -> str:
         opts = ",".join(f"{k}={v!r}" for k, v in sorted(solver.options().items()))
         digest = hashlib.sha256(opts.encode()).hexdigest()[:12]
-        return f"{problem.key}-{solver.name}-{digest}"
+        return f"v{CACHE_FORMAT}-{problem.key}-{solver.name}-{digest}"
 
     def get(self, problem: Problem, solver: Solver) -> SolveResult:
         key = self._key(problem, solver)
@@ -118,7 +129,7 @@ def reference_solution(problem: Problem, solver: str = "clarabel", **options) ->
     Raises ``RuntimeError`` when the reference does not reach a certified optimum (or, for the
     hard margin, a checked infeasibility certificate).
     """
-    from solvers import registry
+    from svmbench.solvers import registry
 
     result = _DEFAULT_CACHE.get(problem, registry.get(solver, **options))
     if result.status not in (Status.OPTIMAL, Status.INFEASIBLE):

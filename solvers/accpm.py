@@ -53,10 +53,10 @@ import scipy.linalg
 from scipy import sparse
 from scipy.optimize import linprog
 
-from problems import SoftMarginPrimal
-from problems._validation import check_int, check_option, check_real
-from solvers.base import IterativeSolver, Status
-from solvers.registry import register
+from svmbench.problems import SoftMarginPrimal
+from svmbench.problems._validation import check_int, check_option, check_real
+from svmbench.solvers.base import IterativeSolver, Status
+from svmbench.solvers.registry import register
 
 #: Constraint-dropping strategies (the course project's three): keep every cut, drop the cuts
 #: that provably cannot touch the localization set, keep only the ``keep_factor·p`` most relevant.

@@ -136,12 +136,12 @@ import numpy as np
 import scipy.linalg as sla
 from scipy import sparse
 
-from problems import HardMarginPrimal, KernelDual, SoftMarginDual, SoftMarginPrimal
-from problems._validation import check_int, check_option, check_real
-from problems.kernels import kernel_matrix
-from solvers._jit import barrier as jit
-from solvers.base import Clock, IterativeSolver, Status
-from solvers.registry import register
+from svmbench.problems import HardMarginPrimal, KernelDual, SoftMarginDual, SoftMarginPrimal
+from svmbench.problems._validation import check_int, check_option, check_real
+from svmbench.problems.kernels import kernel_matrix
+from svmbench.solvers._jit import barrier as jit
+from svmbench.solvers.base import Clock, IterativeSolver, Status
+from svmbench.solvers.registry import register
 
 #: Default initial barrier parameter, as a multiple of ``m / max(1, f₀(x₀) − p̂)`` [BV, §11.3.1].
 T0 = 10.0

@@ -20,8 +20,8 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from problems._validation import check_int, check_option, check_real
-from problems.base import Certificate, Problem
+from svmbench.problems._validation import check_int, check_option, check_real
+from svmbench.problems.base import Certificate, Problem
 
 
 class Status(enum.StrEnum):
@@ -87,6 +87,10 @@ class SolveResult:
         Seconds; JIT compilation and trace-only certificates are excluded from ``solve_time``.
     trace : tuple of Checkpoint
     w, b, alpha : binary variables; W, beta : multiclass variables (whichever exist).
+    model : Model or None
+        The fitted model (``decision_function(X)``, ``predict(X)``), self-contained and
+        picklable (see :mod:`svmbench.problems.models`); None when there is no usable point
+        (``infeasible``, ``numerical_error`` with non-finite iterates).
     farkas : ndarray or None
         Infeasibility certificate λ when ``status`` is ``infeasible``.
     residuals : mapping
@@ -115,6 +119,7 @@ class SolveResult:
     alpha: np.ndarray | None = field(default=None, repr=False)
     W: np.ndarray | None = field(default=None, repr=False)
     beta: np.ndarray | None = field(default=None, repr=False)
+    model: Any = field(default=None, repr=False)
     farkas: np.ndarray | None = field(default=None, repr=False)
     residuals: Mapping[str, float] = field(default_factory=dict)
     message: str = ""
@@ -251,8 +256,12 @@ class Solver(abc.ABC):
         farkas: np.ndarray | None = None,
         message: str = "",
         info: Mapping[str, Any] | None = None,
+        model: Any = None,
     ) -> SolveResult:
-        """Build the record; the certificate is computed here (outside any clock) if not given."""
+        """Build the record; the certificate is computed here (outside any clock) if not given.
+
+        The model comes from ``problem.model_from(variables)`` unless one is given (the
+        reductions build theirs from their binary models)."""
         variables = dict(variables)
         if status is not Status.INFEASIBLE and not _all_finite(variables):
             status = Status.NUMERICAL_ERROR
@@ -266,6 +275,8 @@ class Solver(abc.ABC):
             for name, value in cert.primal_point.items():
                 if variables.get(name) is None:
                     variables[name] = value
+            if model is None:
+                model = problem.model_from(variables)
         if status in (Status.MAX_ITER, Status.TIME_LIMIT):
             warnings.warn(
                 f"{self.name}: {STATUS_MESSAGES[status]} ({iterations} {self.iteration_unit})",
@@ -292,6 +303,7 @@ class Solver(abc.ABC):
             residuals=dict(cert.residuals) if cert else {},
             message=message or STATUS_MESSAGES[status],
             info=dict(info or {}),
+            model=model,
             **{k: variables.get(k) for k in ("w", "b", "alpha", "W", "beta")},
         )
 

@@ -8,9 +8,9 @@ problem re-checks the result here.
 
 from __future__ import annotations
 
-from solvers._reference import QPReference
-from solvers.base import Clock, Status
-from solvers.registry import register
+from svmbench.solvers._reference import QPReference
+from svmbench.solvers.base import Clock, Status
+from svmbench.solvers.registry import register
 
 _STATUS = {
     "optimal": Status.OPTIMAL,
@@ -45,7 +45,7 @@ class ClarabelReference(QPReference):
         super().__init__(tol=tol, gap_check=gap_check, **common)
 
     def solve(self, problem, *, warm_start=None, callback=None):
-        from problems._qp import solve_osqp_form_with_clarabel
+        from svmbench.problems._qp import solve_osqp_form_with_clarabel
 
         self.check_accepts(problem)
         clock = Clock().start()

@@ -33,11 +33,11 @@ import warnings
 import numpy as np
 from scipy import sparse
 
-from problems import HardMarginPrimal, KernelDual, MulticlassHinge, SoftMarginDual
-from problems._validation import check_option
-from solvers._reference import QPReference
-from solvers.base import Clock, Status
-from solvers.registry import register
+from svmbench.problems import HardMarginPrimal, KernelDual, MulticlassHinge, SoftMarginDual
+from svmbench.problems._validation import check_option
+from svmbench.solvers._reference import QPReference
+from svmbench.solvers.base import Clock, Status
+from svmbench.solvers.registry import register
 
 #: Conic solvers CVXPY can hand these problems to (second-order cones are needed).
 CONIC_SOLVERS = ("CLARABEL", "SCS")

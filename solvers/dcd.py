@@ -38,11 +38,11 @@ from typing import Any, ClassVar
 import numpy as np
 from scipy import sparse
 
-from problems import SoftMarginDual, SoftMarginPrimal
-from problems._validation import check_int, check_real
-from solvers._jit import dcd as _jit
-from solvers.base import IterativeSolver, SolveResult
-from solvers.registry import register
+from svmbench.problems import SoftMarginDual, SoftMarginPrimal
+from svmbench.problems._validation import check_int, check_real
+from svmbench.solvers._jit import dcd as _jit
+from svmbench.solvers.base import IterativeSolver, SolveResult
+from svmbench.solvers.registry import register
 
 _VARIANTS = {"bias": ("regularized", "none"), "loss": ("hinge", "squared_hinge")}
 

@@ -55,13 +55,13 @@ from typing import Any, ClassVar
 import numpy as np
 from scipy import sparse
 
-from problems import KernelDual, MulticlassHinge, SoftMarginDual, SoftMarginPrimal
-from problems._validation import check_int, check_option
-from problems.base import make_certificate
-from problems.scaling import lambda_from_C
-from solvers._jit import multiclass as _jit
-from solvers.base import Clock, IterativeSolver, Solver, SolveResult, Status
-from solvers.registry import register
+from svmbench.problems import KernelDual, MulticlassHinge, SoftMarginDual, SoftMarginPrimal
+from svmbench.problems._validation import check_int, check_option
+from svmbench.problems.base import make_certificate
+from svmbench.problems.scaling import lambda_from_C
+from svmbench.solvers._jit import multiclass as _jit
+from svmbench.solvers.base import Clock, IterativeSolver, Solver, SolveResult, Status
+from svmbench.solvers.registry import register
 
 # ---------------------------------------------------------------------------------------------
 # Crammer–Singer: shared helpers
@@ -587,7 +587,7 @@ class _Reduction(Solver):
         **common,
     ):
         super().__init__(**common)
-        from solvers import registry
+        from svmbench.solvers import registry
 
         registry.solver_class(binary_solver)  # ValueError listing the names if unknown
         self.binary_solver = binary_solver
@@ -640,7 +640,7 @@ class _Reduction(Solver):
         )
 
     def solve(self, problem: MulticlassHinge, *, warm_start=None, callback=None) -> SolveResult:
-        from solvers import registry
+        from svmbench.solvers import registry
 
         self.check_accepts(problem)
         if warm_start is not None:

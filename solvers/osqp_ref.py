@@ -11,10 +11,10 @@ from __future__ import annotations
 
 import time
 
-from problems._validation import check_real
-from solvers._reference import QPReference
-from solvers.base import Clock, Status
-from solvers.registry import register
+from svmbench.problems._validation import check_real
+from svmbench.solvers._reference import QPReference
+from svmbench.solvers.base import Clock, Status
+from svmbench.solvers.registry import register
 
 
 def _status_map():

@@ -64,13 +64,13 @@ from typing import Any, ClassVar
 import numpy as np
 from scipy import sparse
 
-from problems import SoftMarginPrimal
-from problems._validation import check_int, check_option, check_real
-from problems.scaling import lambda_from_C
-from solvers._jit import pegasos as _jit
-from solvers._jit.common import rows_for_epochs
-from solvers.base import IterativeSolver
-from solvers.registry import register
+from svmbench.problems import SoftMarginPrimal
+from svmbench.problems._validation import check_int, check_option, check_real
+from svmbench.problems.scaling import lambda_from_C
+from svmbench.solvers._jit import pegasos as _jit
+from svmbench.solvers._jit.common import rows_for_epochs
+from svmbench.solvers.base import IterativeSolver
+from svmbench.solvers.registry import register
 
 AVERAGING = ("none", "uniform", "suffix", "polynomial")
 SAMPLING = ("shuffle", "replacement")

@@ -56,12 +56,12 @@ from typing import Any, ClassVar
 import numpy as np
 from scipy import sparse
 
-from problems import HardMarginPrimal, SoftMarginPrimal
-from problems._validation import check_int, check_option, check_real
-from solvers._jit import perceptron as _jit
-from solvers._jit.common import rows_for_epochs
-from solvers.base import IterativeSolver
-from solvers.registry import register
+from svmbench.problems import HardMarginPrimal, SoftMarginPrimal
+from svmbench.problems._validation import check_int, check_option, check_real
+from svmbench.solvers._jit import perceptron as _jit
+from svmbench.solvers._jit.common import rows_for_epochs
+from svmbench.solvers.base import IterativeSolver
+from svmbench.solvers.registry import register
 
 INITS = ("zero", "random")
 

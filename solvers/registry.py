@@ -8,22 +8,22 @@ from __future__ import annotations
 
 import importlib
 
-from problems.base import Problem
-from solvers.base import Solver
+from svmbench.problems.base import Problem
+from svmbench.solvers.base import Solver
 
 #: Modules that define solvers; each registers its classes with :func:`register` on import.
 SOLVER_MODULES = (
-    "solvers.osqp_ref",
-    "solvers.clarabel_ref",
-    "solvers.cvxpy_ref",
-    "solvers.barrier",
-    "solvers.dcd",
-    "solvers.accpm",
-    "solvers.smo",
-    "solvers.multiclass",
-    "solvers.structured",
-    "solvers.pegasos",
-    "solvers.perceptron",
+    "svmbench.solvers.osqp_ref",
+    "svmbench.solvers.clarabel_ref",
+    "svmbench.solvers.cvxpy_ref",
+    "svmbench.solvers.barrier",
+    "svmbench.solvers.dcd",
+    "svmbench.solvers.accpm",
+    "svmbench.solvers.smo",
+    "svmbench.solvers.multiclass",
+    "svmbench.solvers.structured",
+    "svmbench.solvers.pegasos",
+    "svmbench.solvers.perceptron",
 )
 
 _REGISTRY: dict[str, type[Solver]] = {}

@@ -48,12 +48,12 @@ import numba
 import numpy as np
 from scipy import sparse
 
-from problems import KernelDual
-from problems._validation import check_int, check_option, check_real
-from solvers._jit import kernel_columns as kc
-from solvers._jit import smo as jit
-from solvers.base import IterativeSolver, SolveResult
-from solvers.registry import register
+from svmbench.problems import KernelDual
+from svmbench.problems._validation import check_int, check_option, check_real
+from svmbench.solvers._jit import kernel_columns as kc
+from svmbench.solvers._jit import smo as jit
+from svmbench.solvers.base import IterativeSolver, SolveResult
+from svmbench.solvers.registry import register
 
 #: The native tolerance is never tightened below this (the gradient is O(1): rounding level).
 EPS_FLOOR = 1e-13

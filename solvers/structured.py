@@ -27,12 +27,12 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from problems._validation import check_int, check_option
-from problems.scaling import lambda_from_C
-from problems.structured import ChainStructuredHinge
-from solvers._jit import structured as _jit
-from solvers.base import IterativeSolver
-from solvers.registry import register
+from svmbench.problems._validation import check_int, check_option
+from svmbench.problems.scaling import lambda_from_C
+from svmbench.problems.structured import ChainStructuredHinge
+from svmbench.solvers._jit import structured as _jit
+from svmbench.solvers.base import IterativeSolver
+from svmbench.solvers.registry import register
 
 
 @dataclass

@@ -10,7 +10,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from problems import datasets
+from svmbench.problems import datasets
 
 
 def _duplicated_large_C():

@@ -1,0 +1,36 @@
+"""Numba-jitted cores, one module per method (plain ``@njit(cache=True)`` functions over arrays).
+
+Numba's on-disk cache checks only the source file of a cached function, not the files of the
+functions it calls: an edit of ``common.py`` would leave ``smo.py``'s cached machine code stale.
+So the cache lives in a directory named after a hash of every source file of this package:
+any edit here starts a fresh cache (``NUMBA_CACHE_DIR``, when set, is the parent directory).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+from pathlib import Path
+
+import numba
+
+
+def _sources_digest() -> str:
+    digest = hashlib.sha256(numba.__version__.encode())
+    for path in sorted(Path(__file__).parent.glob("*.py")):
+        digest.update(path.name.encode())
+        digest.update(path.read_bytes())
+    return digest.hexdigest()[:16]
+
+
+def _cache_root() -> Path:
+    user = os.environ.get("NUMBA_CACHE_DIR")
+    if user:
+        return Path(user)
+    xdg = os.environ.get("XDG_CACHE_HOME")
+    return (Path(xdg) if xdg else Path.home() / ".cache") / "svmbench" / "numba"
+
+
+#: Where the jitted cores of this exact source tree keep their compiled code.
+CACHE_DIR = _cache_root() / f"src-{_sources_digest()}"
+numba.config.CACHE_DIR = str(CACHE_DIR)

@@ -34,7 +34,7 @@ from __future__ import annotations
 import numba
 import numpy as np
 
-from solvers._jit.common import prefetch, prefetch_span
+from svmbench.solvers._jit.common import prefetch, prefetch_span
 
 #: ``|PG|`` below this is treated as zero: no step is taken (LIBLINEAR uses the same 1e-12).
 PG_ZERO = 1e-12

@@ -19,7 +19,7 @@ from __future__ import annotations
 import numba
 import numpy as np
 
-from solvers._jit.common import prefetch
+from svmbench.solvers._jit.common import prefetch
 
 #: examples ahead of the current one whose rows are prefetched (an epoch visits the examples in
 #: random order: without it every example waits on main memory for its rows of X, β, cls)

@@ -48,7 +48,7 @@ from __future__ import annotations
 import numba
 import numpy as np
 
-from solvers._jit.kernel_columns import column, column_full, dot_rows, full_fraction
+from svmbench.solvers._jit.kernel_columns import column, column_full, dot_rows, full_fraction
 
 #: Curvature used in place of a non-positive ``a_ij`` (indefinite kernels), Fan et al. (2005) §4.
 TAU = 1e-12

@@ -13,9 +13,9 @@ from typing import ClassVar
 
 import numpy as np
 
-from problems import SoftMarginPrimal
-from solvers import registry
-from solvers.base import Solver, Status
+from svmbench.problems import SoftMarginPrimal
+from svmbench.solvers import registry
+from svmbench.solvers.base import Solver, Status
 
 
 class _Fake(Solver):
@@ -81,7 +81,7 @@ class Traced(_Fake):
     iteration_unit = "steps"
 
     def solve(self, problem, *, warm_start=None, callback=None):
-        from solvers.base import Checkpoint
+        from svmbench.solvers.base import Checkpoint
 
         self.check_accepts(problem)
         best = registry.get("clarabel").solve(problem)

@@ -14,10 +14,16 @@ import warnings
 import numpy as np
 import pytest
 
-from benchmarks import anchors
-from problems import KernelDual, MulticlassHinge, SoftMarginDual, SoftMarginPrimal, datasets
-from solvers._reference import reference_solution
-from solvers.base import ConvergenceWarning, Status
+from svmbench.benchmarks import anchors
+from svmbench.problems import (
+    KernelDual,
+    MulticlassHinge,
+    SoftMarginDual,
+    SoftMarginPrimal,
+    datasets,
+)
+from svmbench.solvers._reference import reference_solution
+from svmbench.solvers.base import ConvergenceWarning, Status
 from tests.conftest import BINARY_SETS
 
 SETS = ("gaussian_overlap", "breast_cancer", "quadrant")
@@ -137,7 +143,7 @@ def test_sklearn_sgd_reaches_reference(set_name, loss, bias, options):
 
 def test_sklearn_sgd_alpha_comes_from_lambda_from_C():
     need("sklearn_sgd")
-    from problems.scaling import lambda_from_C
+    from svmbench.problems.scaling import lambda_from_C
 
     X, y = BINARY_SETS["quadrant"]
     problem = SoftMarginPrimal(X, y, C=0.3, bias="free")
@@ -461,7 +467,7 @@ def test_time_limit_overrun_is_status_time_limit():
 
 def test_compare_runs_solvers_and_anchors_side_by_side(monkeypatch):
     need("liblinear")
-    from benchmarks import side_by_side
+    from svmbench.benchmarks import side_by_side
 
     X, y = BINARY_SETS["quadrant"]
     problem = SoftMarginPrimal(X, y, C=0.1, bias="regularized")
@@ -487,7 +493,7 @@ def test_compare_runs_solvers_and_anchors_side_by_side(monkeypatch):
 
 def test_side_by_side_main_prints_a_row_per_name(capsys):
     need("libsvm")
-    from benchmarks import side_by_side
+    from svmbench.benchmarks import side_by_side
 
     code = side_by_side.main(
         [

@@ -6,8 +6,8 @@ import re
 
 import pytest
 
-from benchmarks import cli
-from benchmarks.cases import expand, load_suite
+from svmbench.benchmarks import cli
+from svmbench.benchmarks.cases import expand, load_suite
 
 
 def run(capsys, *argv):

@@ -17,14 +17,14 @@ from pathlib import Path
 
 import pytest
 
-from benchmarks import cli
-from benchmarks.cases import Case, Settings, expand, load_suite, shipped_suites
-from benchmarks.check import judge
-from benchmarks.report import fit_exponent
-from benchmarks.runner import execute_case, run_cases
-from benchmarks.store import Store
-from problems.datasets import load
-from solvers import registry
+from svmbench.benchmarks import cli
+from svmbench.benchmarks.cases import Case, Settings, expand, load_suite, shipped_suites
+from svmbench.benchmarks.check import judge
+from svmbench.benchmarks.report import fit_exponent
+from svmbench.benchmarks.runner import execute_case, run_cases
+from svmbench.benchmarks.store import Store
+from svmbench.problems.datasets import load
+from svmbench.solvers import registry
 
 ROOT = Path(__file__).resolve().parents[2]
 FAKES = "tests.benchmarks._fake_solvers"
@@ -114,7 +114,7 @@ def test_anchor_wildcard_lists_available_anchors_or_says_why_not():
     suite = {"data": [TINY], "solvers": ["*anchors"], "problems": [{"kind": "soft_margin_dual"}]}
     cases, skipped = expand(suite)
     try:
-        import benchmarks.anchors as anchors
+        import svmbench.benchmarks.anchors as anchors
     except ImportError:
         assert cases == [] and "not available" in skipped[0].reason
         return
@@ -191,7 +191,7 @@ kind = "soft_margin_primal"
 """,
     )
     db = tmp_path / "r.sqlite"
-    argv = [sys.executable, "-m", "benchmarks.cli", "run", str(suite), "--db", str(db)]
+    argv = [sys.executable, "-m", "svmbench.benchmarks.cli", "run", str(suite), "--db", str(db)]
     argv += ["--report", "none"]
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
 
@@ -404,7 +404,7 @@ def test_a_suite_from_command_line_flags(tmp_path, capsys):
 
 
 def test_gap_plot_ignores_points_that_cannot_be_drawn(tmp_path):
-    from benchmarks.report import plot_gap_vs_time
+    from svmbench.benchmarks.report import plot_gap_vs_time
 
     base = {"solver": "x", "solver_options": {}, "solve_time": 0.1}
     rows = [

@@ -6,11 +6,11 @@ import numpy as np
 import pytest
 from scipy import sparse
 
-from problems import HardMarginPrimal, KernelDual, SoftMarginDual, SoftMarginPrimal
-from problems._linear import optimal_bias
-from problems._qp import project_box_hyperplane
-from problems.scaling import C_from_lambda, lambda_from_C, lambda_objective
-from solvers._reference import reference_solution
+from svmbench.problems import HardMarginPrimal, KernelDual, SoftMarginDual, SoftMarginPrimal
+from svmbench.problems._linear import optimal_bias
+from svmbench.problems._qp import project_box_hyperplane
+from svmbench.problems.scaling import C_from_lambda, lambda_from_C, lambda_objective
+from svmbench.solvers._reference import reference_solution
 from tests.conftest import BINARY_SETS
 
 BIASES = ("free", "regularized", "none")

@@ -9,7 +9,7 @@ import pytest
 import scipy.sparse as sp
 import sklearn.datasets
 
-from problems.datasets import (
+from svmbench.problems.datasets import (
     DATASETS,
     Dataset,
     blobs,
@@ -233,7 +233,7 @@ def test_digits_multiclass_and_standardized_constant_pixels():
 
 
 def test_standardize_leaves_constant_columns_at_exactly_zero():
-    from problems.datasets import _standardize
+    from svmbench.problems.datasets import _standardize
 
     # np.full(103, c).mean() != c for this c: a naive (X - mean) / std gives -1, not 0
     c = 6.369616873214543

@@ -26,11 +26,11 @@ import pytest
 import scipy.sparse as sp
 import sklearn.datasets
 
-import problems.multiclass as multiclass_module
-from problems._qp import maximize_dual_on_subset, solve_osqp_form_with_clarabel
-from problems.base import WEAK_DUALITY_RTOL
-from problems.multiclass import MulticlassHinge, project_simplex_rows
-from problems.soft_margin import SoftMarginPrimal
+import svmbench.problems.multiclass as multiclass_module
+from svmbench.problems._qp import maximize_dual_on_subset, solve_osqp_form_with_clarabel
+from svmbench.problems.base import WEAK_DUALITY_RTOL
+from svmbench.problems.multiclass import MulticlassHinge, project_simplex_rows
+from svmbench.problems.soft_margin import SoftMarginPrimal
 
 RTOL_REF = 1e-6  # OSQP vs Clarabel, certificates at the reference optimum
 RTOL_FROM_PRIMAL = 1e-8  # dual_from_primal at the reference optimum

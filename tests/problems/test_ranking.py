@@ -6,15 +6,15 @@ import numpy as np
 import pytest
 from scipy import sparse
 
-from problems.ranking import (
+from svmbench.problems.ranking import (
     difference_vectors,
     pairwise_accuracy,
     preference_pairs,
     ranking_problem,
     synthetic_ranking,
 )
-from solvers import Status, registry
-from solvers._reference import reference_solution
+from svmbench.solvers import Status, registry
+from svmbench.solvers._reference import reference_solution
 
 CHANCE = 0.5
 MARGIN_OVER_CHANCE = 0.25  # held-out pairwise accuracy must exceed 0.75

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 from scipy import sparse
 
-from problems import HardMarginPrimal, KernelDual, SoftMarginDual, SoftMarginPrimal
+from svmbench.problems import HardMarginPrimal, KernelDual, SoftMarginDual, SoftMarginPrimal
 
 RNG = np.random.default_rng(0)
 X = RNG.normal(size=(20, 3))

@@ -14,11 +14,11 @@ import pytest
 from scipy import sparse
 from scipy.optimize import linprog
 
-import solvers.accpm as accpm
-from problems import HardMarginPrimal, SoftMarginDual, SoftMarginPrimal
-from solvers import registry
-from solvers._reference import reference_solution
-from solvers.accpm import (
+import svmbench.solvers.accpm as accpm
+from svmbench.problems import HardMarginPrimal, SoftMarginDual, SoftMarginPrimal
+from svmbench.solvers import registry
+from svmbench.solvers._reference import reference_solution
+from svmbench.solvers.accpm import (
     ACCPM,
     _box_relevance,
     _center,
@@ -29,7 +29,7 @@ from solvers.accpm import (
     _problem_data,
     _relevance,
 )
-from solvers.base import ConvergenceWarning, Status
+from svmbench.solvers.base import ConvergenceWarning, Status
 from tests.conftest import BINARY_SETS, SET_C
 
 SETS = ("gaussian_overlap", "quadrant", "breast_cancer")
@@ -365,7 +365,7 @@ def test_unsupported_problems_raise_type_error():
 
 def test_a_failed_centering_is_a_numerical_error(monkeypatch):
     """A polytope that Newton cannot center ends the run honestly, never as ``optimal``."""
-    import solvers.accpm as accpm
+    import svmbench.solvers.accpm as accpm
 
     monkeypatch.setattr(accpm, "_center", lambda *args: None)
     r = ACCPM(trace=False).solve(_problem("quadrant"))

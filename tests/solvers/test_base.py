@@ -12,10 +12,16 @@ from typing import ClassVar
 import numpy as np
 import pytest
 
-from problems import KernelDual, SoftMarginDual
-from solvers import registry
-from solvers._reference import reference_solution
-from solvers.base import Checkpoint, ConvergenceWarning, IterativeSolver, SolveResult, Status
+from svmbench.problems import KernelDual, SoftMarginDual
+from svmbench.solvers import registry
+from svmbench.solvers._reference import reference_solution
+from svmbench.solvers.base import (
+    Checkpoint,
+    ConvergenceWarning,
+    IterativeSolver,
+    SolveResult,
+    Status,
+)
 from tests.conftest import BINARY_SETS
 
 

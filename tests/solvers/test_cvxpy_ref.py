@@ -9,7 +9,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from problems import (
+from svmbench.problems import (
     HardMarginPrimal,
     KernelDual,
     MulticlassHinge,
@@ -17,8 +17,8 @@ from problems import (
     SoftMarginPrimal,
     datasets,
 )
-from solvers import Status, registry
-from solvers._reference import reference_solution
+from svmbench.solvers import Status, registry
+from svmbench.solvers._reference import reference_solution
 from tests.conftest import BINARY_SETS, SET_C
 
 RTOL_AGREE = 1e-7

@@ -12,10 +12,10 @@ import numpy as np
 import pytest
 from scipy import sparse
 
-from problems import HardMarginPrimal, KernelDual, SoftMarginDual, SoftMarginPrimal
-from solvers import ConvergenceWarning, SolveResult, Status, registry
-from solvers._jit import dcd as jit
-from solvers._reference import reference_solution
+from svmbench.problems import HardMarginPrimal, KernelDual, SoftMarginDual, SoftMarginPrimal
+from svmbench.solvers import ConvergenceWarning, SolveResult, Status, registry
+from svmbench.solvers._jit import dcd as jit
+from svmbench.solvers._reference import reference_solution
 from tests.conftest import BINARY_SETS, SET_C
 
 RTOL_OPT = 1e-6  # agreement with the reference optimum

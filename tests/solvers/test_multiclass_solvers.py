@@ -14,18 +14,18 @@ import numpy as np
 import pytest
 from scipy import sparse
 
-from problems import MulticlassHinge, datasets
-from solvers import Status, registry
-from solvers._jit.multiclass import (
+from svmbench.problems import MulticlassHinge, datasets
+from svmbench.solvers import Status, registry
+from svmbench.solvers._jit.multiclass import (
     cs_dcd_epoch_csr,
     cs_dcd_epoch_dense,
     cs_sgd_epoch,
     project_scaled_simplex,
     shuffle_prefix,
 )
-from solvers._reference import reference_solution
-from solvers.base import ConvergenceWarning
-from solvers.multiclass import predict
+from svmbench.solvers._reference import reference_solution
+from svmbench.solvers.base import ConvergenceWarning
+from svmbench.solvers.multiclass import predict
 
 RTOL_REF = 1e-6  # |P − P*| / max(1, |P*|) for cs_dcd against Clarabel
 SGD_EPOCHS = 50

@@ -10,13 +10,13 @@ import numpy as np
 import pytest
 from scipy import sparse
 
-from problems import HardMarginPrimal, SoftMarginDual, SoftMarginPrimal
-from problems.scaling import lambda_from_C
-from solvers import registry
-from solvers._jit import pegasos as jit_pegasos
-from solvers._reference import reference_solution
-from solvers.base import ConvergenceWarning, Status
-from solvers.pegasos import AVERAGING, Pegasos
+from svmbench.problems import HardMarginPrimal, SoftMarginDual, SoftMarginPrimal
+from svmbench.problems.scaling import lambda_from_C
+from svmbench.solvers import registry
+from svmbench.solvers._jit import pegasos as jit_pegasos
+from svmbench.solvers._reference import reference_solution
+from svmbench.solvers.base import ConvergenceWarning, Status
+from svmbench.solvers.pegasos import AVERAGING, Pegasos
 from tests.conftest import BINARY_SETS
 
 X, Y = BINARY_SETS["gaussian_overlap"]  # n = 200, d = 5

@@ -11,11 +11,17 @@ import numpy as np
 import pytest
 from scipy import sparse
 
-from problems import HardMarginPrimal, KernelDual, SoftMarginDual, SoftMarginPrimal, datasets
-from solvers import registry
-from solvers._reference import reference_solution
-from solvers.base import ConvergenceWarning, Status
-from solvers.perceptron import Perceptron
+from svmbench.problems import (
+    HardMarginPrimal,
+    KernelDual,
+    SoftMarginDual,
+    SoftMarginPrimal,
+    datasets,
+)
+from svmbench.solvers import registry
+from svmbench.solvers._reference import reference_solution
+from svmbench.solvers.base import ConvergenceWarning, Status
+from svmbench.solvers.perceptron import Perceptron
 from tests.conftest import BINARY_SETS
 
 #: Separable sets: the easy one of conftest and a harder one (tens of mistakes).

@@ -10,9 +10,9 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from problems import HardMarginPrimal, KernelDual, SoftMarginDual, SoftMarginPrimal
-from solvers import Checkpoint, SolveResult, Status, registry
-from solvers._reference import ReferenceCache, reference_solution
+from svmbench.problems import HardMarginPrimal, KernelDual, SoftMarginDual, SoftMarginPrimal
+from svmbench.solvers import Checkpoint, SolveResult, Status, registry
+from svmbench.solvers._reference import ReferenceCache, reference_solution
 from tests.conftest import BINARY_SETS, SET_C
 
 RTOL_AGREE = 1e-6  # OSQP vs Clarabel optimal values

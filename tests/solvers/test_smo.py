@@ -10,13 +10,13 @@ import numpy as np
 import pytest
 from scipy import sparse
 
-from problems import KernelDual, SoftMarginPrimal, datasets
-from problems.kernels import kernel_matrix
-from solvers import registry
-from solvers._jit import kernel_columns as kc
-from solvers._reference import reference_solution
-from solvers.base import ConvergenceWarning, Status
-from solvers.smo import DENSE_MAX_BYTES, use_dense_rows
+from svmbench.problems import KernelDual, SoftMarginPrimal, datasets
+from svmbench.problems.kernels import kernel_matrix
+from svmbench.solvers import registry
+from svmbench.solvers._jit import kernel_columns as kc
+from svmbench.solvers._reference import reference_solution
+from svmbench.solvers.base import ConvergenceWarning, Status
+from svmbench.solvers.smo import DENSE_MAX_BYTES, use_dense_rows
 from tests.conftest import BINARY_SETS, SET_C
 
 RTOL = 1e-6  # relative agreement of primal objectives with the reference optimum

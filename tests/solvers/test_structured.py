@@ -6,15 +6,15 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from problems.structured import (
+from svmbench.problems.structured import (
     ChainStructuredHinge,
     brute_force_decode,
     digit_sequences,
     viterbi,
 )
-from solvers import Status, registry
-from solvers._jit import structured as jit
-from solvers.base import ConvergenceWarning
+from svmbench.solvers import Status, registry
+from svmbench.solvers._jit import structured as jit
+from svmbench.solvers.base import ConvergenceWarning
 
 EPOCHS = 30
 
@@ -115,6 +115,6 @@ def test_input_checks():
     with pytest.raises(ValueError, match="integer"):
         ChainStructuredHinge(X, np.zeros(4), np.array([4]))
     with pytest.raises(TypeError, match="ssvm_sgd"):
-        from problems import MulticlassHinge
+        from svmbench.problems import MulticlassHinge
 
         registry.get("ssvm_sgd").solve(MulticlassHinge(X, np.array([0, 1, 0, 1])))

@@ -1,0 +1,90 @@
+"""The installed package: one import name, light to import, a version everywhere.
+
+Each check runs in a fresh interpreter whose working directory is a temporary folder, so that the
+repository's root folders (``problems/``, ``solvers/``, ``benchmarks/``) are not on ``sys.path``:
+what it sees is what a user who installed svmbench sees.
+"""
+
+from __future__ import annotations
+
+import importlib.metadata
+import json
+import os
+import subprocess
+import sys
+import sysconfig
+from pathlib import Path
+
+import pytest
+
+import svmbench
+
+HEAVY = ("numba", "cvxpy", "clarabel", "osqp", "matplotlib", "dask")
+
+
+def _python(code: str, tmp_path) -> subprocess.CompletedProcess:
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
+    return subprocess.run(
+        [sys.executable, "-c", code], cwd=tmp_path, env=env, capture_output=True, text=True,
+        timeout=120,
+    )  # fmt: skip
+
+
+def test_import_svmbench_is_light(tmp_path):
+    code = (
+        f"import json, sys, svmbench; print(json.dumps([m for m in {HEAVY!r} if m in sys.modules]))"
+    )
+    done = _python(code, tmp_path)
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout) == []
+
+
+@pytest.mark.parametrize("name", ["problems", "solvers", "benchmarks"])
+def test_no_generic_top_level_names(tmp_path, name):
+    done = _python(f"import {name}", tmp_path)
+    assert done.returncode != 0
+    assert "ModuleNotFoundError" in done.stderr
+
+
+def test_subpackages_resolve_under_svmbench(tmp_path):
+    code = (
+        "import svmbench.problems, svmbench.solvers, svmbench.benchmarks;"
+        "print(svmbench.problems.__name__, svmbench.solvers.__name__)"
+    )
+    done = _python(code, tmp_path)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.split() == ["svmbench.problems", "svmbench.solvers"]
+
+
+def test_only_svmbench_is_installed_at_top_level():
+    # the record in site-packages, not a build's svmbench.egg-info in the working directory
+    site = Path(sysconfig.get_paths()["purelib"])
+    (info,) = site.glob("svmbench-*.dist-info")
+    files = importlib.metadata.PathDistribution(info).files or ()
+    top = {
+        str(f).split("/")[0].removesuffix(".py")
+        for f in files
+        if not str(f).split("/")[0].endswith((".dist-info", ".pth", "__pycache__"))
+        and "__editable__" not in str(f)
+    }
+    assert top <= {"svmbench", ".."}, top
+
+
+def test_version_everywhere(tmp_path):
+    assert (
+        svmbench.__version__
+        == importlib.metadata.PathDistribution(
+            next(Path(sysconfig.get_paths()["purelib"]).glob("svmbench-*.dist-info"))
+        ).version
+    )
+    done = subprocess.run(
+        [sys.executable, "-m", "svmbench.benchmarks.cli", "--version"],
+        cwd=tmp_path, capture_output=True, text=True, timeout=120,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == f"svmbench {svmbench.__version__}"
+
+
+def test_unknown_attribute_is_an_attribute_error():
+    with pytest.raises(AttributeError, match="no attribute 'nonexistent'"):
+        svmbench.nonexistent  # noqa: B018
