@@ -55,7 +55,6 @@ import importlib
 import importlib.util
 import os
 import re
-import time
 import warnings
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -68,7 +67,7 @@ from svmbench.problems import KernelDual, MulticlassHinge, SoftMarginDual, SoftM
 from svmbench.problems._validation import check_int, check_real
 from svmbench.problems.base import Problem
 from svmbench.problems.scaling import lambda_from_C
-from svmbench.solvers.base import Solver, SolveResult, Status
+from svmbench.solvers.base import Outcome, Solver, Status
 
 # ---- capability checks (callables of ``Solver.supported``) -------------------------------------
 
@@ -179,7 +178,8 @@ class Anchor(Solver):
     be present), ``_setup`` (our problem to the library's input, untimed), ``_train`` (the one
     timed call) and ``_read`` (the library's model to our variables and a status, untimed).
 
-    Anchors take no warm start and no callback: the libraries run to their own stopping rule.
+    Anchors take no warm start, and call a callback once, at the end: the libraries run to their
+    own stopping rule. The solver clock times the training call only.
 
     Parameters
     ----------
@@ -196,6 +196,8 @@ class Anchor(Solver):
 
     package: ClassVar[str]
     modules: ClassVar[tuple[str, ...]]
+    warm_start_refusal = "takes no warm start (the library runs from its own start)"
+    reports_progress = False
 
     def __init__(self, *, n_threads: int | None = 1, **common):
         super().__init__(**common)
@@ -238,40 +240,30 @@ class Anchor(Solver):
         if why:
             raise ModuleNotFoundError(f"anchor {self.name!r} cannot run: {why}")
 
-    def solve(self, problem: Problem, *, warm_start=None, callback=None) -> SolveResult:
-        """Train the library on ``problem`` and return its model certified by ``problem``.
+    def _run(self, problem: Problem, warm_start, clock, callback) -> Outcome:
+        """Train the library on ``problem`` (the only timed part) and read its model back.
 
-        Raises
-        ------
-        TypeError
-            When the anchor does not accept the problem (the message names both).
-        ModuleNotFoundError
-            When the library is not installed.
-        ValueError
-            When a warm start or a callback is given (anchors take neither).
+        Raises ``ModuleNotFoundError`` when the library is not installed.
         """
-        self.check_accepts(problem)
-        self._require()
-        if warm_start is not None or callback is not None:
-            raise ValueError(f"anchor {self.name!r} takes no warm_start and no callback")
-        job = self._setup(problem)
+        with clock.paused():
+            self._require()
+            job = self._setup(problem)
         with self._thread_limit():
-            t0 = time.perf_counter()
+            t0 = clock.elapsed
             model = self._train(job)
-            solve_time = time.perf_counter() - t0
-        out = self._read(problem, job, model)
-        if solve_time > self.time_limit and out.status is not Status.NUMERICAL_ERROR:
+            train_time = clock.elapsed - t0
+        with clock.paused():
+            out = self._read(problem, job, model)
+        if train_time > self.time_limit and out.status is not Status.NUMERICAL_ERROR:
             out.status = Status.TIME_LIMIT
             out.message = (
-                f"training took {solve_time:.3g} s > time_limit={self.time_limit:g} s (the "
+                f"training took {train_time:.3g} s > time_limit={self.time_limit:g} s (the "
                 f"library cannot be interrupted; its model is certified as it is)"
             )
-        return self._result(
-            problem,
+        return Outcome(
             status=out.status,
             variables=out.variables,
             iterations=out.iterations,
-            solve_time=solve_time,
             message=out.message,
             info={"threads": self.threads, **out.info},
         )

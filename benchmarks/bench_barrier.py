@@ -215,7 +215,7 @@ def main(argv=None) -> None:
     from svmbench.solvers import registry
 
     registry.names()
-    registry.get("barrier")._warm_up()  # JIT compilation (or cache load) is never solve time
+    registry.get("barrier").warm_up()  # JIT compilation (or cache load) is never solve time
 
     print(f"machine: {platform.machine()}, {os.cpu_count()} cores, {platform.platform()}")
     print(f"versions: {_versions()}")

@@ -355,7 +355,7 @@ def main(argv=None) -> int:
     rows = []
     with threadpool_limits(1):
         print(environment(), flush=True)
-        compile_s = dcd_solver()._warm_up()
+        compile_s = dcd_solver().warm_up()
         print(f"dcd JIT warm-up (from the on-disk cache if present): {compile_s:.2f} s", flush=True)
         cases = grid(args.quick, args.big)
         if args.match:

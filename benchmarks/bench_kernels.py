@@ -55,7 +55,7 @@ def _solver(name: str, **options):
     for hook in ("_init_state", "_step"):
         if not hasattr(solver, hook):
             pytest.skip(f"solver {name!r} has no {hook} (not an IterativeSolver)")
-    solver._warm_up()
+    solver.warm_up()
     return solver
 
 

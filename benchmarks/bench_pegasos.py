@@ -290,7 +290,7 @@ def test_pegasos_epoch_dense(benchmark):
     ds = datasets.load("gaussian:n=20000,d=50,sep=1,seed=0")
     problem = SoftMarginPrimal(ds.X, ds.y, C=1.0, bias="free")
     solver = registry.get("pegasos", max_iter=1, trace=False)
-    solver._warm_up()
+    solver.warm_up()
     benchmark(lambda: solver._step(problem, solver._init_state(problem, None)))
 
 

@@ -180,7 +180,7 @@ def run_case(n, repeats, budget):
     reps = 1 if n >= 30_000 else repeats
     row["ls_runs"] = reps
     libsvm_train(X[:2000], y[:2000], gamma)  # warm-ups (LIBSVM has no JIT: page faults)
-    smo(1)._warm_up()
+    smo(1).warm_up()
     with PeakRSS() as mem:  # its model gives D_LS (this run is not timed)
         model, _ = libsvm_train(X, y, gamma)
     row["ls_mem"] = mem.mb

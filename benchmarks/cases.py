@@ -341,8 +341,8 @@ def estimate_memory_mb(problem: Problem, *, reference: bool = True) -> float:
 
     Kernel problems count the dense n×n Gram matrix (and, with a reference, the dense QP and its
     factorization: three n×n matrices); linear problems count the data several times over
-    (copies, the sparse QP and its factor). A solver class may refine this with a
-    ``memory_estimate(problem)`` class method returning bytes.
+    (copies, the sparse QP and its factor). A solver class may refine this with its
+    ``memory_estimate(problem)`` class method (bytes, or None for this estimate).
     """
     n = problem.n_samples
     X = problem.X
@@ -458,12 +458,12 @@ def expand(
                 options = _options(
                     cls, opts, {**common, **per_solver.get(name, {})}, settings, seed
                 )
-                hook = getattr(cls, "memory_estimate", None)
+                own = cls.memory_estimate(instance)
                 case_mem = mem
                 if name in ("osqp", "clarabel") and settings.reference == "none":
                     case_mem = estimate_memory_mb(instance, reference=True)  # its own dense QP
-                if hook is not None:
-                    case_mem = max(case_mem, 150.0 + hook(instance) / 2**20)
+                if own is not None:
+                    case_mem = max(case_mem, 150.0 + own / 2**20)
                 if case_mem > budget:
                     skipped.append(
                         Skipped(

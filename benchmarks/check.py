@@ -46,8 +46,8 @@ def tolerance(solver: str, rtol: float | None = None, stochastic_rtol: float | N
         cls = solver_class(solver)
     except ValueError:
         return EXACT_RTOL if rtol is None else rtol
-    own = getattr(cls, "check_rtol", None)
-    if getattr(cls, "stochastic", False):
+    own = cls.check_rtol
+    if cls.stochastic:
         if stochastic_rtol is not None:
             return stochastic_rtol
         return own if own is not None else STOCHASTIC_RTOL

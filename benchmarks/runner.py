@@ -465,11 +465,9 @@ def execute_case(
     }
     solver = make_solver(case.solver, **case.solver_options)
     phase("compiling", None)
-    hook = getattr(solver, "_warm_up", None)
-    if callable(hook):  # JIT compilation (or loading from the cache) before the clock starts
-        tic = time.perf_counter()
-        hook()
-        extras["worker_warm_up"] = time.perf_counter() - tic
+    tic = time.perf_counter()  # JIT compilation (or loading from the cache) before the clock
+    solver.warm_up()
+    extras["worker_warm_up"] = time.perf_counter() - tic
     phase("solving", None)
     times, result = [], None
     try:
@@ -539,7 +537,7 @@ def run_case(case: Case, settings: Settings | None = None) -> Record:
 
 
 def warm_up(cases: Iterable[Case]) -> dict[str, float]:
-    """Call each selected solver's ``_warm_up`` once in this process (fills Numba's disk cache).
+    """Call each selected solver's ``warm_up`` once in this process (fills Numba's disk cache).
 
     Returns
     -------
@@ -556,11 +554,9 @@ def warm_up(cases: Iterable[Case]) -> dict[str, float]:
         except (TypeError, ValueError):
             out[case.solver] = math.nan
             continue
-        hook = getattr(solver, "_warm_up", None)
         start = time.perf_counter()
         try:
-            if callable(hook):
-                hook()
+            solver.warm_up()
         except Exception:
             out[case.solver] = math.nan
             continue

@@ -58,6 +58,7 @@ class QPReference(Solver):
 
     supported = ALL_PROBLEMS
     default_max_iter = 200_000
+    reports_progress = False
 
     def __init__(self, *, gap_check: float = 1e-6, **common):
         super().__init__(**common)

@@ -43,7 +43,6 @@ References
 
 from __future__ import annotations
 
-import dataclasses
 import math
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
@@ -55,7 +54,7 @@ from scipy.optimize import linprog
 
 from svmbench.problems import SoftMarginPrimal
 from svmbench.problems._validation import check_int, check_option, check_real
-from svmbench.solvers.base import IterativeSolver, Status
+from svmbench.solvers.base import IterativeSolver, StepOutcome
 from svmbench.solvers.registry import register
 
 #: Constraint-dropping strategies (the course project's three): keep every cut, drop the cuts
@@ -604,6 +603,7 @@ class ACCPM(IterativeSolver):
         }
     }
     default_max_iter = 5000
+    warm_start_uses = ("w",)
 
     def __init__(
         self,
@@ -625,14 +625,6 @@ class ACCPM(IterativeSolver):
         self.center_tol = check_real("center_tol", center_tol, low=0.0)
         self.relevance_every = check_int("relevance_every", relevance_every, low=1)
 
-    def solve(self, problem, *, warm_start=None, callback=None):
-        """Run the template; a centering failure ends the run as ``numerical_error``."""
-        result = super().solve(problem, warm_start=warm_start, callback=callback)
-        failure = result.info.get("failure")
-        if failure and result.status is Status.OPTIMAL:
-            result = dataclasses.replace(result, status=Status.NUMERICAL_ERROR, message=failure)
-        return result
-
     # ---- template hooks --------------------------------------------------------------------------
     def _init_state(self, problem: SoftMarginPrimal, warm_start) -> _State:
         data = _problem_data(problem)
@@ -653,13 +645,15 @@ class ACCPM(IterativeSolver):
             state.center.is_center = False
         return state
 
-    def _step(self, problem, state: _State) -> tuple[int, bool]:
+    def _step(self, problem, state: _State) -> StepOutcome:
+        """Oracle calls; a centering failure ends the run (``numerical_error`` unless the point
+        so far is certified to ``tol``)."""
         calls = 1 if self.stop_rule == "gap" else self.check_every
         calls = max(1, min(calls, self.max_iter - state.calls))
         for done in range(1, calls + 1):
             if self._oracle_call(state):
-                return done, True
-        return calls, False
+                return StepOutcome(done, converged=True, failure=state.failure or None)
+        return StepOutcome(calls)
 
     def _variables(self, problem, state: _State) -> dict[str, Any]:
         z = state.z_best if state.z_best is not None else state.center.x
@@ -746,15 +740,11 @@ class ACCPM(IterativeSolver):
         return steps, dropped
 
     def _warm_point(self, warm_start, data, rho) -> np.ndarray:
-        """The first query point from a warm start (anything with ``w`` and ``b``), clipped
-        strictly inside the box."""
-        get = warm_start.get if isinstance(warm_start, dict) else lambda k: getattr(warm_start, k)
-        w = np.asarray(get("w"), dtype=np.float64).ravel()
-        if w.shape != (data["d"],):
-            raise ValueError(f"warm_start w must have length {data['d']}, got {w.shape}")
+        """The first query point from a warm start's ``(w, b)``, clipped strictly inside the
+        box."""
         z = np.zeros(data["p"])
-        z[: data["d"]] = w
-        b = float(get("b") or 0.0)
+        z[: data["d"]] = warm_start.w
+        b = float(warm_start.b or 0.0)
         if data["bias"] == "free":
             z[-1] = b
         elif data["bias"] == "regularized":

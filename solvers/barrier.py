@@ -129,7 +129,7 @@ from __future__ import annotations
 
 import math
 import time
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
 import numpy as np
@@ -140,7 +140,7 @@ from svmbench.problems import HardMarginPrimal, KernelDual, SoftMarginDual, Soft
 from svmbench.problems._validation import check_int, check_option, check_real
 from svmbench.problems.kernels import kernel_matrix
 from svmbench.solvers._jit import barrier as jit
-from svmbench.solvers.base import Clock, IterativeSolver, Status
+from svmbench.solvers.base import IterativeSolver, Outcome, Prepared, Status, StepOutcome
 from svmbench.solvers.registry import register
 
 #: Default initial barrier parameter, as a multiple of ``m / max(1, f₀(x₀) − p̂)`` [BV, §11.3.1].
@@ -789,7 +789,7 @@ class _RowPasses:
         )
 
 
-_WARM = False  # the jitted passes are compiled (BarrierSolver._warm_up)
+_WARM = False  # the jitted passes are compiled (BarrierSolver.warm_up)
 _LOSS_CODES = {"hinge": jit.HINGE, "squared_hinge": jit.SQUARED_HINGE, "hard": jit.HARD}
 _NO_ROWS = np.empty(0)  # ξ, ν of the losses without them
 
@@ -1366,19 +1366,18 @@ class BarrierSolver(IterativeSolver):
                 "exceeds the memory limit; use kernel_approximation='nystrom' or 'cholesky'"
             )
 
-    # ---- entry point -----------------------------------------------------------------------------
-    def solve(self, problem, *, warm_start=None, callback=None):
-        self.check_accepts(problem)
+    # ---- preparation (timed): low-rank factors, phase I ---------------------------------------
+    def _prepare(self, problem, warm_start) -> Prepared:
         if isinstance(problem, HardMarginPrimal):
-            return self._solve_hard_margin(problem, callback)
+            return self._phase_one(problem)
         if isinstance(problem, KernelDual) and self.kernel_approximation != "none":
-            return self._solve_low_rank(problem, callback)
-        return super().solve(problem, warm_start=warm_start, callback=callback)
+            return self._low_rank_surrogate(problem)
+        return Prepared(problem)
 
-    def _solve_low_rank(self, problem: KernelDual, callback):
-        """Factor ``K ≈ FFᵀ`` (timed), then solve the linear SVM on F: the same dual with the
+    def _low_rank_surrogate(self, problem: KernelDual) -> Prepared:
+        """Factor ``K ≈ FFᵀ``, then solve the linear SVM on F: the same dual with the
         approximate kernel, certified by that problem."""
-        clock = Clock().start()
+        tic = time.perf_counter()
         if self.kernel_approximation == "nystrom":
             F = nystrom_factor(problem, self.rank, self.seed)
         else:
@@ -1392,31 +1391,24 @@ class BarrierSolver(IterativeSolver):
             bias_scale=problem.bias_scale,
             sample_weight=problem.sample_weight,
         )
-        factor_time = clock.stop()
-        result = super().solve(surrogate, callback=callback)
         note = (
             f"gap certified for the rank-{F.shape[1]} {self.kernel_approximation} approximation "
             f"K ≈ FFᵀ of the {problem.kernel} kernel (as soft_margin_dual on F), not for the "
             "exact kernel"
         )
-        info = dict(result.info)
-        info.update(
+        info = dict(
             kernel_approximation=self.kernel_approximation,
             factor_rank=F.shape[1],
-            factor_time=factor_time,
+            factor_time=time.perf_counter() - tic,
             approximates=problem.key,
             factor=F,
         )
-        return replace(
-            result,
-            solve_time=result.solve_time + factor_time,
-            message=f"{result.message}; {note}",
-            info=info,
-        )
+        return Prepared(surrogate, info=info, message=note)
 
-    def _solve_hard_margin(self, problem: HardMarginPrimal, callback):
-        """Phase I (timed), then either ``infeasible`` with its Farkas vector or phase II."""
-        clock = Clock().start()
+    def _phase_one(self, problem: HardMarginPrimal) -> Prepared:
+        """Phase I: either ``infeasible`` with its Farkas vector, or a strictly feasible start
+        for phase II."""
+        tic = time.perf_counter()
         feat, _ = _linear_features(problem)
         n, dim = problem.n_samples, feat.dim
         phase1 = _PrimalState(
@@ -1451,34 +1443,28 @@ class BarrierSolver(IterativeSolver):
             if phase1.stalled:
                 break
             phase1.t *= self.mu
-        phase1_time = clock.stop()
-        info1 = {"phase1_newton_steps": steps, "phase1_time": phase1_time}
+        info1 = {"phase1_newton_steps": steps, "phase1_time": time.perf_counter() - tic}
         if farkas is not None or phase1.z[-1] >= 0:
             status = Status.INFEASIBLE if farkas is not None else Status.MAX_ITER
             if farkas is None and phase1.stalled:
                 status = Status.NUMERICAL_ERROR
-            return self._result(
-                problem,
+            final = Outcome(
                 status=status,
                 variables={} if farkas is not None else {"w": phase1.z[: feat.d]},
                 iterations=steps,
-                solve_time=phase1_time,
                 farkas=farkas,
                 info=info1,
             )
+            return Prepared(problem, iterations=steps, info=info1, final=final)
         # Phase I stops on an unbounded ray (s → −∞): the margins are homogeneous in z, so
         # z / min_i(m_i) · (1 + 1/10) is strictly feasible with min margin 1.1 and a small norm.
         z = phase1.z[:dim]
         z = z * (1.1 / float(np.min(problem.y * feat.dot(z))))
-        result = super().solve(problem, warm_start=("phase1", z), callback=callback)
-        return replace(
-            result,
-            solve_time=result.solve_time + phase1_time,
-            info={**result.info, **info1},
-        )
+        # phase II's steps are counted on their own, as before (info holds phase I's)
+        return Prepared(problem, warm_start=z, info=info1)
 
     # ---- IterativeSolver hooks -------------------------------------------------------------------
-    def _warm_up(self) -> float:
+    def warm_up(self) -> float:
         """Compile the jitted passes of the primal-dual variant (every loss; dense rows, CSR
         with int32 and int64 indices) on a 4×2 problem, once per process; untimed."""
         global _WARM
@@ -1523,7 +1509,7 @@ class BarrierSolver(IterativeSolver):
             feat = _Features(X, feat.E[active] if feat.k else None)
             C, y = C[active], y[active]
         # The hard margin starts from phase I's strictly feasible point, the soft margin from 0.
-        z = np.asarray(warm_start[1], dtype=float).copy() if hard else np.zeros(feat.dim)
+        z = np.asarray(warm_start, dtype=float).copy() if hard else np.zeros(feat.dim)
         loss = "hard" if hard else problem.loss
         if self.method == "primal-dual":
             return _ppd_start(feat, y, C, loss, p, z, active, problem.bias == "free")
@@ -1598,7 +1584,7 @@ class BarrierSolver(IterativeSolver):
         state.t = self.t0 * n_cons / max(1.0, state.objective() + float(C.sum()))
         return state
 
-    def _step(self, problem, state) -> tuple[int, bool]:
+    def _step(self, problem, state) -> StepOutcome:
         """One outer step: centre at t (Newton), then ``t ← μ t``; or one predictor-corrector
         iteration of the primal-dual variant. The flag is the native rule with
         ``stop_rule="native"``; with ``"gap"`` it asks for the certificate (every chunk by default,
@@ -1610,13 +1596,15 @@ class BarrierSolver(IterativeSolver):
             else:
                 _ppd_iteration(state, PD_TO_BOUNDARY)
             if self.stop_rule == "native":
-                return 1, _ppd_converged(state, self.tol)
-            return 1, _ppd_gap_estimate(state) <= PD_CERTIFY_FACTOR * self.tol
+                return StepOutcome(1, converged=_ppd_converged(state, self.tol))
+            return StepOutcome(
+                1, converged=_ppd_gap_estimate(state) <= PD_CERTIFY_FACTOR * self.tol
+            )
         every_chunk = self.stop_rule == "gap" and self._auto_check
         if isinstance(state, _PDState):
             _pd_iteration(state, PD_TO_BOUNDARY)
             native = _pd_converged(state, self.tol)  # also the residuals of the info
-            return 1, every_chunk or native
+            return StepOutcome(1, converged=every_chunk or native)
         budget = max(1, min(MAX_NEWTON_PER_CENTERING, self.max_iter - state.newton_steps))
         if isinstance(state, _PrimalState):
             center = state.z.copy()
@@ -1634,7 +1622,7 @@ class BarrierSolver(IterativeSolver):
         state.outer_steps += 1
         bound = state.n_constraints / state.t_center
         native = bound <= self.tol * max(1.0, abs(state.objective()))
-        return steps, every_chunk or native
+        return StepOutcome(steps, converged=every_chunk or native)
 
     def _variables(self, problem, state) -> dict[str, Any]:
         if isinstance(state, _PrimalPDState):

@@ -169,8 +169,163 @@ class Clock:
 Callback = Callable[[Checkpoint], "bool | None"]
 
 
+def _finite_array(name: str, value, shape: tuple[int, ...] | None) -> np.ndarray:
+    try:
+        a = np.asarray(value, dtype=np.float64)
+    except (TypeError, ValueError):
+        raise ValueError(f"warm_start {name} must be an array of numbers, got {value!r}") from None
+    if shape is not None and a.shape != shape:
+        raise ValueError(f"warm_start {name} must have shape {shape}, got {a.shape}")
+    if not np.all(np.isfinite(a)):
+        raise ValueError(f"warm_start {name} must contain only finite values")
+    return a
+
+
+@dataclass(frozen=True)
+class WarmStart:
+    """A starting point, parsed and validated once by :meth:`Solver.solve`.
+
+    Whatever a caller hands over as ``warm_start`` becomes one of these (``WarmStart.parse``):
+
+    - a previous :class:`SolveResult` (any solver's, on a problem of the same shape): its
+      variables, plus the exported QP's vectors ``qp = (x, y)`` when a reference produced it;
+    - an array: the dual point, α of shape (n,) for a binary problem, β of shape (n, k) for the
+      multiclass hinge;
+    - a pair ``(w, b)`` (binary) or ``(W, b)`` (multiclass): the primal point;
+    - a ``WarmStart`` built by hand.
+
+    Wrong shapes, non-finite values and other types are a ``ValueError`` naming ``warm_start``.
+    Each solver declares the fields it can start from (``Solver.warm_start_uses``); a warm start
+    that carries none of them is refused, never silently ignored.
+    """
+
+    alpha: np.ndarray | None = None
+    w: np.ndarray | None = None
+    b: float | np.ndarray | None = None
+    W: np.ndarray | None = None
+    beta: np.ndarray | None = None
+    qp: tuple[np.ndarray, np.ndarray] | None = None
+
+    @property
+    def fields(self) -> tuple[str, ...]:
+        """The names of the variables this warm start carries."""
+        names = ("alpha", "w", "W", "beta", "qp")
+        return tuple(k for k in names if getattr(self, k) is not None)
+
+    @classmethod
+    def parse(cls, value, problem: Problem) -> WarmStart | None:
+        """Validate ``value`` against ``problem``'s shapes (see the class docstring)."""
+        if value is None:
+            return None
+        multiclass = hasattr(problem, "n_classes")
+        if isinstance(value, SolveResult):
+            info = value.info or {}
+            qp = (info["qp_x"], info["qp_y"]) if "qp_x" in info and "qp_y" in info else None
+            value = cls(value.alpha, value.w, value.b, value.W, value.beta, qp)
+        elif isinstance(value, tuple) and len(value) == 2:
+            primal, b = value
+            value = cls(W=primal, b=b) if multiclass else cls(w=primal, b=b)
+        elif isinstance(value, np.ndarray | list):
+            value = cls(beta=value) if multiclass else cls(alpha=value)
+        elif not isinstance(value, WarmStart):
+            raise ValueError(
+                "warm_start must be a SolveResult, a dual array, a (w, b) pair or a WarmStart, "
+                f"got {type(value).__name__}"
+            )
+        return value._validated(problem, multiclass)
+
+    def _validated(self, problem: Problem, multiclass: bool) -> WarmStart:
+        n, d = problem.n_samples, problem.n_features
+        k = getattr(problem, "n_classes", None)
+        out: dict[str, Any] = {}
+        if self.alpha is not None:
+            out["alpha"] = _finite_array("alpha", self.alpha, (n,))
+        if self.w is not None:
+            out["w"] = _finite_array("w", self.w, None).ravel()
+            if out["w"].shape[0] != d:  # the chain model's w has its own length
+                if not hasattr(problem, "lengths"):
+                    raise ValueError(f"warm_start w must have length {d}, got {out['w'].shape}")
+        if self.W is not None:
+            out["W"] = _finite_array("W", self.W, (k, d) if k else None)
+        if self.beta is not None:
+            out["beta"] = _finite_array("beta", self.beta, (n, k) if k else None)
+        if self.b is not None:
+            b = _finite_array("b", self.b, (k,) if multiclass else ())
+            out["b"] = b if multiclass else float(b)
+        if self.qp is not None:
+            x, y = self.qp
+            out["qp"] = (_finite_array("qp x", x, None), _finite_array("qp y", y, None))
+        if not out:
+            raise ValueError("warm_start carries no variables")
+        return WarmStart(**out)
+
+    def dual_point(self, problem: Problem) -> np.ndarray:
+        """A dual-feasible α for ``problem``: the given α (or, from ``(w, b)``,
+        ``problem.dual_from_primal``) projected onto the box, and onto ``yᵀα = 0`` for a free
+        bias. A result for another C thus lands in this problem's box."""
+        if self.alpha is not None:
+            return problem.project_dual(self.alpha)
+        b = 0.0 if self.b is None or problem.bias == "none" else float(self.b)
+        return problem.project_dual(problem.dual_from_primal(self.w, b))
+
+
+@dataclass(frozen=True)
+class StepOutcome:
+    """What one chunk of an iterative method did.
+
+    ``iterations`` in the solver's ``iteration_unit``; ``converged`` when the method's native
+    rule holds; ``failure`` a sentence when the method cannot go on (it ends the run as
+    ``numerical_error`` with the certified point so far).
+    """
+
+    iterations: int
+    converged: bool = False
+    failure: str | None = None
+
+
+@dataclass(frozen=True)
+class Prepared:
+    """What ``_prepare`` hands to the iterations: the problem they run on (the given one, or a
+    surrogate such as a low-rank factorization's linear problem), the starting point, and work
+    already done (phase I's steps). ``final`` ends the solve there (phase I's Farkas vector)."""
+
+    problem: Problem
+    warm_start: Any = None
+    iterations: int = 0
+    info: Mapping[str, Any] = field(default_factory=dict)
+    message: str = ""
+    final: Outcome | None = None
+
+
+@dataclass(frozen=True)
+class Outcome:
+    """The end of a one-shot solve (``Solver._run``), before the record is built."""
+
+    status: Status
+    variables: Mapping[str, Any]
+    iterations: int
+    certificate: Certificate | None = None
+    farkas: np.ndarray | None = None
+    message: str = ""
+    info: Mapping[str, Any] = field(default_factory=dict)
+    model: Any = None
+    trace: tuple[Checkpoint, ...] = ()
+    #: the problem that certifies the variables, when not the one given (a low-rank surrogate)
+    problem: Problem | None = None
+    compile_time: float = 0.0
+    #: seconds inside the solve that were not the method's (the reductions' binary solvers
+    #: compiling, say); subtracted from the solve clock
+    excluded_time: float = 0.0
+
+
 class Solver(abc.ABC):
-    """Base of every solver.
+    """Base of every solver: one entry point, :meth:`solve`, for all of them.
+
+    ``solve`` checks that the problem is supported, parses the warm start, compiles (untimed,
+    :meth:`warm_up`), runs the method on the solver clock (:meth:`_run`) and builds the record
+    with the problem's certificate (:meth:`_result`). Subclasses implement ``_run`` (one-shot
+    solvers: the references, the reductions, the anchors) or the hooks of
+    :class:`IterativeSolver`; none overrides ``solve``.
 
     Subclasses declare ``name``, ``iteration_unit`` and ``supported``: a mapping from problem
     class to the parameter values they accept (e.g. ``{SoftMarginDual: {"bias": ("none",
@@ -195,6 +350,16 @@ class Solver(abc.ABC):
     #: True for methods whose iterates are random (Pegasos, SGD): they stop on epochs.
     stochastic: ClassVar[bool] = False
     default_max_iter: ClassVar[int] = 10_000
+    #: The :class:`WarmStart` fields the method can start from; empty: it takes no warm start.
+    warm_start_uses: ClassVar[tuple[str, ...]] = ()
+    #: Why the method takes no warm start (the message of the ``ValueError``).
+    warm_start_refusal: ClassVar[str] = "it takes no warm start"
+    #: Relative distance to the reference optimum that ``svmbench check`` allows (None: the
+    #: harness's default for exact or stochastic methods; inf: not held to the optimum).
+    check_rtol: ClassVar[float | None] = None
+    #: False for one-shot methods, which call a callback once, at the end (its return value
+    #: cannot stop them).
+    reports_progress: ClassVar[bool] = True
 
     def __init__(self, *, tol: float = 1e-6, max_iter: int | None = None, time_limit=None):
         self.tol = check_real("tol", tol, low=0.0)
@@ -233,14 +398,82 @@ class Solver(abc.ABC):
 
     def check_accepts(self, problem: Problem) -> None:
         """Raise ``TypeError`` naming the solver and the problem when it is not supported."""
+        if not isinstance(problem, Problem):
+            raise TypeError(
+                f"solver {self.name!r} solves a svmbench problem (svmbench.problems), "
+                f"got {type(problem).__name__}"
+            )
         why = self.unsupported_reason(problem)
         if why:
             raise TypeError(f"solver {self.name!r} cannot solve {problem.describe()}: {why}")
 
+    @classmethod
+    def memory_estimate(cls, problem: Problem) -> float | None:
+        """Bytes the method allocates beyond the data, or None for the harness's generic
+        estimate (``benchmarks.cases.estimate_memory_mb``)."""
+        return None
+
+    def warm_up(self) -> float:
+        """Compile the jitted kernels on a tiny problem (never solve time); return the seconds
+        it took. Idempotent: later calls load Numba's cache or return at once."""
+        return 0.0
+
+    def parse_warm_start(self, warm_start, problem: Problem) -> WarmStart | None:
+        """The validated :class:`WarmStart`, or ``ValueError`` naming ``warm_start``."""
+        ws = WarmStart.parse(warm_start, problem)
+        if ws is None:
+            return None
+        if not self.warm_start_uses:
+            raise ValueError(f"warm_start: solver {self.name!r} {self.warm_start_refusal}")
+        if not set(ws.fields) & set(self.warm_start_uses):
+            raise ValueError(
+                f"warm_start carries {', '.join(ws.fields)}; solver {self.name!r} starts from "
+                f"{' or '.join(self.warm_start_uses)}"
+            )
+        return ws
+
     # ---- solving ---------------------------------------------------------------------------------
-    @abc.abstractmethod
     def solve(self, problem: Problem, *, warm_start=None, callback: Callback | None = None):
-        """Solve ``problem`` and return a :class:`SolveResult`."""
+        """Solve ``problem`` and return a :class:`SolveResult` certified by the problem.
+
+        Parameters
+        ----------
+        problem : Problem
+        warm_start : SolveResult, array, (w, b) pair or WarmStart, optional
+            See :class:`WarmStart`; the fields a solver uses are in ``warm_start_uses``.
+        callback : callable, optional
+            ``callback(checkpoint) -> bool | None``; returning True stops the run. One-shot
+            solvers (``reports_progress = False``) call it once, at the end.
+        """
+        self.check_accepts(problem)
+        ws = self.parse_warm_start(warm_start, problem)
+        compile_time = self.warm_up()
+        clock = Clock().start()
+        outcome = self._run(problem, ws, clock, callback)
+        solve_time = max(0.0, clock.stop() - outcome.excluded_time)
+        result = self._result(
+            outcome.problem or problem,
+            status=outcome.status,
+            variables=outcome.variables,
+            iterations=outcome.iterations,
+            solve_time=solve_time,
+            compile_time=compile_time + outcome.compile_time,
+            trace=outcome.trace,
+            certificate=outcome.certificate,
+            farkas=outcome.farkas,
+            message=outcome.message,
+            info=outcome.info,
+            model=outcome.model,
+        )
+        if callback is not None and not self.reports_progress and math.isfinite(result.primal):
+            callback(
+                Checkpoint(result.iterations, solve_time, result.primal, result.dual, result.gap)
+            )
+        return result
+
+    @abc.abstractmethod
+    def _run(self, problem: Problem, warm_start: WarmStart | None, clock: Clock, callback):
+        """Run the method on the solver clock and return an :class:`Outcome`."""
 
     def _result(
         self,
@@ -318,9 +551,14 @@ def _all_finite(variables: Mapping[str, Any]) -> bool:
 class IterativeSolver(Solver):
     """Template for methods that run in chunks (an epoch, a batch of pair updates, a Newton step).
 
-    Subclasses implement ``_warm_up`` (untimed JIT compilation), ``_init_state`` (timed set-up),
-    ``_step`` (one chunk; returns the number of iterations it did and whether the method's native
-    rule says it has converged) and ``_variables`` (the current point as certificate arguments).
+    Subclasses implement the hooks, never ``solve``:
+
+    - :meth:`warm_up` (untimed JIT compilation);
+    - :meth:`_prepare` (timed; optional): a transform of the problem before the iterations
+      (barrier's phase I, a low-rank factorization), see :class:`Prepared`;
+    - :meth:`_init_state` (timed set-up from the problem and the parsed :class:`WarmStart`);
+    - :meth:`_step` (one chunk, returning a :class:`StepOutcome`);
+    - :meth:`_variables` (the current point as certificate arguments) and :meth:`_info`.
 
     Parameters
     ----------
@@ -353,15 +591,15 @@ class IterativeSolver(Solver):
         self.check_every = check_int("check_every", check_every, low=1)
         self.trace = bool(trace)
 
-    def _warm_up(self) -> float:
-        """Compile the jitted kernels on a tiny problem; return the seconds it took."""
-        return 0.0
+    def _prepare(self, problem: Problem, warm_start: WarmStart | None) -> Prepared:
+        """Transform the problem before the iterations (timed); by default, nothing."""
+        return Prepared(problem, warm_start)
 
     @abc.abstractmethod
     def _init_state(self, problem: Problem, warm_start) -> Any: ...
 
     @abc.abstractmethod
-    def _step(self, problem: Problem, state) -> tuple[int, bool]: ...
+    def _step(self, problem: Problem, state) -> StepOutcome: ...
 
     @abc.abstractmethod
     def _variables(self, problem: Problem, state) -> dict[str, Any]: ...
@@ -369,20 +607,31 @@ class IterativeSolver(Solver):
     def _info(self, state) -> dict[str, Any]:
         return {}
 
-    def solve(self, problem: Problem, *, warm_start=None, callback: Callback | None = None):
-        self.check_accepts(problem)
-        compile_time = self._warm_up()
-        clock = Clock().start()
-        state = self._init_state(problem, warm_start)
+    def _run(self, problem: Problem, warm_start: WarmStart | None, clock: Clock, callback):
+        prepared = self._prepare(problem, warm_start)
+        if prepared.final is not None:
+            return prepared.final
+        problem = prepared.problem
+        state = self._init_state(problem, prepared.warm_start)
         trace: list[Checkpoint] = []
-        iterations, chunks = 0, 0
+        iterations, chunks = prepared.iterations, 0
         status, cert, message = None, None, ""
         while status is None:
-            done_iters, native_converged = self._step(problem, state)
-            iterations += done_iters
+            step = self._step(problem, state)
+            iterations += step.iterations
             chunks += 1
             cert = None
-            due = chunks % self.check_every == 0 or native_converged
+            if step.failure:
+                # the status stays true: the point so far may already be certified to tol
+                variables = self._variables(problem, state)
+                if _all_finite(variables):
+                    cert = problem.certificate(**variables)
+                if cert is not None and cert.certified and cert.rel_gap <= self.tol:
+                    status, message = Status.OPTIMAL, f"certified to tol; then {step.failure}"
+                else:
+                    status, message = Status.NUMERICAL_ERROR, step.failure
+                break
+            due = chunks % self.check_every == 0 or step.converged
             if due or self.trace or callback is not None:
                 # the finiteness check costs O(n): only where the point is looked at anyway
                 variables = self._variables(problem, state)
@@ -393,7 +642,7 @@ class IterativeSolver(Solver):
                 cert = problem.certificate(**variables)
                 if cert.rel_gap <= self.tol:
                     status = Status.OPTIMAL
-            elif self.stop_rule == "native" and native_converged:
+            elif self.stop_rule == "native" and step.converged:
                 status = Status.OPTIMAL
             if self.trace or callback is not None:
                 with clock.paused():
@@ -404,7 +653,7 @@ class IterativeSolver(Solver):
                         trace.append(point)
                     if callback is not None and callback(point) and status is None:
                         status, message = Status.MAX_ITER, "stopped by the callback"
-            if status is None and done_iters == 0:
+            if status is None and step.iterations == 0:
                 # a chunk that did no work will do none the next time: end instead of looping
                 status = Status.NUMERICAL_ERROR
                 message = "the method can make no further progress before its stopping rule holds"
@@ -412,10 +661,10 @@ class IterativeSolver(Solver):
                 status = Status.MAX_ITER
             if status is None and clock.elapsed >= self.time_limit:
                 status = Status.TIME_LIMIT
-        solve_time = clock.stop()
         if status is Status.MAX_ITER and not message and self.stop_rule in self.budget_rules:
-            if cert is None:  # judging the final point is not part of a planned-budget run
-                cert = problem.certificate(**self._variables(problem, state))
+            with clock.paused():  # judging the final point is not part of a planned-budget run
+                if cert is None:
+                    cert = problem.certificate(**self._variables(problem, state))
             met = cert.rel_gap <= self.tol
             status = Status.OPTIMAL if met else Status.MAX_ITER
             message = (
@@ -423,15 +672,15 @@ class IterativeSolver(Solver):
                 f"{self.stop_rule!r}); certified relative gap {cert.rel_gap:.3g} "
                 f"{'<=' if met else '>'} tol={self.tol:g}"
             )
-        return self._result(
-            problem,
+        if prepared.message:
+            message = f"{message or STATUS_MESSAGES[status]}; {prepared.message}"
+        return Outcome(
             status=status,
             variables=self._variables(problem, state),
             iterations=iterations,
-            solve_time=solve_time,
-            compile_time=compile_time,
-            trace=trace,
             certificate=cert,
             message=message,
-            info=self._info(state),
+            info={**prepared.info, **self._info(state)},
+            problem=problem,
+            trace=tuple(trace),
         )

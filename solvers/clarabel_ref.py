@@ -9,7 +9,7 @@ problem re-checks the result here.
 from __future__ import annotations
 
 from svmbench.solvers._reference import QPReference
-from svmbench.solvers.base import Clock, Status
+from svmbench.solvers.base import Outcome, Status
 from svmbench.solvers.registry import register
 
 _STATUS = {
@@ -40,15 +40,14 @@ class ClarabelReference(QPReference):
     name = "clarabel"
     iteration_unit = "interior-point iterations"
     default_max_iter = 200
+    warm_start_refusal = "does not take a warm start (Clarabel's interior point starts itself)"
 
     def __init__(self, *, tol: float = 1e-10, gap_check: float = 1e-6, **common):
         super().__init__(tol=tol, gap_check=gap_check, **common)
 
-    def solve(self, problem, *, warm_start=None, callback=None):
+    def _run(self, problem, warm_start, clock, callback) -> Outcome:
         from svmbench.problems._qp import solve_osqp_form_with_clarabel
 
-        self.check_accepts(problem)
-        clock = Clock().start()
         qp = problem.to_qp()
         out = solve_osqp_form_with_clarabel(
             qp.P,
@@ -60,20 +59,18 @@ class ClarabelReference(QPReference):
             max_iter=self.max_iter,
             time_limit=self.time_limit,
         )
-        solve_time = clock.stop()
         status = _STATUS[out.status]
         variables, farkas = {}, None
         if status is Status.INFEASIBLE and qp.recover_farkas is not None:
             farkas = qp.recover_farkas(out.y)
         elif status not in (Status.INFEASIBLE, Status.UNBOUNDED):
             variables = qp.recover(out.x, out.y)
-        status, cert, message = self._judge(problem, status, variables, farkas, out.raw_status)
-        return self._result(
-            problem,
+        with clock.paused():
+            status, cert, message = self._judge(problem, status, variables, farkas, out.raw_status)
+        return Outcome(
             status=status,
             variables=variables,
             iterations=out.iterations,
-            solve_time=solve_time,
             certificate=cert,
             farkas=farkas,
             message=message,

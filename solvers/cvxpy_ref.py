@@ -36,7 +36,7 @@ from scipy import sparse
 from svmbench.problems import HardMarginPrimal, KernelDual, MulticlassHinge, SoftMarginDual
 from svmbench.problems._validation import check_option
 from svmbench.solvers._reference import QPReference
-from svmbench.solvers.base import Clock, Status
+from svmbench.solvers.base import Outcome, Status
 from svmbench.solvers.registry import register
 
 #: Conic solvers CVXPY can hand these problems to (second-order cones are needed).
@@ -199,6 +199,7 @@ class CvxpyReference(QPReference):
     name = "cvxpy"
     iteration_unit = "solver iterations"
     default_max_iter = 200
+    warm_start_refusal = "does not take a warm start (it checks the QP export from scratch)"
 
     def __init__(
         self, *, tol: float = 1e-10, solver: str = "CLARABEL", gap_check: float = 1e-6, **common
@@ -218,11 +219,9 @@ class CvxpyReference(QPReference):
             opts["time_limit_secs"] = self.time_limit
         return opts
 
-    def solve(self, problem, *, warm_start=None, callback=None):
+    def _run(self, problem, warm_start, clock, callback) -> Outcome:
         import cvxpy as cp
 
-        self.check_accepts(problem)
-        clock = Clock().start()
         model, recover, farkas_of = _formulate(cp, problem)
         try:
             with warnings.catch_warnings():  # "may be inaccurate": the problem re-checks it
@@ -231,22 +230,20 @@ class CvxpyReference(QPReference):
             raw = model.status
         except cp.error.SolverError as exc:
             raw = f"solver error: {exc}"
-        solve_time = clock.stop()
         status = _STATUS.get(raw, Status.NUMERICAL_ERROR)
         variables, farkas = {}, None
         if status is Status.INFEASIBLE and farkas_of is not None:
             farkas = farkas_of()
         else:  # NaN where CVXPY has no value: the record says numerical_error
             variables = recover()
-        status, cert, message = self._judge(problem, status, variables, farkas, raw)
+        with clock.paused():
+            status, cert, message = self._judge(problem, status, variables, farkas, raw)
         stats = model.solver_stats
         iterations = stats.num_iters if stats is not None and stats.num_iters is not None else 0
-        return self._result(
-            problem,
+        return Outcome(
             status=status,
             variables=variables,
             iterations=int(iterations),
-            solve_time=solve_time,
             certificate=cert,
             farkas=farkas,
             message=message,

@@ -41,7 +41,7 @@ from scipy import sparse
 from svmbench.problems import SoftMarginDual, SoftMarginPrimal
 from svmbench.problems._validation import check_int, check_real
 from svmbench.solvers._jit import dcd as _jit
-from svmbench.solvers.base import IterativeSolver, SolveResult
+from svmbench.solvers.base import IterativeSolver, StepOutcome
 from svmbench.solvers.registry import register
 
 _VARIANTS = {"bias": ("regularized", "none"), "loss": ("hinge", "squared_hinge")}
@@ -125,15 +125,16 @@ class DualCoordinateDescent(IterativeSolver):
 
     Notes
     -----
-    ``solve(problem, warm_start=...)`` accepts a :class:`SolveResult` (its ``alpha``; when it has
-    none, ``problem.dual_from_primal(w, b)``) or an α array; α is clipped to the box and ``w``,
-    ``w_b`` are rebuilt from it.
+    ``solve(problem, warm_start=...)`` starts from α (a previous result's, or an array), or from
+    ``(w, b)`` through ``problem.dual_from_primal``; α is projected onto this problem's box (a
+    result for another C fits) and ``w``, ``w_b`` are rebuilt from it.
     """
 
     name = "dcd"
     iteration_unit = "epochs"
     supported: ClassVar = {SoftMarginPrimal: _VARIANTS, SoftMarginDual: _VARIANTS}
     default_max_iter = 10_000
+    warm_start_uses = ("alpha", "w")
 
     def __init__(
         self,
@@ -152,7 +153,7 @@ class DualCoordinateDescent(IterativeSolver):
         self.seed = check_int("seed", seed, low=0)
 
     # ---- set-up ----------------------------------------------------------------------------------
-    def _warm_up(self) -> float:
+    def warm_up(self) -> float:
         """Compile every kernel on a 2×2 problem (dense, and CSR with int32 and int64 indices)."""
         t0 = time.perf_counter()
         X = np.array([[1.0, 0.0], [0.0, 1.0]])
@@ -183,7 +184,9 @@ class DualCoordinateDescent(IterativeSolver):
             diag = np.where(positive, 0.5 / np.where(positive, C, 1.0), 0.0)
         s = float(problem.bias_scale) if problem.bias == "regularized" else 0.0
         qd = _row_sq_norms(data) + s * s + diag
-        alpha = self._initial_alpha(problem, warm_start, upper)
+        alpha = (
+            np.zeros(problem.n_samples) if warm_start is None else warm_start.dual_point(problem)
+        )
         w = np.empty(problem.n_features)
         coef = alpha * y
         _weights(data, coef, w)
@@ -212,36 +215,8 @@ class DualCoordinateDescent(IterativeSolver):
             rng_state=rng_state,
         )
 
-    @staticmethod
-    def _initial_alpha(problem, warm_start, upper) -> np.ndarray:
-        n = problem.n_samples
-        if warm_start is None:
-            return np.zeros(n)
-        if isinstance(warm_start, SolveResult):
-            if warm_start.alpha is not None:
-                a = warm_start.alpha
-            elif warm_start.w is not None:
-                b = 0.0 if warm_start.b is None else float(warm_start.b)
-                b = 0.0 if problem.bias == "none" else b
-                a = problem.dual_from_primal(warm_start.w, b)
-            else:
-                raise ValueError("warm_start: the SolveResult carries neither alpha nor w")
-        else:
-            a = warm_start
-        try:
-            a = np.asarray(a, dtype=np.float64)
-        except (TypeError, ValueError):
-            raise TypeError(
-                "warm_start must be a SolveResult or an alpha array of length n_samples"
-            ) from None
-        if a.shape != (n,):
-            raise ValueError(f"warm_start alpha must have shape ({n},), got {a.shape}")
-        if not np.all(np.isfinite(a)):
-            raise ValueError("warm_start alpha must contain only finite values")
-        return np.clip(a, 0.0, upper)
-
     # ---- iterations ------------------------------------------------------------------------------
-    def _step(self, problem, st: _State) -> tuple[int, bool]:
+    def _step(self, problem, st: _State) -> StepOutcome:
         if st.native_met:  # the gap rule wanted more than the native rule gave: tighten it
             st.eps /= EPS_DECAY
             st.native_met = False
@@ -275,15 +250,15 @@ class DualCoordinateDescent(IterativeSolver):
                 st.native_met = True
                 # a further epoch starts without shrinking bounds, like a fresh full pass
                 st.pg_max_old, st.pg_min_old = math.inf, -math.inf
-                return 1, True
+                return StepOutcome(1, converged=True)
             # the shrunk set meets the rule: re-check the full set before stopping
             st.active_size = st.n_free
             st.pg_max_old, st.pg_min_old = math.inf, -math.inf
             st.resets += 1
-            return 1, False
+            return StepOutcome(1)
         st.pg_max_old = pg_max if pg_max > 0 else math.inf
         st.pg_min_old = pg_min if pg_min < 0 else -math.inf
-        return 1, False
+        return StepOutcome(1)
 
     def _variables(self, problem, st: _State) -> dict[str, Any]:
         return {"w": st.w, "b": st.s * float(st.wb[0]), "alpha": st.alpha}

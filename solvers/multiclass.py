@@ -60,7 +60,15 @@ from svmbench.problems._validation import check_int, check_option
 from svmbench.problems.base import make_certificate
 from svmbench.problems.scaling import lambda_from_C
 from svmbench.solvers._jit import multiclass as _jit
-from svmbench.solvers.base import Clock, IterativeSolver, Solver, SolveResult, Status
+from svmbench.solvers.base import (
+    Clock,
+    IterativeSolver,
+    Outcome,
+    Solver,
+    SolveResult,
+    Status,
+    StepOutcome,
+)
 from svmbench.solvers.registry import register
 
 # ---------------------------------------------------------------------------------------------
@@ -92,14 +100,13 @@ def _squared_row_norms(X) -> np.ndarray:
 
 
 def _warm_start_beta(problem: MulticlassHinge, warm_start) -> np.ndarray | None:
+    """β from a warm start (given, or from ``(W, b)`` through ``dual_from_primal``), projected
+    onto this problem's simplices (a result for another C fits)."""
     if warm_start is None:
         return None
-    beta = warm_start.beta if isinstance(warm_start, SolveResult) else warm_start
-    if beta is None:
-        raise ValueError(
-            "warm_start must be a beta array (n_samples, n_classes) or a result with beta"
-        )
-    return problem.project_dual(beta)
+    if warm_start.beta is not None:
+        return problem.project_dual(warm_start.beta)
+    return problem.project_dual(problem.dual_from_primal(warm_start.W, warm_start.b))
 
 
 def _zero_one_cost(problem) -> str | None:
@@ -194,13 +201,14 @@ class CrammerSingerDCD(IterativeSolver):
     iteration_unit = "epochs"
     supported: ClassVar = {MulticlassHinge: {}}
     default_max_iter = 100_000
+    warm_start_uses = ("beta", "W")
 
     def __init__(self, *, shrinking: bool = True, seed: int = 0, check_every: int = 10, **common):
         super().__init__(check_every=check_every, **common)
         self.shrinking = bool(shrinking)
         self.seed = check_int("seed", seed, low=0)
 
-    def _warm_up(self) -> float:
+    def warm_up(self) -> float:
         t0 = time.perf_counter()
         X = np.array([[1.0, 0.5], [0.0, 2.0], [1.0, 1.0]])
         y = np.array([0, 1, 2], dtype=np.int64)
@@ -292,7 +300,7 @@ class CrammerSingerDCD(IterativeSolver):
         st.active_i[:] = st.cost.shape[0]
         st.reactivations += 1
 
-    def _step(self, problem, st: _DCDState) -> tuple[int, bool]:
+    def _step(self, problem, st: _DCDState) -> StepOutcome:
         """A chunk: shrunk epochs until about one full pass of work is done (the examples
         visited reach n), the native rule holds, or ``max_iter`` epochs are reached. Chunks
         amortize the per-chunk bookkeeping (O(nk)) over O(n) work once shrinking has left few
@@ -335,7 +343,7 @@ class CrammerSingerDCD(IterativeSolver):
                     st.start_from_all = True
             else:
                 st.start_from_all = False
-        return epochs, converged
+        return StepOutcome(epochs, converged=converged)
 
     def _variables(self, problem, st: _DCDState) -> dict[str, Any]:
         # views of the state, not copies (the state dies with the solve; nothing mutates it
@@ -422,6 +430,7 @@ class CrammerSingerSGD(IterativeSolver):
     stop_rules = ("epochs", "gap")
     budget_rules = ("epochs",)
     default_max_iter = 20
+    warm_start_refusal = "does not take a warm start (its average starts at w = 0)"
 
     def __init__(
         self,
@@ -437,7 +446,7 @@ class CrammerSingerSGD(IterativeSolver):
         self.sampling = check_option("sampling", sampling, ("permutation", "uniform"))
         self.seed = check_int("seed", seed, low=0)
 
-    def _warm_up(self) -> float:
+    def warm_up(self) -> float:
         t0 = time.perf_counter()
         X = np.array([[1.0, 0.5], [0.0, 2.0], [1.0, 1.0]])
         Xs = sparse.csr_matrix(X)
@@ -455,8 +464,6 @@ class CrammerSingerSGD(IterativeSolver):
         return time.perf_counter() - t0
 
     def _init_state(self, problem: MulticlassHinge, warm_start) -> _SGDState:
-        if warm_start is not None:
-            raise ValueError("cs_sgd does not take a warm start (its average starts at w = 0)")
         n, d, k = problem.n_samples, problem.n_features, problem.n_classes
         is_sparse, X, indptr, indices, data = _row_arrays(problem.X)
         reg = problem.bias == "regularized"
@@ -471,7 +478,7 @@ class CrammerSingerSGD(IterativeSolver):
             sums=[(0, 1, np.zeros((k, d + 1)))],
         )  # fmt: skip
 
-    def _step(self, problem, st: _SGDState) -> tuple[int, bool]:
+    def _step(self, problem, st: _SGDState) -> StepOutcome:
         n = st.y.shape[0]
         if self.sampling == "permutation":
             order = st.rng.permutation(n).astype(np.int64)
@@ -487,7 +494,7 @@ class CrammerSingerSGD(IterativeSolver):
             start = st.epochs - math.ceil(st.epochs / 2)  # the window: epochs start+1 … E
             while st.sums[0][0] < start:
                 st.sums.pop(0)
-        return 1, False
+        return StepOutcome(1)
 
     @staticmethod
     def _iterate_sum(st: _SGDState) -> np.ndarray:
@@ -572,6 +579,8 @@ class _Reduction(Solver):
     #: A reduction solves other (binary) problems, not the Crammer–Singer one: `svmbench check`
     #: holds it to no distance from the Crammer–Singer optimum, only to its certificates.
     check_rtol: ClassVar[float] = math.inf
+    warm_start_refusal = "does not take a warm start (it solves new binary problems)"
+    reports_progress = False
 
     def __init__(
         self,
@@ -639,34 +648,31 @@ class _Reduction(Solver):
             f"of the binary problems: {last}"
         )
 
-    def solve(self, problem: MulticlassHinge, *, warm_start=None, callback=None) -> SolveResult:
+    def _run(self, problem: MulticlassHinge, warm_start, clock: Clock, callback) -> Outcome:
         from svmbench.solvers import registry
 
-        self.check_accepts(problem)
-        if warm_start is not None:
-            raise ValueError(f"{self.name} does not take a warm start")
         solver_cls = registry.solver_class(self.binary_solver)
-        clock = Clock().start()
         models, results = [], []
         status = Status.OPTIMAL
-        binary_time, compile_time = 0.0, 0.0
+        binary_time, compile_time, excluded = 0.0, 0.0, 0.0
         for pos, neg in self._pairs(problem.n_classes):
             bp = self._binary_problem(problem, pos, neg, solver_cls)
-            clock.stop()  # the binary solver keeps its own clock (compilation excluded)
+            tic = clock.elapsed
             res = registry.get(self.binary_solver, **self.binary_options).solve(bp)
-            clock.start()
+            # the binary solver keeps its own clock: count its solve time, not its compilation
+            # nor its final certificate
+            excluded += clock.elapsed - tic - res.solve_time
             binary_time += res.solve_time
             compile_time += res.compile_time
             results.append(res)
             models.append(self._model(bp, res, pos, neg))
             if res.status is not Status.OPTIMAL and status is Status.OPTIMAL:
                 status = res.status
-            if binary_time + clock.elapsed >= self.time_limit and len(models) < len(
+            if clock.elapsed - excluded >= self.time_limit and len(models) < len(
                 self._pairs(problem.n_classes)
             ):
                 status = Status.TIME_LIMIT
                 break
-        solve_time = clock.stop() + binary_time
         variables, cert = self._multiclass_point(problem, models)
         if status is Status.TIME_LIMIT:
             variables, cert = {}, make_certificate(math.nan, math.nan, convex=False)
@@ -687,16 +693,15 @@ class _Reduction(Solver):
             if "W" in variables
             else "no Crammer–Singer certificate for this reduction; see info['binary_rel_gaps']"
         )
-        return self._result(
-            problem,
+        return Outcome(
             status=status,
             variables=variables,
             iterations=len(results),
-            solve_time=solve_time,
-            compile_time=compile_time,
             certificate=cert,
             message=message,
             info=info,
+            compile_time=compile_time,
+            excluded_time=excluded,
         )
 
     def _model(self, bp, res: SolveResult, pos: int, neg: int) -> BinaryModel:

@@ -13,7 +13,7 @@ import time
 
 from svmbench.problems._validation import check_real
 from svmbench.solvers._reference import QPReference
-from svmbench.solvers.base import Clock, Status
+from svmbench.solvers.base import Outcome, Status
 from svmbench.solvers.registry import register
 
 
@@ -58,11 +58,12 @@ class OSQPReference(QPReference):
         See :class:`~solvers._reference.QPReference`.
 
     ``solve(problem, warm_start=r)`` starts from a previous OSQP or Clarabel result ``r`` on a
-    problem with the same QP shape (``r.info["qp_x"]``, ``r.info["qp_y"]``).
+    problem with the same QP shape (its QP vectors ``x, y``; a new C changes only the bounds).
     """
 
     name = "osqp"
     iteration_unit = "ADMM iterations"
+    warm_start_uses = ("qp",)
 
     def __init__(
         self,
@@ -79,11 +80,9 @@ class OSQPReference(QPReference):
         self.rho = check_real("rho", rho, low=0.0)
         self.infeasibility_tol = check_real("infeasibility_tol", infeasibility_tol, low=0.0)
 
-    def solve(self, problem, *, warm_start=None, callback=None):
+    def _run(self, problem, warm_start, clock, callback) -> Outcome:
         import osqp
 
-        self.check_accepts(problem)
-        clock = Clock().start()
         qp = problem.to_qp()
         settings = dict(
             eps_abs=self.tol,
@@ -100,27 +99,30 @@ class OSQPReference(QPReference):
         solver = osqp.OSQP()
         solver.setup(P=qp.P, q=qp.q, A=qp.A, l=qp.l, u=qp.u, **settings)
         if warm_start is not None:
-            x0, y0 = warm_start.info["qp_x"], warm_start.info["qp_y"]
+            x0, y0 = warm_start.qp
             if x0.shape[0] != qp.n_variables or y0.shape[0] != qp.n_constraints:
-                raise ValueError("warm_start comes from a QP of another shape")
+                raise ValueError(
+                    f"warm_start qp vectors have lengths ({x0.shape[0]}, {y0.shape[0]}); this "
+                    f"problem's QP has ({qp.n_variables}, {qp.n_constraints})"
+                )
             solver.warm_start(x=x0, y=y0)
         t0 = time.perf_counter()
         res = solver.solve(raise_error=False)
         solve_wall = time.perf_counter() - t0
-        solve_time = clock.stop()
         status = _status_map().get(res.info.status_val, Status.NUMERICAL_ERROR)
         variables, farkas = {}, None
         if status is Status.INFEASIBLE and qp.recover_farkas is not None:
             farkas = qp.recover_farkas(res.prim_inf_cert)
         elif status not in (Status.INFEASIBLE, Status.UNBOUNDED):
             variables = qp.recover(res.x, res.y)
-        status, cert, message = self._judge(problem, status, variables, farkas, res.info.status)
-        return self._result(
-            problem,
+        with clock.paused():
+            status, cert, message = self._judge(
+                problem, status, variables, farkas, res.info.status
+            )
+        return Outcome(
             status=status,
             variables=variables,
             iterations=res.info.iter,
-            solve_time=solve_time,
             certificate=cert,
             farkas=farkas,
             message=message,

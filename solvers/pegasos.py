@@ -69,7 +69,7 @@ from svmbench.problems._validation import check_int, check_option, check_real
 from svmbench.problems.scaling import lambda_from_C
 from svmbench.solvers._jit import pegasos as _jit
 from svmbench.solvers._jit.common import rows_for_epochs
-from svmbench.solvers.base import IterativeSolver
+from svmbench.solvers.base import IterativeSolver, StepOutcome
 from svmbench.solvers.registry import register
 
 AVERAGING = ("none", "uniform", "suffix", "polynomial")
@@ -157,6 +157,10 @@ class Pegasos(IterativeSolver):
     stochastic = True
     supported: ClassVar = {SoftMarginPrimal: {"loss": ("hinge",)}}
     default_max_iter = 20
+    warm_start_refusal = (
+        "does not take a warm start: its first step (shrink 1 − η₁λ = 0) erases any "
+        "starting point"
+    )
     stop_rules = ("epochs", "gap")
     budget_rules = ("epochs",)
 
@@ -186,7 +190,7 @@ class Pegasos(IterativeSolver):
         self.seed = check_int("seed", seed, low=0)
 
     # ---- set-up ----------------------------------------------------------------------------------
-    def _warm_up(self) -> float:
+    def warm_up(self) -> float:
         """Compile both epoch kernels (dense, CSR) on a 2×2 problem, untimed."""
         t0 = time.perf_counter()
         X = np.array([[1.0, 0.0], [0.0, 1.0]])
@@ -201,11 +205,6 @@ class Pegasos(IterativeSolver):
         return time.perf_counter() - t0
 
     def _init_state(self, problem: SoftMarginPrimal, warm_start) -> _State:
-        if warm_start is not None:
-            raise ValueError(
-                "pegasos does not take a warm start: its first step (shrink 1 − η₁λ = 0) "
-                "erases any starting point"
-            )
         n, d = problem.n_samples, problem.n_features
         lam = lambda_from_C(problem.C, n)
         c = (
@@ -237,7 +236,7 @@ class Pegasos(IterativeSolver):
         return state
 
     # ---- one epoch -------------------------------------------------------------------------------
-    def _step(self, problem, state: _State) -> tuple[int, bool]:
+    def _step(self, problem, state: _State) -> StepOutcome:
         n = problem.n_samples
         if self.sampling == "shuffle":
             order = state.rng.permutation(n).astype(np.int64)
@@ -297,7 +296,7 @@ class Pegasos(IterativeSolver):
                 state.total_b += scal[_jit.BSUM]
                 state.total_rho += scal[_jit.RHOSUM]
         state.epochs += 1
-        return 1, False
+        return StepOutcome(1)
 
     # ---- the point -------------------------------------------------------------------------------
     def _last_iterate(self, state: _State) -> tuple[np.ndarray, float]:

@@ -60,7 +60,7 @@ from svmbench.problems import HardMarginPrimal, SoftMarginPrimal
 from svmbench.problems._validation import check_int, check_option, check_real
 from svmbench.solvers._jit import perceptron as _jit
 from svmbench.solvers._jit.common import rows_for_epochs
-from svmbench.solvers.base import IterativeSolver
+from svmbench.solvers.base import IterativeSolver, StepOutcome
 from svmbench.solvers.registry import register
 
 INITS = ("zero", "random")
@@ -123,6 +123,7 @@ class Perceptron(IterativeSolver):
     check_rtol: ClassVar[float] = math.inf
     supported: ClassVar = {HardMarginPrimal: {}, SoftMarginPrimal: {}}
     default_max_iter = 1000
+    warm_start_refusal = "does not take a warm start (it starts from w = 0)"
     stop_rules = ("native",)
 
     def __init__(
@@ -147,7 +148,7 @@ class Perceptron(IterativeSolver):
         self.seed = check_int("seed", seed, low=0)
 
     # ---- set-up ----------------------------------------------------------------------------------
-    def _warm_up(self) -> float:
+    def warm_up(self) -> float:
         """Compile both epoch kernels (dense, CSR) on a 2×2 problem, untimed."""
         t0 = time.perf_counter()
         X = np.array([[1.0, 0.0], [0.0, 1.0]])
@@ -158,8 +159,6 @@ class Perceptron(IterativeSolver):
         return time.perf_counter() - t0
 
     def _init_state(self, problem, warm_start) -> _State:
-        if warm_start is not None:
-            raise ValueError("perceptron does not take a warm start (use init='zero'|'random')")
         s = float(problem.bias_scale) if problem.bias != "none" else 0.0
         X = problem.X
         sq = (
@@ -179,7 +178,7 @@ class Perceptron(IterativeSolver):
         )
 
     # ---- one epoch -------------------------------------------------------------------------------
-    def _step(self, problem, state: _State) -> tuple[int, bool]:
+    def _step(self, problem, state: _State) -> StepOutcome:
         n = problem.n_samples
         order = (
             state.rng.permutation(n).astype(np.int64)
@@ -204,7 +203,7 @@ class Perceptron(IterativeSolver):
             state.last_errors = int(made)  # no correction ⇔ w̃ separated every example
         else:  # the stopping test of the averaged perceptron: is w̄ separating? (timed)
             state.last_errors = int(np.sum(self._margins(problem, state) <= 0.0))
-        return 1, state.last_errors == 0
+        return StepOutcome(1, converged=state.last_errors == 0)
 
     # ---- the point -------------------------------------------------------------------------------
     def _point(self, state: _State) -> np.ndarray:

@@ -52,7 +52,7 @@ from svmbench.problems import KernelDual
 from svmbench.problems._validation import check_int, check_option, check_real
 from svmbench.solvers._jit import kernel_columns as kc
 from svmbench.solvers._jit import smo as jit
-from svmbench.solvers.base import IterativeSolver, SolveResult
+from svmbench.solvers.base import IterativeSolver, StepOutcome
 from svmbench.solvers.registry import register
 
 #: The native tolerance is never tightened below this (the gradient is O(1): rounding level).
@@ -268,6 +268,7 @@ class SMO(IterativeSolver):
     iteration_unit = "pair updates"
     supported: ClassVar = {KernelDual: {}}
     default_max_iter = 10_000_000
+    warm_start_uses = ("alpha",)
 
     def __init__(
         self,
@@ -290,7 +291,7 @@ class SMO(IterativeSolver):
         self.storage = check_option("storage", storage, STORAGES)
 
     # ---- JIT -------------------------------------------------------------------------------------
-    def _warm_up(self) -> float:
+    def warm_up(self) -> float:
         """Compile every jitted function on a 4-point problem (both update kinds, both column
         variants, dense and CSR rows, shrinking and reconstruction, the parallel variants and
         the gradient of a warm start); untimed."""
@@ -418,12 +419,8 @@ class SMO(IterativeSolver):
         )
 
     def _init_state(self, problem: KernelDual, warm_start) -> _State:
-        alpha0 = None
-        if warm_start is not None:
-            a = warm_start.alpha if isinstance(warm_start, SolveResult) else warm_start
-            if a is None:
-                raise ValueError("warm_start must carry alpha (a SolveResult or an array)")
-            alpha0 = problem.project_dual(a)  # the box (and yᵀα = 0) of this problem
+        # the box (and yᵀα = 0) of this problem: a result for another C fits
+        alpha0 = None if warm_start is None else warm_start.dual_point(problem)
         dtype = cache_dtype(problem)
         return self._make_state(
             problem,
@@ -435,12 +432,12 @@ class SMO(IterativeSolver):
         )
 
     # ---- one chunk -------------------------------------------------------------------------------
-    def _step(self, problem: KernelDual, state: _State) -> tuple[int, bool]:
+    def _step(self, problem: KernelDual, state: _State) -> StepOutcome:
         if state.asked:
             # the certificate refused the point the estimate proposed: aim lower
             state.asked = False
-            if state.eps <= EPS_FLOOR:
-                return 0, True  # nothing left to tighten: no further progress is possible
+            if state.eps <= EPS_FLOOR:  # nothing left to tighten: no further progress is possible
+                return StepOutcome(0, converged=True)
             if state.cache.dtype != np.float64:
                 self._refresh_gradient(state)
             self._tighten(state)
@@ -453,16 +450,16 @@ class SMO(IterativeSolver):
             state.iterations += done
             state.converged = code == jit.CONVERGED
             if self.stop_rule == "native" or not state.converged:
-                return total, state.converged
+                return StepOutcome(total, converged=state.converged)
             # the native rule holds on every variable and G is complete: estimate the gap, O(n)
             state.estimate = self._gap_estimate(problem, state)
             if state.estimate <= self.tol or state.eps <= EPS_FLOOR:
                 state.asked = True
                 state.certifications += 1
-                return total, True
+                return StepOutcome(total, converged=True)
             self._tighten(state)
             if total >= self.chunk or state.iterations >= self.max_iter:
-                return total, False
+                return StepOutcome(total)
 
     @staticmethod
     def _refresh_gradient(state: _State) -> None:

@@ -31,7 +31,7 @@ from svmbench.problems._validation import check_int, check_option
 from svmbench.problems.scaling import lambda_from_C
 from svmbench.problems.structured import ChainStructuredHinge
 from svmbench.solvers._jit import structured as _jit
-from svmbench.solvers.base import IterativeSolver
+from svmbench.solvers.base import IterativeSolver, StepOutcome
 from svmbench.solvers.registry import register
 
 
@@ -80,6 +80,7 @@ class StructuredSGD(IterativeSolver):
     stop_rules = ("epochs", "gap")
     budget_rules = ("epochs",)
     default_max_iter = 30
+    warm_start_refusal = "does not take a warm start (its average starts at w = 0)"
 
     def __init__(
         self,
@@ -95,7 +96,7 @@ class StructuredSGD(IterativeSolver):
         self.sampling = check_option("sampling", sampling, ("permutation", "uniform"))
         self.seed = check_int("seed", seed, low=0)
 
-    def _warm_up(self) -> float:
+    def warm_up(self) -> float:
         t0 = time.perf_counter()
         X = np.array([[1.0, 0.0], [0.0, 1.0], [1.0, 1.0]])
         y = np.array([0, 1, 1], dtype=np.int64)
@@ -109,8 +110,6 @@ class StructuredSGD(IterativeSolver):
         return time.perf_counter() - t0
 
     def _init_state(self, problem: ChainStructuredHinge, warm_start) -> _State:
-        if warm_start is not None:
-            raise ValueError("ssvm_sgd does not take a warm start (its average starts at w = 0)")
         q, d = problem.n_states, problem.X.shape[1]
         return _State(
             X=np.ascontiguousarray(problem.X), y=problem.y, offsets=problem.offsets,
@@ -121,7 +120,7 @@ class StructuredSGD(IterativeSolver):
             sums=[(0, 1, np.zeros(q * d + q * q))],
         )  # fmt: skip
 
-    def _step(self, problem, st: _State) -> tuple[int, bool]:
+    def _step(self, problem, st: _State) -> StepOutcome:
         n = problem.n_samples
         if self.sampling == "permutation":
             order = st.rng.permutation(n).astype(np.int64)
@@ -137,7 +136,7 @@ class StructuredSGD(IterativeSolver):
             start = st.epochs - math.ceil(st.epochs / 2)
             while st.sums[0][0] < start:
                 st.sums.pop(0)
-        return 1, False
+        return StepOutcome(1)
 
     @staticmethod
     def _iterate_sum(st: _State) -> np.ndarray:

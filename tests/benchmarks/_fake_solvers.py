@@ -6,7 +6,6 @@ process, ``test_one_iter`` stops after one iteration at w = 0 (a deliberately wr
 
 from __future__ import annotations
 
-import dataclasses
 import os
 import time
 from typing import ClassVar
@@ -15,7 +14,7 @@ import numpy as np
 
 from svmbench.problems import SoftMarginPrimal
 from svmbench.solvers import registry
-from svmbench.solvers.base import Solver, Status
+from svmbench.solvers.base import Outcome, Solver, Status
 
 
 class _Fake(Solver):
@@ -33,18 +32,17 @@ class SleepThenSolve(_Fake):
         super().__init__(**common)
         self.seconds = float(seconds)
 
-    def solve(self, problem, *, warm_start=None, callback=None):
-        self.check_accepts(problem)
+    def _run(self, problem, warm_start, clock, callback):
         time.sleep(self.seconds)
         result = registry.get("clarabel").solve(problem)
-        return dataclasses.replace(result, solver=self.name)
+        return Outcome(result.status, result.variables, result.iterations)
 
 
 @registry.register
 class Raises(_Fake):
     name = "test_raise"
 
-    def solve(self, problem, *, warm_start=None, callback=None):
+    def _run(self, problem, warm_start, clock, callback):
         raise RuntimeError("deliberate failure of test_raise")
 
 
@@ -52,7 +50,7 @@ class Raises(_Fake):
 class Crashes(_Fake):
     name = "test_crash"
 
-    def solve(self, problem, *, warm_start=None, callback=None):
+    def _run(self, problem, warm_start, clock, callback):
         os._exit(3)
 
 
@@ -62,15 +60,8 @@ class OneIteration(_Fake):
 
     name = "test_one_iter"
 
-    def solve(self, problem, *, warm_start=None, callback=None):
-        self.check_accepts(problem)
-        return self._result(
-            problem,
-            status=Status.MAX_ITER,
-            variables={"w": np.zeros(problem.n_features), "b": 0.0},
-            iterations=1,
-            solve_time=0.0,
-        )
+    def _run(self, problem, warm_start, clock, callback):
+        return Outcome(Status.MAX_ITER, {"w": np.zeros(problem.n_features), "b": 0.0}, 1)
 
 
 @registry.register
@@ -80,20 +71,12 @@ class Traced(_Fake):
     name = "test_traced"
     iteration_unit = "steps"
 
-    def solve(self, problem, *, warm_start=None, callback=None):
+    def _run(self, problem, warm_start, clock, callback):
         from svmbench.solvers.base import Checkpoint
 
-        self.check_accepts(problem)
         best = registry.get("clarabel").solve(problem)
         trace = []
         for step, t in enumerate((0.25, 0.5, 0.75, 1.0), start=1):
             cert = problem.certificate(w=t * best.w, b=t * best.b)
             trace.append(Checkpoint(step, 1e-3 * step, cert.primal, cert.dual, cert.gap))
-        return self._result(
-            problem,
-            status=Status.OPTIMAL,
-            variables={"w": best.w, "b": best.b},
-            iterations=4,
-            solve_time=4e-3,
-            trace=trace,
-        )
+        return Outcome(Status.OPTIMAL, {"w": best.w, "b": best.b}, 4, trace=tuple(trace))

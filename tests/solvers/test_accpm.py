@@ -324,7 +324,7 @@ def test_max_iter_ends_with_its_status():
 def test_warm_start_from_the_optimum():
     problem = _problem("gaussian_overlap")
     ref = reference_solution(problem)
-    r = ACCPM(tol=TOL, trace=False).solve(problem, warm_start={"w": ref.w, "b": ref.b})
+    r = ACCPM(tol=TOL, trace=False).solve(problem, warm_start=(ref.w, ref.b))
     assert r.info["history"]["upper"][0] == pytest.approx(ref.primal, rel=1e-8)
     assert np.isneginf(r.info["history"]["lower_dikin"][0])  # not a center: no Dikin bound
     assert r.status is Status.OPTIMAL and _rel(r.primal, ref.primal) <= 10 * TOL

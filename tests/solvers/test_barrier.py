@@ -354,7 +354,7 @@ def test_jitted_iteration_matches_the_numpy_iteration(loss, bias, fmt, rng):
     else:
         weights = rng.uniform(0.5, 2.0, len(y))
         problem = SoftMarginPrimal(X, y, C=1.3, loss=loss, bias=bias, sample_weight=weights)
-    BarrierSolver()._warm_up()
+    BarrierSolver().warm_up()
     feat, p = _linear_features(problem)
     C = np.ones(len(y)) if loss == "hard" else problem.upper_bounds
     z = np.zeros(feat.dim)

@@ -21,6 +21,7 @@ from svmbench.solvers.base import (
     IterativeSolver,
     SolveResult,
     Status,
+    StepOutcome,
 )
 from tests.conftest import BINARY_SETS
 
@@ -50,7 +51,7 @@ class ProjectedGradient(IterativeSolver):
         if self.poison_after is not None and state["k"] >= self.poison_after:
             a = a * np.nan
         state["alpha"] = a
-        return 50, False
+        return StepOutcome(50)
 
     def _variables(self, problem, state):
         return {"alpha": state["alpha"]}
@@ -122,8 +123,8 @@ def test_native_rule_reports_the_certified_gap():
         stop_rules = ("gap", "native")
 
         def _step(self, problem, state):
-            done, _ = super()._step(problem, state)
-            return done, state["k"] >= 2
+            done = super()._step(problem, state).iterations
+            return StepOutcome(done, converged=state["k"] >= 2)
 
     r = NativeAfterTwo(stop_rule="native").solve(PROBLEM)
     assert r.status is Status.OPTIMAL and r.iterations == 100

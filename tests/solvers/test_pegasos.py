@@ -195,7 +195,7 @@ def test_bad_options_raise_value_error(option, value, match):
 def test_warm_start_is_refused():
     problem = SoftMarginPrimal(X, Y, C=0.1)
     with pytest.raises(ValueError, match="warm start"):
-        Pegasos(max_iter=1).solve(problem, warm_start={"w": np.zeros(X.shape[1])})
+        Pegasos(max_iter=1).solve(problem, warm_start=(np.zeros(X.shape[1]), 0.0))
 
 
 @pytest.mark.parametrize(

@@ -402,7 +402,7 @@ def test_large_sparse_problem_is_never_densified():
     problem = KernelDual(X, y, C=1.0, kernel="rbf", gamma=0.05)
     assert not use_dense_rows(problem.X)  # checked first: densifying would exhaust the memory
     solver = registry.get("smo", trace=False, tol=1e-3, max_iter=2000)
-    solver._warm_up()
+    solver.warm_up()
     tracemalloc.start()
     try:
         with warnings.catch_warnings():
