@@ -64,6 +64,9 @@ class QPReference(Solver):
         super().__init__(**common)
         self.gap_check = check_real("gap_check", gap_check, low=0.0)
 
+    def _certified_tol(self) -> float:
+        return self.gap_check
+
     def _judge(self, problem, status: Status, variables, farkas, raw: str):
         """Re-check a claimed optimum or infeasibility with the problem's own certificate."""
         cert = None

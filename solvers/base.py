@@ -33,6 +33,9 @@ class Status(enum.StrEnum):
     INFEASIBLE = "infeasible"
     UNBOUNDED = "unbounded"
     NUMERICAL_ERROR = "numerical_error"
+    #: The method's own rule held, but the problem's certificate does not meet ``tol`` (or
+    #: cannot: an indefinite kernel's stationary point).
+    NOT_CERTIFIED = "not_certified"
 
 
 STATUS_MESSAGES = {
@@ -42,6 +45,7 @@ STATUS_MESSAGES = {
     Status.INFEASIBLE: "the problem is infeasible (see the Farkas certificate)",
     Status.UNBOUNDED: "the problem is unbounded",
     Status.NUMERICAL_ERROR: "the method failed numerically",
+    Status.NOT_CERTIFIED: "the method's own rule held, short of a certificate meeting tol",
 }
 
 
@@ -360,6 +364,9 @@ class Solver(abc.ABC):
     #: False for one-shot methods, which call a callback once, at the end (its return value
     #: cannot stop them).
     reports_progress: ClassVar[bool] = True
+    #: True for the reductions, whose ``optimal`` speaks of their binary subproblems (each one
+    #: certified by its own solver), not of the certificate of the stacked model.
+    optimal_by_subproblems: ClassVar[bool] = False
 
     def __init__(self, *, tol: float = 1e-6, max_iter: int | None = None, time_limit=None):
         self.tol = check_real("tol", tol, low=0.0)
@@ -465,7 +472,7 @@ class Solver(abc.ABC):
             info=outcome.info,
             model=outcome.model,
         )
-        if callback is not None and not self.reports_progress and math.isfinite(result.primal):
+        if callback is not None and not self.reports_progress:
             callback(
                 Checkpoint(result.iterations, solve_time, result.primal, result.dual, result.gap)
             )
@@ -474,6 +481,11 @@ class Solver(abc.ABC):
     @abc.abstractmethod
     def _run(self, problem: Problem, warm_start: WarmStart | None, clock: Clock, callback):
         """Run the method on the solver clock and return an :class:`Outcome`."""
+
+    def _certified_tol(self) -> float:
+        """The certified relative gap an ``optimal`` status must meet (``tol``, unless ``tol``
+        means something else to the method, as the references' own tolerances do)."""
+        return self.tol
 
     def _result(
         self,
@@ -510,6 +522,21 @@ class Solver(abc.ABC):
                     variables[name] = value
             if model is None:
                 model = problem.model_from(variables)
+        if status is Status.OPTIMAL and not self.optimal_by_subproblems:
+            # optimal ⇔ certified and rel_gap ≤ tol, whatever rule stopped the method
+            tol = self._certified_tol()
+            if cert is None or not (cert.certified and cert.rel_gap <= tol):
+                why = (
+                    "no certificate holds (the problem is not convex)"
+                    if cert is not None and not cert.certified
+                    else f"certified relative gap {cert.rel_gap:.3g} > tol={tol:g}"
+                    if cert is not None
+                    else "no certificate"
+                )
+                status = Status.NOT_CERTIFIED
+                message = f"the method's own rule held, but {why}" + (
+                    f" ({message})" if message else ""
+                )
         if status in (Status.MAX_ITER, Status.TIME_LIMIT):
             warnings.warn(
                 f"{self.name}: {STATUS_MESSAGES[status]} ({iterations} {self.iteration_unit})",
@@ -631,7 +658,9 @@ class IterativeSolver(Solver):
                 else:
                     status, message = Status.NUMERICAL_ERROR, step.failure
                 break
-            due = chunks % self.check_every == 0 or step.converged
+            # a warm start is judged after its first chunk: it may already be the optimum
+            first_warm = chunks == 1 and prepared.warm_start is not None
+            due = chunks % self.check_every == 0 or step.converged or first_warm
             if due or self.trace or callback is not None:
                 # the finiteness check costs O(n): only where the point is looked at anyway
                 variables = self._variables(problem, state)
@@ -640,10 +669,13 @@ class IterativeSolver(Solver):
                     break
             if self.stop_rule == "gap" and due:
                 cert = problem.certificate(**variables)
-                if cert.rel_gap <= self.tol:
+                if cert.certified and cert.rel_gap <= self.tol:
                     status = Status.OPTIMAL
+                elif not problem.convex and step.converged:  # no certificate can ever hold
+                    status = Status.NOT_CERTIFIED
+                    message = "a stationary point of an indefinite problem: no certificate exists"
             elif self.stop_rule == "native" and step.converged:
-                status = Status.OPTIMAL
+                status = Status.OPTIMAL  # if the certificate agrees (Solver._result)
             if self.trace or callback is not None:
                 with clock.paused():
                     if cert is None:

@@ -231,6 +231,8 @@ class CvxpyReference(QPReference):
         except cp.error.SolverError as exc:
             raw = f"solver error: {exc}"
         status = _STATUS.get(raw, Status.NUMERICAL_ERROR)
+        if status is Status.MAX_ITER and clock.elapsed >= self.time_limit:
+            status = Status.TIME_LIMIT  # CVXPY's "user_limit" is either limit
         variables, farkas = {}, None
         if status is Status.INFEASIBLE and farkas_of is not None:
             farkas = farkas_of()

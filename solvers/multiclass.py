@@ -581,6 +581,7 @@ class _Reduction(Solver):
     check_rtol: ClassVar[float] = math.inf
     warm_start_refusal = "does not take a warm start (it solves new binary problems)"
     reports_progress = False
+    optimal_by_subproblems = True
 
     def __init__(
         self,
@@ -673,9 +674,10 @@ class _Reduction(Solver):
             ):
                 status = Status.TIME_LIMIT
                 break
-        variables, cert = self._multiclass_point(problem, models)
-        if status is Status.TIME_LIMIT:
+        if status is Status.TIME_LIMIT:  # some binary problems were never solved
             variables, cert = {}, make_certificate(math.nan, math.nan, convex=False)
+        else:
+            variables, cert = self._multiclass_point(problem, models)
         info = {
             "models": tuple(models),
             "strategy": self.name,

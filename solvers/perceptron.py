@@ -20,8 +20,10 @@ every example seen.
 
 Stopping (the method's native rule, the only one): as soon as the returned point classifies every
 training example correctly (``y_i f(x_i) > 0``) — for the plain perceptron, an epoch without a
-correction; for the averaged one, ``w̄`` is checked after each epoch (timed) — with status
-``optimal``, meaning *separated*; otherwise after ``max_iter`` epochs with status ``max_iter``.
+correction; for the averaged one, ``w̄`` is checked after each epoch (timed). Separated is not
+optimal: the status is then ``not_certified`` (``info["separated"]`` says it), and ``optimal`` only
+in the rare case where the certificate of ``(w, b)`` meets ``tol``; otherwise after ``max_iter``
+epochs with status ``max_iter``.
 
 Judgement: the perceptron has no duality gap of its own; ``result.info`` reports
 ``training_error`` (fraction with ``y_i f(x_i) ≤ 0``), ``mistakes`` (total corrections),

@@ -68,7 +68,7 @@ def test_reaches_the_reference_objective(name, dropping):
     ref = reference_solution(problem)
     assert r.status is Status.OPTIMAL, r.message
     assert r.solver == "accpm" and r.iteration_unit == "oracle calls"
-    assert r.info["bound_gap"] <= TOL
+    assert r.certified and r.rel_gap <= TOL
     assert _rel(r.primal, ref.primal) <= 10 * TOL
     # the reported gap is the problem's certificate of the returned point, not ACCPM's bounds
     cert = problem.certificate(w=r.w, b=r.b)
@@ -298,7 +298,7 @@ def test_sparse_input_gives_the_dense_result():
 
 def test_trace_is_certified_every_check_every_calls():
     problem = _problem("quadrant")
-    r = ACCPM(tol=TOL, check_every=7).solve(problem)
+    r = ACCPM(tol=TOL, check_every=7, stop_rule="native").solve(problem)
     its = [c.iteration for c in r.trace]
     assert all(i % 7 == 0 for i in its[:-1]) and its[-1] == r.iterations
     assert r.trace[-1].gap == pytest.approx(r.gap)
@@ -333,7 +333,7 @@ def test_warm_start_from_the_optimum():
 def test_registered_under_accpm():
     solver = registry.get("accpm", dropping="keep")
     assert type(solver) is ACCPM and solver.dropping == "keep"
-    assert solver.stop_rule == "native"
+    assert solver.stop_rule == "gap"  # the default certifies (issue 12)
     assert "accpm" in registry.solvers_for(_problem("quadrant"))
 
 

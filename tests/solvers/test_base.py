@@ -127,7 +127,10 @@ def test_native_rule_reports_the_certified_gap():
             return StepOutcome(done, converged=state["k"] >= 2)
 
     r = NativeAfterTwo(stop_rule="native").solve(PROBLEM)
-    assert r.status is Status.OPTIMAL and r.iterations == 100
+    assert r.iterations == 100 and r.rel_gap > 1e-6  # two chunks are not enough for tol
+    assert r.status is Status.NOT_CERTIFIED  # the native rule's word is not a certificate
+    loose = NativeAfterTwo(stop_rule="native", tol=1.0).solve(PROBLEM)
+    assert loose.status is Status.OPTIMAL and loose.rel_gap <= 1.0
     assert r.gap == pytest.approx(PROBLEM.certificate(alpha=r.alpha).gap)
 
 

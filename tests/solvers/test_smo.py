@@ -107,9 +107,9 @@ def test_sigmoid_and_indefinite_kernels_terminate():
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore", ConvergenceWarning)  # max_iter is allowed
                 r = _solve(problem, stop_rule=stop_rule, max_iter=200_000)
-            assert r.status in (Status.OPTIMAL, Status.MAX_ITER)
-            if not problem.convex:
-                assert r.certified is False
+            assert r.status in (Status.NOT_CERTIFIED, Status.MAX_ITER)
+            if not problem.convex:  # a stationary point, never called optimal
+                assert r.certified is False and r.status is not Status.OPTIMAL
             assert np.all(np.isfinite(r.alpha))
 
 
@@ -188,7 +188,9 @@ def test_native_rule_stops_and_reports_a_certified_gap():
     problem = _problem("gaussian_overlap", "rbf")
     native = _solve(problem, stop_rule="native", eps=1e-3)
     tight = _solve(problem)
-    assert native.status is Status.OPTIMAL and native.certified
+    # the native rule held, but its loose eps leaves a gap above tol: the status says so
+    assert native.status is Status.NOT_CERTIFIED and native.certified
+    assert native.rel_gap > 1e-6 and "rel" in native.message
     assert native.info["native_converged"]
     assert native.iterations < tight.iterations
     cert = problem.certificate(alpha=native.alpha, b=native.b)
