@@ -70,6 +70,7 @@ _MAX_NEWTON = 200
 #: The smallest target of ACCPM's own bounds: below it double precision cannot tell u from l.
 TARGET_FLOOR = 1e-15
 
+
 @dataclass
 class _Cuts:
     """The stored cuts, normalized: ``a_i = g_i/‖g_i‖`` and ``c_i = (f(x_i) − g_iᵀx_i)/‖g_i‖``.

@@ -15,7 +15,7 @@ import time
 import warnings
 from collections.abc import Callable, Mapping
 from contextlib import contextmanager
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, ClassVar
 
 import numpy as np
@@ -58,7 +58,7 @@ class Checkpoint:
     """One point of a solver's trace: the certified objective values after ``iteration``.
 
     ``solve_time`` is the solver's clock at that point (certificates drawn only for the trace
-    are not counted).
+    are not counted); ``wall_time`` the user's stopwatch since the solve began (they are).
     """
 
     iteration: int
@@ -66,6 +66,7 @@ class Checkpoint:
     primal: float
     dual: float
     gap: float
+    wall_time: float = math.nan
 
     @property
     def rel_gap(self) -> float:
@@ -87,8 +88,11 @@ class SolveResult:
         Certified by the problem (``certified`` says whether weak duality vouches for them).
     iterations : int
         Counted in ``iteration_unit`` (epochs, pair updates, Newton steps, oracle calls, ...).
-    solve_time, compile_time : float
-        Seconds; JIT compilation and trace-only certificates are excluded from ``solve_time``.
+    wall_time, solve_time, certify_time, compile_time : float
+        Seconds (ARCHITECTURE.md §4). ``wall_time``: entering ``solve`` to returning, everything
+        but JIT compilation (what a user's stopwatch shows). ``solve_time``: the method, its
+        stopping tests included. ``certify_time``: certificates drawn only for the trace and the
+        final record. ``compile_time``: JIT compilation, never counted elsewhere.
     trace : tuple of Checkpoint
     w, b, alpha : binary variables; W, beta : multiclass variables (whichever exist).
     model : Model or None
@@ -117,6 +121,8 @@ class SolveResult:
     iteration_unit: str
     solve_time: float
     compile_time: float = 0.0
+    wall_time: float = math.nan
+    certify_time: float = 0.0
     trace: tuple[Checkpoint, ...] = ()
     w: np.ndarray | None = field(default=None, repr=False)
     b: float | np.ndarray | None = None
@@ -137,16 +143,34 @@ class SolveResult:
 
 
 class Clock:
-    """A stopwatch that can be paused (for trace checkpoints and callbacks)."""
+    """The solver clock of one solve (paused for trace certificates and callbacks), beside its
+    wall clock (never paused) and the seconds spent certifying for the trace."""
 
     def __init__(self) -> None:
         self._elapsed = 0.0
         self._started: float | None = None
+        self._origin: float | None = None
+        self.certify_time = 0.0
 
     def start(self) -> Clock:
         if self._started is None:
             self._started = time.perf_counter()
+            if self._origin is None:
+                self._origin = self._started
         return self
+
+    @property
+    def wall(self) -> float:
+        """Seconds since the clock first started, pauses included."""
+        return 0.0 if self._origin is None else time.perf_counter() - self._origin
+
+    @contextmanager
+    def certifying(self):
+        """Pause the solver clock for a certificate drawn only for the trace, and count it."""
+        tic = time.perf_counter()
+        with self.paused():
+            yield
+        self.certify_time += time.perf_counter() - tic
 
     def stop(self) -> float:
         if self._started is not None:
@@ -452,12 +476,14 @@ class Solver(abc.ABC):
             ``callback(checkpoint) -> bool | None``; returning True stops the run. One-shot
             solvers (``reports_progress = False``) call it once, at the end.
         """
+        entered = time.perf_counter()
         self.check_accepts(problem)
         ws = self.parse_warm_start(warm_start, problem)
         compile_time = self.warm_up()
         clock = Clock().start()
         outcome = self._run(problem, ws, clock, callback)
         solve_time = max(0.0, clock.stop() - outcome.excluded_time)
+        final = time.perf_counter()
         result = self._result(
             outcome.problem or problem,
             status=outcome.status,
@@ -472,11 +498,14 @@ class Solver(abc.ABC):
             info=outcome.info,
             model=outcome.model,
         )
+        certify_time = clock.certify_time + (time.perf_counter() - final)
         if callback is not None and not self.reports_progress:
             callback(
                 Checkpoint(result.iterations, solve_time, result.primal, result.dual, result.gap)
             )
-        return result
+        compiled = compile_time + outcome.compile_time
+        wall_time = max(0.0, time.perf_counter() - entered - compiled)
+        return replace(result, wall_time=wall_time, certify_time=certify_time)
 
     @abc.abstractmethod
     def _run(self, problem: Problem, warm_start: WarmStart | None, clock: Clock, callback):
@@ -568,6 +597,29 @@ class Solver(abc.ABC):
         )
 
 
+#: The fraction of the wall time that certificates drawn only for the trace may take.
+TRACE_BUDGET = 0.1
+#: Ratio of the geometric schedule of trace checkpoints (in chunks).
+TRACE_GROWTH = 1.4
+
+
+class _TraceSchedule:
+    """When a trace-only certificate is wanted: chunks 1, 2, 3, 4, 6, 9, 13, … (ratio
+    ``TRACE_GROWTH``), within ``TRACE_BUDGET`` of the wall time; every chunk for ``"every"``."""
+
+    def __init__(self, mode) -> None:
+        self.mode = mode
+        self.next = 1
+
+    def wants(self, chunk: int, clock: Clock) -> bool:
+        if self.mode == "every":
+            return True
+        if not self.mode or chunk < self.next:
+            return False
+        self.next = max(chunk + 1, math.floor(chunk * TRACE_GROWTH))
+        return clock.certify_time <= TRACE_BUDGET * clock.wall
+
+
 def _all_finite(variables: Mapping[str, Any]) -> bool:
     for v in variables.values():
         if v is not None and not np.all(np.isfinite(np.asarray(v, dtype=float))):
@@ -598,9 +650,14 @@ class IterativeSolver(Solver):
         ``optimal`` only if the certified relative gap ≤ ``tol``, else ``max_iter``.
     check_every : int, default=1
         Chunks between two gap checks.
-    trace : bool, default=True
-        Record a :class:`Checkpoint` after every chunk (certificates drawn only for the trace pause
-        the clock).
+    trace : {True, False, "every"}, default=True
+        ``True``: record :class:`Checkpoint` s on a geometric schedule of chunks (1, 2, 3, 4, 6, 9,
+        …, as benchopt samples its curves), skipping any that would bring the certificates drawn
+        only for the trace above ``TRACE_BUDGET`` of the wall time so far; the certificates of
+        the stopping tests are recorded too (they cost nothing more). ``False``: no certificate
+        beyond the stopping tests and the final one. ``"every"``: a certificate after every
+        chunk, whatever it costs. Trace-only certificates pause the solver clock and are counted
+        in ``certify_time``, and in ``wall_time``.
     """
 
     stop_rules: ClassVar[tuple[str, ...]] = ("gap", "native")
@@ -616,7 +673,9 @@ class IterativeSolver(Solver):
         super().__init__(**common)
         self.stop_rule = check_option("stop_rule", stop_rule, self.stop_rules)
         self.check_every = check_int("check_every", check_every, low=1)
-        self.trace = bool(trace)
+        if trace not in (True, False, "every"):
+            raise ValueError(f"trace must be True, False or 'every', got {trace!r}")
+        self.trace = trace
 
     def _prepare(self, problem: Problem, warm_start: WarmStart | None) -> Prepared:
         """Transform the problem before the iterations (timed); by default, nothing."""
@@ -640,6 +699,7 @@ class IterativeSolver(Solver):
             return prepared.final
         problem = prepared.problem
         state = self._init_state(problem, prepared.warm_start)
+        schedule = _TraceSchedule(self.trace)
         trace: list[Checkpoint] = []
         iterations, chunks = prepared.iterations, 0
         status, cert, message = None, None, ""
@@ -661,7 +721,8 @@ class IterativeSolver(Solver):
             # a warm start is judged after its first chunk: it may already be the optimum
             first_warm = chunks == 1 and prepared.warm_start is not None
             due = chunks % self.check_every == 0 or step.converged or first_warm
-            if due or self.trace or callback is not None:
+            wanted = callback is not None or schedule.wants(chunks, clock)
+            if due or wanted:
                 # the finiteness check costs O(n): only where the point is looked at anyway
                 variables = self._variables(problem, state)
                 if not _all_finite(variables):
@@ -676,14 +737,19 @@ class IterativeSolver(Solver):
                     message = "a stationary point of an indefinite problem: no certificate exists"
             elif self.stop_rule == "native" and step.converged:
                 status = Status.OPTIMAL  # if the certificate agrees (Solver._result)
-            if self.trace or callback is not None:
-                with clock.paused():
-                    if cert is None:
+            if cert is not None or wanted:
+                if cert is None:
+                    with clock.certifying():
                         cert = problem.certificate(**variables)
-                    point = Checkpoint(iterations, clock.elapsed, cert.primal, cert.dual, cert.gap)
-                    if self.trace:
-                        trace.append(point)
-                    if callback is not None and callback(point) and status is None:
+                point = Checkpoint(
+                    iterations, clock.elapsed, cert.primal, cert.dual, cert.gap, clock.wall
+                )
+                if self.trace:
+                    trace.append(point)
+                if callback is not None:
+                    with clock.paused():
+                        stop = callback(point)
+                    if stop and status is None:
                         status, message = Status.MAX_ITER, "stopped by the callback"
             if status is None and step.iterations == 0:
                 # a chunk that did no work will do none the next time: end instead of looping
@@ -691,12 +757,20 @@ class IterativeSolver(Solver):
                 message = "the method can make no further progress before its stopping rule holds"
             if status is None and iterations >= self.max_iter:
                 status = Status.MAX_ITER
-            if status is None and clock.elapsed >= self.time_limit:
+            if status is None and clock.wall >= self.time_limit:  # wall time: all included
                 status = Status.TIME_LIMIT
+        final = self._variables(problem, state)
+        if self.trace and _all_finite(final) and (not trace or trace[-1].iteration != iterations):
+            # the trace ends at the result: its certificate is the record's, drawn once
+            with clock.certifying():
+                cert = cert or problem.certificate(**final)
+            trace.append(
+                Checkpoint(iterations, clock.elapsed, cert.primal, cert.dual, cert.gap, clock.wall)
+            )
         if status is Status.MAX_ITER and not message and self.stop_rule in self.budget_rules:
-            with clock.paused():  # judging the final point is not part of a planned-budget run
+            with clock.certifying():  # judging the final point is not part of a planned run
                 if cert is None:
-                    cert = problem.certificate(**self._variables(problem, state))
+                    cert = problem.certificate(**final)
             met = cert.rel_gap <= self.tol
             status = Status.OPTIMAL if met else Status.MAX_ITER
             message = (
@@ -708,7 +782,7 @@ class IterativeSolver(Solver):
             message = f"{message or STATUS_MESSAGES[status]}; {prepared.message}"
         return Outcome(
             status=status,
-            variables=self._variables(problem, state),
+            variables=final,
             iterations=iterations,
             certificate=cert,
             message=message,

@@ -116,9 +116,7 @@ class OSQPReference(QPReference):
         elif status not in (Status.INFEASIBLE, Status.UNBOUNDED):
             variables = qp.recover(res.x, res.y)
         with clock.paused():
-            status, cert, message = self._judge(
-                problem, status, variables, farkas, res.info.status
-            )
+            status, cert, message = self._judge(problem, status, variables, farkas, res.info.status)
         return Outcome(
             status=status,
             variables=variables,

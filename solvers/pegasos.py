@@ -158,8 +158,7 @@ class Pegasos(IterativeSolver):
     supported: ClassVar = {SoftMarginPrimal: {"loss": ("hinge",)}}
     default_max_iter = 20
     warm_start_refusal = (
-        "does not take a warm start: its first step (shrink 1 − η₁λ = 0) erases any "
-        "starting point"
+        "does not take a warm start: its first step (shrink 1 − η₁λ = 0) erases any starting point"
     )
     stop_rules = ("epochs", "gap")
     budget_rules = ("epochs",)

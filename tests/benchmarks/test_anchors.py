@@ -436,13 +436,6 @@ def test_available_reports_missing_packages(monkeypatch):
         anchors.get("sklearnex_svc").solve(KernelDual(X, y))
 
 
-def test_anchors_take_no_warm_start():
-    X, y = BINARY_SETS["quadrant"]
-    problem = KernelDual(X, y)
-    with pytest.raises(ValueError, match="warm_start"):
-        anchors.get("libsvm").solve(problem, warm_start=object())
-
-
 def test_liblinear_seed_makes_runs_repeat():
     need("liblinear")
     X, y = BINARY_SETS["gaussian_overlap"]

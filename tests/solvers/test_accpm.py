@@ -15,7 +15,7 @@ from scipy import sparse
 from scipy.optimize import linprog
 
 import svmbench.solvers.accpm as accpm
-from svmbench.problems import HardMarginPrimal, SoftMarginDual, SoftMarginPrimal
+from svmbench.problems import SoftMarginPrimal
 from svmbench.solvers import registry
 from svmbench.solvers._reference import reference_solution
 from svmbench.solvers.accpm import (
@@ -313,14 +313,6 @@ def test_gap_stop_rule_stops_on_the_certified_gap():
     assert r.status is Status.OPTIMAL and r.rel_gap <= 1e-5
 
 
-def test_max_iter_ends_with_its_status():
-    with pytest.warns(ConvergenceWarning):
-        r = ACCPM(max_iter=12, check_every=5, trace=False).solve(_problem("quadrant"))
-    assert r.status is Status.MAX_ITER and r.iterations == 12
-    assert r.info["bound_gap"] > TOL
-    assert math.isfinite(r.gap)
-
-
 def test_warm_start_from_the_optimum():
     problem = _problem("gaussian_overlap")
     ref = reference_solution(problem)
@@ -354,13 +346,6 @@ def test_registered_under_accpm():
 def test_bad_options_raise_value_error(options):
     with pytest.raises(ValueError):
         ACCPM(**options)
-
-
-def test_unsupported_problems_raise_type_error():
-    X, y = BINARY_SETS["quadrant"]
-    for problem in (SoftMarginDual(X, y), HardMarginPrimal(X, y)):
-        with pytest.raises(TypeError, match="accpm"):
-            ACCPM().solve(problem)
 
 
 def test_a_failed_centering_is_a_numerical_error(monkeypatch):

@@ -6,13 +6,14 @@ solvers so that the template's behaviour is tested on its own.
 
 from __future__ import annotations
 
+import itertools
 import time
 from typing import ClassVar
 
 import numpy as np
 import pytest
 
-from svmbench.problems import KernelDual, SoftMarginDual
+from svmbench.problems import SoftMarginDual
 from svmbench.solvers import registry
 from svmbench.solvers._reference import reference_solution
 from svmbench.solvers.base import (
@@ -140,13 +141,6 @@ def test_nan_iterates_are_a_numerical_error():
     assert "NaN" in r.message
 
 
-def test_unsupported_problem_raises_type_error_naming_both():
-    with pytest.raises(TypeError, match="toy_pg.*bias='free' is not supported"):
-        ProjectedGradient().solve(SoftMarginDual(X, Y, bias="free"))
-    with pytest.raises(TypeError, match="toy_pg.*kernel_dual"):
-        ProjectedGradient().solve(KernelDual(X, Y))
-
-
 @pytest.mark.parametrize(
     ("kwargs", "error", "match"),
     [
@@ -171,3 +165,70 @@ def test_registry_names_and_errors():
         registry.get("osqp", step_size=3)
     assert registry.solvers_for(PROBLEM) == sorted(registry.solvers_for(PROBLEM))
     assert "clarabel" in registry.solvers_for(PROBLEM)
+
+
+# ---- the three times and the cost of the trace ---------------------------------------------------
+@pytest.fixture
+def count_certificates(monkeypatch):
+    """Counts the calls of SoftMarginDual.certificate during a test."""
+    calls = []
+    original = SoftMarginDual.certificate
+
+    def counting(self, **variables):
+        calls.append(1)
+        return original(self, **variables)
+
+    monkeypatch.setattr(SoftMarginDual, "certificate", counting)
+    return calls
+
+
+@pytest.mark.parametrize("check_every", [1, 3, 7])
+def test_no_trace_asks_only_the_stopping_tests_and_the_final_certificate(
+    count_certificates, check_every
+):
+    with pytest.warns(ConvergenceWarning):
+        r = ProjectedGradient(
+            tol=1e-15, max_iter=50 * 20, check_every=check_every, trace=False
+        ).solve(PROBLEM)
+    chunks = r.iterations // 50
+    stopping_tests = chunks // check_every
+    final = 0 if chunks % check_every == 0 else 1  # the last stopping test is the record's
+    assert len(count_certificates) == stopping_tests + final
+    assert r.trace == ()
+
+
+def test_the_default_trace_is_sampled_geometrically(count_certificates):
+    with pytest.warns(ConvergenceWarning):
+        r = ProjectedGradient(tol=1e-15, max_iter=50 * 200, check_every=1000).solve(PROBLEM)
+    chunks = [c.iteration // 50 for c in r.trace]
+    assert chunks[0] == 1 and chunks[-1] == 200  # the first chunk, and the result itself
+    # chunk 1, 2, 3, 4, 5, 7, 9, 12, ... : about log(200)/log(1.4) points, never every chunk
+    assert len(chunks) <= 20 and len(count_certificates) == len(chunks)
+    assert all(b >= 1.25 * a for a, b in itertools.pairwise(chunks[4:]))
+
+
+def test_every_chunk_on_request(count_certificates):
+    with pytest.warns(ConvergenceWarning):
+        r = ProjectedGradient(tol=1e-15, max_iter=50 * 30, trace="every").solve(PROBLEM)
+    assert [c.iteration // 50 for c in r.trace] == list(range(1, 31))
+
+
+def test_three_times_in_every_record():
+    r = ProjectedGradient(tol=1e-6, max_iter=10**6).solve(PROBLEM)
+    assert r.wall_time >= r.solve_time > 0.0
+    assert r.certify_time > 0.0  # the trace's certificates, outside the solver clock
+    assert r.wall_time >= r.solve_time + 0.9 * r.certify_time
+    walls = [c.wall_time for c in r.trace]
+    assert walls == sorted(walls) and all(c.wall_time >= c.solve_time for c in r.trace)
+
+
+def test_time_limit_is_wall_time_with_slow_callbacks():
+    def slow(point):
+        time.sleep(0.05)
+
+    with pytest.warns(ConvergenceWarning, match="time_limit"):
+        r = ProjectedGradient(tol=1e-15, time_limit=0.2).solve(PROBLEM, callback=slow)
+    assert r.status is Status.TIME_LIMIT
+    # the callbacks count: the run ends within one chunk and one callback of the limit, though
+    # its solver clock is far below it
+    assert r.solve_time < 0.2 <= r.wall_time < 0.2 + 0.05 + 0.5

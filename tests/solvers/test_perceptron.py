@@ -13,8 +13,6 @@ from scipy import sparse
 
 from svmbench.problems import (
     HardMarginPrimal,
-    KernelDual,
-    SoftMarginDual,
     SoftMarginPrimal,
     datasets,
 )
@@ -183,16 +181,6 @@ def test_jitted_epochs_match_a_numpy_loop():
 def test_bad_options_raise_value_error(option, value, match):
     with pytest.raises(ValueError, match=match):
         Perceptron(**{option: value})
-
-
-@pytest.mark.parametrize(
-    "problem",
-    [SoftMarginDual(X_OVER, Y_OVER), KernelDual(X_OVER, Y_OVER, kernel="linear")],
-    ids=["dual_view", "kernel_dual"],
-)
-def test_unsupported_problems_raise_type_error(problem):
-    with pytest.raises(TypeError, match="perceptron"):
-        Perceptron().solve(problem)
 
 
 def test_registered():

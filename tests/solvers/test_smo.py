@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 from scipy import sparse
 
-from svmbench.problems import KernelDual, SoftMarginPrimal, datasets
+from svmbench.problems import KernelDual, datasets
 from svmbench.problems.kernels import kernel_matrix
 from svmbench.solvers import registry
 from svmbench.solvers._jit import kernel_columns as kc
@@ -219,14 +219,6 @@ def test_max_iter_is_exact():
 def test_bad_options_raise_value_error(option, value):
     with pytest.raises(ValueError, match=option):
         registry.get("smo", **{option: value})
-
-
-def test_unsupported_problems_raise_type_error():
-    X, y = BINARY_SETS["gaussian_overlap"]
-    with pytest.raises(TypeError, match="smo"):
-        registry.get("smo").solve(SoftMarginPrimal(X, y))
-    with pytest.raises(TypeError, match="shrinking"):
-        registry.get("smo", shrinking="yes")
 
 
 def test_rbf_columns_are_cached_in_float32_and_still_agree():
