@@ -24,6 +24,15 @@ from svmbench.benchmarks.runner import Record
 
 DEFAULT_DB = "svmbench.sqlite"
 
+#: The first bytes of every SQLite 3 database file.
+_SQLITE_HEADER = b"SQLite format 3\x00"
+
+
+class StoreError(ValueError):
+    """A results database that cannot be used: missing (when reading), not SQLite, damaged, of
+    another schema, or not writable. The message is one line naming the file; the file is never
+    modified or overwritten."""
+
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS runs (
     run_id TEXT PRIMARY KEY,
@@ -129,6 +138,48 @@ SUMMARY_COLUMNS = (
 )
 
 
+def _check_header(path: Path) -> None:
+    try:
+        with open(path, "rb") as fh:
+            head = fh.read(len(_SQLITE_HEADER))
+    except OSError as exc:
+        raise StoreError(f"{path}: cannot read the database ({exc.strerror})") from None
+    if head != _SQLITE_HEADER:
+        what = "an empty file" if not head else "not an SQLite database"
+        raise StoreError(f"{path}: {what}, not an svmbench results database (left untouched)")
+
+
+def _check_schema(conn: sqlite3.Connection, path: Path) -> None:
+    """The tables and columns this version writes and reads; anything else is refused."""
+    expected = {"runs": _columns("runs"), "records": _columns("records")}
+    for table, columns in expected.items():
+        found = {row[1] for row in conn.execute(f"PRAGMA table_info({table})")}
+        missing = columns - found
+        if missing:
+            raise StoreError(
+                f"{path}: not an svmbench results database of this version (table {table!r} "
+                f"lacks {', '.join(sorted(missing))}; left untouched)"
+            )
+    if conn.execute("PRAGMA quick_check").fetchone()[0] != "ok":
+        raise StoreError(f"{path}: the database is damaged (SQLite's quick_check fails)")
+
+
+def _columns(table: str) -> set[str]:
+    block = _SCHEMA.split(f"CREATE TABLE IF NOT EXISTS {table} (")[1].split(");")[0]
+    return {line.split()[0] for line in block.strip().splitlines() if line.strip()}
+
+
+def _sqlite_reason(exc: sqlite3.Error) -> str:
+    text = str(exc)
+    if "readonly" in text:
+        return "the database is read-only (check the file's permissions)"
+    if "malformed" in text or "not a database" in text:
+        return "the database is damaged (left untouched)"
+    if "locked" in text:
+        return "the database is locked by another process"
+    return f"SQLite error: {text}"
+
+
 def _num(x) -> float | None:
     """SQLite has no NaN; infinities are kept."""
     if x is None:
@@ -219,15 +270,38 @@ class Store:
     Parameters
     ----------
     path : path-like
-        The database file; created with its tables when missing.
+        The database file.
+    create : bool, default=True
+        Create the file with its tables when missing (a run); False: a missing file is a
+        :class:`StoreError` (reading results).
+
+    Raises
+    ------
+    StoreError
+        When the file is not an svmbench results database or cannot be opened.
     """
 
-    def __init__(self, path: str | Path = DEFAULT_DB):
+    def __init__(self, path: str | Path = DEFAULT_DB, *, create: bool = True):
         self.path = Path(path)
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        self._conn = sqlite3.connect(self.path, timeout=60)
-        self._conn.executescript(_SCHEMA)
-        self._conn.commit()
+        exists = self.path.exists()
+        if not exists and not create:
+            raise StoreError(f"{self.path}: no such results database")
+        if exists:
+            _check_header(self.path)
+        else:
+            try:
+                self.path.parent.mkdir(parents=True, exist_ok=True)
+            except OSError as exc:
+                raise StoreError(f"{self.path}: cannot create the database ({exc})") from None
+        try:
+            self._conn = sqlite3.connect(self.path, timeout=60)
+            if exists:
+                _check_schema(self._conn, self.path)
+            else:
+                self._conn.executescript(_SCHEMA)
+                self._conn.commit()
+        except sqlite3.Error as exc:
+            raise StoreError(f"{self.path}: {_sqlite_reason(exc)}") from None
 
     def close(self) -> None:
         self._conn.close()
@@ -275,10 +349,13 @@ class Store:
         row = {"run_id": run_id, "suite": suite, **row_of(record)}
         cols = ", ".join(row)
         marks = ", ".join("?" for _ in row)
-        with self._conn:
-            cur = self._conn.execute(
-                f"INSERT INTO records ({cols}) VALUES ({marks})", tuple(row.values())
-            )
+        try:
+            with self._conn:
+                cur = self._conn.execute(
+                    f"INSERT INTO records ({cols}) VALUES ({marks})", tuple(row.values())
+                )
+        except sqlite3.Error as exc:
+            raise StoreError(f"{self.path}: {_sqlite_reason(exc)}") from None
         return int(cur.lastrowid)
 
     # ---- reading ---------------------------------------------------------------------------------

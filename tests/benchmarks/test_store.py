@@ -1,0 +1,93 @@
+"""The results store refuses what it cannot use, in one line, and never touches the file."""
+
+from __future__ import annotations
+
+import sqlite3
+
+import pytest
+
+from svmbench.benchmarks.cases import Case
+from svmbench.benchmarks.runner import Record
+from svmbench.benchmarks.store import Store, StoreError
+
+
+def _fresh(tmp_path):
+    path = tmp_path / "r.sqlite"
+    Store(path).close()
+    return path
+
+
+def test_a_missing_database_is_an_error_when_reading(tmp_path):
+    path = tmp_path / "typo.sqlite"
+    with pytest.raises(StoreError, match="no such results database"):
+        Store(path, create=False)
+    assert not path.exists()  # not created by a read
+
+
+def test_a_new_database_is_created_when_running(tmp_path):
+    path = tmp_path / "sub" / "r.sqlite"
+    with Store(path) as store:
+        assert store.count() == 0
+    assert path.exists()
+
+
+@pytest.mark.parametrize(
+    ("content", "match"),
+    [
+        (b"", "an empty file"),
+        (b"time,solver\n1,dcd\n", "not an SQLite database"),
+        (b"\x00" * 4096, "not an SQLite database"),
+    ],
+    ids=["empty", "csv", "zeros"],
+)
+def test_files_that_are_not_sqlite_are_refused_untouched(tmp_path, content, match):
+    path = tmp_path / "r.sqlite"
+    path.write_bytes(content)
+    with pytest.raises(StoreError, match=match):
+        Store(path)
+    assert path.read_bytes() == content
+
+
+def test_a_truncated_database_is_refused_untouched(tmp_path):
+    path = _fresh(tmp_path)
+    data = path.read_bytes()
+    with sqlite3.connect(path) as conn:  # grow it past one page so that truncation damages it
+        conn.execute("CREATE TABLE filler (x BLOB)")
+        conn.executemany("INSERT INTO filler VALUES (?)", [(b"x" * 4000,)] * 20)
+    data = path.read_bytes()
+    path.write_bytes(data[: len(data) // 2])
+    cut = path.read_bytes()
+    with pytest.raises(StoreError, match="damaged|not an svmbench"):
+        with Store(path) as store:
+            store.records()
+    assert path.read_bytes() == cut
+
+
+def test_a_database_of_another_schema_is_refused_untouched(tmp_path):
+    path = tmp_path / "other.sqlite"
+    with sqlite3.connect(path) as conn:
+        conn.execute("CREATE TABLE records (id INTEGER, name TEXT)")
+    before = path.read_bytes()
+    with pytest.raises(StoreError, match="not an svmbench results database"):
+        Store(path)
+    assert path.read_bytes() == before
+
+
+def test_a_read_only_database_is_a_clear_error(tmp_path, monkeypatch):
+    path = _fresh(tmp_path)
+    store = Store(path)
+
+    class ReadOnly:
+        def __enter__(self):
+            return self
+
+        def __exit__(self, *exc):
+            return False
+
+        def execute(self, *args):
+            raise sqlite3.OperationalError("attempt to write a readonly database")
+
+    monkeypatch.setattr(store, "_conn", ReadOnly())
+    case = Case({"kind": "soft_margin_primal"}, "gaussian:n=10", "dcd")
+    with pytest.raises(StoreError, match="read-only"):
+        store.add(Record(case, None, status="error"))
