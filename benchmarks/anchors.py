@@ -64,7 +64,7 @@ import numpy as np
 from scipy import sparse
 
 from svmbench.problems import KernelDual, MulticlassHinge, SoftMarginDual, SoftMarginPrimal
-from svmbench.problems._validation import check_int, check_real
+from svmbench.problems._validation import check_bool, check_int, check_real
 from svmbench.problems.base import Problem
 from svmbench.problems.scaling import lambda_from_C
 from svmbench.solvers.base import Outcome, Solver, Status
@@ -547,7 +547,7 @@ class LibsvmAnchor(Anchor):
         super().__init__(tol=tol, n_threads=n_threads, time_limit=time_limit)
         self.max_iter = None  # compiled into LIBSVM
         self.cache_mb = check_real("cache_mb", cache_mb, low=0.0)
-        self.shrinking = bool(shrinking)
+        self.shrinking = check_bool("shrinking", shrinking)
 
     def _setup(self, problem) -> _Job:
         from libsvm.svm import PRINT_STRING_FUN
@@ -677,7 +677,7 @@ class SklearnSVCAnchor(_SklearnAnchor):
         super().__init__(tol=tol, time_limit=time_limit)
         self.max_iter = None if max_iter is None else check_int("max_iter", max_iter, low=1)
         self.cache_mb = check_real("cache_mb", cache_mb, low=0.0)
-        self.shrinking = bool(shrinking)
+        self.shrinking = check_bool("shrinking", shrinking)
 
     def _estimator(self, problem):
         SVC = importlib.import_module(self.estimator_module).SVC

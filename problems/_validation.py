@@ -51,6 +51,14 @@ def check_int(name: str, value, *, low=None, high=None) -> int:
     return value
 
 
+def check_bool(name: str, value) -> bool:
+    """``value`` if it is a bool (NumPy's included); a string such as ``"false"`` is refused,
+    never coerced (``bool("false")`` is True)."""
+    if not isinstance(value, bool | np.bool_):
+        raise ValueError(f"{name} must be True or False, got {value!r}")
+    return bool(value)
+
+
 def check_option(name: str, value, options: Iterable[str]) -> str:
     """Check that ``value`` is one of the strings in ``options``."""
     options = tuple(options)

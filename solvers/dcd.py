@@ -39,7 +39,7 @@ import numpy as np
 from scipy import sparse
 
 from svmbench.problems import SoftMarginDual, SoftMarginPrimal
-from svmbench.problems._validation import check_int, check_real
+from svmbench.problems._validation import check_bool, check_int, check_real
 from svmbench.solvers._jit import dcd as _jit
 from svmbench.solvers.base import IterativeSolver, StepOutcome
 from svmbench.solvers.registry import register
@@ -147,9 +147,7 @@ class DualCoordinateDescent(IterativeSolver):
     ):
         super().__init__(check_every=check_every, **common)
         self.eps = check_real("eps", eps, low=0.0)
-        if not isinstance(shrinking, bool | np.bool_):
-            raise ValueError(f"shrinking must be True or False, got {shrinking!r}")
-        self.shrinking = bool(shrinking)
+        self.shrinking = check_bool("shrinking", shrinking)
         self.seed = check_int("seed", seed, low=0)
 
     # ---- set-up ----------------------------------------------------------------------------------

@@ -56,7 +56,7 @@ import numpy as np
 from scipy import sparse
 
 from svmbench.problems import KernelDual, MulticlassHinge, SoftMarginDual, SoftMarginPrimal
-from svmbench.problems._validation import check_int, check_option
+from svmbench.problems._validation import check_bool, check_int, check_option
 from svmbench.problems.base import make_certificate
 from svmbench.problems.scaling import lambda_from_C
 from svmbench.solvers._jit import multiclass as _jit
@@ -205,7 +205,7 @@ class CrammerSingerDCD(IterativeSolver):
 
     def __init__(self, *, shrinking: bool = True, seed: int = 0, check_every: int = 10, **common):
         super().__init__(check_every=check_every, **common)
-        self.shrinking = bool(shrinking)
+        self.shrinking = check_bool("shrinking", shrinking)
         self.seed = check_int("seed", seed, low=0)
 
     def warm_up(self) -> float:

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import time
 
-from svmbench.problems._validation import check_real
+from svmbench.problems._validation import check_bool, check_real
 from svmbench.solvers._reference import QPReference
 from svmbench.solvers.base import Outcome, Status
 from svmbench.solvers.registry import register
@@ -76,7 +76,7 @@ class OSQPReference(QPReference):
         **common,
     ):
         super().__init__(tol=tol, gap_check=gap_check, **common)
-        self.polish = bool(polish)
+        self.polish = check_bool("polish", polish)
         self.rho = check_real("rho", rho, low=0.0)
         self.infeasibility_tol = check_real("infeasibility_tol", infeasibility_tol, low=0.0)
 

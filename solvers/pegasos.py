@@ -65,7 +65,7 @@ import numpy as np
 from scipy import sparse
 
 from svmbench.problems import SoftMarginPrimal
-from svmbench.problems._validation import check_int, check_option, check_real
+from svmbench.problems._validation import check_bool, check_int, check_option, check_real
 from svmbench.problems.scaling import lambda_from_C
 from svmbench.solvers._jit import pegasos as _jit
 from svmbench.solvers._jit.common import rows_for_epochs
@@ -184,7 +184,7 @@ class Pegasos(IterativeSolver):
         )
         if not isinstance(project, bool | np.bool_):
             raise ValueError(f"project must be True or False, got {project!r}")
-        self.project = bool(project)
+        self.project = check_bool("project", project)
         self.sampling = check_option("sampling", sampling, SAMPLING)
         self.seed = check_int("seed", seed, low=0)
 

@@ -59,7 +59,7 @@ import numpy as np
 from scipy import sparse
 
 from svmbench.problems import HardMarginPrimal, SoftMarginPrimal
-from svmbench.problems._validation import check_int, check_option, check_real
+from svmbench.problems._validation import check_bool, check_int, check_option, check_real
 from svmbench.solvers._jit import perceptron as _jit
 from svmbench.solvers._jit.common import rows_for_epochs
 from svmbench.solvers.base import IterativeSolver, StepOutcome
@@ -145,8 +145,8 @@ class Perceptron(IterativeSolver):
         for flag, value in (("averaged", averaged), ("shuffle", shuffle)):
             if not isinstance(value, bool | np.bool_):
                 raise ValueError(f"{flag} must be True or False, got {value!r}")
-        self.averaged = bool(averaged)
-        self.shuffle = bool(shuffle)
+        self.averaged = check_bool("averaged", averaged)
+        self.shuffle = check_bool("shuffle", shuffle)
         self.seed = check_int("seed", seed, low=0)
 
     # ---- set-up ----------------------------------------------------------------------------------

@@ -49,7 +49,7 @@ import numpy as np
 from scipy import sparse
 
 from svmbench.problems import KernelDual
-from svmbench.problems._validation import check_int, check_option, check_real
+from svmbench.problems._validation import check_bool, check_int, check_option, check_real
 from svmbench.solvers._jit import kernel_columns as kc
 from svmbench.solvers._jit import smo as jit
 from svmbench.solvers.base import IterativeSolver, StepOutcome
@@ -286,7 +286,7 @@ class SMO(IterativeSolver):
         self.cache_mb = check_real("cache_mb", cache_mb, low=0.0)
         if not isinstance(shrinking, bool | np.bool_):
             raise TypeError(f"shrinking must be a bool, got {type(shrinking).__name__}")
-        self.shrinking = bool(shrinking)
+        self.shrinking = check_bool("shrinking", shrinking)
         self.chunk = check_int("chunk", chunk, low=1)
         self.storage = check_option("storage", storage, STORAGES)
 

@@ -68,7 +68,7 @@ def test_wildcard_selects_every_registered_solver_that_accepts_the_problem():
 def test_settings_reach_the_solver_options_and_the_data_specs():
     suite = {
         "data": ["gaussian:n=40,d=3,sep=1,seed={seed}"],
-        "solvers": ["osqp", {"name": "clarabel", "tol": [1e-7, 1e-9]}, "nosuch_solver"],
+        "solvers": ["osqp", {"name": "clarabel", "tol": [1e-7, 1e-9]}],
         "problems": [{"kind": "soft_margin_primal", "C": [0.5, 1.0]}],
         "seeds": [0, 1],
         "tol": 1e-5,
@@ -90,8 +90,8 @@ def test_settings_reach_the_solver_options_and_the_data_specs():
     assert all(c.solver_options == {"tol": 1e-5, "time_limit": 7.0} for c in fake)
     tols = {c.solver_options["tol"] for c in cases if c.solver == "clarabel"}
     assert tols == {1e-7, 1e-9}  # an entry's own option wins over the suite's
-    unknown = [s for s in skipped if "nosuch_solver" in s.label]
-    assert unknown and "unknown solver" in unknown[0].reason
+    with pytest.raises(ValueError, match="unknown solver 'nosuch_solver'.*dcd"):
+        expand({**suite, "solvers": ["osqp", "nosuch_solver"]}, settings)
 
 
 def test_cases_over_the_memory_budget_are_skipped_with_the_estimate():

@@ -1,0 +1,78 @@
+"""Suites fail loudly: every mistake is an error naming the file, the line and the choices."""
+
+from __future__ import annotations
+
+import pytest
+
+from svmbench.benchmarks.cases import Settings, expand, load_suite, shipped_suites
+
+GOOD = """name = "s"
+data = ["gaussian:n=20,d=2,sep=2,seed=0"]
+solvers = ["clarabel"]
+[[problems]]
+kind = "soft_margin_primal"
+"""
+
+
+def _write(tmp_path, text):
+    path = tmp_path / "s.toml"
+    path.write_text(text)
+    return path
+
+
+@pytest.mark.parametrize(
+    ("text", "match"),
+    [
+        ('tolerance = 1e-6\n' + GOOD, r"line 1: unknown key 'tolerance'.*valid keys"),
+        ('solver = ["dcd"]\n' + GOOD, r"line 1: unknown key 'solver' \(did you mean 'solvers'"),
+        (GOOD.replace('"clarabel"', '"clarabell"'), r"line 3: unknown solver 'clarabell'"),
+        (GOOD.replace('data = ["gaussian:n=20,d=2,sep=2,seed=0"]', 'data = "gaussian:n=20"'),
+         r"line 2: data must be a list"),
+        (GOOD.replace('data = ["gaussian:n=20,d=2,sep=2,seed=0"]', "data = []"),
+         "the grid is empty: no data"),
+        (GOOD.replace('solvers = ["clarabel"]', "solvers = []"), "the grid is empty: no solvers"),
+        (GOOD.split("[[problems]]")[0], "the grid is empty: no problems"),
+        (GOOD.replace('"soft_margin_primal"', '"soft_margin"'), "unknown problem kind"),
+        (GOOD + "Cee = 1.0\n", r"unknown parameter 'Cee' of soft_margin_primal"),
+        (GOOD.replace('["clarabel"]', '[{name = "dcd", epz = 0.1}]'), r"solver 'dcd'.*epz"),
+        (GOOD.replace('["clarabel"]', '[{name = "osqp", polish = "false"}]'), r"polish"),
+        (GOOD.replace('["clarabel"]', '[{name = "dcd", tol = -1.0}]'), r"tol must be"),
+        ("tol = -1\n" + GOOD, r"line 1: tol must be a finite number > 0"),
+        ("memory_limit_mb = -5\n" + GOOD, r"memory_limit_mb must be a finite number > 0"),
+        ("repeat = 0\n" + GOOD, r"repeat must be an integer >= 1"),
+        ("split = 1.5\n" + GOOD, r"split must be a fraction"),
+        ("seeds = 3\n" + GOOD, r"seeds must be a list"),
+        ('imports = ["no_such_module_xyz"]\n' + GOOD, r"cannot import 'no_such_module_xyz'"),
+        ("[options.nosuch]\nmax_iter = 3\n" + GOOD, r"unknown solver 'nosuch'"),
+        ("name = \n", "not valid TOML"),
+    ],
+    ids=[
+        "unknown-key", "near-miss-key", "unknown-solver", "data-string", "empty-data",
+        "empty-solvers", "no-problems", "unknown-kind", "unknown-param", "unknown-option",
+        "string-bool-option", "negative-solver-tol", "negative-tol", "negative-memory",
+        "zero-repeat", "split-above-one", "seeds-scalar", "bad-import", "options-unknown-solver",
+        "bad-toml",
+    ],
+)  # fmt: skip
+def test_bad_suites_are_errors_naming_the_file(tmp_path, text, match):
+    path = _write(tmp_path, text)
+    with pytest.raises(ValueError, match=match) as info:
+        load_suite(str(path))
+    assert str(path) in str(info.value)
+
+
+def test_a_good_suite_loads_and_expands(tmp_path):
+    suite = load_suite(str(_write(tmp_path, GOOD)))
+    cases, skipped = expand(suite, Settings.from_suite(suite))
+    assert len(cases) == 1 and not skipped
+
+
+@pytest.mark.parametrize("name", shipped_suites())
+def test_shipped_suites_are_valid(name):
+    load_suite(name)
+
+
+def test_suites_built_from_flags_are_validated_too():
+    suite = {"data": ["gaussian:n=20"], "solvers": ["dcd"], "problems": [], "tolerance": 1}
+    with pytest.raises(ValueError, match="unknown key 'tolerance'"):
+        expand(suite)
