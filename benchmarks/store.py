@@ -33,6 +33,7 @@ class StoreError(ValueError):
     another schema, or not writable. The message is one line naming the file; the file is never
     modified or overwritten."""
 
+
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS runs (
     run_id TEXT PRIMARY KEY,

@@ -77,7 +77,7 @@ def test_settings_reach_the_solver_options_and_the_data_specs():
     }
     settings = Settings.from_suite(suite)
     assert settings.tol == 1e-5 and settings.time_limit == 7.0
-    cases, skipped = expand(suite, settings)
+    cases, _ = expand(suite, settings)
     assert len(cases) == 2 * 2 * 3  # seeds × C × solver settings
     assert len({c.key for c in cases}) == len(cases)
     assert {c.data for c in cases} == {
