@@ -122,6 +122,12 @@ def check_multiclass_labels(y, n_samples: int, *, name: str = "y") -> tuple[np.n
     y = _check_vector(y, n_samples, name)
     if not np.all(y == np.round(y)) or np.any(y < 0):
         raise ValueError(f"{name} must hold class indices 0..k-1 (non-negative integers)")
+    if y.max() >= n_samples:  # every class 0..k-1 present needs k <= n: refuse before counting
+        raise ValueError(
+            f"{name} must hold class indices 0..k-1 with every class present, so k <= "
+            f"n_samples={n_samples}; got the label {y.max():.0f} (encode labels first, e.g. "
+            "with sklearn.preprocessing.LabelEncoder)"
+        )
     y = y.astype(np.int64)
     k = int(y.max()) + 1
     if k < 2:

@@ -553,9 +553,12 @@ def libsvm(
         X, labels = sklearn.datasets.load_svmlight_file(
             path, n_features=n_features, zero_based=zero_based, dtype=np.float64
         )
-    except ValueError as exc:
-        raise ValueError(f"path: cannot read {path!r} as an svmlight/LIBSVM file: {exc}") from exc
+    except (ValueError, OverflowError, UnicodeDecodeError) as exc:
+        # OverflowError: a feature index beyond the parser's integer range
+        raise ValueError(f"path: cannot read {path!r} as an svmlight/LIBSVM file: {exc}") from None
     values, y = np.unique(labels, return_inverse=True)
+    if values.size == 0:
+        raise ValueError(f"path: {path!r} holds no examples (empty, or only comments)")
     if values.size < 2:
         raise ValueError(f"path: {path!r} holds a single class (label {values[0]:g}); need >= 2")
     classes = tuple(f"{v:g}" for v in values)

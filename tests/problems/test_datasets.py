@@ -530,3 +530,20 @@ def test_bad_python_arguments_raise():
         prepare(prepare(iris(), n=50), n=20)
     with pytest.raises(ValueError, match="cannot put every class"):
         prepare(iris(), split=0.01)
+
+
+@pytest.mark.parametrize(
+    ("content", "match"),
+    [
+        ("", "holds no examples"),
+        ("# a comment only\n\n", "holds no examples"),
+        ("1 4000000000:1\n-1 1:2\n", "cannot read"),
+        ("\udcff garbage\n", "cannot read"),
+    ],
+    ids=["empty", "comments-only", "huge-feature-index", "not-text"],
+)
+def test_libsvm_files_that_cannot_be_read_are_value_errors(tmp_path, content, match):
+    path = tmp_path / "bad.svm"
+    path.write_bytes(content.encode("utf-8", "surrogateescape"))
+    with pytest.raises(ValueError, match=match):
+        load(f"libsvm:path={path}")

@@ -505,3 +505,10 @@ def test_invalid_points():
         p.primal_objective(np.zeros((3, 4)), np.ones(3))
     with pytest.raises(ValueError, match=r"beta must have shape \(n_samples, n_classes\)"):
         p.dual_objective(np.zeros(150 * 3))
+
+
+def test_a_label_far_above_n_is_refused_at_once():
+    # refused by comparing with n, before any array of size max(y) is built (it took minutes)
+    X = np.zeros((4, 2))
+    with pytest.raises(ValueError, match="k <= n_samples=4.*LabelEncoder"):
+        MulticlassHinge(X, np.array([0, 1, 2, 10**8]))
