@@ -91,7 +91,12 @@ class Record:
     status : str
         The solver's status, or ``timeout``, ``crashed``, ``error``, ``skipped``.
     solve_time : float
-        Median over ``solve_times`` (one per repeat).
+        Median over ``solve_times`` (one per repeat): the solver clock.
+    wall_time : float
+        Median over the repeats of the solver's ``wall_time`` (entering ``solve`` to returning,
+        JIT compilation excluded): what a user's stopwatch shows around the call.
+    case_time : float
+        Seconds the whole case took in its worker (data, solves, reference, judgement).
     peak_memory_mb, baseline_memory_mb : float
         Peak resident memory of the worker during the case and before it.
     threads : dict
@@ -124,6 +129,7 @@ class Record:
     message: str = ""
     extras: dict[str, Any] = field(default_factory=dict)
     wall_time: float = math.nan
+    case_time: float = math.nan
 
     def __post_init__(self):
         if not self.status:
@@ -469,13 +475,14 @@ def execute_case(
     solver.warm_up()
     extras["worker_warm_up"] = time.perf_counter() - tic
     phase("solving", None)
-    times, result = [], None
+    times, walls, result = [], [], None
     try:
         with PeakMemory() as mem, warnings.catch_warnings():
             warnings.simplefilter("ignore", ConvergenceWarning)
             for _ in range(settings.repeat):
                 result = solver.solve(problem)
                 times.append(result.solve_time)
+                walls.append(result.wall_time)
     except Exception as exc:  # the solver's failure is the case's result
         tb = traceback.format_exception(exc)
         return Record(
@@ -484,7 +491,7 @@ def execute_case(
             status=ERROR,
             message=f"{type(exc).__name__}: {exc}",
             extras={**extras, "traceback": "".join(tb[-6:])},
-            wall_time=time.perf_counter() - started,
+            case_time=time.perf_counter() - started,
             **{k: v for k, v in base.items() if k != "extras"},
         )
     extras["model"] = _model(problem, result)
@@ -508,6 +515,7 @@ def execute_case(
         accuracy_on=on,
         solve_time=float(statistics.median(times)),
         solve_times=tuple(times),
+        wall_time=float(statistics.median(walls)),
         peak_memory_mb=mem.peak,
         baseline_memory_mb=mem.baseline,
         message=result.message,
@@ -523,7 +531,7 @@ def execute_case(
             reference_solver=ref.solver,
             distance=_distance(problem, result, ref),
         )
-    return replace(record, wall_time=time.perf_counter() - started)
+    return replace(record, case_time=time.perf_counter() - started)
 
 
 def run_case(case: Case, settings: Settings | None = None) -> Record:

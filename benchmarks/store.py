@@ -68,6 +68,8 @@ CREATE TABLE IF NOT EXISTS records (
     solve_times TEXT,
     compile_time REAL,
     wall_time REAL,
+    certify_time REAL,
+    case_time REAL,
     reference_solver TEXT,
     reference_primal REAL,
     reference_dual REAL,
@@ -150,11 +152,22 @@ def _check_header(path: Path) -> None:
         raise StoreError(f"{path}: {what}, not an svmbench results database (left untouched)")
 
 
+#: Columns added since the first schema: a database without them gains them (nothing else
+#: changes), so that older results stay readable.
+_ADDED_COLUMNS = {"records": {"certify_time": "REAL", "case_time": "REAL"}}
+
+
 def _check_schema(conn: sqlite3.Connection, path: Path) -> None:
     """The tables and columns this version writes and reads; anything else is refused."""
     expected = {"runs": _columns("runs"), "records": _columns("records")}
     for table, columns in expected.items():
         found = {row[1] for row in conn.execute(f"PRAGMA table_info({table})")}
+        added = _ADDED_COLUMNS.get(table, {})
+        if found and columns - found and (columns - found) <= set(added):
+            with conn:
+                for name in sorted(columns - found):
+                    conn.execute(f"ALTER TABLE {table} ADD COLUMN {name} {added[name]}")
+            found |= set(added)
         missing = columns - found
         if missing:
             raise StoreError(
@@ -241,6 +254,8 @@ def row_of(record: Record) -> dict[str, Any]:
         "solve_times": _json(list(record.solve_times)),
         "compile_time": _num(r.compile_time) if r else None,
         "wall_time": _num(record.wall_time),
+        "certify_time": _num(r.certify_time) if r else None,
+        "case_time": _num(record.case_time),
         "reference_solver": record.reference_solver or None,
         "reference_primal": _num(record.reference_primal),
         "reference_dual": _num(record.reference_dual),
@@ -257,7 +272,9 @@ def row_of(record: Record) -> dict[str, Any]:
         "git_commit": record.environment.get("git_commit"),
         "environment": _json(record.environment),
         "message": record.message,
-        "trace": _json([[p.iteration, p.solve_time, p.primal, p.dual, p.gap] for p in r.trace])
+        "trace": _json(
+            [[p.iteration, p.solve_time, p.primal, p.dual, p.gap, p.wall_time] for p in r.trace]
+        )
         if r
         else "[]",
         "info": _json(_plain(dict(r.info))) if r else "{}",

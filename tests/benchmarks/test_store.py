@@ -91,3 +91,19 @@ def test_a_read_only_database_is_a_clear_error(tmp_path, monkeypatch):
     case = Case({"kind": "soft_margin_primal"}, "gaussian:n=10", "dcd")
     with pytest.raises(StoreError, match="read-only"):
         store.add(Record(case, None, status="error"))
+
+
+def test_a_database_of_the_first_schema_gains_the_new_columns(tmp_path):
+    from svmbench.benchmarks import store as store_module
+
+    old = store_module._SCHEMA.replace("    certify_time REAL,\n", "").replace(
+        "    case_time REAL,\n", ""
+    )
+    path = tmp_path / "old.sqlite"
+    with sqlite3.connect(path) as conn:
+        conn.executescript(old)
+    with Store(path, create=False) as store:
+        assert store.count() == 0
+    with sqlite3.connect(path) as conn:
+        columns = {row[1] for row in conn.execute("PRAGMA table_info(records)")}
+    assert {"certify_time", "case_time", "wall_time"} <= columns
