@@ -24,7 +24,8 @@ from typing import Any
 
 import numpy as np
 
-from svmbench.benchmarks.cases import data_family, data_size, make_problem
+from svmbench.benchmarks.cases import data_family, data_size
+from svmbench.problems.models import model_from_dict
 
 _FINISHED = ("optimal", "infeasible")
 
@@ -259,16 +260,10 @@ def plot_boundaries(rows: list[dict[str, Any]], path: Path, title: str) -> bool:
     cols = min(4, len(rows))
     nrows = math.ceil(len(rows) / cols)
     fig, axes = plt.subplots(nrows, cols, figsize=(3.2 * cols, 3.0 * nrows), squeeze=False)
-    problem = make_problem(rows[0]["problem"], ds)
     for ax, r in zip(axes.ravel(), rows):
-        model = r["extras"]["model"]
-        b = float(np.asarray(model.get("b", 0.0) or 0.0))
         try:
-            if "alpha" in model and "w" not in model:
-                f = problem.decision_function(np.asarray(model["alpha"]), b, grid)
-            else:
-                f = grid @ np.asarray(model["w"]) + b
-        except Exception:  # a model this problem cannot evaluate: show the points only
+            f = model_from_dict(r["extras"]["model"]).decision_function(grid)
+        except (KeyError, TypeError, ValueError):  # a record of an older format: points only
             f = None
         ax.scatter(X[:, 0], X[:, 1], c=y, cmap="coolwarm", s=8, edgecolors="none")
         if f is not None:

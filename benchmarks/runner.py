@@ -57,9 +57,10 @@ from svmbench.benchmarks.cases import (
     make_solver,
     solver_class,
 )
-from svmbench.problems import HardMarginPrimal, KernelDual, MulticlassHinge
+from svmbench.problems import HardMarginPrimal, MulticlassHinge
 from svmbench.problems.base import WEAK_DUALITY_RTOL, Problem
 from svmbench.problems.datasets import load
+from svmbench.problems.models import model_to_dict
 from svmbench.solvers.base import ConvergenceWarning, SolveResult, Status
 
 #: Statuses the harness gives beside the solvers' own (:class:`solvers.base.Status`).
@@ -339,28 +340,16 @@ def accuracy(problem: Problem, result: SolveResult, X=None, y=None) -> float:
     """Fraction of points the result's model classifies correctly (training set by default)."""
     if result.status in (Status.INFEASIBLE, Status.UNBOUNDED, Status.NUMERICAL_ERROR):
         return math.nan
+    if result.model is None:
+        return math.nan
     y = problem.y if y is None else y
-    if isinstance(problem, MulticlassHinge):
-        return float(np.mean(_predict_multiclass(problem, result, X) == y))
-    if isinstance(problem, KernelDual):
-        f = problem.decision_function(result.alpha, result.b or 0.0, X)
-    else:
-        f = problem.decision_function(result.w, result.b or 0.0, X)
-    return float(np.mean(np.where(f >= 0, 1.0, -1.0) == y))
-
-
-def _predict_multiclass(problem: MulticlassHinge, result: SolveResult, X) -> np.ndarray:
-    """Classes predicted by any multiclass result (reductions carry binary models, not W)."""
-    if result.W is not None:
-        return problem.predict(result.W, result.b, X)
-    from svmbench.solvers.multiclass import predict
-
-    return predict(result, problem.X if X is None else X)
+    X = problem.X if X is None else X
+    return float(np.mean(result.model.predict(X) == y))
 
 
 def _confusion(problem: MulticlassHinge, result: SolveResult, X, y) -> list[list[int]]:
-    k = problem.n_classes if hasattr(problem, "n_classes") else int(problem.y.max()) + 1
-    pred = _predict_multiclass(problem, result, X)
+    k = problem.n_classes
+    pred = result.model.predict(X)
     m = np.zeros((k, k), dtype=int)
     np.add.at(m, (np.asarray(y, dtype=int), pred.astype(int)), 1)
     return m.tolist()
@@ -406,13 +395,11 @@ def _distance(problem: Problem, result: SolveResult, ref: SolveResult | None) ->
 
 
 def _model(problem: Problem, result: SolveResult) -> dict[str, Any] | None:
-    """The variables of a 2-D model, small enough to store for a decision-boundary plot."""
-    if problem.n_features != 2 or problem.n_samples > _MODEL_MAX_SAMPLES:
+    """The model of a small 2-D problem (:func:`~svmbench.problems.models.model_to_dict`), stored
+    for a decision-boundary plot."""
+    if problem.n_features != 2 or problem.n_samples > _MODEL_MAX_SAMPLES or result.model is None:
         return None
-    out = {}
-    for name, value in result.variables.items():
-        out[name] = np.asarray(value, dtype=float).tolist()
-    return out or None
+    return model_to_dict(result.model)
 
 
 def execute_case(
@@ -506,7 +493,7 @@ def execute_case(
         )
     else:
         acc, on, X, y = accuracy(problem, result), "train", problem.X, problem.y
-    if isinstance(problem, MulticlassHinge) and result.W is not None:
+    if isinstance(problem, MulticlassHinge) and result.model is not None:
         extras["confusion"] = _confusion(problem, result, X, y)
     record = Record(
         case,

@@ -31,12 +31,13 @@ import numpy as np
 from scipy import sparse
 
 from svmbench.benchmarks import anchors
-from svmbench.problems import PROBLEMS, KernelDual, MulticlassHinge
+from svmbench.benchmarks.runner import accuracy
+from svmbench.problems import PROBLEMS, KernelDual
 from svmbench.problems.base import Problem
 from svmbench.problems.datasets import load
 from svmbench.solvers import registry
 from svmbench.solvers._reference import reference_solution
-from svmbench.solvers.base import ConvergenceWarning, Solver, SolveResult, Status
+from svmbench.solvers.base import ConvergenceWarning, Solver, Status
 
 #: Largest n for which Clarabel's reference optimum is computed (linear problems).
 REFERENCE_MAX_N = 20_000
@@ -61,19 +62,6 @@ def reference_skip_reason(problem: Problem) -> str | None:
     if nnz > REFERENCE_MAX_NNZ:
         return f"nnz(X)={nnz} > {REFERENCE_MAX_NNZ}"
     return None
-
-
-def training_accuracy(problem: Problem, result: SolveResult) -> float:
-    """Fraction of training points the result's model classifies correctly (NaN if no model)."""
-    if result.status in (Status.INFEASIBLE, Status.UNBOUNDED, Status.NUMERICAL_ERROR):
-        return math.nan
-    if isinstance(problem, MulticlassHinge):
-        return float(np.mean(problem.predict(result.W, result.b) == problem.y))
-    if isinstance(problem, KernelDual):
-        f = problem.decision_function(result.alpha, result.b or 0.0)
-    else:
-        f = problem.decision_function(result.w, result.b or 0.0)
-    return float(np.mean(np.where(f >= 0, 1.0, -1.0) == problem.y))
 
 
 def _make_solver(name: str, options: dict[str, Any]) -> tuple[Solver | None, str, str | None]:
@@ -196,7 +184,7 @@ def _run(problem: Problem, name: str, kind: str, solver: Solver, repeat: int) ->
         "certified": last.certified,
         "primal": last.primal,
         "distance": math.nan,
-        "accuracy": training_accuracy(problem, last),
+        "accuracy": accuracy(problem, last),
         "threads": str(threads),
         "note": "" if last.status is Status.OPTIMAL else last.message,
     }

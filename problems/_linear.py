@@ -14,6 +14,7 @@ from scipy import sparse
 from svmbench.problems._binary import BinaryDualMixin
 from svmbench.problems._qp import maximize_dual_on_subset
 from svmbench.problems.base import Problem
+from svmbench.problems.models import LinearModel
 
 BIASES = ("free", "regularized", "none")
 LOSSES = ("hinge", "squared_hinge")
@@ -100,6 +101,13 @@ class LinearBinaryMixin(BinaryDualMixin, Problem):
         if self.bias == "none" and b != 0.0:
             raise ValueError(f"b must be 0 for bias='none', got {b}")
         return w, b
+
+    def model_from(self, variables) -> LinearModel | None:
+        """The :class:`~svmbench.problems.models.LinearModel` ``(w, b)`` of a solution."""
+        w, b = variables.get("w"), variables.get("b")
+        if w is None:
+            return None
+        return LinearModel(w, 0.0 if b is None else float(b))
 
     def decision_function(self, w, b: float = 0.0, X=None) -> np.ndarray:
         """``f(x) = w·x + b`` on the training data (or on ``X``)."""

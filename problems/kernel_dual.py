@@ -30,6 +30,7 @@ from svmbench.problems._validation import (
 )
 from svmbench.problems.base import QP, Certificate, Problem, make_certificate
 from svmbench.problems.kernels import KERNELS, is_psd_by_construction, kernel_dot, kernel_matrix
+from svmbench.problems.models import KernelModel
 
 #: The Gram matrix is kept in memory (and exported by ``to_qp``) only up to this size.
 GRAM_MEMORY_LIMIT_MB = 2048
@@ -255,6 +256,30 @@ class KernelDual(BinaryDualMixin, Problem):
         """A feasible dual point from a model's coefficients: their projection (exact at the
         optimum, where the coefficients are the optimal multipliers)."""
         return self.project_dual(alpha)
+
+    def model_from(self, variables) -> KernelModel | None:
+        """The :class:`~svmbench.problems.models.KernelModel` of ``(α, b)``: the support vectors
+        (``α_j ≠ 0``) and their ``α_j y_j`` only, never the whole training set."""
+        alpha = variables.get("alpha")
+        if alpha is None:
+            return None
+        alpha = np.asarray(alpha, dtype=np.float64)
+        support = np.flatnonzero(alpha)
+        b = variables.get("b")
+        vectors = None if self.kernel == "precomputed" else self.X[support]
+        if vectors is not None and not sparse.issparse(vectors):
+            vectors = np.ascontiguousarray(vectors)
+        return KernelModel(
+            support_vectors=vectors,
+            dual_coef=alpha[support] * self.y[support],
+            b=0.0 if b is None else float(b),
+            kernel=self.kernel,
+            support=support,
+            n_train=self.n_samples,
+            gamma=float(self.gamma),
+            degree=self.degree,
+            coef0=float(self.coef0),
+        )
 
     def decision_function(self, alpha, b: float = 0.0, X=None) -> np.ndarray:
         """``f(x) = Σ_j α_j y_j K(x_j, x) + b`` on the training data or on ``X`` (for a

@@ -39,6 +39,7 @@ from svmbench.problems._validation import (
     per_example_C,
 )
 from svmbench.problems.base import QP, Certificate, Problem, make_certificate
+from svmbench.problems.models import CrammerSingerModel
 
 MULTICLASS_BIASES = ("none", "regularized")
 
@@ -161,6 +162,13 @@ class MulticlassHinge(Problem):
         if self.bias == "none" and np.any(b != 0.0):
             raise ValueError(f"b must be 0 for bias='none', got {b}")
         return W, b
+
+    def model_from(self, variables) -> CrammerSingerModel | None:
+        """The :class:`~svmbench.problems.models.CrammerSingerModel` ``(W, b)`` of a solution."""
+        W, b = variables.get("W"), variables.get("b")
+        if W is None:
+            return None
+        return CrammerSingerModel(W, np.zeros(self.n_classes) if b is None else b)
 
     def decision_function(self, W, b=None, X=None) -> np.ndarray:
         """Scores ``f_r(x_i) = w_r·x_i + b_r``, shape (n, k), on the training data (or on ``X``)."""

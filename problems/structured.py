@@ -38,6 +38,7 @@ import numpy as np
 
 from svmbench.problems._validation import check_int, check_real, check_sample_weight, check_X
 from svmbench.problems.base import QP, Certificate, Problem, make_certificate
+from svmbench.problems.models import ChainModel
 
 
 def viterbi(S: np.ndarray, T: np.ndarray | None) -> tuple[np.ndarray, float]:
@@ -164,6 +165,14 @@ class ChainStructuredHinge(Problem):
         q, d = self.n_states, self.X.shape[1]
         E = w[: q * d].reshape(q, d)
         return E, (w[q * d :].reshape(q, q) if self.transitions else None)
+
+    def model_from(self, variables) -> ChainModel | None:
+        """The :class:`~svmbench.problems.models.ChainModel` of ``w`` (emissions, transitions)."""
+        w = variables.get("w")
+        if w is None:
+            return None
+        E, T = self.split_weights(w)
+        return ChainModel(E, T)
 
     def sequence(self, i: int) -> tuple[np.ndarray, np.ndarray]:
         a, b = self.offsets[i], self.offsets[i + 1]

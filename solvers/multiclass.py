@@ -33,7 +33,8 @@ the certified Crammer–Singer gap of the stacked ``W`` (large: the stacked one-
 not the Crammer–Singer optimum); for one-vs-one and kernel models, which have no ``W`` of the
 Crammer–Singer problem, no multiclass certificate (``primal = dual = nan``,
 ``certified = False``). In every case ``info["binary_rel_gaps"]`` holds the certified relative
-gap of each binary problem, and ``info["models"]`` the binary models that :func:`predict` uses.
+gap of each binary problem, and ``result.model`` is a ``OneVsRestModel`` or ``OneVsOneModel`` over
+the binary problems' own models (kernel ones hold only their support vectors).
 
 References
 ----------
@@ -58,6 +59,7 @@ from scipy import sparse
 from svmbench.problems import KernelDual, MulticlassHinge, SoftMarginDual, SoftMarginPrimal
 from svmbench.problems._validation import check_bool, check_int, check_option
 from svmbench.problems.base import make_certificate
+from svmbench.problems.models import BinaryModel, LinearModel, OneVsOneModel, OneVsRestModel
 from svmbench.problems.scaling import lambda_from_C
 from svmbench.solvers._jit import multiclass as _jit
 from svmbench.solvers.base import (
@@ -525,27 +527,6 @@ class CrammerSingerSGD(IterativeSolver):
 # ---------------------------------------------------------------------------------------------
 
 
-@dataclass(frozen=True)
-class BinaryModel:
-    """One binary model of a reduction: ``f(x) > 0`` votes for ``positive``.
-
-    ``negative`` is the other class of a one-vs-one pair, or -1 for "the rest". Linear models
-    carry ``w, b``; kernel models carry their ``KernelDual`` problem and ``alpha, b``.
-    """
-
-    positive: int
-    negative: int
-    w: np.ndarray | None = None
-    b: float = 0.0
-    alpha: np.ndarray | None = None
-    problem: KernelDual | None = None
-
-    def decision_function(self, X) -> np.ndarray:
-        if self.problem is not None:
-            return self.problem.decision_function(self.alpha, self.b, X)
-        return np.asarray(X @ self.w).ravel() + self.b
-
-
 _LINEAR_VIEWS = {"primal": SoftMarginPrimal, "dual": SoftMarginDual, "kernel": KernelDual}
 
 
@@ -666,7 +647,7 @@ class _Reduction(Solver):
             binary_time += res.solve_time
             compile_time += res.compile_time
             results.append(res)
-            models.append(self._model(bp, res, pos, neg))
+            models.append(self._model(bp, res))
             if res.status is not Status.OPTIMAL and status is Status.OPTIMAL:
                 status = res.status
             if clock.elapsed - excluded >= self.time_limit and len(models) < len(
@@ -679,7 +660,6 @@ class _Reduction(Solver):
         else:
             variables, cert = self._multiclass_point(problem, models)
         info = {
-            "models": tuple(models),
             "strategy": self.name,
             "binary_solver": self.binary_solver,
             "binary_problem": results[0].problem,
@@ -704,16 +684,22 @@ class _Reduction(Solver):
             info=info,
             compile_time=compile_time,
             excluded_time=excluded,
+            model=None
+            if status is Status.TIME_LIMIT
+            else self._reduction_model(models, problem.n_classes),
         )
 
-    def _model(self, bp, res: SolveResult, pos: int, neg: int) -> BinaryModel:
-        b = 0.0 if res.b is None else float(res.b)
-        if isinstance(bp, KernelDual):
-            if bp.kernel == "linear" and self.kernel is None:
-                w = np.asarray(bp.X.T @ (res.alpha * bp.y)).ravel()
-                return BinaryModel(pos, neg, w=w, b=b)
-            return BinaryModel(pos, neg, b=b, alpha=np.asarray(res.alpha), problem=bp)
-        return BinaryModel(pos, neg, w=np.asarray(res.w, dtype=np.float64), b=b)
+    def _model(self, bp, res: SolveResult) -> BinaryModel:
+        """The binary result's model; a linear-kernel dual becomes its ``(w, b)``."""
+        if res.model is None:
+            raise RuntimeError(f"binary solver {self.binary_solver!r} returned no model")
+        if isinstance(bp, KernelDual) and bp.kernel == "linear" and self.kernel is None:
+            w = np.asarray(bp.X.T @ (res.alpha * bp.y)).ravel()
+            return LinearModel(w, res.model.b)
+        return res.model
+
+    def _reduction_model(self, models, k: int):
+        raise NotImplementedError
 
     def _multiclass_point(self, problem, models):
         return {}, make_certificate(math.nan, math.nan, convex=False)
@@ -734,8 +720,12 @@ class OneVsRest(_Reduction):
     def _pairs(self, k):
         return [(r, -1) for r in range(k)]
 
+    def _reduction_model(self, models, k: int) -> OneVsRestModel:
+        return OneVsRestModel(tuple(models), k)
+
     def _multiclass_point(self, problem, models):
-        if any(m.w is None for m in models) or (self.bias or problem.bias) != problem.bias:
+        linear = all(isinstance(m, LinearModel) for m in models)
+        if not linear or (self.bias or problem.bias) != problem.bias:
             return super()._multiclass_point(problem, models)
         W = np.vstack([m.w for m in models])
         b = np.array([m.b for m in models])
@@ -757,41 +747,5 @@ class OneVsOne(_Reduction):
     def _pairs(self, k):
         return [(i, j) for i in range(k) for j in range(i + 1, k)]
 
-
-def decision_function(result: SolveResult, X) -> np.ndarray:
-    """Class scores (n, k) of a multiclass result on ``X``.
-
-    Crammer–Singer results: ``X Wᵀ + b``. One-vs-rest: the k binary decision values.
-    One-vs-one: votes plus the summed confidences squashed into (−⅓, ⅓), so that the argmax is
-    the majority vote with ties broken by confidence.
-    """
-    info = result.info or {}
-    if "models" not in info:
-        if result.W is None:
-            raise ValueError(f"result of {result.solver!r} carries neither W nor binary models")
-        b = 0.0 if result.b is None else result.b
-        return np.asarray(X @ result.W.T) + b
-    models, k = info["models"], info["classes"]
-    n = X.shape[0]
-    if info["strategy"] == "ovr":
-        F = np.empty((n, k))
-        for m in models:
-            F[:, m.positive] = m.decision_function(X)
-        return F
-    votes = np.zeros((n, k))
-    conf = np.zeros((n, k))
-    for m in models:
-        f = m.decision_function(X)
-        win = f > 0
-        votes[:, m.positive] += win
-        votes[:, m.negative] += ~win
-        conf[:, m.positive] += f
-        conf[:, m.negative] -= f
-    return votes + conf / (3.0 * (np.abs(conf) + 1.0))
-
-
-def predict(result: SolveResult, X) -> np.ndarray:
-    """Predicted classes (0..k−1) of the rows of ``X`` by any multiclass result (``cs_dcd``,
-    ``cs_sgd``, the references, ``ovr``, ``ovo``; kernel reductions use their binary
-    ``KernelDual`` models)."""
-    return np.argmax(decision_function(result, X), axis=1)
+    def _reduction_model(self, models, k: int) -> OneVsOneModel:
+        return OneVsOneModel(tuple(models), tuple(self._pairs(k)), k)

@@ -25,7 +25,6 @@ from svmbench.solvers._jit.multiclass import (
 )
 from svmbench.solvers._reference import reference_solution
 from svmbench.solvers.base import ConvergenceWarning
-from svmbench.solvers.multiclass import predict
 
 RTOL_REF = 1e-6  # |P − P*| / max(1, |P*|) for cs_dcd against Clarabel
 SGD_EPOCHS = 50
@@ -329,7 +328,7 @@ def test_ovr_matches_linear_svc(name):
     # the stacked W is certified on the Crammer–Singer problem: valid, and not its optimum
     assert res.certified and res.W.shape == (problem.n_classes, problem.n_features)
     sk = LinearSVC(C=1.0, loss="hinge", tol=1e-8, max_iter=200_000).fit(ds.X, ds.y)
-    ours = np.mean(predict(res, ds.X_test) == ds.y_test)
+    ours = np.mean(res.model.predict(ds.X_test) == ds.y_test)
     assert abs(ours - sk.score(ds.X_test, ds.y_test)) <= ACC_TOL
 
 
@@ -345,7 +344,7 @@ def test_ovo_kernel_matches_svc(name):
     assert not res.certified and np.isnan(res.primal)  # no Crammer–Singer certificate
     assert all(res.info["binary_certified"]) and max(res.info["binary_rel_gaps"]) <= 1e-6
     sk = SVC(C=1.0, kernel="rbf", gamma="scale", tol=1e-8).fit(ds.X, ds.y)
-    ours = np.mean(predict(res, ds.X_test) == ds.y_test)
+    ours = np.mean(res.model.predict(ds.X_test) == ds.y_test)
     assert abs(ours - sk.score(ds.X_test, ds.y_test)) <= ACC_TOL
 
 
@@ -357,7 +356,7 @@ def test_ovr_kernel_and_ovo_linear_beat_chance():
         registry.get("ovo", view="dual").solve(problem),
     ):
         assert res.status is Status.OPTIMAL
-        assert np.mean(predict(res, ds.X_test) == ds.y_test) >= 0.9
+        assert np.mean(res.model.predict(ds.X_test) == ds.y_test) >= 0.9
 
 
 def test_reduction_options_are_checked():
