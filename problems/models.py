@@ -225,20 +225,25 @@ class OneVsRestModel(MulticlassModel):
 class OneVsOneModel(MulticlassModel):
     """k(k−1)/2 binary models "class i against class j" (i < j; ``f > 0`` votes for i).
 
-    The scores are the votes plus the summed confidences ``Σ_j ±f_ij(x)`` squashed into
-    (−⅓, ⅓): their argmax is the majority vote, ties broken by confidence (LIBSVM's rule, and
-    the lecture notes')."""
+    The prediction is the majority vote. Ties: ``tie_break="first"`` (default) gives the lowest
+    class index, as LIBSVM and scikit-learn's SVC predict; ``"confidence"`` the largest summed
+    confidence ``Σ_j ±f_ij(x)``. The scores are the votes plus a term in (−⅓, ⅓) that encodes
+    the tie rule (``(k−1−r)/(3k)``, or the confidences squashed), so that their argmax is the
+    prediction."""
 
     kind: ClassVar[str] = "ovo"
     models: tuple[BinaryModel, ...]
     pairs: tuple[tuple[int, int], ...]
     n_classes: int
+    tie_break: str = "first"
 
     def __post_init__(self):
         object.__setattr__(self, "models", tuple(self.models))
         object.__setattr__(self, "pairs", tuple((int(i), int(j)) for i, j in self.pairs))
         if len(self.models) != len(self.pairs):
             raise ValueError("ovo needs one binary model per pair of classes")
+        if self.tie_break not in ("first", "confidence"):
+            raise ValueError(f"tie_break must be 'first' or 'confidence', got {self.tie_break!r}")
 
     @property
     def n_features(self) -> int:
@@ -256,6 +261,9 @@ class OneVsOneModel(MulticlassModel):
             votes[:, j] += ~win
             conf[:, i] += f
             conf[:, j] -= f
+        if self.tie_break == "first":
+            k = self.n_classes
+            return votes + (k - 1 - np.arange(k)) / (3.0 * k)
         return votes + conf / (3.0 * (np.abs(conf) + 1.0))
 
 

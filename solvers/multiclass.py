@@ -550,6 +550,8 @@ class _Reduction(Solver):
         have a free bias, as LIBSVM's; then no Crammer–Singer certificate is reported).
     view : {"auto", "primal", "dual", "kernel"}, default="auto"
         Which binary problem class carries a linear model.
+    loss : {"hinge", "squared_hinge"}, default="hinge"
+        Loss of the binary problems (LinearSVC's one-vs-rest uses the squared hinge).
     tol, max_iter, time_limit
         Unused by the reduction itself (give them to the binary solver in ``binary_options``);
         ``time_limit`` caps the sum of the binary solve times, checked between binary problems.
@@ -575,6 +577,7 @@ class _Reduction(Solver):
         coef0: float = 0.0,
         bias: str | None = None,
         view: str = "auto",
+        loss: str = "hinge",
         **common,
     ):
         super().__init__(**common)
@@ -593,6 +596,7 @@ class _Reduction(Solver):
             check_option("bias", bias, ("free", "regularized", "none"))
         self.bias = bias
         self.view = check_option("view", view, ("auto", "primal", "dual", "kernel"))
+        self.loss = check_option("loss", loss, ("hinge", "squared_hinge"))
 
     # -- binary problems --------------------------------------------------------------------
     def _pairs(self, k: int) -> list[tuple[int, int]]:
@@ -608,7 +612,9 @@ class _Reduction(Solver):
         y = np.where(problem.y[rows] == pos, 1.0, -1.0)
         sw = None if problem.sample_weight is None else problem.sample_weight[rows]
         bias = self.bias or problem.bias
-        common = dict(C=problem.C, bias=bias, bias_scale=problem.bias_scale, sample_weight=sw)
+        common = dict(
+            C=problem.C, loss=self.loss, bias=bias, bias_scale=problem.bias_scale, sample_weight=sw
+        )
         if self.kernel is not None:
             if sparse.issparse(X):
                 X = X.toarray()

@@ -151,16 +151,26 @@ def test_multiclass_models_predict_class_indices(results, key):
     assert np.mean(pred == MULTI.y_test) >= 0.8
 
 
-def test_ovo_votes_then_breaks_ties_by_confidence():
+def test_ovo_votes_then_breaks_ties_by_index_or_by_confidence():
     # three classes, one point: pair (0,1) votes 0, (0,2) votes 2, (1,2) votes 1: a three-way
-    # tie, broken by the summed confidences (class 2 collects the largest)
+    # tie; LIBSVM's rule gives the first class, the confidence rule class 2 (its summed
+    # confidence is the largest: 0 → −0.8, 1 → 0.1, 2 → 0.7)
     def const(v):
         return LinearModel(np.zeros(1), v)
 
-    model = OneVsOneModel((const(0.1), const(-0.9), const(0.2)), ((0, 1), (0, 2), (1, 2)), 3)
-    F = model.decision_function(np.zeros((1, 1)))
-    assert np.all(np.floor(F + 1 / 3) == 1)  # one vote each
-    assert model.predict(np.zeros((1, 1)))[0] == 2  # conf: 0 → −0.8, 1 → 0.1, 2 → 0.7
+    models, pairs, x = (
+        (const(0.1), const(-0.9), const(0.2)),
+        ((0, 1), (0, 2), (1, 2)),
+        np.zeros((1, 1)),
+    )
+    for tie_break, winner in (("first", 0), ("confidence", 2)):
+        model = OneVsOneModel(models, pairs, 3, tie_break=tie_break)
+        F = model.decision_function(x)
+        assert np.all(np.floor(F + 1 / 3) == 1)  # one vote each
+        assert model.predict(x)[0] == winner
+    # a clear majority wins whatever the confidences
+    model = OneVsOneModel((const(0.1), const(0.1), const(5.0)), pairs, 3, tie_break="confidence")
+    assert model.predict(x)[0] == 0
 
 
 def test_chain_models_decode_like_the_problem(results):
