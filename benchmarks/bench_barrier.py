@@ -1,4 +1,4 @@
-"""Benchmark of the interior-point methods of ``solvers/barrier.py`` (log-barrier, primal-dual).
+"""Benchmark of the interior-point methods of ``solvers/barrier/`` (log-barrier, primal-dual).
 
 ``python -m svmbench.benchmarks.bench_barrier [--quick] [--threads N]``
 
@@ -211,7 +211,6 @@ def main(argv=None) -> None:
     import scipy.linalg  # noqa: F401
     from threadpoolctl import threadpool_limits
 
-    import solvers.barrier  # noqa: F401
     from svmbench.solvers import registry
 
     registry.names()

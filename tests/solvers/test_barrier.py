@@ -273,9 +273,9 @@ def test_sparse_input_and_zero_weights(method):
 @pytest.mark.parametrize("method", METHODS)
 def test_woodbury_path_of_the_linear_dual_matches_the_reference(monkeypatch, method):
     """Force the O(n r²) Woodbury form (used for large n) on a small problem."""
-    import svmbench.solvers.barrier as barrier
+    from svmbench.solvers.barrier import forms
 
-    monkeypatch.setattr(barrier, "DENSE_DUAL_MAX_N", 10)
+    monkeypatch.setattr(forms, "DENSE_DUAL_MAX_N", 10)
     X, y = BINARY_SETS["gaussian_overlap"]
     for bias in ("free", "regularized"):
         problem = SoftMarginDual(X, y, C=1.0, bias=bias)
@@ -290,7 +290,7 @@ def test_woodbury_path_of_the_linear_dual_matches_the_reference(monkeypatch, met
 def test_normal_solver_against_a_dense_solve(n, d, k, fmt, rng):
     """``(diag(p) + X̃ᵀDX̃) x = a + X̃ᵀb``, ``q = b − D ⊙ X̃x`` and ``X̃x``, both branches (d ≤ n:
     Cholesky of the (d+k)-matrix; d > n: the n×n system for q), with a free bias (p_e = 0)."""
-    from svmbench.solvers.barrier import _Features, _normal_solver
+    from svmbench.solvers.barrier.normal_equations import _Features, _normal_solver
 
     X = rng.standard_normal((n, d))
     if fmt == "csr":
@@ -329,10 +329,10 @@ def test_jitted_iteration_matches_the_numpy_iteration(loss, bias, fmt, rng):
     """From the same iterates, one iteration of the jitted passes (:func:`_ppd_fused_iteration`)
     and one of the plain NumPy :func:`_ppd_iteration` agree to 1e-12 (relative to each vector's
     size), along the first iterations of a solve; so do the gap estimate's sums."""
-    from svmbench.solvers.barrier import (
-        PD_TO_BOUNDARY,
-        BarrierSolver,
-        _linear_features,
+    from svmbench.solvers.barrier import BarrierSolver
+    from svmbench.solvers.barrier.forms import _linear_features
+    from svmbench.solvers.barrier.primal_dual import PD_TO_BOUNDARY
+    from svmbench.solvers.barrier.primal_dual_margins import (
         _ppd_fused_iteration,
         _ppd_iteration,
         _ppd_start,
@@ -388,7 +388,7 @@ def test_multipliers_are_handed_over_exactly_feasible(upper, rng):
     """Clipped to the box, ``yᵀλ = 0`` exact in floating point (whatever the order of the sum),
     within the imbalance plus n grid steps of the clipped λ; the problem's projection leaves
     them where they are."""
-    from svmbench.solvers.barrier import _feasible_multipliers
+    from svmbench.solvers.barrier.primal_dual_margins import _feasible_multipliers
 
     n = 501
     y = np.where(rng.random(n) < 0.4, 1.0, -1.0)
@@ -451,7 +451,7 @@ def test_full_rank_factor_reaches_the_exact_kernel_optimum(method, algorithm):
 
 
 def test_pivoted_cholesky_of_full_rank_reproduces_the_kernel():
-    from svmbench.solvers.barrier import pivoted_cholesky_factor
+    from svmbench.problems.low_rank import pivoted_cholesky_factor
 
     X, y = BINARY_SETS["quadrant"]
     problem = KernelDual(X[:50], y[:50], kernel="rbf")

@@ -1,0 +1,422 @@
+"""Primal-dual interior-point method with Mehrotra's predictor-corrector, on the primal forms.
+
+The iteration of :mod:`solvers.barrier.primal_dual` [BV, §11.7; Wright97, ch. 10], here on the
+primal forms (notation of :mod:`solvers.barrier.forms`):
+Primal forms: ``min ½zᵀPz + Σ C_i ℓ(ξ_i)`` s.t. ``s_i = m_i + ξ_i − 1 ≥ 0`` with multipliers
+λ (the dual α), for the hinge (``ℓ(ξ) = ξ``, ``ξ ≥ 0`` with multipliers ν, ``λ + ν = C`` at the
+optimum), the squared hinge (``ℓ(ξ) = ξ²``, ξ free and kept at ``λ/(2C)``) and phase II of the
+hard margin (no ξ). Residuals ``r_z = Pz − Aᵀλ`` (``A = diag(y)X̃``), ``r_p = Az + ξ − 1 − s``,
+``r_ξ = C − λ − ν``; complementarity ``sλ = τ``, ``ξν = τ``. The diagonal slack blocks
+eliminate per example to ``Δλ = g − D AΔz``, ``D = 1/(s/λ + e)`` with ``e = ξ/ν``,
+``1/(2C)`` or 0, leaving the normal system ``(P + X̃ᵀDX̃) Δz = −r_z + Aᵀg`` of the barrier
+path (with t = 1), O(n d²) per iteration, linear in n; s is a variable of its own (an
+infeasible-start method), so that the complementarity products keep their digits near the
+boundary. Start: ``z = 0`` (``m = 0``), hinge ``ξ = 2``, ``s = 1``, ``λ = ν = C/2``; squared
+hinge ``s = 1``, ``λ = C``; hard margin phase I's point (smallest margin 1.1),
+``s = m − 1``, ``λ = max(1, f₀)/(n s)``. Phase I itself stays on the barrier path (its
+multipliers are the Farkas certificate). When d ≤ n the O(n) work of an iteration runs in
+the jitted passes of :mod:`solvers._jit.barrier` (:func:`_ppd_fused_iteration`: X read three
+times per iteration instead of six, ``Aᵀλ`` updated with the steps); the NumPy
+:func:`_ppd_iteration` (d > n, and the reference of the tests) is the same iteration. The
+certificate is asked only when a gap estimate of O(d) cost (:func:`_ppd_gap_estimate`) is
+within ``PD_CERTIFY_FACTOR`` of tol, or every ``PD_CERTIFY_EVERY`` iterations: at n = 10⁶ it
+cost more than a third of an iteration.
+
+Multipliers handed to the certificate: λ clipped to ``[0, C_i]`` and, for a free
+bias, with ``yᵀλ = 0`` made exact in floating point (:func:`_feasible_multipliers`), so that the
+problem's projection, which would otherwise cost a bisection of ~100 passes over n per check,
+only confirms it; the raw ``Σ y_i λ_i`` is part of ``r_z`` (``info["residual_dual"]``).
+
+References
+----------
+.. [BV] S. Boyd and L. Vandenberghe, *Convex Optimization*, Cambridge University Press, 2004,
+   §11.7 (primal-dual interior-point methods).
+.. [Wright97] S. J. Wright, *Primal-Dual Interior-Point Methods*, SIAM, 1997, ch. 10
+   (Mehrotra's predictor-corrector algorithm).
+.. [GW03] E. M. Gertz and S. J. Wright, "Object-oriented software for quadratic programming"
+   (OOQP), ACM TOMS 29(1), 2003 (the box-constrained QP form).
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from dataclasses import dataclass, field
+
+import numpy as np
+import scipy.linalg as sla
+from scipy import sparse
+
+from svmbench.solvers._jit import barrier as jit
+from svmbench.solvers.barrier.normal_equations import _cholesky, _Features, _normal_solver
+from svmbench.solvers.barrier.primal_dual import PD_TO_BOUNDARY, _pd_max_step
+
+#: Primal-dual variant, primal forms: the certificate is asked when the gap estimate
+#: (:func:`_ppd_gap_estimate`) is ≤ this factor times tol, and at least every
+#: ``PD_CERTIFY_EVERY`` iterations.
+PD_CERTIFY_FACTOR = 10.0
+PD_CERTIFY_EVERY = 10
+
+
+# ---- primal forms: Mehrotra predictor-corrector --------------------------------------------------
+@dataclass
+class _PrimalPDState:
+    """Primal-dual state of the primal forms: ``min ½zᵀPz + Σ C_i ℓ(ξ_i)`` s.t.
+    ``s = Az + ξ − 1 ≥ 0``, ``A = diag(y) X̃`` (rows of the active examples).
+
+    ``loss``: ``"hinge"`` (``ℓ(ξ) = ξ``, ``ξ ≥ 0`` with multiplier ν), ``"squared_hinge"``
+    (``ℓ(ξ) = ξ²``, ξ free and kept equal to ``λ/(2C)``, its stationarity condition) or
+    ``"hard"`` (no ξ). λ is the multiplier of ``s ≥ 0`` (the dual α). s is a variable of its own:
+    ``r_p = Az + ξ − 1 − s`` need not vanish (infeasible start), and near the boundary s keeps the
+    digits that ``Az + ξ − 1`` loses to cancellation.
+    """
+
+    feat: _Features
+    y: np.ndarray
+    C: np.ndarray
+    loss: str  # "hinge" | "squared_hinge" | "hard"
+    p: np.ndarray  # diagonal of P
+    z: np.ndarray
+    m: np.ndarray  # margins Az, updated with the steps (as in the barrier path)
+    s: np.ndarray  # margin slacks
+    lam: np.ndarray  # their multipliers
+    xi: np.ndarray | None = None  # hinge only
+    nu: np.ndarray | None = None  # hinge only: multipliers of ξ ≥ 0
+    active: np.ndarray | None = None
+    equality: bool = False  # free bias: the dual has yᵀα = 0
+    #: Jitted passes over the rows (d ≤ n: :func:`_ppd_fused_iteration`), else None (NumPy).
+    passes: _RowPasses | None = field(default=None, repr=False)
+    #: Residuals ``r_z = Pz − Aᵀλ``, ``r_p`` and (hinge) ``r_ξ = C − λ − ν`` at the current point
+    #: (the fused iteration keeps ``Aᵀλ = X̃ᵀ(y ⊙ λ)`` in ``a_lam``, updated with the steps, and
+    #: recomputes r_p, r_ξ row by row: it does not store them).
+    a_lam: np.ndarray = field(default=None, repr=False)
+    r_z: np.ndarray = field(default=None, repr=False)
+    #: ``(Σ C_i ℓ(max(0, 1 − m_i)), Σ λ_i, Σ λ_i²/(4C_i), min m)`` for :func:`_ppd_gap_estimate`.
+    sums: np.ndarray = field(default_factory=lambda: np.zeros(4), repr=False)
+    r_p: np.ndarray = field(default=None, repr=False)
+    r_xi: np.ndarray | None = field(default=None, repr=False)
+    mu: float = math.nan
+    step: float = math.nan
+    sigma: float = math.nan
+    residual_dual: float = math.nan
+    residual_primal: float = math.nan
+    complementarity: float = math.nan
+
+    @property
+    def xi_of_loss(self) -> np.ndarray | None:
+        """ξ: the hinge's variable, ``λ/(2C)`` (squared hinge) or None (hard margin: 0)."""
+        if self.loss == "hinge":
+            return self.xi
+        if self.loss == "squared_hinge":
+            return self.lam / (2.0 * self.C)
+        return None
+
+    def objective(self) -> float:
+        f = 0.5 * float(self.z @ (self.p * self.z))
+        xi = self.xi_of_loss
+        if self.loss == "hinge":
+            f += float(self.C @ xi)
+        elif self.loss == "squared_hinge":
+            f += float(self.C @ (xi * xi))
+        return f
+
+    def update_residuals(self) -> None:
+        """Recompute the residuals (one product with X̃ᵀ) and their ∞-norms: ``residual_dual``
+        for ``r_z`` and ``r_ξ``, ``residual_primal`` for ``r_p``."""
+        self.a_lam = self.feat.tdot(self.y * self.lam)
+        self.r_z = self.p * self.z - self.a_lam
+        self.r_p = self.m - 1.0 - self.s
+        xi = self.xi_of_loss
+        if xi is not None:
+            self.r_p += xi
+        dual = float(np.max(np.abs(self.r_z), initial=0.0))
+        if self.loss == "hinge":
+            self.r_xi = self.C - self.lam - self.nu
+            dual = max(dual, float(np.max(np.abs(self.r_xi), initial=0.0)))
+        self.residual_dual = dual
+        self.residual_primal = float(np.max(np.abs(self.r_p), initial=0.0))
+        comp, pairs = _ppd_complementarity(self)
+        self.complementarity, self.mu = comp, comp / pairs
+        u = np.maximum(1.0 - self.m, 0.0)
+        self.sums[:] = (
+            float(self.C @ (u if self.loss == "hinge" else u * u)),
+            float(self.lam.sum()),
+            float(self.lam @ (self.lam / (4.0 * self.C))) if self.loss == "squared_hinge" else 0.0,
+            float(np.min(self.m, initial=np.inf)),
+        )
+
+
+def _ppd_complementarity(s: _PrimalPDState) -> tuple[float, int]:
+    """``sᵀλ + ξᵀν`` (hinge) and the number of complementarity pairs."""
+    total = float(s.s @ s.lam)
+    if s.loss == "hinge":
+        return total + float(s.xi @ s.nu), 2 * len(s.lam)
+    return total, len(s.lam)
+
+
+def _ppd_start(feat, y, C, loss, p, z, active, equality) -> _PrimalPDState:
+    """Interior start of the primal-dual variant on the primal forms.
+
+    Soft margin: ``z = 0``, so ``m = 0``; hinge ``ξ = 2``, ``s = 1`` (``r_p = 0``),
+    ``λ = ν = C/2`` (``r_ξ = 0``); squared hinge ``s = 1``, ``λ = C``. (Multipliers capped at 1
+    instead did better at C = 10⁴ on breast_cancer, 22 iterations against 30, but worse over 96
+    primal problems with C from 10⁻² to 10⁴: 1077 iterations in all against 989.) Hard margin: z
+    of phase I (smallest margin 1.1), ``s = m − 1``, ``λ_i = max(1, f₀)/(n s_i)`` (the
+    multipliers of the barrier's centre at ``m/t = f₀``).
+    """
+    m = y * feat.dot(z)
+    if loss == "hard":
+        sl = m - 1.0
+        f0 = 0.5 * float(z @ (p * z))
+        state = _PrimalPDState(feat, y, C, loss, p, z, m, sl, max(f0, 1.0) / (len(y) * sl))
+    elif loss == "hinge":
+        xi = np.maximum(1.0 - m, 0.0) + 1.0
+        state = _PrimalPDState(feat, y, C, loss, p, z, m, m + xi - 1.0, 0.5 * C, xi=xi, nu=0.5 * C)
+    else:
+        sl = np.maximum(m - 1.0, 0.0) + 1.0
+        state = _PrimalPDState(feat, y, C, loss, p, z, m, sl, C.copy())
+    state.active, state.equality = active, equality
+    if feat.d <= feat.n:
+        state.passes = _RowPasses(feat)
+    state.update_residuals()
+    return state
+
+
+def _ppd_estimate(s: _PrimalPDState) -> float:
+    """The primal-dual's own measure of convergence, ``max(sᵀλ + ξᵀν)/max(1, |f₀|),
+    ‖r_z‖_∞/c, ‖r_ξ‖_∞/c, ‖r_p‖_∞)`` with ``c = max(1, max C_i)`` (1 for the hard margin): the
+    native rule is ``≤ tol``."""
+    scale = 1.0 if s.loss == "hard" else max(1.0, float(np.max(s.C, initial=1.0)))
+    comp = s.complementarity / max(1.0, abs(s.objective()))
+    return max(comp, s.residual_dual / scale, s.residual_primal)
+
+
+def _ppd_gap_estimate(s: _PrimalPDState) -> float:
+    """Relative duality gap ``(P − D)/max(1, |P|)`` estimated from the iterate at O(d) cost (the
+    sums come with the step): ``P = ½zᵀPz + Σ C_i ℓ(max(0, 1 − m_i))`` (hard margin:
+    ``½zᵀPz / min(1, min m)²``, z scaled to feasibility), ``D = Σλ − ½ (Aᵀλ)ᵀP(Aᵀλ)``
+    (``− Σλ²/(4C)`` for the squared hinge), λ taken as it is (not clipped, ``yᵀλ`` not
+    projected). It decides when to ask the problem's certificate, never the status: measured
+    on the test sets' primal forms and the benchmark's hinge primals (n ≤ 10⁵), at most 1.32
+    times the certified gap, and ≤ tol at the first iterate the certificate accepted."""
+    loss_sum, lam_sum, lam2_sum, m_min = s.sums
+    zPz = float(s.z @ (s.p * s.z))
+    if s.loss != "hard":
+        primal = 0.5 * zPz + loss_sum
+    elif m_min > 0.0:
+        primal = 0.5 * zPz / min(1.0, m_min) ** 2
+    else:
+        return math.inf
+    dual = lam_sum - 0.5 * float(s.a_lam @ (s.p * s.a_lam)) - lam2_sum
+    return (primal - dual) / max(1.0, abs(primal))
+
+
+def _ppd_converged(s: _PrimalPDState, tol: float) -> bool:
+    """Native rule: complementarity ``sᵀλ + ξᵀν ≤ tol · max(1, |f₀|)``, ``‖r_p‖_∞ ≤ tol`` (margin
+    units) and ``‖r_z‖_∞, ‖r_ξ‖_∞ ≤ tol · max(1, max C_i)`` (1 for the hard margin). The fused
+    iteration's ``r_z`` is updated with the steps: it is recomputed before the rule is granted."""
+    if _ppd_estimate(s) > tol:
+        return False
+    if s.passes is not None:
+        s.update_residuals()
+        return _ppd_estimate(s) <= tol
+    return True
+
+
+def _ppd_iteration(s: _PrimalPDState, fraction: float) -> None:
+    """One Mehrotra predictor-corrector iteration on the primal forms [Wright97, ch. 10].
+
+    Newton's equations of the KKT system at ``(z, ξ, s, λ, ν)``: ``PΔz − AᵀΔλ = −r_z``,
+    ``AΔz + Δξ − Δs = −r_p``, ``Δλ + Δν = r_ξ`` (hinge; squared hinge ``Δξ = Δλ/(2C)``, hard
+    ``Δξ = 0``), ``λΔs + sΔλ = r_s``, ``νΔξ + ξΔν = r_c``. Per example the slack rows give
+    ``Δλ = g − D AΔz`` with ``D = 1/(s/λ + e)``, ``e = ξ/ν`` (hinge), ``1/(2C)`` (squared hinge)
+    or 0 (hard) and ``g = D (r_s/λ − r_p − (r_c − ξ r_ξ)/ν)`` (last term: hinge only), which
+    leaves the normal system ``(P + X̃ᵀDX̃) Δz = −r_z + X̃ᵀ(y ⊙ g)``: one factorization, two
+    solves (the affine-scaling and the corrected right-hand sides).
+    """
+    feat, y, hinge = s.feat, s.y, s.loss == "hinge"
+    r_z, r_p, r_xi = s.r_z, s.r_p, s.r_xi
+    if hinge:
+        e = s.xi / s.nu
+    elif s.loss == "squared_hinge":
+        e = 1.0 / (2.0 * s.C)
+    else:
+        e = 0.0
+    D = 1.0 / (s.s / s.lam + e)
+    solve = _normal_solver(feat, D, s.p)
+
+    def direction(r_s, r_c):
+        g = r_s / s.lam - r_p
+        if hinge:
+            g -= (r_c - s.xi * r_xi) / s.nu
+        g *= D
+        dz, q, Xdz = solve(-r_z, y * g)
+        dlam = y * q  # g − D ⊙ AΔz
+        ds = (r_s - s.s * dlam) / s.lam  # from the complementarity rows: relative accuracy in s
+        if not hinge:
+            return dz, y * Xdz, ds, dlam, None, None
+        dnu = r_xi - dlam
+        return dz, y * Xdz, ds, dlam, (r_c - s.xi * dnu) / s.nu, dnu
+
+    def max_step(ds, dlam, dxi, dnu):
+        st = min(_pd_max_step(s.s, ds), _pd_max_step(s.lam, dlam))
+        if hinge:
+            st = min(st, _pd_max_step(s.xi, dxi), _pd_max_step(s.nu, dnu))
+        return st
+
+    # Predictor (affine scaling, σ = 0).
+    rs_aff = -s.s * s.lam
+    rc_aff = -s.xi * s.nu if hinge else None
+    _, _, ds, dlam, dxi, dnu = direction(rs_aff, rc_aff)
+    st = max_step(ds, dlam, dxi, dnu)
+    comp_aff = float((s.s + st * ds) @ (s.lam + st * dlam))
+    if hinge:
+        comp_aff += float((s.xi + st * dxi) @ (s.nu + st * dnu))
+    sigma = min(1.0, (comp_aff / max(s.complementarity, 1e-300)) ** 3)  # Mehrotra's heuristic
+    # Corrector: centring at σμ and the second-order terms of the affine step.
+    tau = sigma * s.mu
+    r_s = rs_aff + tau - ds * dlam
+    r_c = rc_aff + tau - dxi * dnu if hinge else None
+    dz, dm, ds, dlam, dxi, dnu = direction(r_s, r_c)
+    st = min(1.0, fraction * max_step(ds, dlam, dxi, dnu))
+    s.z = s.z + st * dz
+    s.m = s.m + st * dm
+    s.s = np.maximum(s.s + st * ds, 1e-300)
+    s.lam = np.maximum(s.lam + st * dlam, 1e-300)
+    if hinge:
+        s.xi = np.maximum(s.xi + st * dxi, 1e-300)
+        s.nu = np.maximum(s.nu + st * dnu, 1e-300)
+    s.step, s.sigma = st, sigma
+    s.update_residuals()
+
+
+class _RowPasses:
+    """The rows of X̃ for the jitted passes of :func:`_ppd_fused_iteration` (dense X as a
+    C-contiguous float64 array, CSR as ``(indptr, indices, data)`` with one index dtype; E
+    apart), and their O(n) work arrays."""
+
+    def __init__(self, feat: _Features):
+        X = feat.X
+        if feat.sparse:
+            indptr, indices = X.indptr, X.indices
+            if indptr.dtype != indices.dtype or indptr.dtype not in (np.int32, np.int64):
+                indptr, indices = indptr.astype(np.int64), indices.astype(np.int64)
+            data = np.ascontiguousarray(X.data, dtype=np.float64)
+            self.rows = (np.ascontiguousarray(indptr), np.ascontiguousarray(indices), data)
+        else:
+            self.rows = (np.ascontiguousarray(X, dtype=np.float64),)
+        self.sparse = feat.sparse
+        self.E = feat.E
+        n, dim = feat.n, feat.dim
+        self.sqD, self.V = np.empty(n), np.empty((n, 2))
+        self.dm_aff, self.dm = np.empty(n), np.empty(n)  # y ⊙ X̃Δz of the two directions
+        self.acc_aff, self.acc = np.empty(dim), np.empty(dim)
+        self.buf = np.empty((5, jit.BLOCK))  # per-row results of a block
+
+    def affine(self, code, s: _PrimalPDState, xi, nu, dz) -> tuple[float, float, float]:
+        run = jit.ppd_affine_csr if self.sparse else jit.ppd_affine_dense
+        args = (s.y, s.C, s.m, s.s, s.lam, xi, nu, dz, self.dm_aff, self.acc_aff, self.buf)
+        return run(code, *self.rows, self.E, *args)
+
+    def corrector(self, code, s: _PrimalPDState, xi, nu, tau, dz) -> float:
+        run = jit.ppd_corrector_csr if self.sparse else jit.ppd_corrector_dense
+        state = (s.y, s.C, s.m, s.s, s.lam, xi, nu)
+        return run(
+            code, *self.rows, self.E, *state, self.dm_aff, tau, dz, self.dm, self.acc, self.buf
+        )
+
+
+_WARM = False  # the jitted passes are compiled (:func:`compile_row_passes`)
+_LOSS_CODES = {"hinge": jit.HINGE, "squared_hinge": jit.SQUARED_HINGE, "hard": jit.HARD}
+_NO_ROWS = np.empty(0)  # ξ, ν of the losses without them
+
+
+def _ppd_fused_iteration(s: _PrimalPDState, fraction: float) -> None:
+    """:func:`_ppd_iteration` (d ≤ n) with its O(n) work in the jitted passes of
+    :mod:`solvers._jit.barrier`: X is read three times per iteration (``X̃ᵀDX̃`` with the
+    right-hand sides, then ``X̃Δz`` of each direction) instead of six.
+
+    By linearity in ``(r_s, r_c)`` the corrector's right-hand side is the affine one plus
+    ``τ X̃ᵀ(y ⊙ D(1/λ − 1/ν)) − X̃ᵀ(y ⊙ D(Δs_aΔλ_a/λ − Δξ_aΔν_a/ν))``: the first product comes
+    with the Gram matrix, the second with ``X̃Δz_a``. The affine complementarity is the quadratic
+    ``sᵀλ + ξᵀν + α lin + α² quad`` of the step α, and ``Aᵀλ`` is updated with
+    ``X̃ᵀ(y ⊙ Δλ)`` from the corrector's pass (``r_z = Pz − Aᵀλ``)."""
+    rp, code = s.passes, _LOSS_CODES[s.loss]
+    xi, nu = (s.xi, s.nu) if s.loss == "hinge" else (_NO_ROWS, _NO_ROWS)
+    jit.ppd_prepare(code, s.y, s.C, s.m, s.s, s.lam, xi, nu, rp.sqD, rp.V)
+    H, B = s.feat.gram_tdot(rp.sqD, rp.V)
+    H[np.diag_indices_from(H)] += s.p
+    cf = _cholesky(H)
+    # Predictor (affine scaling, σ = 0).
+    rhs = B[:, 0] - s.r_z
+    worst, lin, quad = rp.affine(code, s, xi, nu, sla.cho_solve(cf, rhs, check_finite=False))
+    st = 1.0 if worst <= 1.0 else 1.0 / worst
+    comp_aff = max(s.complementarity + st * lin + st * st * quad, 0.0)
+    sigma = min(1.0, (comp_aff / max(s.complementarity, 1e-300)) ** 3)  # Mehrotra's heuristic
+    # Corrector: centring at σμ and the second-order terms of the affine step.
+    tau = sigma * s.mu
+    dz = sla.cho_solve(cf, rhs + tau * B[:, 1] - rp.acc_aff, check_finite=False)
+    worst = rp.corrector(code, s, xi, nu, tau, dz)
+    st = min(1.0, fraction * (1.0 if worst <= 1.0 else 1.0 / worst))
+    comp, rp_max, rxi_max = jit.ppd_update(
+        code, s.C, s.m, s.s, s.lam, xi, nu, rp.dm_aff, rp.dm, tau, st, rp.buf, s.sums
+    )
+    s.z = s.z + st * dz
+    s.a_lam = s.a_lam + st * rp.acc
+    s.r_z = s.p * s.z - s.a_lam
+    s.residual_dual = max(float(np.max(np.abs(s.r_z), initial=0.0)), rxi_max)
+    s.residual_primal = rp_max
+    s.complementarity, s.mu = comp, comp / (2 * len(s.lam) if s.loss == "hinge" else len(s.lam))
+    s.step, s.sigma = st, sigma
+
+
+def _feasible_multipliers(lam: np.ndarray, y: np.ndarray, upper: np.ndarray, equality: bool):
+    """λ made dual feasible: clipped to ``[0, upper]`` and, with ``yᵀα = 0`` (free bias), that
+    equality made *exact* in floating point, so that the problem's projection (a bisection of
+    O(n) passes, which dominated the time per iteration at n = 3·10⁵) is only a check.
+
+    The values are rounded down to multiples of ``q = 2^⌈log₂ Σλ⌉ / 2⁵²``: every partial sum of
+    ``±λ_i`` is then a multiple of q below ``2⁵³q`` in magnitude, hence exact in any order; the
+    exact imbalance ``yᵀλ`` is taken off the largest multiplier of the class in excess. Where that
+    multiplier is smaller than the imbalance (early iterations), the clipped λ is returned and
+    the problem projects it.
+    """
+    a = np.clip(lam, 0.0, upper)
+    total = float(a.sum())
+    if not equality or not 1e-200 < total < 1e200:
+        return a
+    q = 2.0 ** (math.ceil(math.log2(total)) - 52)
+    a_grid = np.floor(a / q) * q
+    excess = float(y @ a_grid)  # exact
+    if excess != 0.0:
+        cls = np.flatnonzero(y == math.copysign(1.0, excess))
+        j = cls[np.argmax(a_grid[cls])]
+        if a_grid[j] < abs(excess):
+            return a
+        a_grid[j] -= abs(excess)  # exact: both are multiples of q below 2⁵³q
+    return a_grid
+
+
+def compile_row_passes() -> float:
+    """Compile the jitted passes of :func:`_ppd_fused_iteration` (every loss; dense rows, CSR
+    with int32 and int64 indices) on a 4×2 problem, once per process; untimed. Returns the
+    seconds it took (0 once compiled)."""
+    global _WARM
+    if _WARM:
+        return 0.0
+    start = time.perf_counter()
+    X = np.array([[2.0, 0.0], [-2.0, 0.0], [2.0, 1.0], [-2.0, -1.0]])
+    y = np.array([1.0, -1.0, 1.0, -1.0])
+    csr = sparse.csr_matrix(X)
+    csr64 = sparse.csr_matrix(
+        (csr.data, csr.indices.astype(np.int64), csr.indptr.astype(np.int64)), shape=X.shape
+    )
+    p = np.array([1.0, 1.0, 0.0])
+    for rows in (X, csr, csr64):
+        feat = _Features(rows, np.ones((4, 1)))
+        for loss in _LOSS_CODES:
+            z = np.array([1.0 if loss == "hard" else 0.0, 0.0, 0.0])  # hard: margins 2
+            state = _ppd_start(feat, y, np.ones(4), loss, p, z, None, True)
+            _ppd_fused_iteration(state, PD_TO_BOUNDARY)
+    _WARM = True
+    return time.perf_counter() - start
