@@ -164,6 +164,25 @@ def _check_vector(v, n_samples: int, name: str) -> np.ndarray:
     return np.ascontiguousarray(v)
 
 
+#: The largest per-example weight ``C_i = C · sample_weight_i`` a problem accepts. Beyond it the
+#: objective (up to Σ C_i) and its certificate lose every digit that the margins carry: the
+#: references themselves fail (Clarabel reported an SVM "unbounded" at C = 1e12, OSQP stalled,
+#: C = 1e300 overflowed), so a problem refuses it rather than return a meaningless status.
+C_MAX = 1e10
+
+
+def check_C_range(C: float, sample_weight: np.ndarray | None) -> None:
+    """Refuse ``max_i C_i > C_MAX`` with a message naming ``C``, ``sample_weight`` and the range."""
+    largest = C * (1.0 if sample_weight is None else float(np.max(sample_weight, initial=0.0)))
+    if largest > C_MAX:
+        what = "C" if sample_weight is None else "C · sample_weight"
+        raise ValueError(
+            f"{what} must be at most {C_MAX:g} (got a largest C_i of {largest:.3g}): beyond "
+            "it the objective and its duality gap cannot be computed in double precision; "
+            "rescale C (the optimum's w only depends on C through the loss weights)"
+        )
+
+
 def per_example_C(C: float, sample_weight: np.ndarray | None, n_samples: int) -> np.ndarray:
     """``C_i = C · sample_weight_i`` (all ``C`` without weights)."""
     sw = 1.0 if sample_weight is None else sample_weight

@@ -21,6 +21,7 @@ from svmbench.problems._binary import BinaryDualMixin
 from svmbench.problems._linear import BIASES, LOSSES, optimal_bias
 from svmbench.problems._validation import (
     check_binary_labels,
+    check_C_range,
     check_int,
     check_option,
     check_real,
@@ -108,6 +109,7 @@ class KernelDual(BinaryDualMixin, Problem):
             else check_sample_weight(self.sample_weight, X.shape[0])
         )
         object.__setattr__(self, "sample_weight", sw)
+        check_C_range(self.C, self.sample_weight)
 
     def _resolve_gamma(self, X) -> float:
         g = self.gamma

@@ -31,6 +31,7 @@ from scipy import sparse
 from svmbench.problems._linear import MAX_FREE_MULTIPLIERS
 from svmbench.problems._qp import maximize_dual_on_subset, solve_osqp_form_with_clarabel
 from svmbench.problems._validation import (
+    check_C_range,
     check_multiclass_labels,
     check_option,
     check_real,
@@ -125,6 +126,7 @@ class MulticlassHinge(Problem):
         sw = self.sample_weight
         sw = None if sw is None else check_sample_weight(sw, X.shape[0])
         object.__setattr__(self, "sample_weight", sw)
+        check_C_range(self.C, self.sample_weight)
 
     # ---- sizes -------------------------------------------------------------------------------
     @property

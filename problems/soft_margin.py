@@ -19,6 +19,7 @@ from scipy import sparse
 from svmbench.problems._linear import BIASES, LOSSES, LinearBinaryMixin
 from svmbench.problems._validation import (
     check_binary_labels,
+    check_C_range,
     check_option,
     check_real,
     check_sample_weight,
@@ -74,6 +75,7 @@ class SoftMarginPrimal(LinearBinaryMixin):
             else check_sample_weight(self.sample_weight, X.shape[0])
         )
         object.__setattr__(self, "sample_weight", sw)
+        check_C_range(self.C, self.sample_weight)
 
     @property
     def upper_bounds(self) -> np.ndarray:

@@ -36,7 +36,13 @@ from typing import ClassVar
 
 import numpy as np
 
-from svmbench.problems._validation import check_int, check_real, check_sample_weight, check_X
+from svmbench.problems._validation import (
+    check_C_range,
+    check_int,
+    check_real,
+    check_sample_weight,
+    check_X,
+)
 from svmbench.problems.base import QP, Certificate, Problem, make_certificate
 from svmbench.problems.models import ChainModel
 
@@ -139,6 +145,7 @@ class ChainStructuredHinge(Problem):
         sw = self.sample_weight
         sw = None if sw is None else check_sample_weight(sw, lengths.size)
         object.__setattr__(self, "sample_weight", sw)
+        check_C_range(self.C, self.sample_weight)
 
     # ---- sizes -------------------------------------------------------------------------------
     @property
