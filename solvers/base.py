@@ -597,6 +597,17 @@ class Solver(abc.ABC):
         )
 
 
+#: What a chunk may raise from deep inside NumPy/SciPy when the arithmetic fails (SciPy's
+#: "array must not contain infs or NaNs" is a ValueError, and only that one is caught): the run
+#: ends as ``numerical_error`` with the certified point so far, never with the exception.
+_NUMERICAL_FAILURES = (
+    np.linalg.LinAlgError,
+    FloatingPointError,
+    ZeroDivisionError,
+    OverflowError,
+    ValueError,
+)
+
 #: The fraction of the wall time that certificates drawn only for the trace may take.
 TRACE_BUDGET = 0.1
 #: Ratio of the geometric schedule of trace checkpoints (in chunks).
@@ -704,7 +715,15 @@ class IterativeSolver(Solver):
         iterations, chunks = prepared.iterations, 0
         status, cert, message = None, None, ""
         while status is None:
-            step = self._step(problem, state)
+            try:
+                step = self._step(problem, state)
+            except _NUMERICAL_FAILURES as exc:
+                arithmetic = not isinstance(exc, ValueError) or isinstance(
+                    exc, np.linalg.LinAlgError
+                )
+                if not arithmetic and "infs or NaNs" not in str(exc):
+                    raise
+                step = StepOutcome(0, failure=f"numerical failure: {type(exc).__name__}: {exc}")
             iterations += step.iterations
             chunks += 1
             cert = None

@@ -156,11 +156,12 @@ def test_class_weight_balanced_is_the_same_as_explicit_weights():
 
 
 def test_warm_start_refits_from_the_previous_solution():
-    model = SVMClassifier(kernel="linear", bias="regularized", warm_start=True, tol=1e-8)
+    common = dict(kernel="linear", bias="regularized", tol=1e-8, random_state=0)
+    model = SVMClassifier(warm_start=True, **common)
     cold = model.fit(X_BC, Y_BC).result_
     model.set_params(C=1.05)
     warm = model.fit(X_BC, Y_BC).result_
-    again = SVMClassifier(kernel="linear", bias="regularized", C=1.05, tol=1e-8).fit(X_BC, Y_BC)
+    again = SVMClassifier(C=1.05, **common).fit(X_BC, Y_BC)
     assert warm.status.value == "optimal" and cold.status.value == "optimal"
     assert abs(warm.primal - again.result_.primal) <= 1e-7 * abs(again.result_.primal)
     assert warm.iterations < again.result_.iterations

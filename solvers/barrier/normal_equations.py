@@ -209,7 +209,17 @@ def _dual_hessian_solver(state: _DualState, h: np.ndarray):
         H = t * state.Q
         H[np.diag_indices_from(H)] += h
         cf = _cholesky(H)
-        return lambda v: sla.cho_solve(cf, v, check_finite=False)
+
+        def refined(v):
+            # late in the path H = tQ + diag(h) spans ~16 orders of magnitude: two steps of
+            # iterative refinement (O(n²) each) give the direction the digits that the BLAS
+            # kernel's rounding would otherwise decide (AVX2 and AVX-512 diverged without them)
+            x = sla.cho_solve(cf, v, check_finite=False)
+            for _ in range(2):
+                x = x + sla.cho_solve(cf, v - H @ x, check_finite=False)
+            return x
+
+        return refined
     feat, y = state.feat, state.y
     hinv = 1.0 / h
     M = feat.gram(hinv)

@@ -324,10 +324,17 @@ def _dual_line_search(state: _DualState, delta, decrement2, Qd) -> float:
     return 0.0
 
 
+#: The smallest value α and u − α are kept at: the barrier's Hessian holds 1/α², which overflows
+#: below 1e-154. Fraction-to-the-boundary steps can drive a multiplier that belongs at its bound
+#: that low (one BLAS kernel's rounding did, another's did not); pinned here, the variable stays
+#: frozen at its bound (its Hessian entry, 1e300, dominates), and every kernel gives finite steps.
+DUAL_FLOOR = 1e-150
+
+
 def _dual_move(state: _DualState, step: np.ndarray, Q_step: np.ndarray) -> None:
     """``α += step`` and ``u − α −= step`` (both kept positive), ``Qα += Q step``."""
-    state.alpha = np.maximum(state.alpha + step, 1e-300)
-    state.slack = np.maximum(state.slack - step, 1e-300)
+    state.alpha = np.maximum(state.alpha + step, DUAL_FLOOR)
+    state.slack = np.maximum(state.slack - step, DUAL_FLOOR)
     state.Qa = state.Qa + Q_step
 
 

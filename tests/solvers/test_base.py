@@ -232,3 +232,22 @@ def test_time_limit_is_wall_time_with_slow_callbacks():
     # the callbacks count: the run ends within one chunk and one callback of the limit, though
     # its solver clock is far below it
     assert r.solve_time < 0.2 <= r.wall_time < 0.2 + 0.05 + 0.5
+
+
+def test_a_numerical_failure_deep_inside_is_a_status_with_the_point_so_far():
+    class Breaks(ProjectedGradient):
+        def _step(self, problem, state):
+            if state["k"] >= 3:
+                raise np.linalg.LinAlgError("the Newton system is not positive definite")
+            return super()._step(problem, state)
+
+    r = Breaks(tol=1e-15, trace=False).solve(PROBLEM)
+    assert r.status is Status.NUMERICAL_ERROR and "LinAlgError" in r.message
+    assert r.iterations == 150 and r.certified and np.isfinite(r.primal)  # the point so far
+
+    class Bug(ProjectedGradient):
+        def _step(self, problem, state):
+            raise ValueError("a programming error, not arithmetic")
+
+    with pytest.raises(ValueError, match="programming error"):
+        Bug().solve(PROBLEM)
