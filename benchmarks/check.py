@@ -19,7 +19,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-from svmbench.benchmarks.cases import solver_class
+from svmbench.benchmarks.cases import make_solver, solver_class
 from svmbench.benchmarks.runner import HARNESS_STATUSES, Record, negative_gap
 from svmbench.solvers.base import Status
 
@@ -56,6 +56,27 @@ def tolerance(solver: str, rtol: float | None = None, stochastic_rtol: float | N
     return own if own is not None else EXACT_RTOL
 
 
+def status_contradiction(record: Record) -> str | None:
+    """Why a record's status contradicts its own certificate (None when it does not):
+    ``optimal`` needs ``certified`` and ``rel_gap ≤ tol`` (the solver's tolerance as the case
+    configured it), whatever rule stopped the method (ARCHITECTURE.md §4)."""
+    r = record.result
+    if r is None or r.status is not Status.OPTIMAL:
+        return None
+    try:
+        solver = make_solver(record.case.solver, **record.case.solver_options)
+    except (TypeError, ValueError):
+        return None
+    if solver.optimal_by_subproblems:  # ovr/ovo: optimal for their binary problems
+        return None
+    tol = solver._certified_tol()
+    if not r.certified:
+        return "status optimal, but its certificate does not hold (certified=False)"
+    if not r.rel_gap <= tol * (1.0 + 1e-9):
+        return f"status optimal at a certified relative gap {r.rel_gap:.3g} > tol {tol:g}"
+    return None
+
+
 def judge(
     record: Record, *, rtol: float | None = None, stochastic_rtol: float | None = None
 ) -> Verdict:
@@ -68,6 +89,9 @@ def judge(
         return Verdict(record, False, tol, f"numerical_error: {r.message}")
     if negative_gap(record):
         return Verdict(record, False, tol, f"negative certified gap {r.gap:.3e}")
+    contradiction = status_contradiction(record)
+    if contradiction:
+        return Verdict(record, False, tol, contradiction)
     ref_p, ref_d = record.reference_primal, record.reference_dual
     if math.isnan(ref_p):
         return Verdict(record, False, tol, "no reference optimum")

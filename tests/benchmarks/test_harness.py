@@ -416,3 +416,21 @@ def test_gap_plot_ignores_points_that_cannot_be_drawn(tmp_path):
     rows.append({**base, "trace": [[1, 0.01, 2.0, 1.0, 1.0], [2, 0.02, 1.5, 1.4, 0.1]]})
     assert plot_gap_vs_time(rows, tmp_path / "g.png", "one curve")
     assert (tmp_path / "g.png").stat().st_size > 0
+
+
+def test_check_fails_a_record_whose_status_contradicts_its_certificate():
+    import dataclasses
+
+    from svmbench.benchmarks.check import judge, status_contradiction
+    from svmbench.benchmarks.runner import run_case
+
+    opts = {"kind": "soft_margin_primal", "C": 1.0, "bias": "regularized"}
+    record = run_case(Case(opts, TINY, "dcd", {"tol": 1e-6}))
+    assert record.result.status.value == "optimal" and status_contradiction(record) is None
+    assert judge(record).ok
+    loose = dataclasses.replace(record.result, rel_gap=1.43)  # a stored row claiming optimal
+    forged = dataclasses.replace(record, result=loose)
+    assert "relative gap 1.43 > tol 1e-06" in status_contradiction(forged)
+    assert not judge(forged).ok
+    uncertified = dataclasses.replace(record, result=dataclasses.replace(loose, certified=False))
+    assert "certified=False" in status_contradiction(uncertified)
