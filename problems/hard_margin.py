@@ -121,6 +121,55 @@ class HardMarginPrimal(LinearBinaryMixin):
             "label_balance": abs(float(ly.sum())) if self.bias == "free" else 0.0,
         }
 
+    def separating_point(self) -> tuple[np.ndarray, float, float] | None:
+        """A strictly separating ``(w, b)``, scaled to margins ``y_i (w·x_i + b) ≥ 1`` (a
+        feasible point of the problem), and its geometric margin; or None.
+
+        Solves the LP ``max γ  s.t.  y_i (w·x_i + b) ≥ γ,  −1 ≤ w_j, b ≤ 1`` (HiGHS), then
+        checks the point it returns in plain arithmetic: a point is returned only if
+        ``min_i y_i (w·x_i + b) > 0`` holds exactly, whatever the LP's tolerances. The margin is
+        ``min_i y_i (w·x_i + b) / ‖(w, b/s)‖``, relative to nothing: compare it with
+        ``max_i ‖x̃_i‖``. A Farkas vector that passes :meth:`check_farkas` can coexist with such a
+        point when the classes are separable by less than ``FARKAS_RTOL`` of the data radius:
+        then the data are *near-separable*, not infeasible.
+        """
+        from scipy.optimize import linprog
+
+        n, d = self.n_samples, self.n_features
+        free_b = self.bias != "none"
+        X = sparse.csr_matrix(self.X) if sparse.issparse(self.X) else np.asarray(self.X)
+        # each column scaled to max |x_ij| = 1: separability is unchanged, and a margin far
+        # below the data radius along one feature is no longer below HiGHS's tolerances
+        col = np.asarray(
+            abs(X).max(axis=0).todense() if sparse.issparse(X) else np.abs(X).max(axis=0)
+        ).ravel()
+        col = np.where(col > 0, col, 1.0)
+        Xs = sparse.csr_matrix(X) @ sparse.diags(1.0 / col)
+        Xy = Xs.multiply(self.y[:, None]).tocsr()
+        cols = [-Xy]
+        if free_b:
+            cols.append(sparse.csr_matrix(-self.y[:, None]))
+        cols.append(sparse.csr_matrix(np.ones((n, 1))))  # −y_i(w·x_i + b) + γ ≤ 0
+        A = sparse.hstack(cols).tocsc()
+        k = d + (1 if free_b else 0)
+        c = np.zeros(k + 1)
+        c[-1] = -1.0
+        bounds = [(-1.0, 1.0)] * k + [(None, 1.0)]
+        try:
+            res = linprog(c, A_ub=A, b_ub=np.zeros(n), bounds=bounds, method="highs")
+        except ValueError:
+            return None
+        if res.x is None or not np.all(np.isfinite(res.x)):
+            return None
+        w = res.x[:d] / col
+        b = float(res.x[d]) if free_b else 0.0
+        f = np.asarray(X @ w).ravel() + b
+        worst = float(np.min(self.y * f))
+        if not worst > 0.0:
+            return None
+        wb = b / self.bias_scale if self.bias == "regularized" else 0.0
+        return w / worst, b / worst, worst / float(np.sqrt(w @ w + wb * wb))
+
     def is_infeasibility_certificate(self, lam, *, rtol: float = FARKAS_RTOL) -> bool:
         """True when every residual of :meth:`check_farkas` is at most ``rtol``."""
         return all(v <= rtol for v in self.check_farkas(lam).values())

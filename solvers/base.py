@@ -537,6 +537,23 @@ class Solver(abc.ABC):
         The model comes from ``problem.model_from(variables)`` unless one is given (the
         reductions build theirs from their binary models)."""
         variables = dict(variables)
+        info = dict(info or {})
+        if status is Status.INFEASIBLE and hasattr(problem, "separating_point"):
+            # infeasible only when no strictly separating point exists: a Farkas vector within
+            # its tolerance and such a point together mean near-separable data
+            found = problem.separating_point()
+            if found is not None:
+                w, b, margin = found
+                variables = {"w": w, "b": b}  # margins ≥ 1: a feasible point
+                status = Status.NUMERICAL_ERROR
+                radius = problem._radius()
+                info["near_separable"] = {"margin": margin, "radius": radius}
+                message = (
+                    f"near-separable: a hyperplane separates the classes with margin "
+                    f"{margin:.3g} ({margin / radius:.2g} of the data radius), though a Farkas "
+                    "vector passes its check; the hard margin is feasible but beyond this "
+                    "solver's precision (both certificates are in the result)"
+                )
         if status is not Status.INFEASIBLE and not _all_finite(variables):
             status = Status.NUMERICAL_ERROR
             message = message or "the iterates contain NaN or inf"
@@ -591,7 +608,7 @@ class Solver(abc.ABC):
             farkas=farkas,
             residuals=dict(cert.residuals) if cert else {},
             message=message or STATUS_MESSAGES[status],
-            info=dict(info or {}),
+            info=info,
             model=model,
             **{k: variables.get(k) for k in ("w", "b", "alpha", "W", "beta")},
         )

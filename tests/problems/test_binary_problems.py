@@ -260,3 +260,35 @@ def test_problem_key_depends_on_data_and_parameters():
     X2 = X.copy()
     X2[0, 0] += 1e-12
     assert a.key != SoftMarginPrimal(X2, y, C=1.0).key
+
+
+@pytest.mark.parametrize("e", [1e-7, 1e-9, 1e-12])
+@pytest.mark.parametrize("bias", ["free", "none"])
+def test_near_separable_data_are_never_called_infeasible(e, bias):
+    """X = [[e,0],[−e,0],[e,1],[−e,1]], y = [1,−1,1,−1] is separated by w = (1/e, 0): a Farkas
+    vector may pass its tolerance (relative to the data radius), but the data are separable."""
+    import warnings
+
+    from svmbench.solvers import registry
+    from svmbench.solvers.base import Status
+
+    X = np.array([[e, 0.0], [-e, 0.0], [e, 1.0], [-e, 1.0]])
+    y = np.array([1.0, -1.0, 1.0, -1.0])
+    problem = HardMarginPrimal(X, y, bias=bias)
+    w, b, margin = problem.separating_point()
+    assert np.min(y * (X @ w + b)) >= 1.0 - 1e-12  # a feasible point, checked in plain arithmetic
+    assert margin == pytest.approx(e, rel=1e-3)  # the widest slab has half-width e
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        for name in ("clarabel", "osqp", "cvxpy", "barrier"):
+            r = registry.get(name).solve(problem)
+            assert r.status is not Status.INFEASIBLE, (name, r.message)
+            if r.status is Status.NUMERICAL_ERROR and "near_separable" in r.info:
+                assert np.isfinite(r.primal) and "near-separable" in r.message
+
+
+def test_overlapping_classes_have_no_separating_point():
+    from svmbench.problems import datasets
+
+    d = datasets.load("gaussian:n=60,d=4,sep=1,seed=0")
+    assert HardMarginPrimal(d.X, d.y).separating_point() is None
