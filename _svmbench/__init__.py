@@ -24,7 +24,7 @@ __version__ = "0.1.0"
 #: Public names loaded on first access (PEP 562), so that ``import svmbench`` stays light.
 _LAZY = {
     "SVMClassifier": "svmbench.estimators",
-    "SVMClassifierCV": "svmbench.estimators",
+    "SVMClassifierCV": "svmbench.model_selection",
     "SVMConvergenceWarning": "svmbench.estimators",
     "load_model": "svmbench.problems.models",
     "save_model": "svmbench.problems.models",
