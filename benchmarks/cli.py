@@ -1,4 +1,5 @@
-"""The ``svmbench`` command line: ``list``, ``solve``, ``run``, ``results``, ``report``, ``check``.
+"""The ``svmbench`` command line: ``list``, ``solve``, ``predict``, ``select``, ``compare``,
+``run``, ``results``, ``report``, ``check``.
 
 Only this module prints.
 """
@@ -10,6 +11,7 @@ import math
 import sys
 import warnings
 
+import numpy as np
 from rich.console import Console
 from rich.table import Table
 
@@ -52,6 +54,24 @@ def cmd_list(args: argparse.Namespace) -> int:
         table.add_row(name, cls.iteration_unit, *marks)
     console.print(table)
 
+    from svmbench.benchmarks import anchors
+
+    table = Table(title="Anchors (official LIBSVM/LIBLINEAR bindings, scikit-learn, oneDAL)")
+    table.add_column("anchor")
+    table.add_column("installed")
+    for kind in PROBLEMS:
+        table.add_column(kind)
+    for name, why in sorted(anchors.available().items()):
+        cls = anchors.ANCHORS[name]
+        marks = ["✓" if PROBLEMS[k] in cls.supported else "" for k in PROBLEMS]
+        table.add_row(name, "yes" if why is None else f"no: {why}", *marks)
+    console.print(table)
+    console.print(
+        "chain_structured_hinge: sequences, built by svmbench.problems.structured."
+        "digit_sequences (solver ssvm_sgd); ranking: svmbench.problems.ranking turns preference "
+        "pairs into a soft_margin_primal problem"
+    )
+
     table = Table(title="Data sets (spec: name:key=value,...)")
     table.add_column("name")
     table.add_column("description")
@@ -88,13 +108,12 @@ def _parse_options(pairs: list[str]) -> dict:
 
 
 def cmd_solve(args: argparse.Namespace) -> int:
-    from svmbench.benchmarks.cases import make_problem
+    from svmbench.benchmarks.cases import make_problem, make_solver
     from svmbench.benchmarks.runner import accuracy
-    from svmbench.solvers import registry
 
     dataset = load(args.data)
     problem = make_problem(_problem_params(args), dataset)
-    solver = registry.get(args.solver, **_parse_options(args.option))
+    solver = make_solver(args.solver, **_parse_options(args.option))
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         result = solver.solve(problem)
@@ -108,13 +127,64 @@ def cmd_solve(args: argparse.Namespace) -> int:
         ("relative gap", _fmt(result.rel_gap)),
         ("certified", str(result.certified)),
         ("iterations", f"{result.iterations} {result.iteration_unit}"),
-        ("solve time", f"{result.solve_time:.4f} s"),
+        ("wall time", f"{result.wall_time:.4f} s (what a stopwatch shows; JIT excluded)"),
+        ("solve time", f"{result.solve_time:.4f} s (the method and its stopping tests)"),
+        ("certify time", f"{result.certify_time:.4f} s (trace and final certificates)"),
         ("compile time", f"{result.compile_time:.4f} s"),
         ("training accuracy", _fmt(accuracy(problem, result), ".4f")),
     ]
+    if dataset.X_test is not None:
+        test = accuracy(problem, result, dataset.X_test, dataset.y_test)
+        rows.append(("test accuracy", f"{_fmt(test, '.4f')} ({dataset.X_test.shape[0]} points)"))
+    if args.save:
+        from svmbench.problems.models import save_model
+
+        if result.model is None:
+            raise ValueError(f"--save: the result has no model (status {result.status.value})")
+        save_model(result.model, args.save)
+        rows.append(("model saved to", args.save))
     for key, value in rows:
         table.add_row(key, value)
     console.print(table)
+    return 0
+
+
+def cmd_predict(args: argparse.Namespace) -> int:
+    from svmbench.problems.models import MulticlassModel, load_model
+
+    model = load_model(args.model)
+    dataset = load(args.data)
+    if args.part == "test":
+        if dataset.X_test is None:
+            raise ValueError("--part test: the data spec has no split (add split=0.3)")
+        X, y = dataset.X_test, dataset.y_test
+    else:
+        X, y = dataset.X, dataset.y
+    multiclass = isinstance(model, MulticlassModel)
+    if multiclass == dataset.is_binary:
+        raise ValueError(
+            f"the model is {'multiclass' if multiclass else 'binary'} but the data set is "
+            f"{'binary' if dataset.is_binary else 'multiclass'}"
+        )
+    pred = model.predict(X)
+    if args.out:
+        if args.out.endswith(".npy"):
+            np.save(args.out, pred)
+        else:
+            np.savetxt(args.out, pred, fmt="%g", delimiter=",")
+        console.print(f"wrote {pred.shape[0]} predictions to {args.out}")
+    console.print(f"{type(model).__name__} on {args.data} ({args.part}: {X.shape[0]} points)")
+    if y is not None:
+        console.print(f"accuracy: {np.mean(pred == y):.4f}")
+        labels = np.unique(np.concatenate([np.asarray(y), pred]))
+        table = Table(title="confusion matrix (rows: true, columns: predicted)")
+        table.add_column("")
+        for label in labels:
+            table.add_column(f"{label:g}")
+        for true in labels:
+            counts = [int(np.sum((y == true) & (pred == p))) for p in labels]
+            table.add_row(f"{true:g}", *map(str, counts))
+        console.print(table)
     return 0
 
 
@@ -308,7 +378,7 @@ def cmd_results(args: argparse.Namespace) -> int:
         "status": args.status,
         "latest": not args.all,
     }
-    with Store(args.db) as store:
+    with Store(args.db, create=False) as store:
         if args.csv:
             text = store.to_csv(None if args.csv == "-" else args.csv, **filters)
             if args.csv == "-":
@@ -325,7 +395,7 @@ def cmd_report(args: argparse.Namespace) -> int:
     from svmbench.benchmarks.report import write_report
     from svmbench.benchmarks.store import Store
 
-    with Store(args.db) as store:
+    with Store(args.db, create=False) as store:
         rows = store.records(suite=args.suite)
     if not rows:
         console.print(
@@ -434,7 +504,21 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="KEY=VALUE",
         help="solver option, e.g. --option tol=1e-8 (repeatable)",
     )
+    p.add_argument("--save", metavar="MODEL", help="save the model (.npz, svmbench format)")
     p.set_defaults(func=cmd_solve)
+
+    p = sub.add_parser("predict", help="predict with a saved model on a data spec")
+    p.add_argument("model", help="a model file written by solve --save")
+    p.add_argument("--data", required=True, help="data spec (labels: accuracy and confusion)")
+    p.add_argument("--part", choices=["all", "test"], default="all",
+                   help="the whole data set (default) or its test split")  # fmt: skip
+    p.add_argument("--out", help="write the predictions (.npy, or CSV otherwise)")
+    p.set_defaults(func=cmd_predict)
+
+    from svmbench.benchmarks import compare, select
+
+    select.add_parser(sub)
+    compare.add_parser(sub)
 
     p = sub.add_parser("run", help="run a benchmark suite (default: the built-in default suite)")
     p.add_argument("suite", nargs="?", default=None, help="suite name or TOML path")
@@ -498,10 +582,35 @@ def main(argv: list[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
     try:
+        _check_numbers(args)
         return args.func(args)
     except (ValueError, TypeError) as exc:
         console.print(f"[red]error:[/red] {exc}")
         return 2
+    except KeyboardInterrupt:
+        console.print("interrupted; run the same command to resume (finished cases are stored)")
+        return 130
+
+
+#: Numeric flags and the smallest value each takes (every one must be finite).
+_POSITIVE_FLAGS = {"jobs": 1, "repeat": 1, "threads": 1}
+_STRICTLY_POSITIVE_FLAGS = ("tol", "time_limit", "memory_limit", "C", "bias_scale", "gamma",
+                            "rtol", "stochastic_rtol")  # fmt: skip
+
+
+def _check_numbers(args: argparse.Namespace) -> None:
+    """Refuse ``--jobs 0``, ``--memory-limit -5``, ``--rtol -1``, ``--tol nan`` at once."""
+    for name, low in _POSITIVE_FLAGS.items():
+        value = getattr(args, name, None)
+        if value is not None and value < low:
+            raise ValueError(f"--{name.replace('_', '-')} must be >= {low}, got {value}")
+    for name in _STRICTLY_POSITIVE_FLAGS:
+        value = getattr(args, name, None)
+        if value is not None and not (math.isfinite(value) and value > 0):
+            raise ValueError(f"--{name.replace('_', '-')} must be a finite number > 0, got {value}")
+    split = getattr(args, "split", None)
+    if split is not None and not 0 < split < 1:
+        raise ValueError(f"--split must be a fraction in (0, 1), got {split}")
 
 
 if __name__ == "__main__":

@@ -455,17 +455,17 @@ def test_time_limit_overrun_is_status_time_limit():
     assert result.certified and np.isfinite(result.rel_gap)
 
 
-# ---- side by side --------------------------------------------------------------------------------
+# ---- svmbench compare ---------------------------------------------------------------------------
 
 
 def test_compare_runs_solvers_and_anchors_side_by_side(monkeypatch):
     need("liblinear")
-    from svmbench.benchmarks import side_by_side
+    from svmbench.benchmarks import compare
 
     X, y = BINARY_SETS["quadrant"]
     problem = SoftMarginPrimal(X, y, C=0.1, bias="regularized")
     names = ["clarabel", "liblinear", "sklearn_sgd", "nope"]
-    rows = side_by_side.compare(problem, names, repeat=2, options={"liblinear": {"tol": 1e-6}})
+    rows = compare.compare(problem, names, repeat=2, options={"liblinear": {"tol": 1e-6}})
     assert [r["name"] for r in rows] == names
     clarabel, liblinear, sgd, nope = rows
     assert clarabel["kind"] == "solver" and liblinear["kind"] == "anchor"
@@ -475,21 +475,22 @@ def test_compare_runs_solvers_and_anchors_side_by_side(monkeypatch):
     assert liblinear["accuracy"] > 0.8 and liblinear["threads"] == "1"
     assert sgd["status"] == "not run" and "bias='regularized'" in sgd["note"]
     assert nope["status"] == "not run" and "unknown name" in nope["note"]
-    table = side_by_side.format_table(rows)
+    table = compare.format_table(rows)
     assert all(name in table for name in names)
 
-    monkeypatch.setattr(side_by_side, "REFERENCE_MAX_N", 10)
-    rows = side_by_side.compare(problem, ["liblinear"], repeat=1)
+    monkeypatch.setattr(compare, "REFERENCE_MAX_N", 10)
+    rows = compare.compare(problem, ["liblinear"], repeat=1)
     assert np.isnan(rows[0]["distance"])
     assert "no reference optimum: n=200 > 10" in rows[0]["reference_note"]
 
 
-def test_side_by_side_main_prints_a_row_per_name(capsys):
+def test_svmbench_compare_prints_a_row_per_name(capsys):
     need("libsvm")
-    from svmbench.benchmarks import side_by_side
+    from svmbench.benchmarks.cli import main
 
-    code = side_by_side.main(
+    code = main(
         [
+            "compare",
             "--problem=kernel_dual",
             "--data=gaussian:n=120,d=3,sep=1,seed=5",
             "--kernel=rbf",
@@ -503,3 +504,4 @@ def test_side_by_side_main_prints_a_row_per_name(capsys):
     lines = {line.split()[0]: line for line in out.splitlines() if line.strip()}
     assert "optimal" in lines["libsvm"] and "not run" in lines["liblinear"]
     assert "liblinear: problem kind 'kernel_dual' is not supported" in out
+    assert "wall [s]" in out and "solve [s]" in out  # the user's clock beside the solver's

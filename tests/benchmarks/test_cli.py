@@ -108,3 +108,109 @@ def test_default_suite_is_shipped_and_covers_every_problem_kind():
     }
     with pytest.raises(ValueError, match="unknown suite 'nosuch'.*default"):
         load_suite("nosuch")
+
+
+# ---- models: solve --save, predict ------------------------------------------------------------
+def _accuracy(out: str, which: str) -> float:
+    return float(re.search(rf"{which} accuracy\s*│?\s*([0-9.]+)", out).group(1))
+
+
+@pytest.mark.parametrize(
+    ("problem", "data", "solver", "extra"),
+    [
+        ("soft_margin_primal", "gaussian:n=120,d=3,sep=1,seed=0,split=0.3", "dcd",
+         ["--bias", "regularized"]),
+        ("kernel_dual", "circles:n=120,seed=0,split=0.3", "smo", ["--kernel", "rbf"]),
+        ("multiclass_hinge", "blobs:n=150,d=3,k=3,seed=0,split=0.3", "cs_dcd", []),
+        ("soft_margin_primal", "gaussian:n=120,d=3,sep=1,seed=0,split=0.3", "liblinear",
+         ["--bias", "regularized"]),
+    ],
+    ids=["linear", "kernel", "multiclass", "anchor"],
+)  # fmt: skip
+def test_solve_save_then_predict_gives_the_same_test_accuracy(
+    capsys, tmp_path, problem, data, solver, extra
+):
+    model = tmp_path / "model.npz"
+    code, out = run(
+        capsys, "solve", "--problem", problem, "--data", data, "--solver", solver, *extra,
+        "--save", str(model),
+    )  # fmt: skip
+    assert code == 0, out
+    test = _accuracy(out, "test")
+    assert "wall time" in out and "certify time" in out
+    code, out = run(capsys, "predict", str(model), "--data", data, "--part", "test")
+    assert code == 0, out
+    assert float(re.search(r"accuracy: ([0-9.]+)", out).group(1)) == pytest.approx(test, abs=1e-4)
+    assert "confusion matrix" in out
+
+
+def test_predict_refuses_a_model_that_does_not_fit_the_data(capsys, tmp_path):
+    model = tmp_path / "m.npz"
+    data = "blobs:n=90,d=3,k=3,seed=0"
+    assert run(capsys, "solve", "--problem", "multiclass_hinge", "--data", data,
+               "--solver", "cs_dcd", "--save", str(model))[0] == 0  # fmt: skip
+    code, out = run(capsys, "predict", str(model), "--data", "gaussian:n=40,d=3,sep=1")
+    assert code == 2 and "multiclass but the data set is binary" in out
+    code, out = run(capsys, "predict", str(model), "--data", "blobs:n=90,d=5,k=3,seed=0")
+    assert code == 2 and "X must have 3 features" in out
+    code, out = run(capsys, "predict", str(tmp_path / "missing.npz"), "--data", data)
+    assert code == 2 and "no such model file" in out and "Traceback" not in out
+    (tmp_path / "bad.npz").write_text("not a model")
+    code, out = run(capsys, "predict", str(tmp_path / "bad.npz"), "--data", data)
+    assert code == 2 and "not an svmbench model file" in out
+
+
+def test_list_shows_every_problem_kind_and_the_anchors(capsys):
+    code, out = run(capsys, "list")
+    assert code == 0
+    assert "Anchors" in out and "liblinear" in out and "libsvm" in out
+    assert "chain_structured_hinge" in out and "ranking" in out
+
+
+def test_select_marks_the_chosen_C(capsys, tmp_path):
+    plot = tmp_path / "select.png"
+    code, out = run(
+        capsys, "select", "--data", "gaussian:n=60,d=3,sep=1.5,seed=0", "--C-grid",
+        "1e-2:1e1:4", "--cv", "loo", "--bias", "regularized", "--plot", str(plot),
+    )  # fmt: skip
+    assert code == 0, out
+    chosen = float(re.search(r"chosen: C = ([0-9.e+-]+)", out).group(1))
+    assert any(line.startswith("│ →") and f"{chosen:.4g}" in line for line in out.splitlines())
+    assert "folds skipped by the certified margin" in out and plot.stat().st_size > 0
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["select", "--data", "gaussian:n=40", "--C-grid", "1:0.1:3"],
+        ["select", "--data", "gaussian:n=40", "--C-grid", "a:b:c"],
+        ["select", "--data", "gaussian:n=40", "--cv", "1"],
+        ["run", "--jobs", "0"],
+        ["run", "--memory-limit", "-5"],
+        ["check", "--rtol", "-1"],
+        ["run", "--tol", "nan"],
+        ["results", "--db", "typo-does-not-exist.sqlite"],
+    ],
+    ids=["grid-decreasing", "grid-text", "cv-one", "jobs-0", "memory-negative", "rtol-negative",
+         "tol-nan", "results-missing-db"],
+)  # fmt: skip
+def test_bad_flags_are_one_line_errors(capsys, tmp_path, monkeypatch, argv):
+    monkeypatch.chdir(tmp_path)
+    code, out = run(capsys, *argv)
+    assert code == 2 and out.startswith("error:") and "Traceback" not in out
+    assert not (tmp_path / "typo-does-not-exist.sqlite").exists()
+
+
+def test_ctrl_c_is_one_line(capsys, monkeypatch):
+    def interrupted(args):
+        raise KeyboardInterrupt
+
+    parser = cli.build_parser()
+    parser.set_defaults(func=interrupted)  # every command is interrupted at once
+    parser._subparsers._group_actions[0].choices["list"].set_defaults(func=interrupted)
+    monkeypatch.setattr(cli, "build_parser", lambda: parser)
+    code = cli.main(["list"])
+    out = capsys.readouterr().out
+    assert code == 130 and out.strip() == "interrupted; run the same command to resume " + (
+        "(finished cases are stored)"
+    )

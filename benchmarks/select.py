@@ -1,0 +1,157 @@
+"""``svmbench select``: the choice of C (and γ) by k-fold or leave-one-out cross-validation.
+
+``svmbench select --data SPEC --solver S --C-grid 1e-3:1e3:13 [--gamma-grid ...] [--cv 5|loo]
+[--kernel K] [--bias B] [--plot FILE]`` prints, per C, the validation error, the time and the worst
+certified relative gap of the fold solves, marks the chosen C (the smallest of the best), says how
+many leave-one-out folds the certified-margin rule skipped, and plots the validation error and
+the number of support vectors against C.
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+import warnings
+
+import numpy as np
+
+from svmbench.problems.datasets import load
+
+
+def parse_grid(text: str, name: str = "--C-grid") -> list[float]:
+    """``"a:b:k"``: k values log-spaced from a to b; or ``"v1,v2,..."``."""
+    try:
+        if ":" in text:
+            a, b, k = text.split(":")
+            lo, hi, count = float(a), float(b), int(k)
+            if not (0 < lo <= hi and math.isfinite(hi) and count >= 1):
+                raise ValueError
+            return list(np.logspace(math.log10(lo), math.log10(hi), count))
+        values = [float(v) for v in text.split(",") if v.strip()]
+        if not values or any(not (v > 0 and math.isfinite(v)) for v in values):
+            raise ValueError
+        return sorted(values)
+    except ValueError:
+        raise ValueError(
+            f"{name} takes LOW:HIGH:COUNT (0 < LOW <= HIGH, COUNT >= 1 log-spaced values) or "
+            f"V1,V2,... (positive numbers), got {text!r}"
+        ) from None
+
+
+def add_parser(subparsers) -> argparse.ArgumentParser:
+    """Register ``svmbench select``."""
+    p = subparsers.add_parser("select", help="choose C (and gamma) by k-fold or leave-one-out")
+    p.add_argument("--data", required=True, help="data spec (a split's test part is left out)")
+    p.add_argument("--solver", default="auto", help="any solver or anchor (default auto)")
+    p.add_argument("--C-grid", dest="C_grid", default="1e-3:1e3:13", help="LOW:HIGH:COUNT or list")
+    p.add_argument("--gamma-grid", dest="gamma_grid", help="LOW:HIGH:COUNT or list (kernels)")
+    p.add_argument("--cv", default="5", help="number of folds, or loo")
+    p.add_argument("--kernel", default="linear", choices=["linear", "poly", "rbf", "sigmoid"])
+    p.add_argument("--bias", default="free", choices=["free", "regularized", "none"])
+    p.add_argument("--loss", default="hinge", choices=["hinge", "squared_hinge"])
+    p.add_argument("--tol", type=float, default=1e-6)
+    p.add_argument("--plot", metavar="FILE", help="PNG of error and support vectors against C")
+    p.set_defaults(func=run)
+    return p
+
+
+def run(args: argparse.Namespace) -> int:
+    from rich.console import Console
+    from rich.table import Table
+
+    from svmbench.model_selection import SVMClassifierCV
+
+    Cs = parse_grid(args.C_grid)
+    gammas = None if args.gamma_grid is None else parse_grid(args.gamma_grid, "--gamma-grid")
+    cv = "loo" if args.cv == "loo" else _folds(args.cv)
+    dataset = load(args.data)
+    model = SVMClassifierCV(
+        Cs=Cs, gammas=gammas, cv=cv, solver=args.solver, kernel=args.kernel, bias=args.bias,
+        loss=args.loss, tol=args.tol,
+    )  # fmt: skip
+    with warnings.catch_warnings():  # a fold's max_iter shows as its gap in the table
+        warnings.simplefilter("ignore")
+        model.fit(dataset.X, dataset.y)
+    results = model.cv_results_
+    n_sv = _support_vectors(model, dataset, results)
+    console = Console()
+    table = Table(title=f"{'leave-one-out' if cv == 'loo' else f'{cv}-fold'} on {args.data}")
+    for column in ("", "C", "gamma", "error", "time [s]", "max rel gap", "SV", "folds skipped"):
+        table.add_column(column)
+    for i, C in enumerate(results["C"]):
+        chosen = C == model.C_ and results["gamma"][i] == model.gamma_
+        skipped = results.get("skipped")
+        table.add_row(
+            "→" if chosen else "",
+            f"{C:.4g}",
+            str(results["gamma"][i]),
+            f"{results['error'][i]:.4f}",
+            f"{results['time'][i]:.3f}",
+            f"{results['max_rel_gap'][i]:.1e}",
+            str(n_sv[i]),
+            "" if skipped is None else f"{skipped[i]}/{skipped[i] + results['solved'][i]}",
+        )
+    console.print(table)
+    console.print(f"chosen: C = {model.C_:.4g}, gamma = {model.gamma_} (the smallest best C)")
+    if "skipped" in results:
+        total = sum(results["skipped"])
+        folds = total + sum(results["solved"])
+        console.print(f"leave-one-out: {total} of {folds} folds skipped by the certified margin")
+    if dataset.X_test is not None:
+        console.print(
+            f"test accuracy of the refit: {model.score(dataset.X_test, dataset.y_test):.4f}"
+        )
+    if args.plot:
+        _plot(results, n_sv, model, args.plot)
+        console.print(f"plot: {args.plot}")
+    return 0
+
+
+def _folds(text: str) -> int:
+    try:
+        k = int(text)
+    except ValueError:
+        raise ValueError(f"--cv takes a number of folds >= 2 or 'loo', got {text!r}") from None
+    if k < 2:
+        raise ValueError(f"--cv takes a number of folds >= 2 or 'loo', got {k}")
+    return k
+
+
+def _support_vectors(model, dataset, results) -> list[int]:
+    """Support vectors of the full-data fit at each grid point (for the plot and table)."""
+    from svmbench import SVMClassifier
+
+    out = []
+    base = {k: v for k, v in model.get_params().items() if k not in ("Cs", "gammas", "cv")}
+    for C, gamma in zip(results["C"], results["gamma"], strict=True):
+        fit = SVMClassifier(**{**base, "C": C, "gamma": gamma}).fit(dataset.X, dataset.y)
+        alpha = fit.result_.alpha
+        out.append(int(np.sum(alpha > 1e-8 * max(1.0, C))) if alpha is not None else -1)
+    return out
+
+
+def _plot(results, n_sv, model, path) -> None:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, ax = plt.subplots(figsize=(6.4, 4.0))
+    gammas = sorted(set(results["gamma"]), key=str)
+    for gamma in gammas:
+        rows = [i for i, g in enumerate(results["gamma"]) if g == gamma]
+        Cs = [results["C"][i] for i in rows]
+        label = "" if len(gammas) == 1 else f" (γ = {gamma})"
+        ax.plot(Cs, [results["error"][i] for i in rows], marker="o", label=f"error{label}")
+    ax.axvline(model.C_, color="grey", linestyle="--", linewidth=0.8)
+    ax.set_xscale("log")
+    ax.set_xlabel("C")
+    ax.set_ylabel("validation error")
+    twin = ax.twinx()
+    twin.plot(results["C"], n_sv, color="tab:red", marker=".", linestyle=":", label="SV")
+    twin.set_ylabel("support vectors (full data)")
+    ax.legend(loc="upper left", fontsize=8)
+    twin.legend(loc="upper right", fontsize=8)
+    fig.tight_layout()
+    fig.savefig(path, dpi=120)
+    plt.close(fig)
