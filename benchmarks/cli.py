@@ -234,7 +234,9 @@ def _summary_table(title: str, rows: list[dict]) -> Table:
         "data",
         "solver",
         "status",
-        "time (s)",
+        "wall (s)",
+        "solve (s)",
+        "certify (s)",
         "iters",
         "rel gap",
         "dist to ref",
@@ -244,7 +246,9 @@ def _summary_table(title: str, rows: list[dict]) -> Table:
         table.add_column(col, overflow="fold")
     for r in rows:
         params = ",".join(f"{k}={v}" for k, v in sorted(r["problem"].items()) if k != "kind")
-        t = _fmt(r.get("solve_time"), ".4f") + (" ∥" if r.get("parallel") else "")
+        times = [_fmt(r.get(k), ".4f") for k in ("wall_time", "solve_time", "certify_time")]
+        if r.get("parallel"):
+            times[0] += " ∥"
         acc = _fmt(r.get("accuracy"), ".3f")
         if r.get("accuracy_on") == "test" and acc != "-":
             acc += "ᵗ"
@@ -253,7 +257,7 @@ def _summary_table(title: str, rows: list[dict]) -> Table:
             r["data"],
             r["solver"],
             r["status"],
-            t,
+            *times,
             "-" if r.get("iterations") is None else str(r["iterations"]),
             _fmt(r.get("rel_gap")),
             _fmt(r.get("distance")),
