@@ -338,7 +338,8 @@ def cmd_run(args: argparse.Namespace) -> int:
     cases, skipped = expand(suite, settings, jobs=args.jobs)
     store = Store(args.db)
     args.cache_dir = str(store.cache_dir)
-    done = store.finished_keys() if args.resume else set()
+    retry = ("error", "timeout", "crashed") if args.retry_errors else ("error",)
+    done = store.finished_keys(retry=retry) if args.resume else set()
     todo = [c for c in cases if c.key not in done]
     console.print(
         f"suite [bold]{suite['name']}[/bold]: {len(cases)} cases "
@@ -534,7 +535,14 @@ def build_parser() -> argparse.ArgumentParser:
         "--resume",
         action=argparse.BooleanOptionalAction,
         default=True,
-        help="skip cases already in the database (default); --no-resume reruns them",
+        help="skip cases already in the database (default; their error rows are retried); "
+        "--no-resume reruns them",
+    )
+    p.add_argument(
+        "--retry-errors",
+        dest="retry_errors",
+        action="store_true",
+        help="on resume, also retry the cases that timed out or crashed",
     )
     p.add_argument(
         "--report",

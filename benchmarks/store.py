@@ -377,12 +377,17 @@ class Store:
         return int(cur.lastrowid)
 
     # ---- reading ---------------------------------------------------------------------------------
-    def finished_keys(self) -> set[str]:
-        """Keys of the cases that have a record (records of ``svmbench check`` excluded)."""
+    def finished_keys(self, *, retry: tuple[str, ...] = ("error",)) -> set[str]:
+        """Keys of the cases that need no new run: those with a record (records of ``svmbench
+        check`` excluded) whose latest status is not in ``retry``. An ``error`` (an exception
+        of the harness or the solver, a damaged reference cache) is retried by default: it says
+        nothing about the method; ``timeout`` and ``crashed`` are retried on request
+        (``svmbench run --retry-errors``), since they would likely recur."""
         sql = (
-            "SELECT DISTINCT case_key FROM records WHERE suite IS NULL OR suite NOT LIKE '%:check'"
+            "SELECT case_key, status FROM records WHERE id IN (SELECT MAX(id) FROM records "
+            "WHERE suite IS NULL OR suite NOT LIKE '%:check' GROUP BY case_key)"
         )
-        return {k for (k,) in self._conn.execute(sql)}
+        return {k for k, status in self._conn.execute(sql) if status not in retry}
 
     def count(self) -> int:
         return int(self._conn.execute("SELECT COUNT(*) FROM records").fetchone()[0])

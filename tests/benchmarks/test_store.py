@@ -107,3 +107,18 @@ def test_a_database_of_the_first_schema_gains_the_new_columns(tmp_path):
     with sqlite3.connect(path) as conn:
         columns = {row[1] for row in conn.execute("PRAGMA table_info(records)")}
     assert {"certify_time", "case_time", "wall_time"} <= columns
+
+
+def test_error_rows_are_retried_on_resume_and_timeouts_on_request(tmp_path):
+    path = _fresh(tmp_path)
+    with Store(path) as store:
+        for i, status in enumerate(("optimal", "error", "timeout", "crashed")):
+            case = Case({"kind": "soft_margin_primal"}, f"gaussian:n={10 + i}", "dcd")
+            store.add(Record(case, None, status=status))
+        keys = {r["status"]: r["case_key"] for r in store.records()}
+        assert store.finished_keys() == {keys["optimal"], keys["timeout"], keys["crashed"]}
+        assert store.finished_keys(retry=("error", "timeout", "crashed")) == {keys["optimal"]}
+        # a retried case that now succeeds is finished: its latest row decides
+        case = Case({"kind": "soft_margin_primal"}, "gaussian:n=11", "dcd")
+        store.add(Record(case, None, status="optimal"))
+        assert keys["error"] in store.finished_keys()
