@@ -136,6 +136,13 @@ def reference_solution(problem: Problem, solver: str = "clarabel", **options) ->
     from svmbench.solvers import registry
 
     result = _DEFAULT_CACHE.get(problem, registry.get(solver, **options))
+    if result.status not in (Status.OPTIMAL, Status.INFEASIBLE) and solver == "clarabel":
+        # Clarabel can stop on InsufficientProgress on a rank-deficient kernel at large C (a
+        # 4-point polynomial kernel at C = 1e3, found by the property tests): OSQP, polished,
+        # then stands in, certified by the same problem
+        fallback = _DEFAULT_CACHE.get(problem, registry.get("osqp", tol=1e-9))
+        if fallback.status in (Status.OPTIMAL, Status.INFEASIBLE):
+            return fallback
     if result.status not in (Status.OPTIMAL, Status.INFEASIBLE):
         raise RuntimeError(
             f"reference {solver} failed on {problem.describe()}: {result.status.value} "

@@ -141,3 +141,28 @@ def test_problems_are_immutable():
     p = SoftMarginPrimal(X, Y)
     with pytest.raises(AttributeError):
         p.C = 3.0
+
+
+@pytest.mark.parametrize("cls", [SoftMarginPrimal, SoftMarginDual, KernelDual])
+@pytest.mark.parametrize(
+    ("C", "weight", "match"),
+    [(1e12, None, r"C must be at most 1e\+10"), (1e300, None, "C must be at most"),
+     (1.0, 1e12, r"C · sample_weight must be at most 1e\+10")],
+    ids=["C=1e12", "C=1e300", "weight=1e12"],
+)  # fmt: skip
+def test_C_beyond_double_precision_is_refused_naming_the_range(cls, C, weight, match):
+    sw = None if weight is None else np.full(20, weight)
+    with pytest.raises(ValueError, match=match):
+        cls(X, Y, C=C, sample_weight=sw)
+
+
+@pytest.mark.parametrize("C", [1e-300, 1e10])
+def test_the_ends_of_the_C_range_solve_certified(C):
+    from svmbench.solvers import registry
+
+    problem = SoftMarginPrimal(X, Y, C=C)
+    for name in ("clarabel", "barrier"):
+        r = registry.get(name).solve(problem)
+        assert r.status.value in ("optimal", "numerical_error", "max_iter")
+        assert r.status.value != "optimal" or (r.certified and r.rel_gap <= 1e-6)
+        assert np.isfinite(r.primal)

@@ -1,0 +1,160 @@
+"""Property-based tests over small random problems of every kind and bias (hypothesis).
+
+Profiles (``HYPOTHESIS_PROFILE``): ``ci`` (the default: few examples, derandomized, so a CI run
+is reproducible) and ``long`` (thousands of generated problems, run by hand:
+``HYPOTHESIS_PROFILE=long python -m pytest tests/test_properties.py``).
+"""
+
+from __future__ import annotations
+
+import os
+import warnings
+
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, assume, given, settings
+from hypothesis import strategies as st
+
+from svmbench.problems import HardMarginPrimal, KernelDual, SoftMarginDual, SoftMarginPrimal
+from svmbench.solvers import registry
+from svmbench.solvers._reference import reference_solution
+from svmbench.solvers.base import Status
+
+settings.register_profile(
+    "ci", max_examples=12, derandomize=True, deadline=None,
+    suppress_health_check=[HealthCheck.too_slow],
+)  # fmt: skip
+settings.register_profile(
+    "long", max_examples=400, deadline=None, suppress_health_check=[HealthCheck.too_slow]
+)
+settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci"))
+
+BIASES = ("free", "regularized", "none")
+
+
+@st.composite
+def binary_data(draw, max_n=24, max_d=4):
+    n = draw(st.integers(4, max_n))
+    d = draw(st.integers(1, max_d))
+    seed = draw(st.integers(0, 2**31 - 1))
+    rng = np.random.default_rng(seed)
+    y = np.where(rng.random(n) < 0.5, 1.0, -1.0)
+    y[0], y[1] = 1.0, -1.0  # both classes
+    sep = draw(st.floats(0.0, 4.0))
+    X = rng.normal(size=(n, d)) + 0.5 * sep * y[:, None]
+    if draw(st.booleans()):  # duplicated points
+        X[n // 2 :] = X[: n - n // 2]
+        y[n // 2 :] = y[: n - n // 2]
+        y[0], y[1] = 1.0, -1.0
+        X[1] = X[0] - 1.0
+    return X, y
+
+
+@st.composite
+def soft_problems(draw):
+    X, y = draw(binary_data())
+    C = draw(st.sampled_from([1e-3, 0.1, 1.0, 10.0, 1e3]))
+    bias = draw(st.sampled_from(BIASES))
+    kind = draw(st.sampled_from(["primal", "dual", "kernel"]))
+    if kind == "primal":
+        loss = draw(st.sampled_from(["hinge", "squared_hinge"]))
+        return SoftMarginPrimal(X, y, C=C, loss=loss, bias=bias)
+    if kind == "dual":
+        return SoftMarginDual(X, y, C=C, bias=bias)
+    return KernelDual(X, y, C=C, kernel=draw(st.sampled_from(["rbf", "poly"])), bias=bias,
+                      gamma=0.5, degree=2, coef0=1.0)  # fmt: skip
+
+
+def _quiet(solver, problem, **kw):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return solver.solve(problem, **kw)
+
+
+@given(soft_problems(), st.integers(0, 2**31 - 1))
+def test_weak_duality_at_random_feasible_points(problem, seed):
+    rng = np.random.default_rng(seed)
+    alpha = problem.project_dual(rng.uniform(0, 2 * problem.C, problem.n_samples))
+    cert = problem.certificate(alpha=alpha)
+    assert cert.certified and cert.gap >= -1e-9 * max(1.0, abs(cert.primal))
+
+
+def _exact_solvers(problem) -> list[str]:
+    exact = ("barrier", "dcd", "smo", "osqp", "accpm")
+    return [n for n in exact if registry.solver_class(n).unsupported_reason(problem) is None]
+
+
+@given(soft_problems())
+def test_exact_solvers_reach_the_reference_and_optimal_means_certified(problem):
+    ref = reference_solution(problem)
+    for name in _exact_solvers(problem):
+        solver = registry.get(name)
+        r = _quiet(solver, problem)
+        if r.status is Status.OPTIMAL:  # optimal ⇒ the certificate meets tol
+            assert r.certified and r.rel_gap <= solver._certified_tol() * (1 + 1e-9)
+            scale = max(1.0, abs(ref.primal))
+            assert r.primal - ref.primal <= 2e-6 * scale, name
+        else:  # an honest non-optimal status never claims a certificate within tol
+            assert r.status is not Status.INFEASIBLE and r.status is not Status.UNBOUNDED
+
+
+@given(soft_problems(), st.integers(0, 2**31 - 1))
+def test_the_optimum_is_permutation_invariant(problem, seed):
+    perm = np.random.default_rng(seed).permutation(problem.n_samples)
+    permuted = type(problem)(**{**problem.params(), "X": problem.X[perm], "y": problem.y[perm]})
+    a, b = reference_solution(problem), reference_solution(permuted)
+    scale = max(1.0, abs(a.primal))
+    assert abs(a.primal - b.primal) <= 1e-7 * scale
+    if a.w is not None:  # w is unique (½‖w‖² is strictly convex); α and b need not be
+        np.testing.assert_allclose(a.w, b.w, atol=1e-4 * max(1.0, np.abs(a.w).max()))
+
+
+@given(soft_problems())
+def test_kkt_holds_at_the_optimum(problem):
+    assume(not isinstance(problem, KernelDual))
+    ref = reference_solution(problem)
+    w, b = ref.w, ref.b or 0.0
+    alpha = problem.dual_from_primal(w, b)
+    m = problem.y * (np.asarray(problem.X @ w).ravel() + b)
+    C = problem.upper_bounds
+    tol = 1e-5 * max(1.0, float(np.abs(C).max()))
+    if problem.loss == "hinge":
+        assert np.all(alpha[m > 1 + 1e-4] <= tol)  # outside the margin: α = 0
+        assert np.all(alpha[m < 1 - 1e-4] >= C[m < 1 - 1e-4] - tol)  # inside: α = C
+    # stationarity: w = Σ α_i y_i x_i
+    w_alpha = np.asarray(problem.X.T @ (alpha * problem.y)).ravel()
+    np.testing.assert_allclose(w_alpha, w, atol=1e-4 * max(1.0, np.abs(w).max()))
+
+
+@given(binary_data(max_n=16, max_d=3), st.sampled_from(BIASES))
+def test_infeasible_means_no_separating_hyperplane(data, bias):
+    X, y = data
+    problem = HardMarginPrimal(X, y, bias=bias)
+    for name in ("clarabel", "barrier"):
+        r = _quiet(registry.get(name), problem)
+        if r.status is Status.INFEASIBLE:
+            assert problem.is_infeasibility_certificate(r.farkas)
+            assert problem.separating_point() is None  # checked by an LP
+        elif r.status is Status.OPTIMAL:
+            assert np.min(y * (X @ r.w + (r.b or 0.0))) >= 1 - 1e-6
+
+
+@pytest.mark.parametrize("profile", ["ci", "long"])
+def test_the_profiles_exist(profile):
+    assert settings.get_profile(profile).deadline is None
+
+
+def test_the_reference_survives_a_rank_deficient_kernel_at_large_C():
+    """The long run's counterexample: Clarabel stops on InsufficientProgress here."""
+    X = np.array(
+        [
+            [3.79970738, 3.14416587, 1.67457716],
+            [-1.22619341, -1.71878933, -2.55382284],
+            [-1.02243255, -2.31055655, -2.3288239],
+            [1.20785324, 2.45495807, 1.90080195],
+        ]
+    )
+    y = np.array([1.0, -1.0, -1.0, 1.0])
+    problem = KernelDual(X, y, C=1000.0, kernel="poly", gamma=0.5, degree=2, coef0=1.0)
+    ref = reference_solution(problem)
+    assert ref.status is Status.OPTIMAL and ref.certified and ref.rel_gap <= 1e-6
