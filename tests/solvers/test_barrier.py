@@ -275,7 +275,7 @@ def test_woodbury_path_of_the_linear_dual_matches_the_reference(monkeypatch, met
     """Force the O(n r²) Woodbury form (used for large n) on a small problem."""
     from svmbench.solvers.barrier import forms
 
-    monkeypatch.setattr(forms, "DENSE_DUAL_MAX_N", 10)
+    monkeypatch.setattr(forms, "dense_dual_is_cheaper", lambda n, r: False)
     X, y = BINARY_SETS["gaussian_overlap"]
     for bias in ("free", "regularized"):
         problem = SoftMarginDual(X, y, C=1.0, bias=bias)
@@ -602,3 +602,13 @@ def test_does_not_warn_on_a_normal_run():
         for loss in ("hinge", "squared_hinge"):  # u = ∞: no z_u, no inf·0
             result = _solve(SoftMarginDual(X, y, loss=loss, bias="free"))
             assert result.status is Status.OPTIMAL
+
+
+def test_the_dual_linear_algebra_is_chosen_by_cost_not_by_size():
+    from svmbench.solvers.barrier.forms import dense_dual_is_cheaper
+
+    assert dense_dual_is_cheaper(20, 50)  # d > n: the n×n matrix is the small one
+    assert dense_dual_is_cheaper(30, 21)  # n barely above r: about even, dense wins
+    # both sides of the old size threshold (n = 2000) take the same path for d = 20
+    assert not dense_dual_is_cheaper(1900, 21) and not dense_dual_is_cheaper(2100, 21)
+    assert not dense_dual_is_cheaper(60, 5)
