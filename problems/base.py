@@ -165,7 +165,9 @@ class Problem(abc.ABC):
 
     def model_from(self, variables: Mapping[str, Any]) -> Any:
         """The self-contained predictive model of a solution's variables (``w, b``; ``alpha,
-        b``; ``W, b``): an object of :mod:`problems.models`, or None where there is none."""
+        b``; ``W, b``): an object of :mod:`svmbench.problems.models`, or None where there is
+        none (this default), where the variables it needs are missing, or where they are not
+        finite. ``Solver._result`` fills ``SolveResult.model`` with it."""
         return None
 
     def params(self) -> dict[str, Any]:

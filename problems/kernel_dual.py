@@ -31,7 +31,7 @@ from svmbench.problems._validation import (
 )
 from svmbench.problems.base import QP, Certificate, Problem, make_certificate
 from svmbench.problems.kernels import KERNELS, is_psd_by_construction, kernel_dot, kernel_matrix
-from svmbench.problems.models import KernelModel
+from svmbench.problems.models import KernelModel, _finite
 
 #: The Gram matrix is kept in memory (and exported by ``to_qp``) only up to this size.
 GRAM_MEMORY_LIMIT_MB = 2048
@@ -261,13 +261,13 @@ class KernelDual(BinaryDualMixin, Problem):
 
     def model_from(self, variables) -> KernelModel | None:
         """The :class:`~svmbench.problems.models.KernelModel` of ``(α, b)``: the support vectors
-        (``α_j ≠ 0``) and their ``α_j y_j`` only, never the whole training set."""
-        alpha = variables.get("alpha")
-        if alpha is None:
+        (``α_j ≠ 0``) and their ``α_j y_j`` only, never the whole training set; None without a
+        finite α."""
+        alpha, b = variables.get("alpha"), variables.get("b")
+        if alpha is None or not _finite(alpha, b):
             return None
         alpha = np.asarray(alpha, dtype=np.float64)
         support = np.flatnonzero(alpha)
-        b = variables.get("b")
         vectors = None if self.kernel == "precomputed" else self.X[support]
         if vectors is not None and not sparse.issparse(vectors):
             vectors = np.ascontiguousarray(vectors)

@@ -13,15 +13,33 @@ problem (``Problem.model_from``) or by a reduction from its binary models:
 Binary models predict ±1 (``f(x) ≥ 0`` → +1); multiclass ones predict class indices 0..k−1.
 Label encoding (strings, {1, 2}, …) is the estimator's job (:mod:`svmbench.estimators`).
 
-File format (:func:`save_model`, :func:`load_model`): one NumPy ``.npz`` archive, written and
-read with ``allow_pickle=False``. The entry ``__svmbench__`` holds a JSON document::
+File format
+-----------
+:func:`save_model` writes one NumPy ``.npz`` archive (a ZIP of ``.npy`` members, the name
+given used as it is) with ``allow_pickle=False``, and :func:`load_model` reads it with
+``allow_pickle=False``: a model file never holds pickled Python objects. The member
+``__svmbench__`` is the UTF-8 bytes (a uint8 array) of a JSON document::
 
-    {"format": "svmbench-model", "version": 1, "model": {"kind": ..., scalar parameters,
-     "arrays": {name: entry}, "models": [nested models, for the reductions]}}
+    {"format": "svmbench-model",
+     "version": 1,
+     "model": {"kind": "linear" | "kernel" | "crammer_singer" | "ovr" | "ovo" | "chain",
+               <scalar parameters: "b", "kernel", "gamma", "degree", "coef0", "n_train",
+                "n_classes", "tie_break", "pairs", or null for an absent array>,
+               "arrays": {<field>: "dense" | {"csr": [n_rows, n_cols]}},
+               "models": [<nested model documents, for "ovr" and "ovo">]}}
 
-and every array is an entry of the archive under a prefixed name (``m.w``, ``m.0.dual_coef``,
-…). A CSR matrix is stored as its ``data``, ``indices``, ``indptr`` and ``shape``. A file of a
-newer version, of an unknown kind, or that is not an svmbench model is a ``ValueError``.
+Each array field is the member ``<prefix>.<field>``; a CSR matrix (the support vectors of a
+sparse kernel model) is the three members ``<prefix>.<field>.data``, ``.indices`` and
+``.indptr``, its shape in the document. The prefix is ``m`` for the model and ``m.<i>`` for the
+i-th binary model of a reduction (``m.0.w``, ``m.2.dual_coef``, …). ``version`` increases when
+the format changes; this code writes version :data:`FORMAT_VERSION` and reads every version up
+to it. A file of a newer or invalid version, of an unknown kind, missing or damaged, or that is
+not an svmbench model is a ``ValueError`` that says which.
+
+For example, a kernel model over CSR support vectors is stored as the members ``m.dual_coef``,
+``m.support``, ``m.support_vectors.data``, ``m.support_vectors.indices``,
+``m.support_vectors.indptr`` and ``__svmbench__``: its size is the support vectors plus a few
+hundred bytes.
 """
 
 from __future__ import annotations
@@ -29,13 +47,16 @@ from __future__ import annotations
 import abc
 import itertools
 import json
+import math
 import os
+import zipfile
 from dataclasses import dataclass, fields
 from typing import Any, ClassVar
 
 import numpy as np
 from scipy import sparse
 
+from svmbench.problems._validation import check_int, check_option, check_real
 from svmbench.problems.kernels import KERNELS, kernel_dot
 
 #: The version of the file format this code writes (and the newest it reads).
@@ -59,10 +80,43 @@ def _check_X(X, n_features: int, what: str = "features"):
     return X
 
 
+def _finite(*values) -> bool:
+    """True when every given value (scalar, array or None, which is skipped) is finite: the
+    problems build no model from a NaN or infinite point."""
+    for v in values:
+        if v is not None and not np.all(np.isfinite(np.asarray(v, dtype=np.float64))):
+            return False
+    return True
+
+
+def _scalar(name: str, value) -> float:
+    """A finite float (a NumPy scalar or one-element array is accepted)."""
+    if isinstance(value, np.ndarray) and value.size == 1:
+        value = value.item()
+    return check_real(name, value)
+
+
+def _vector(name: str, value, length: int | None = None) -> np.ndarray:
+    """``value`` as a new contiguous 1-D float64 array (a row or column matrix is flattened):
+    a model shares no memory with the solver's iterates."""
+    v = np.asarray(value, dtype=np.float64)
+    if v.ndim > 1 and sum(s != 1 for s in v.shape) <= 1:
+        v = v.ravel()
+    if v.ndim != 1 or (length is not None and v.shape[0] != length):
+        want = "a 1-D array" if length is None else f"a 1-D array of length {length}"
+        raise ValueError(f"{name} must be {want}, got shape {v.shape}")
+    return np.array(v, dtype=np.float64, order="C")
+
+
 class Model(abc.ABC):
     """Base of the models: ``decision_function(X)`` and ``predict(X)``."""
 
     kind: ClassVar[str]
+
+    @property
+    @abc.abstractmethod
+    def n_features(self) -> int:
+        """Columns ``X`` must have (for a precomputed kernel: training examples)."""
 
     @abc.abstractmethod
     def decision_function(self, X) -> np.ndarray: ...
@@ -77,13 +131,17 @@ class BinaryModel(Model):
     n_classes: ClassVar[int] = 2
 
     def predict(self, X) -> np.ndarray:
+        """``+1.0`` where ``f(x) ≥ 0``, else ``-1.0``: ndarray of shape (n_samples,)."""
         return np.where(self.decision_function(X) >= 0.0, 1.0, -1.0)
 
 
 class MulticlassModel(Model):
     """A multiclass model: ``decision_function`` is (n, k); ``predict`` its argmax."""
 
+    n_classes: int
+
     def predict(self, X) -> np.ndarray:
+        """The class index ``argmax_r F[:, r]`` of each row: int ndarray of shape (n_samples,)."""
         return np.argmax(self.decision_function(X), axis=1)
 
 
@@ -94,7 +152,7 @@ class LinearModel(BinaryModel):
     Parameters
     ----------
     w : ndarray of shape (n_features,)
-    b : float
+    b : float, default=0.0
         The intercept (for a regularized bias, ``s·w_b``).
     """
 
@@ -103,14 +161,15 @@ class LinearModel(BinaryModel):
     b: float = 0.0
 
     def __post_init__(self):
-        object.__setattr__(self, "w", np.ascontiguousarray(self.w, dtype=np.float64).ravel())
-        object.__setattr__(self, "b", float(self.b))
+        object.__setattr__(self, "w", _vector("w", self.w))
+        object.__setattr__(self, "b", _scalar("b", self.b))
 
     @property
     def n_features(self) -> int:
         return self.w.shape[0]
 
     def decision_function(self, X) -> np.ndarray:
+        """``f(x_i) = w·x_i + b`` for each row of ``X`` (ndarray or CSR, n_features columns)."""
         X = _check_X(X, self.n_features)
         return np.asarray(X @ self.w).ravel() + self.b
 
@@ -123,16 +182,20 @@ class KernelModel(BinaryModel):
     Parameters
     ----------
     support_vectors : ndarray or CSR of shape (n_SV, n_features), or None
-        None for a precomputed kernel.
+        The support vectors, dense or CSR as the problem had them; None for a precomputed kernel.
     dual_coef : ndarray of shape (n_SV,)
         ``α_j y_j`` of the support vectors.
     b : float
-    kernel, gamma, degree, coef0
-        As in :class:`~svmbench.problems.KernelDual`.
+    kernel : {"linear", "poly", "rbf", "sigmoid", "precomputed"}
     support : ndarray of int of shape (n_SV,)
         Indices of the support vectors in the training set.
     n_train : int
         Training-set size (the columns of a precomputed test kernel).
+    gamma, degree, coef0
+        As in :class:`~svmbench.problems.KernelDual` (gamma already resolved to a number).
+
+    For ``kernel="precomputed"``, ``decision_function`` takes the (n_test, n_train) kernel
+    ``K(x, x_i)`` against the whole training set and reads its ``support`` columns.
     """
 
     kind: ClassVar[str] = "kernel"
@@ -143,17 +206,46 @@ class KernelModel(BinaryModel):
     support: np.ndarray
     n_train: int
     gamma: float = 1.0
-    degree: float = 3
+    degree: int = 3
     coef0: float = 0.0
 
     def __post_init__(self):
-        if self.kernel not in KERNELS:
-            raise ValueError(f"kernel must be one of {KERNELS}, got {self.kernel!r}")
-        object.__setattr__(self, "dual_coef", np.asarray(self.dual_coef, dtype=np.float64))
-        object.__setattr__(self, "support", np.asarray(self.support, dtype=np.int64))
-        object.__setattr__(self, "b", float(self.b))
-        if self.support_vectors is not None and sparse.issparse(self.support_vectors):
-            object.__setattr__(self, "support_vectors", sparse.csr_matrix(self.support_vectors))
+        check_option("kernel", self.kernel, KERNELS)
+        coef = _vector("dual_coef", self.dual_coef)
+        support = np.asarray(self.support)
+        if support.shape != coef.shape or (support.size and support.dtype.kind not in "iu"):
+            raise ValueError(
+                f"support must be {coef.size} integer indices (one per dual_coef), got "
+                f"{support.dtype} of shape {support.shape}"
+            )
+        n_train = check_int("n_train", self.n_train, low=0)
+        if support.size and (support.min() < 0 or support.max() >= n_train):
+            raise ValueError(f"support must hold indices in [0, n_train={n_train})")
+        sv = self.support_vectors
+        if self.kernel == "precomputed":
+            if sv is not None:
+                raise ValueError("support_vectors must be None for a precomputed kernel")
+        elif sv is None:
+            raise ValueError(f"support_vectors are needed for kernel={self.kernel!r}")
+        else:
+            sv = (
+                sparse.csr_matrix(sv, dtype=np.float64)
+                if sparse.issparse(sv)
+                else np.ascontiguousarray(sv, dtype=np.float64)
+            )
+            if sv.ndim != 2 or sv.shape[0] != coef.size:
+                raise ValueError(
+                    f"support_vectors must have one row per dual_coef ({coef.size}), got shape "
+                    f"{sv.shape}"
+                )
+        object.__setattr__(self, "support_vectors", sv)
+        object.__setattr__(self, "dual_coef", coef)
+        object.__setattr__(self, "support", support.astype(np.int64))
+        object.__setattr__(self, "n_train", n_train)
+        object.__setattr__(self, "b", _scalar("b", self.b))
+        object.__setattr__(self, "gamma", check_real("gamma", self.gamma, low=0.0, closed="left"))
+        object.__setattr__(self, "degree", check_int("degree", self.degree, low=1))
+        object.__setattr__(self, "coef0", check_real("coef0", self.coef0))
 
     @property
     def n_features(self) -> int:
@@ -166,6 +258,8 @@ class KernelModel(BinaryModel):
         return dict(kernel=self.kernel, gamma=self.gamma, degree=self.degree, coef0=self.coef0)
 
     def decision_function(self, X) -> np.ndarray:
+        """``f(x_i) = Σ_j c_j K(x_j, x_i) + b`` for each row of ``X``, in row blocks of bounded
+        memory (:func:`~svmbench.problems.kernels.kernel_dot`)."""
         if self.kernel == "precomputed":
             K = _check_X(X, self.n_train, "training examples (a kernel against the training set)")
             return np.asarray(K[:, self.support] @ self.dual_coef).ravel() + self.b
@@ -177,15 +271,25 @@ class KernelModel(BinaryModel):
 
 @dataclass(frozen=True, eq=False)
 class CrammerSingerModel(MulticlassModel):
-    """Scores ``f_r(x) = w_r·x + b_r``; the prediction is ``argmax_r f_r(x)``."""
+    """Scores ``f_r(x) = w_r·x + b_r``; the prediction is ``argmax_r f_r(x)``.
+
+    Parameters
+    ----------
+    W : ndarray of shape (n_classes, n_features)
+    b : ndarray of shape (n_classes,)
+        Zeros for ``bias="none"``; ``s·w_{r,b}`` for a regularized bias.
+    """
 
     kind: ClassVar[str] = "crammer_singer"
     W: np.ndarray
     b: np.ndarray
 
     def __post_init__(self):
-        object.__setattr__(self, "W", np.ascontiguousarray(self.W, dtype=np.float64))
-        object.__setattr__(self, "b", np.asarray(self.b, dtype=np.float64).ravel())
+        W = np.array(self.W, dtype=np.float64, order="C")
+        if W.ndim != 2 or W.shape[0] < 2:
+            raise ValueError(f"W must have shape (n_classes >= 2, n_features), got {W.shape}")
+        object.__setattr__(self, "W", W)
+        object.__setattr__(self, "b", _vector("b", self.b, W.shape[0]))
 
     @property
     def n_features(self) -> int:
@@ -196,28 +300,51 @@ class CrammerSingerModel(MulticlassModel):
         return self.W.shape[0]
 
     def decision_function(self, X) -> np.ndarray:
+        """``F = X Wᵀ + b``: ndarray of shape (n_samples, n_classes)."""
         X = _check_X(X, self.n_features)
         return np.asarray(X @ self.W.T) + self.b
 
 
+def _check_binary_models(models, n: int, what: str) -> tuple[BinaryModel, ...]:
+    models = tuple(models)
+    if len(models) != n:
+        raise ValueError(f"models must hold {n} binary models ({what}), got {len(models)}")
+    for m in models:
+        if not isinstance(m, BinaryModel):
+            raise TypeError(f"models must be binary models, got {type(m).__name__}")
+    widths = {m.n_features for m in models}
+    if len(widths) > 1:
+        raise ValueError(f"models must all take the same number of features, got {widths}")
+    return models
+
+
 @dataclass(frozen=True, eq=False)
 class OneVsRestModel(MulticlassModel):
-    """k binary models "class r against the rest"; the scores are their decision values."""
+    """k binary models "class r against the rest"; the scores are their decision values
+    ``F[:, r] = f_r(x)`` and the prediction is their argmax.
+
+    Parameters
+    ----------
+    models : tuple of BinaryModel, of length n_classes
+        Any binary models (linear or kernel).
+    n_classes : int
+    """
 
     kind: ClassVar[str] = "ovr"
     models: tuple[BinaryModel, ...]
     n_classes: int
 
     def __post_init__(self):
-        object.__setattr__(self, "models", tuple(self.models))
-        if len(self.models) != self.n_classes:
-            raise ValueError(f"ovr needs {self.n_classes} binary models, got {len(self.models)}")
+        k = check_int("n_classes", self.n_classes, low=2)
+        object.__setattr__(self, "n_classes", k)
+        object.__setattr__(self, "models", _check_binary_models(self.models, k, "one per class"))
 
     @property
     def n_features(self) -> int:
         return self.models[0].n_features
 
     def decision_function(self, X) -> np.ndarray:
+        """``F[:, r] = f_r(x)``: ndarray of shape (n_samples, n_classes)."""
         return np.column_stack([m.decision_function(X) for m in self.models])
 
 
@@ -227,9 +354,19 @@ class OneVsOneModel(MulticlassModel):
 
     The prediction is the majority vote. Ties: ``tie_break="first"`` (default) gives the lowest
     class index, as LIBSVM and scikit-learn's SVC predict; ``"confidence"`` the largest summed
-    confidence ``Σ_j ±f_ij(x)``. The scores are the votes plus a term in (−⅓, ⅓) that encodes
-    the tie rule (``(k−1−r)/(3k)``, or the confidences squashed), so that their argmax is the
-    prediction."""
+    confidence ``c_r = Σ_j ±f_rj(x)`` (the lecture notes' rule). The scores are the votes plus a
+    term in (−⅓, ⅓) that encodes the tie rule, ``(k−1−r)/(3k)`` or ``c_r / (3(|c_r| + 1))``,
+    so that their argmax is the prediction.
+
+    Parameters
+    ----------
+    models : tuple of BinaryModel
+        One per pair, in the order of ``pairs``.
+    pairs : tuple of (int, int)
+        The classes ``(i, j)`` of each model, ``0 ≤ i, j < n_classes``, ``i ≠ j``.
+    n_classes : int
+    tie_break : {"first", "confidence"}, default="first"
+    """
 
     kind: ClassVar[str] = "ovo"
     models: tuple[BinaryModel, ...]
@@ -238,18 +375,25 @@ class OneVsOneModel(MulticlassModel):
     tie_break: str = "first"
 
     def __post_init__(self):
-        object.__setattr__(self, "models", tuple(self.models))
-        object.__setattr__(self, "pairs", tuple((int(i), int(j)) for i, j in self.pairs))
-        if len(self.models) != len(self.pairs):
-            raise ValueError("ovo needs one binary model per pair of classes")
-        if self.tie_break not in ("first", "confidence"):
-            raise ValueError(f"tie_break must be 'first' or 'confidence', got {self.tie_break!r}")
+        k = check_int("n_classes", self.n_classes, low=2)
+        try:
+            pairs = tuple((int(i), int(j)) for i, j in self.pairs)
+        except (TypeError, ValueError):
+            raise ValueError(f"pairs must be pairs of class indices, got {self.pairs!r}") from None
+        if any(not (0 <= i < k and 0 <= j < k) or i == j for i, j in pairs):
+            raise ValueError(f"pairs must be pairs of distinct classes in [0, {k}), got {pairs}")
+        object.__setattr__(self, "n_classes", k)
+        object.__setattr__(self, "pairs", pairs)
+        models = _check_binary_models(self.models, len(pairs), "one per pair")
+        object.__setattr__(self, "models", models)
+        check_option("tie_break", self.tie_break, ("first", "confidence"))
 
     @property
     def n_features(self) -> int:
         return self.models[0].n_features
 
     def decision_function(self, X) -> np.ndarray:
+        """Votes plus the tie-break term in (−⅓, ⅓): ndarray of shape (n_samples, n_classes)."""
         votes = conf = None
         for m, (i, j) in zip(self.models, self.pairs, strict=True):
             f = m.decision_function(X)
@@ -269,18 +413,33 @@ class OneVsOneModel(MulticlassModel):
 
 @dataclass(frozen=True, eq=False)
 class ChainModel(Model):
-    """Chain-structured labelling: emission weights E (q, d) and transitions T (q, q) (or
-    None); ``predict(X, lengths)`` decodes each sequence by Viterbi (the lecture notes' dynamic
-    programme), scores scaled by 1/r as in :class:`~svmbench.problems.ChainStructuredHinge`."""
+    """Chain-structured labelling: emission weights E (q, d) and transitions T (q, q) (or None).
+
+    A sequence ``x_1..x_r`` gets ``argmax_y Σ_t e_{y_t}·x_t / r + Σ_{t≥2} T[y_t, y_{t−1}] / r``,
+    decoded exactly by Viterbi (:func:`~svmbench.problems.structured.viterbi`), scores scaled by
+    1/r as in :class:`~svmbench.problems.ChainStructuredHinge`.
+
+    Parameters
+    ----------
+    E : ndarray of shape (n_states, n_features)
+    T : ndarray of shape (n_states, n_states) or None, default=None
+        ``T[s, s']``: the weight of state s following s'. None: independent positions.
+    """
 
     kind: ClassVar[str] = "chain"
     E: np.ndarray
     T: np.ndarray | None = None
 
     def __post_init__(self):
-        object.__setattr__(self, "E", np.ascontiguousarray(self.E, dtype=np.float64))
+        E = np.array(self.E, dtype=np.float64, order="C")
+        if E.ndim != 2 or E.shape[0] < 2:
+            raise ValueError(f"E must have shape (n_states >= 2, n_features), got {E.shape}")
+        object.__setattr__(self, "E", E)
         if self.T is not None:
-            object.__setattr__(self, "T", np.ascontiguousarray(self.T, dtype=np.float64))
+            T = np.array(self.T, dtype=np.float64, order="C")
+            if T.shape != (E.shape[0],) * 2:
+                raise ValueError(f"T must have shape {(E.shape[0],) * 2}, got {T.shape}")
+            object.__setattr__(self, "T", T)
 
     @property
     def n_features(self) -> int:
@@ -295,8 +454,8 @@ class ChainModel(Model):
         return np.asarray(_check_X(X, self.n_features) @ self.E.T)
 
     def predict(self, X, lengths=None) -> np.ndarray:
-        """Viterbi labels of every sequence of ``X`` cut by ``lengths`` (one sequence if None),
-        concatenated."""
+        """Viterbi labels (int, 0..q−1) of every sequence of ``X`` cut by ``lengths`` (one
+        sequence if None), concatenated: ndarray of shape (n_positions,)."""
         from svmbench.problems.structured import viterbi
 
         X = _check_X(X, self.n_features)
@@ -309,7 +468,7 @@ class ChainModel(Model):
         out = []
         for a, b in itertools.pairwise(offsets):
             r = b - a
-            S = (X[a:b] @ self.E.T) / r
+            S = np.asarray(X[a:b] @ self.E.T) / r
             out.append(viterbi(S, None if self.T is None else self.T / r)[0])
         return np.concatenate(out)
 
@@ -331,6 +490,23 @@ _KINDS: dict[str, type[Model]] = {
 }
 
 
+class _Damaged(Exception):
+    """A model document or archive that does not hold what its kind needs."""
+
+
+def _plain(name: str, value) -> Any:
+    """A JSON scalar of a model's parameter (NumPy scalars become Python ones)."""
+    if isinstance(value, np.generic):
+        value = value.item()
+    if value is None or isinstance(value, bool | int | str):
+        return value
+    if isinstance(value, float):
+        if not math.isfinite(value):
+            raise ValueError(f"cannot save a model whose {name} is {value}")
+        return value
+    raise TypeError(f"cannot save the {type(value).__name__} parameter {name} of a model")
+
+
 def _encode(model: Model, prefix: str, arrays: dict[str, np.ndarray]) -> dict[str, Any]:
     if not isinstance(model, Model):
         raise TypeError(f"model must be an svmbench model, got {type(model).__name__}")
@@ -344,44 +520,64 @@ def _encode(model: Model, prefix: str, arrays: dict[str, np.ndarray]) -> dict[st
         elif sparse.issparse(value):
             csr = sparse.csr_matrix(value)
             for part in ("data", "indices", "indptr"):
-                arrays[f"{prefix}.{f.name}.{part}"] = getattr(csr, part)
-            doc["arrays"][f.name] = {"csr": list(csr.shape)}
+                arrays[f"{prefix}.{f.name}.{part}"] = np.asarray(getattr(csr, part))
+            doc["arrays"][f.name] = {"csr": [int(s) for s in csr.shape]}
         elif isinstance(value, np.ndarray):
+            if value.dtype.hasobject:
+                raise TypeError(f"cannot save the object array {f.name} of a model")
             arrays[f"{prefix}.{f.name}"] = value
             doc["arrays"][f.name] = "dense"
-        elif value is None:
-            doc[f.name] = None
         else:
-            doc[f.name] = value.item() if isinstance(value, np.generic) else value
+            doc[f.name] = _plain(f.name, value)
     return doc
 
 
-def _decode(doc: dict[str, Any], prefix: str, archive) -> Model:
+def _decode(doc, prefix: str, archive) -> Model:
+    """The model of a document; ``_Damaged`` for a missing member or ill-typed entry,
+    ``ValueError`` for an unknown kind or invalid parameters."""
+    if not isinstance(doc, dict):
+        raise _Damaged(f"a model entry is a {type(doc).__name__}, not an object")
     kind = doc.get("kind")
     if kind not in _KINDS:
         raise ValueError(f"unknown model kind {kind!r}; known kinds: {sorted(_KINDS)}")
     cls = _KINDS[kind]
+    names = {f.name for f in fields(cls)}
     values: dict[str, Any] = {}
-    for name, entry in doc.get("arrays", {}).items():
+    entries = doc.get("arrays", {})
+    if not isinstance(entries, dict):
+        raise _Damaged(f"the arrays of the {kind} model are not an object")
+    for name, entry in entries.items():
+        if name not in names:
+            raise _Damaged(f"the {kind} model has no array {name!r}")
         if entry == "dense":
             values[name] = archive[f"{prefix}.{name}"]
-        else:
+        elif isinstance(entry, dict) and isinstance(entry.get("csr"), list):
             parts = [archive[f"{prefix}.{name}.{p}"] for p in ("data", "indices", "indptr")]
             values[name] = sparse.csr_matrix(tuple(parts), shape=tuple(entry["csr"]))
-    if "models" in doc:
-        values["models"] = tuple(
-            _decode(d, f"{prefix}.{i}", archive) for i, d in enumerate(doc["models"])
-        )
-    if "pairs" in doc:
-        values["pairs"] = tuple(tuple(p) for p in doc["pairs"])
-    names = {f.name for f in fields(cls)}
+        else:
+            raise _Damaged(f"the entry of array {name!r} is {entry!r}")
+    if "models" in names:
+        nested = doc.get("models")
+        if not isinstance(nested, list):
+            raise _Damaged(f"the {kind} model lists no binary models")
+        values["models"] = tuple(_decode(d, f"{prefix}.{i}", archive) for i, d in enumerate(nested))
     for name, value in doc.items():
         if name in names and name not in values:
             values[name] = value
     try:
         return cls(**values)
-    except TypeError as exc:
-        raise ValueError(f"the {kind} model in the file is incomplete: {exc}") from None
+    except TypeError as exc:  # a missing or ill-typed parameter
+        raise _Damaged(f"the {kind} model is incomplete: {exc}") from None
+
+
+def _check_version(version) -> None:
+    if isinstance(version, bool) or not isinstance(version, int) or version < 1:
+        raise ValueError(f"model format version {version!r} is not a valid version (an int >= 1)")
+    if version > FORMAT_VERSION:
+        raise ValueError(
+            f"model format version {version} is newer than this svmbench reads "
+            f"({FORMAT_VERSION}); upgrade svmbench"
+        )
 
 
 def model_to_dict(model: Model) -> dict[str, Any]:
@@ -397,57 +593,85 @@ def model_to_dict(model: Model) -> dict[str, Any]:
 
 
 def model_from_dict(data: dict[str, Any]) -> Model:
-    """The model of :func:`model_to_dict` (``ValueError`` on a newer version or unknown kind)."""
-    version = data.get("version")
-    if not isinstance(version, int) or version > FORMAT_VERSION:
-        raise ValueError(f"model format version {version!r} is newer than {FORMAT_VERSION}")
-    arrays = {k: np.asarray(v) for k, v in data["arrays"].items()}
-    return _decode(data["model"], "m", arrays)
-
-
-def save_model(model: Model, path: str | os.PathLike) -> None:
-    """Write ``model`` to ``path`` (an ``.npz`` archive; see the module docstring)."""
-    arrays: dict[str, np.ndarray] = {}
-    doc = {"format": _FORMAT, "version": FORMAT_VERSION, "model": _encode(model, "m", arrays)}
-    arrays[_META] = np.frombuffer(json.dumps(doc).encode(), dtype=np.uint8)
-    with open(path, "wb") as fh:  # no ".npz" appended to a name that lacks it
-        np.savez(fh, **arrays)
-
-
-def load_model(path: str | os.PathLike) -> Model:
-    """Read a model written by :func:`save_model`.
+    """The model of :func:`model_to_dict`.
 
     Raises
     ------
     ValueError
-        When the file is missing, not an svmbench model, of a newer format version, or of an
-        unknown kind.
+        On a newer or invalid version, an unknown kind, or a damaged document.
     """
+    if not isinstance(data, dict):
+        raise ValueError(f"a model document must be a dict, got {type(data).__name__}")
+    _check_version(data.get("version"))
+    try:
+        arrays = {k: np.asarray(v) for k, v in data["arrays"].items()}
+        return _decode(data["model"], "m", arrays)
+    except (_Damaged, KeyError, AttributeError) as exc:
+        raise ValueError(f"the model document is damaged: {exc}") from None
+
+
+def _write_npz(fh, arrays: dict[str, np.ndarray]) -> None:
+    """An ``.npz`` archive of ``arrays`` as ``np.savez`` writes it, with ``allow_pickle=False``
+    (``np.savez`` takes that flag only in recent NumPy versions)."""
+    with zipfile.ZipFile(fh, mode="w", compression=zipfile.ZIP_STORED, allowZip64=True) as zf:
+        for name, array in arrays.items():
+            with zf.open(f"{name}.npy", mode="w", force_zip64=True) as member:
+                np.lib.format.write_array(member, np.asanyarray(array), allow_pickle=False)
+
+
+def save_model(model: Model, path: str | os.PathLike) -> None:
+    """Write ``model`` to ``path``: one ``.npz`` archive (see the module docstring), the name
+    used as it is (no ``.npz`` appended), never pickled.
+
+    Raises
+    ------
+    TypeError
+        When ``model`` is not an svmbench model (the file is then not touched).
+    """
+    arrays: dict[str, np.ndarray] = {}
+    doc = {"format": _FORMAT, "version": FORMAT_VERSION, "model": _encode(model, "m", arrays)}
+    arrays[_META] = np.frombuffer(json.dumps(doc).encode(), dtype=np.uint8)
+    with open(path, "wb") as fh:
+        _write_npz(fh, arrays)
+
+
+def load_model(path: str | os.PathLike) -> Model:
+    """Read a model written by :func:`save_model` (with ``allow_pickle=False``).
+
+    Raises
+    ------
+    ValueError
+        When the file is missing, not an svmbench model (not an ``.npz`` archive, or one without
+        svmbench metadata), of a newer or invalid format version, of an unknown kind, or
+        damaged; the message names the file and says which.
+    """
+    where = os.fspath(path)
     try:
         archive = np.load(path, allow_pickle=False)
     except FileNotFoundError:
-        raise ValueError(f"{os.fspath(path)}: no such model file") from None
-    except (OSError, ValueError, EOFError) as exc:
-        raise ValueError(f"{os.fspath(path)}: not an svmbench model file ({exc})") from None
+        raise ValueError(f"{where}: no such model file") from None
+    except (OSError, ValueError, EOFError, zipfile.BadZipFile) as exc:
+        raise ValueError(f"{where}: not an svmbench model file ({exc})") from None
+    if not hasattr(archive, "files"):  # a bare .npy array
+        raise ValueError(f"{where}: not an svmbench model file (a single array, not an archive)")
     with archive:
-        if not hasattr(archive, "files") or _META not in archive.files:
-            raise ValueError(f"{os.fspath(path)}: not an svmbench model file (no metadata)")
+        if _META not in archive.files:
+            raise ValueError(f"{where}: not an svmbench model file (no svmbench metadata)")
         try:
             doc = json.loads(archive[_META].tobytes().decode())
         except (ValueError, UnicodeDecodeError):
-            raise ValueError(f"{os.fspath(path)}: its metadata is damaged") from None
+            raise ValueError(f"{where}: not an svmbench model file (damaged metadata)") from None
         if not isinstance(doc, dict) or doc.get("format") != _FORMAT:
-            raise ValueError(f"{os.fspath(path)}: not an svmbench model file")
-        version = doc.get("version")
-        if not isinstance(version, int) or version > FORMAT_VERSION:
-            raise ValueError(
-                f"{os.fspath(path)}: model format version {version!r} is newer than this "
-                f"svmbench reads ({FORMAT_VERSION}); upgrade svmbench"
-            )
+            raise ValueError(f"{where}: not an svmbench model file (metadata of another format)")
         try:
-            return _decode(doc["model"], "m", archive)
-        except KeyError as exc:
-            raise ValueError(f"{os.fspath(path)}: the model file lacks {exc}") from None
+            _check_version(doc.get("version"))
+            return _decode(doc.get("model"), "m", archive)
+        except ValueError as exc:
+            raise ValueError(f"{where}: {exc}") from None
+        except KeyError as exc:  # NpzFile: "'m.w.npy' is not a file in the archive"
+            raise ValueError(f"{where}: damaged model file: it lacks the array {exc}") from None
+        except (_Damaged, zipfile.BadZipFile) as exc:
+            raise ValueError(f"{where}: damaged model file: {exc}") from None
 
 
 __all__ = [

@@ -40,7 +40,7 @@ from svmbench.problems._validation import (
     per_example_C,
 )
 from svmbench.problems.base import QP, Certificate, Problem, make_certificate
-from svmbench.problems.models import CrammerSingerModel
+from svmbench.problems.models import CrammerSingerModel, _finite
 
 MULTICLASS_BIASES = ("none", "regularized")
 
@@ -166,9 +166,10 @@ class MulticlassHinge(Problem):
         return W, b
 
     def model_from(self, variables) -> CrammerSingerModel | None:
-        """The :class:`~svmbench.problems.models.CrammerSingerModel` ``(W, b)`` of a solution."""
+        """The :class:`~svmbench.problems.models.CrammerSingerModel` ``(W, b)`` of a solution
+        (b zero when absent), or None without a finite W."""
         W, b = variables.get("W"), variables.get("b")
-        if W is None:
+        if W is None or not _finite(W, b):
             return None
         return CrammerSingerModel(W, np.zeros(self.n_classes) if b is None else b)
 

@@ -44,7 +44,7 @@ from svmbench.problems._validation import (
     check_X,
 )
 from svmbench.problems.base import QP, Certificate, Problem, make_certificate
-from svmbench.problems.models import ChainModel
+from svmbench.problems.models import ChainModel, _finite
 
 
 def viterbi(S: np.ndarray, T: np.ndarray | None) -> tuple[np.ndarray, float]:
@@ -174,9 +174,10 @@ class ChainStructuredHinge(Problem):
         return E, (w[q * d :].reshape(q, q) if self.transitions else None)
 
     def model_from(self, variables) -> ChainModel | None:
-        """The :class:`~svmbench.problems.models.ChainModel` of ``w`` (emissions, transitions)."""
+        """The :class:`~svmbench.problems.models.ChainModel` of ``w`` (emissions, transitions),
+        or None without a finite w."""
         w = variables.get("w")
-        if w is None:
+        if w is None or not _finite(w):
             return None
         E, T = self.split_weights(w)
         return ChainModel(E, T)

@@ -21,8 +21,9 @@ with ``x̃_i = (x_i, s)`` for a regularized bias (``b_r = s·w_{r,b}``) and ``x�
     ``λ = 1/(2nC)`` (``problems.scaling.lambda_from_C(form="multiclass_lecture")``), averaged.
 ``ovr``, ``ovo``
     One-vs-rest (argmax of the k binary decision values) and one-vs-one (majority vote over the
-    k(k−1)/2 pairwise models, ties broken by the summed confidences), each binary problem solved by
-    any solver of the registry (``binary_solver``, ``binary_options``), linear or kernel.
+    k(k−1)/2 pairwise models, ties to the lowest class index as LIBSVM predicts; see
+    :class:`~svmbench.problems.models.OneVsOneModel`), each binary problem solved by any solver
+    of the registry (``binary_solver``, ``binary_options``), linear or kernel.
 
 A reduction is not a solver of the Crammer–Singer problem: it solves k (or k(k−1)/2) other
 problems. It still takes a :class:`~problems.multiclass.MulticlassHinge` — for its data, C,
@@ -59,7 +60,13 @@ from scipy import sparse
 from svmbench.problems import KernelDual, MulticlassHinge, SoftMarginDual, SoftMarginPrimal
 from svmbench.problems._validation import check_bool, check_int, check_option
 from svmbench.problems.base import make_certificate
-from svmbench.problems.models import BinaryModel, LinearModel, OneVsOneModel, OneVsRestModel
+from svmbench.problems.models import (
+    BinaryModel,
+    KernelModel,
+    LinearModel,
+    OneVsOneModel,
+    OneVsRestModel,
+)
 from svmbench.problems.scaling import lambda_from_C
 from svmbench.solvers._jit import multiclass as _jit
 from svmbench.solvers.base import (
@@ -695,16 +702,17 @@ class _Reduction(Solver):
             else self._reduction_model(models, problem.n_classes),
         )
 
-    def _model(self, bp, res: SolveResult) -> BinaryModel:
-        """The binary result's model; a linear-kernel dual becomes its ``(w, b)``."""
-        if res.model is None:
-            raise RuntimeError(f"binary solver {self.binary_solver!r} returned no model")
-        if isinstance(bp, KernelDual) and bp.kernel == "linear" and self.kernel is None:
-            w = np.asarray(bp.X.T @ (res.alpha * bp.y)).ravel()
-            return LinearModel(w, res.model.b)
-        return res.model
+    def _model(self, bp, res: SolveResult) -> BinaryModel | None:
+        """The binary result's model (None when it has none: non-finite iterates); a
+        linear-kernel dual's becomes its ``(w, b)``, ``w = Σ_{j ∈ SV} α_j y_j x_j``."""
+        model = res.model
+        if isinstance(model, KernelModel) and model.kernel == "linear" and self.kernel is None:
+            w = np.asarray(model.support_vectors.T @ model.dual_coef).ravel()
+            return LinearModel(w, model.b)
+        return model
 
     def _reduction_model(self, models, k: int):
+        """The multiclass model over the binary ones (None if one of them has none)."""
         raise NotImplementedError
 
     def _multiclass_point(self, problem, models):
@@ -726,7 +734,9 @@ class OneVsRest(_Reduction):
     def _pairs(self, k):
         return [(r, -1) for r in range(k)]
 
-    def _reduction_model(self, models, k: int) -> OneVsRestModel:
+    def _reduction_model(self, models, k: int) -> OneVsRestModel | None:
+        if any(m is None for m in models):
+            return None
         return OneVsRestModel(tuple(models), k)
 
     def _multiclass_point(self, problem, models):
@@ -744,8 +754,9 @@ class OneVsRest(_Reduction):
 class OneVsOne(_Reduction):
     """One-vs-one (all pairs): k(k−1)/2 problems "class i against class j" (i < j) on the
     examples of the two classes; each model votes, the prediction is the class with the most
-    votes, ties broken by the summed confidences ``Σ_j ±f_ij(x)`` (the lecture's rule; as
-    LIBSVM/scikit-learn). No Crammer–Singer certificate (the models have no common W).
+    votes, ties to the lowest class index (as LIBSVM and scikit-learn's SVC predict; the
+    lecture's rule, by summed confidences, is ``OneVsOneModel(..., tie_break="confidence")``).
+    No Crammer–Singer certificate (the models have no common W).
     See :class:`_Reduction` for the options."""
 
     name = "ovo"
@@ -753,5 +764,7 @@ class OneVsOne(_Reduction):
     def _pairs(self, k):
         return [(i, j) for i in range(k) for j in range(i + 1, k)]
 
-    def _reduction_model(self, models, k: int) -> OneVsOneModel:
+    def _reduction_model(self, models, k: int) -> OneVsOneModel | None:
+        if any(m is None for m in models):
+            return None
         return OneVsOneModel(tuple(models), tuple(self._pairs(k)), k)
