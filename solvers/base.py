@@ -554,10 +554,12 @@ class Solver(abc.ABC):
                     "vector passes its check; the hard margin is feasible but beyond this "
                     "solver's precision (both certificates are in the result)"
                 )
-        if status is not Status.INFEASIBLE and not _all_finite(variables):
+        # no point at all: a claimed infeasibility whose Farkas vector failed its check
+        usable = _all_finite(variables) and (bool(variables) or certificate is not None)
+        if status is not Status.INFEASIBLE and not usable:
             status = Status.NUMERICAL_ERROR
             message = message or "the iterates contain NaN or inf"
-        if status in (Status.INFEASIBLE, Status.UNBOUNDED) or not _all_finite(variables):
+        if status in (Status.INFEASIBLE, Status.UNBOUNDED) or not usable:
             cert = None
         else:
             cert = certificate or problem.certificate(**variables)

@@ -96,11 +96,25 @@ def _binary_primal(cp, problem):
         return {"w": _value(w), "b": b}
 
     def farkas():
-        lam = np.maximum(np.asarray(constraints[0].dual_value, dtype=float), 0.0)
-        total = lam.sum()
-        return lam / total if total > 0 else lam
+        return _farkas_from_ray(constraints[0].dual_value, problem.n_samples)
 
-    return cp.Problem(cp.Minimize(objective), constraints), recover, farkas
+    farkas_of = farkas if isinstance(problem, HardMarginPrimal) else None
+    return cp.Problem(cp.Minimize(objective), constraints), recover, farkas_of
+
+
+def _farkas_from_ray(ray, n: int) -> np.ndarray | str:
+    """The margin constraint's dual ray, clipped to ``λ ≥ 0`` and normalized to ``Σλ = 1``; or a
+    sentence saying why the conic solver's ray is unusable (none, wrong shape, not finite, zero)."""
+    if ray is None:
+        return "no dual ray"
+    lam = np.asarray(ray, dtype=np.float64)
+    if lam.size != n:
+        return f"a dual ray of shape {lam.shape}, not ({n},)"
+    lam = np.maximum(lam.reshape(n), 0.0)
+    total = float(lam.sum())
+    if not (np.isfinite(total) and total > 0.0):
+        return f"a dual ray whose positive part sums to {total:g}"
+    return lam / total
 
 
 def _dual(cp, problem, root):
@@ -233,13 +247,22 @@ class CvxpyReference(QPReference):
         status = _STATUS.get(raw, Status.NUMERICAL_ERROR)
         if status is Status.MAX_ITER and clock.elapsed >= self.time_limit:
             status = Status.TIME_LIMIT  # CVXPY's "user_limit" is either limit
-        variables, farkas = {}, None
-        if status is Status.INFEASIBLE and farkas_of is not None:
+        farkas, refusal = None, ""
+        if status is Status.UNBOUNDED or (status is Status.INFEASIBLE and farkas_of is None):
+            # every objective here is bounded below, and only the hard margin can be infeasible
+            status = Status.NUMERICAL_ERROR
+            refusal = f", but {problem.kind} is never {raw.removesuffix('_inaccurate')}"
+        elif status is Status.INFEASIBLE:
             farkas = farkas_of()
-        else:  # NaN where CVXPY has no value: the record says numerical_error
-            variables = recover()
+            if isinstance(farkas, str):
+                status = Status.NUMERICAL_ERROR
+                refusal = f", but CVXPY returned {farkas} as its infeasibility certificate"
+                farkas = None
+        # NaN where CVXPY has no value: the record says numerical_error
+        variables = {} if status is Status.INFEASIBLE else recover()
         with clock.paused():
             status, cert, message = self._judge(problem, status, variables, farkas, raw)
+        message += refusal
         stats = model.solver_stats
         iterations = stats.num_iters if stats is not None and stats.num_iters is not None else 0
         return Outcome(

@@ -1,0 +1,132 @@
+"""Features scaled by 1e±8: every solver ends in a true status, never an exception (issue 12).
+
+Scaling X by s changes neither separability nor (with ``gamma ∝ 1/s²``) the RBF kernel, but it
+moves the optimum's ``w`` by up to 1/s and the linear Gram matrix by s², far from the unit scale
+the solvers' tolerances assume. Each result must be either ``optimal`` with a certified relative
+gap ≤ ``TOL`` and a primal value within ``RTOL_PRIMAL`` of the reference on the same problem, or
+an honest non-optimal status. Stochastic solvers are held to the same bound: their status is
+``optimal`` only when the problem certifies it. The reductions (``ovr``, ``ovo``) are
+``optimal`` for their binary subproblems (ARCHITECTURE.md §4), so theirs is checked there.
+"""
+
+from __future__ import annotations
+
+import functools
+import warnings
+
+import numpy as np
+import pytest
+
+from svmbench.problems import (
+    HardMarginPrimal,
+    KernelDual,
+    MulticlassHinge,
+    SoftMarginDual,
+    SoftMarginPrimal,
+    datasets,
+)
+from svmbench.solvers import Status, registry
+from svmbench.solvers.base import ConvergenceWarning
+
+SCALES = (1e-8, 1e-4, 1.0, 1e4, 1e8)
+TOL = 1e-6
+RTOL_PRIMAL = 1e-5
+#: Seconds per solve: the file stays fast, and a solver that stalls says ``time_limit``.
+TIME_LIMIT = 0.1
+#: The reference chain: Clarabel at 1e-10; where it stalls, the CVXPY formulation, then Clarabel
+#: at looser tolerances (at s = 1e8 the soft margin's reference needs 1e-6).
+REFERENCES = (
+    ("clarabel", {}),
+    ("cvxpy", {}),
+    ("clarabel", {"tol": 1e-8}),
+    ("clarabel", {"tol": 1e-6}),
+)
+HONEST = (Status.MAX_ITER, Status.NOT_CERTIFIED, Status.NUMERICAL_ERROR, Status.TIME_LIMIT)
+
+SEPARABLE = datasets.gaussian(30, 3, 8.0, seed=1)
+OVERLAP = datasets.gaussian(30, 3, 1.0, seed=2)
+BLOBS = datasets.load("blobs:n=30,d=3,k=3,seed=4")
+
+KINDS = {
+    "hard_margin": lambda s, bias: HardMarginPrimal(s * SEPARABLE.X, SEPARABLE.y, bias=bias),
+    "primal_hinge": lambda s, bias: SoftMarginPrimal(s * OVERLAP.X, OVERLAP.y, bias=bias),
+    "primal_squared_hinge": lambda s, bias: SoftMarginPrimal(
+        s * OVERLAP.X, OVERLAP.y, loss="squared_hinge", bias=bias
+    ),
+    "linear_dual": lambda s, bias: SoftMarginDual(s * OVERLAP.X, OVERLAP.y, bias=bias),
+    "kernel_linear": lambda s, bias: KernelDual(
+        s * OVERLAP.X, OVERLAP.y, kernel="linear", bias=bias
+    ),
+    "kernel_rbf": lambda s, bias: KernelDual(
+        s * OVERLAP.X, OVERLAP.y, kernel="rbf", gamma=0.5 / s**2, bias=bias
+    ),
+    "multiclass_hinge": lambda s, bias: MulticlassHinge(s * BLOBS.X, BLOBS.y, bias=bias),
+}
+
+
+def _biases(kind):
+    # a free bias adds k equalities that break the Crammer–Singer dual: not a problem kind
+    return (
+        ("none", "regularized") if kind == "multiclass_hinge" else ("free", "regularized", "none")
+    )
+
+
+@functools.cache
+def _problem(kind, bias, scale):
+    return KINDS[kind](scale, bias)
+
+
+CASES = [
+    pytest.param(kind, bias, scale, name, id=f"{kind}-{bias}-{scale:g}-{name}")
+    for kind in KINDS
+    for bias in _biases(kind)
+    for scale in SCALES
+    for name in registry.names()
+    if registry.solver_class(name).unsupported_reason(_problem(kind, bias, scale)) is None
+]
+
+
+@functools.cache
+def _reference_primal(kind, bias, scale) -> float | None:
+    """The first optimum of :data:`REFERENCES`, each certified by the problem to a relative gap
+    ≤ 1e-6 (the references' ``gap_check``); None when none reaches it."""
+    problem = _problem(kind, bias, scale)
+    for name, options in REFERENCES:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", ConvergenceWarning)
+            result = registry.get(name, **options).solve(problem)
+        if result.status is Status.OPTIMAL:
+            return result.primal
+    return None
+
+
+def test_the_grid_covers_every_kind_and_the_scaled_data_stay_separable():
+    kinds = {case.values[0] for case in CASES}
+    assert kinds == set(KINDS)
+    assert {case.values[3] for case in CASES} >= {"clarabel", "barrier", "dcd", "smo", "cs_dcd"}
+    for scale in SCALES:  # a hard margin on these data may never be called infeasible
+        assert _problem("hard_margin", "none", scale).separating_point() is not None
+
+
+@pytest.mark.parametrize(("kind", "bias", "scale", "name"), CASES)
+def test_scaled_features_end_in_a_true_status(kind, bias, scale, name):
+    problem = _problem(kind, bias, scale)
+    solver = registry.get(name, tol=TOL, time_limit=TIME_LIMIT)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        result = solver.solve(problem)
+    if result.status is not Status.OPTIMAL:
+        assert result.status in HONEST, (result.status, result.message)
+        return
+    if solver.optimal_by_subproblems:
+        gaps = result.info["binary_rel_gaps"]
+        assert gaps and all(g <= TOL for g in gaps), gaps
+        return
+    assert np.isfinite(result.primal) and result.certified, result.message
+    assert result.rel_gap <= TOL, result.rel_gap
+    reference = _reference_primal(kind, bias, scale)
+    assert reference is not None, "optimal, but no reference certifies this problem to compare"
+    assert abs(result.primal - reference) <= RTOL_PRIMAL * max(1.0, abs(reference)), (
+        result.primal,
+        reference,
+    )
