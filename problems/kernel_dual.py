@@ -31,6 +31,7 @@ from svmbench.problems._validation import (
 )
 from svmbench.problems.base import QP, Certificate, Problem, make_certificate
 from svmbench.problems.kernels import KERNELS, is_psd_by_construction, kernel_dot, kernel_matrix
+from svmbench.problems.kernels import squared_norms as _squared_norms
 from svmbench.problems.models import KernelModel, _finite
 
 #: The Gram matrix is kept in memory (and exported by ``to_qp``) only up to this size.
@@ -165,14 +166,25 @@ class KernelDual(BinaryDualMixin, Problem):
             )
         return kernel_matrix(self.X, **self.kernel_params)
 
+    @cached_property
+    def squared_norms(self) -> np.ndarray:
+        """``‖x_i‖²`` of every example, computed once (the RBF kernel products use them)."""
+        return _squared_norms(self.X)
+
     def kernel_times(self, coef: np.ndarray) -> np.ndarray:
-        """``K @ coef``, using only the non-zero coefficients, in bounded memory."""
+        """``K @ coef``, using only the non-zero coefficients, in bounded memory (fused, see
+        :func:`~svmbench.problems.kernels.kernel_dot`)."""
         if self.kernel == "precomputed" or "gram" in self.__dict__:
             return self.gram @ coef
         nz = np.flatnonzero(coef)
         if nz.size == 0:
             return np.zeros(self.n_samples)
-        return kernel_dot(self.X, self.X[nz], coef[nz], **self.kernel_params)
+        return self._kernel_dot(self.X, nz, coef[nz], self.squared_norms)
+
+    def _kernel_dot(self, X, nz, coef, sqn_X) -> np.ndarray:
+        """``K(X, X_nz) @ coef`` with the training rows' cached norms."""
+        sqn_Z = self.squared_norms[nz] if self.kernel == "rbf" else None
+        return kernel_dot(X, self.X[nz], coef, sqn_X=sqn_X, sqn_Z=sqn_Z, **self.kernel_params)
 
     @cached_property
     def min_eigenvalue(self) -> float:
@@ -294,7 +306,7 @@ class KernelDual(BinaryDualMixin, Problem):
             g = np.asarray(X) @ ay
         else:
             nz = np.flatnonzero(ay)
-            g = kernel_dot(X, self.X[nz], ay[nz], **self.kernel_params)
+            g = self._kernel_dot(X, nz, ay[nz], None)
         return g + b
 
     def certificate(self, *, alpha=None, b=None) -> Certificate:

@@ -7,12 +7,15 @@
   in general)
 - ``"precomputed"``: the caller gives the Gram matrix (kernels on sets, strings, graphs).
 
-Matrices are computed by scikit-learn's pairwise kernels, in row blocks when they would be large.
+Matrices are computed by scikit-learn's pairwise kernels. Products ``K(X, Z) c`` (certificates,
+predictions) are fused (:mod:`problems._kernel_products`): no kernel block is stored for dense
+rows, and the squared norms of the rows can be passed in, computed once.
 """
 
 from __future__ import annotations
 
 import numpy as np
+from scipy import sparse
 from sklearn.metrics import pairwise
 
 KERNELS = ("linear", "poly", "rbf", "sigmoid", "precomputed")
@@ -40,14 +43,64 @@ def kernel_matrix(
     return np.asarray(K, dtype=np.float64)
 
 
-def kernel_dot(X, Z, coef: np.ndarray, **params) -> np.ndarray:
-    """``K(X, Z) @ coef`` computed in row blocks of bounded memory (never the full matrix)."""
+def squared_norms(X) -> np.ndarray:
+    """``‖x_i‖²`` of every row of a dense or CSR X (float64, contiguous)."""
+    if sparse.issparse(X):
+        return np.ascontiguousarray(np.asarray(X.multiply(X).sum(axis=1), dtype=np.float64).ravel())
+    X = np.asarray(X, dtype=np.float64)
+    return np.ascontiguousarray(np.einsum("ij,ij->i", X, X))
+
+
+def kernel_dot(
+    X,
+    Z,
+    coef: np.ndarray,
+    *,
+    kernel: str,
+    gamma: float = 1.0,
+    degree: int = 3,
+    coef0: float = 0.0,
+    sqn_X: np.ndarray | None = None,
+    sqn_Z: np.ndarray | None = None,
+) -> np.ndarray:
+    """``f = K(X, Z) @ coef``, ``f_i = Σ_j coef_j K(x_i, z_j)``, in bounded memory.
+
+    Linear: one product through ``w = Zᵀ coef``. Other kernels (float64 throughout, see
+    :mod:`problems._kernel_products`): dense rows fuse the inner products, the kernel and the
+    sum, storing no kernel values; CSR rows take the inner products of a block of rows by a
+    sparse product (at most :data:`BLOCK_ENTRIES` entries) and apply the kernel and the sum in
+    one jitted pass. ``sqn_X``, ``sqn_Z``: the rows' squared norms, if already known (RBF).
+    """
+    coef = np.ascontiguousarray(coef, dtype=np.float64)
     n = X.shape[0]
-    out = np.empty(n)
+    if kernel == "linear":
+        w = Z.T @ coef
+        return np.asarray(X @ w, dtype=np.float64).ravel()
+    if kernel not in KERNELS[:-1]:
+        raise ValueError(f"kernel must be one of {KERNELS[:-1]} here, got {kernel!r}")
+    from svmbench.problems import _kernel_products as kp
+
+    code = kp.KERNEL_CODES[kernel]
+    if Z.shape[0] == 0:
+        return np.zeros(n)
+    if kernel == "rbf":
+        sqn_X = squared_norms(X) if sqn_X is None else sqn_X
+        sqn_Z = squared_norms(Z) if sqn_Z is None else sqn_Z
+    else:  # unused
+        sqn_X, sqn_Z = np.zeros(n), np.zeros(Z.shape[0])
+    args = (code, float(gamma), float(coef0), int(degree))
+    if not sparse.issparse(X) and not sparse.issparse(Z):
+        X = np.ascontiguousarray(X, dtype=np.float64)
+        Z = np.ascontiguousarray(Z, dtype=np.float64)
+        return kp.kernel_dot_dense(X, sqn_X, Z, sqn_Z, coef, *args)
+    X = sparse.csr_matrix(X, dtype=np.float64)
+    Z = sparse.csr_matrix(Z, dtype=np.float64)
+    out = np.zeros(n)
     rows = max(1, BLOCK_ENTRIES // max(1, Z.shape[0]))
     for start in range(0, n, rows):
         stop = min(n, start + rows)
-        out[start:stop] = kernel_matrix(X[start:stop], Z, **params) @ coef
+        D = np.ascontiguousarray((Z @ X[start:stop].T).toarray())  # z_j·x_t, (m × rows)
+        kp.finish_block(D, sqn_X[start:stop], sqn_Z, coef, *args, out[start:stop])
     return out
 
 

@@ -59,6 +59,8 @@ class Checkpoint:
 
     ``solve_time`` is the solver's clock at that point (certificates drawn only for the trace
     are not counted); ``wall_time`` the user's stopwatch since the solve began (they are).
+    ``certified=False``: the values are the solver's own estimate, not the problem's certificate
+    (:meth:`IterativeSolver._trace_estimate`).
     """
 
     iteration: int
@@ -67,6 +69,7 @@ class Checkpoint:
     dual: float
     gap: float
     wall_time: float = math.nan
+    certified: bool = True
 
     @property
     def rel_gap(self) -> float:
@@ -723,6 +726,12 @@ class IterativeSolver(Solver):
     def _info(self, state) -> dict[str, Any]:
         return {}
 
+    def _trace_estimate(self, problem: Problem, state) -> tuple[float, float] | None:
+        """The solver's own ``(primal, dual)`` estimate for a trace-only point of the geometric
+        schedule (``trace=True``, no callback), recorded with ``certified=False`` instead of
+        drawing a certificate; None (the default): certify."""
+        return None
+
     def _run(self, problem: Problem, warm_start: WarmStart | None, clock: Clock, callback):
         prepared = self._prepare(problem, warm_start)
         if prepared.final is not None:
@@ -776,12 +785,22 @@ class IterativeSolver(Solver):
             elif self.stop_rule == "native" and step.converged:
                 status = Status.OPTIMAL  # if the certificate agrees (Solver._result)
             if cert is not None or wanted:
-                if cert is None:
+                estimate = None
+                if cert is None and callback is None and self.trace is True:
                     with clock.certifying():
-                        cert = problem.certificate(**variables)
-                point = Checkpoint(
-                    iterations, clock.elapsed, cert.primal, cert.dual, cert.gap, clock.wall
-                )
+                        estimate = self._trace_estimate(problem, state)
+                if estimate is not None:
+                    P, D = estimate
+                    point = Checkpoint(
+                        iterations, clock.elapsed, P, D, P - D, clock.wall, certified=False
+                    )
+                else:
+                    if cert is None:
+                        with clock.certifying():
+                            cert = problem.certificate(**variables)
+                    point = Checkpoint(
+                        iterations, clock.elapsed, cert.primal, cert.dual, cert.gap, clock.wall
+                    )
                 if self.trace:
                     trace.append(point)
                 if callback is not None:

@@ -410,3 +410,32 @@ def test_large_sparse_problem_is_never_densified():
     assert r.certified and np.isfinite(r.gap) and 0.0 <= r.rel_gap < 0.1
     # O(nnz + n + d) arrays and the column cache, not n·d: below 1/100 of one dense copy
     assert peak < n * d * 8 / 100, peak
+
+
+@pytest.mark.parametrize("kernel", ["linear", "poly"])
+def test_trace_estimates_match_the_certificates_they_stand_for(kernel):
+    # float64 columns and no shrinking: the maintained gradient is exact, so SMO's O(n) estimate
+    # of a trace point equals the certificate drawn at the same iterate (trace="every")
+    problem = _problem("gaussian_overlap", kernel)
+    opts = {"tol": 1e-8, "chunk": 20, "shrinking": False}
+    cheap = _solve(problem, trace=True, **opts)
+    every = _solve(problem, trace="every", **opts)
+    assert cheap.iterations == every.iterations and np.array_equal(cheap.alpha, every.alpha)
+    certified = {p.iteration: p for p in every.trace}
+    assert all(p.certified for p in every.trace)
+    estimated = [p for p in cheap.trace if not p.certified]
+    assert len(estimated) >= 3
+    for p in estimated:
+        q = certified[p.iteration]
+        scale = max(1.0, abs(q.primal))
+        assert p.primal == pytest.approx(q.primal, abs=1e-9 * scale)
+        assert p.dual == pytest.approx(q.dual, abs=1e-9 * scale)
+    last = cheap.trace[-1]
+    assert last.certified and last.iteration == cheap.iterations and last.gap == cheap.gap
+
+
+def test_trace_with_a_callback_is_certified():
+    problem = _problem("gaussian_overlap")
+    seen = []
+    r = registry.get("smo", chunk=20).solve(problem, callback=seen.append)
+    assert seen and all(p.certified for p in seen) and all(p.certified for p in r.trace)

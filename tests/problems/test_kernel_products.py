@@ -1,0 +1,122 @@
+"""The fused kernel products ``K(X, Z) c`` against the dense ``K @ c`` (every kernel, dense and
+CSR rows), the vectorized exponential against the C library's, and the certificate built on
+them against one built from the Gram matrix."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+from scipy import sparse
+
+from svmbench.problems import KernelDual, datasets
+from svmbench.problems import _kernel_products as kp
+from svmbench.problems.kernels import kernel_dot, kernel_matrix, squared_norms
+
+KERNEL_PARAMS = {
+    "linear": {},
+    "poly": {"gamma": 0.3, "degree": 3, "coef0": 1.0},
+    "rbf": {"gamma": 0.2},
+    "sigmoid": {"gamma": 0.1, "coef0": -0.5},
+}
+RTOL = 1e-12
+
+
+def _data(n, m, d, seed, density=None):
+    rng = np.random.default_rng(seed)
+    X = rng.normal(size=(n, d))
+    Z = rng.normal(size=(m, d))
+    if density is not None:
+        X[rng.random(X.shape) > density] = 0.0
+        Z[rng.random(Z.shape) > density] = 0.0
+    c = rng.normal(size=m)
+    return X, Z, c
+
+
+def _close(got, K, c):
+    """Relative to the scale of the terms ``Σ_j |K_ij c_j|`` (the sums cancel)."""
+    want = K @ c
+    scale = np.abs(K) @ np.abs(c)
+    assert np.all(np.abs(got - want) <= RTOL * np.maximum(scale, 1e-300)), np.max(
+        np.abs(got - want) / scale
+    )
+
+
+@pytest.mark.parametrize("storage", ["dense", "csr", "mixed"])
+@pytest.mark.parametrize("kernel", sorted(KERNEL_PARAMS))
+def test_fused_product_equals_the_dense_product(kernel, storage):
+    # 601 rows: two blocks and a ragged one; 37 columns: the tail of the 4-wide tiles
+    X, Z, c = _data(601, 37, 9, seed=1, density=0.4 if storage != "dense" else None)
+    K = kernel_matrix(X, Z, kernel=kernel, **KERNEL_PARAMS[kernel])
+    Xs = sparse.csr_matrix(X) if storage != "dense" else X
+    Zs = sparse.csr_matrix(Z) if storage == "csr" else Z
+    _close(kernel_dot(Xs, Zs, c, kernel=kernel, **KERNEL_PARAMS[kernel]), K, c)
+
+
+@pytest.mark.parametrize("m", [1, 2, 3, 4, 5, 8])
+def test_every_tail_of_the_tiles(m):
+    X, Z, c = _data(40, m, 3, seed=m)
+    for kernel in ("rbf", "poly"):
+        K = kernel_matrix(X, Z, kernel=kernel, **KERNEL_PARAMS[kernel])
+        _close(kernel_dot(X, Z, c, kernel=kernel, **KERNEL_PARAMS[kernel]), K, c)
+
+
+def test_wide_rows_use_smaller_blocks():
+    X, Z, c = _data(70, 11, 3000, seed=3)  # a block of 16 rows holds 3000 features
+    K = kernel_matrix(X, Z, kernel="rbf", gamma=1e-4)
+    _close(kernel_dot(X, Z, c, kernel="rbf", gamma=1e-4), K, c)
+
+
+def test_given_norms_are_used():
+    X, Z, c = _data(50, 7, 4, seed=4)
+    right = kernel_dot(X, Z, c, kernel="rbf", gamma=0.5, sqn_X=squared_norms(X))
+    wrong = kernel_dot(X, Z, c, kernel="rbf", gamma=0.5, sqn_X=squared_norms(X) + 1.0)
+    K = kernel_matrix(X, Z, kernel="rbf", gamma=0.5)
+    _close(right, K, c)
+    _close(wrong, K * math.exp(-0.5), c)  # ‖x‖² + 1 scales every entry by e^{-γ}
+
+
+def test_squared_norms_dense_and_csr():
+    X, _, _ = _data(30, 1, 6, seed=5, density=0.5)
+    want = (X * X).sum(axis=1)
+    np.testing.assert_allclose(squared_norms(X), want, rtol=1e-15)
+    np.testing.assert_allclose(squared_norms(sparse.csr_matrix(X)), want, rtol=1e-15)
+
+
+def test_exponential_within_two_ulps_and_zero_below_its_range():
+    rng = np.random.default_rng(6)
+    x = -np.concatenate([rng.random(200_000) * 40.0, rng.random(20_000) * 708.0, [0.0, 1e-300]])
+    out = np.empty_like(x)
+    kp.exp_nonpositive_array(x, out)
+    want = np.exp(x)
+    assert np.all(np.abs(out - want) <= 2.0 * np.spacing(want))
+    tiny = np.array([-708.5, -745.2, -1e4, -np.inf])
+    out = np.empty(4)
+    kp.exp_nonpositive_array(tiny, out)
+    assert np.all(out == 0.0)
+
+
+@pytest.mark.parametrize("kernel", ["rbf", "poly", "linear"])
+@pytest.mark.parametrize("sparse_X", [False, True])
+def test_certificate_agrees_with_the_gram_matrix(kernel, sparse_X):
+    data = datasets.gaussian(300, 5, 1.0, seed=7, density=0.6 if sparse_X else None)
+    kw = {"gamma": 0.1} if kernel != "linear" else {}
+    fused = KernelDual(data.X, data.y, C=1.0, kernel=kernel, **kw)
+    gram = KernelDual(data.X, data.y, C=1.0, kernel=kernel, **kw)
+    gram.gram  # noqa: B018 - the cached Gram matrix makes kernel_times a plain product
+    alpha = np.random.default_rng(8).random(300) * (np.random.default_rng(9).random(300) < 0.5)
+    a, b = fused.certificate(alpha=alpha), gram.certificate(alpha=alpha)
+    assert "gram" not in fused.__dict__
+    scale = max(1.0, abs(b.primal))
+    assert a.primal == pytest.approx(b.primal, abs=1e-12 * scale)
+    assert a.dual == pytest.approx(b.dual, abs=1e-12 * scale)
+
+
+def test_decision_function_on_new_rows():
+    data = datasets.gaussian(200, 4, 1.0, seed=10)
+    problem = KernelDual(data.X, data.y, C=1.0, kernel="rbf", gamma=0.3)
+    alpha = np.random.default_rng(11).random(200)
+    Xnew = np.random.default_rng(12).normal(size=(33, 4))
+    K = kernel_matrix(Xnew, data.X, kernel="rbf", gamma=0.3)
+    _close(problem.decision_function(alpha, 0.0, Xnew), K, alpha * data.y)
