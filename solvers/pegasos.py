@@ -39,7 +39,9 @@ status is then decided by the problem's certificate, as everywhere in svmbench: 
 certified relative gap ≤ ``tol``, ``max_iter`` otherwise (with its ``ConvergenceWarning``).
 ``stop_rule="gap"`` stops early when the certified relative gap ≤ ``tol`` (checked every
 ``check_every`` epochs, timed). The gap is always the problem's: ``problem.certificate(w=, b=)``,
-whose dual point comes from ``dual_from_primal``.
+whose dual point comes from ``dual_from_primal``: a few passes over the data far from the
+optimum, plus the small near-margin QP only once the cheap point certifies a relative gap below
+``problems._linear.QP_BELOW_REL_GAP`` (issue 13: the trace no longer solves a QP per checkpoint).
 
 References
 ----------
@@ -142,8 +144,9 @@ class Pegasos(IterativeSolver):
     check_every : int, default=1
         Epochs between two gap checks (``stop_rule="gap"``).
     time_limit : float or None, default=None
-    trace : bool, default=True
-        A certified checkpoint after every epoch (untimed; each costs a certificate).
+    trace : {True, False, "every"}, default=True
+        Certified checkpoints on the geometric schedule of epochs (``"every"``: after each
+        epoch), drawn off the solver clock (see :class:`~solvers.base.IterativeSolver`).
 
     Notes
     -----

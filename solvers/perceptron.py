@@ -109,8 +109,10 @@ class Perceptron(IterativeSolver):
         Epoch cap (default 1000); reaching it means the data were not separated: status
         ``max_iter``.
     time_limit : float or None, default=None
-    trace : bool, default=True
-        A certified checkpoint after every epoch (untimed).
+    trace : {True, False, "every"}, default=True
+        Certified checkpoints on the geometric schedule of epochs (``"every"``: after each
+        epoch), drawn off the solver clock. Far from the soft-margin optimum, as the
+        perceptron's points are, a certificate costs a few passes over the data (no QP).
 
     Notes
     -----

@@ -10,7 +10,8 @@ import numpy as np
 import pytest
 from scipy import sparse
 
-from svmbench.problems import SoftMarginPrimal
+from svmbench.problems import SoftMarginPrimal, datasets
+from svmbench.problems import _linear as linear_module
 from svmbench.problems.scaling import lambda_from_C
 from svmbench.solvers import registry
 from svmbench.solvers._jit import pegasos as jit_pegasos
@@ -219,6 +220,89 @@ def test_gap_rule_stops_early_on_a_certified_gap():
     assert r.status is Status.OPTIMAL and r.rel_gap <= 1e-2
     assert r.iterations < 200
     assert len(r.trace) == r.iterations and r.trace[-1].iteration == r.iterations
+
+
+# ---- the trace's certificates are cheap (issue 13) ----------------------------------------------
+#: C = 1 (λ = 5e-4): 20 epochs end about 1e-2 above P*, a cheap certificate's gap near 0.9.
+FAR = datasets.load("gaussian:n=2000,d=10,sep=1,seed=0")
+
+
+def count_qps(monkeypatch) -> list:
+    """Count the near-margin QPs that ``dual_from_primal`` solves (each still solved)."""
+    calls = []
+    real = linear_module.maximize_dual_on_subset
+
+    def counting(*args, **kwargs):
+        calls.append(1)
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(linear_module, "maximize_dual_on_subset", counting)
+    return calls
+
+
+def qp_dual_objective(problem, w, b) -> float:
+    """D of the dual point built the way it was before issue 13, always with the QP:
+    complementary slackness off the margin, the near-margin multipliers maximized."""
+    if problem.bias == "free":
+        b = problem.best_bias(w)
+    r = problem.margins(w, b) - 1.0
+    _, upper = problem.dual_box()
+    alpha = np.where(r < 0, upper, 0.0)
+    free = np.flatnonzero((np.abs(r) <= linear_module.NEAR_MARGIN) & (upper > 0))
+    alpha[free] = 0.0
+    alpha[free] = problem._maximize_on(alpha, free, upper)
+    return problem.dual_objective(problem.project_dual(alpha))
+
+
+@pytest.mark.parametrize("bias", BIASES)
+def test_a_trace_far_from_the_optimum_solves_no_qp(monkeypatch, bias):
+    """20 epochs with a certificate after each: no QP, and each checkpoint brackets P*."""
+    problem = SoftMarginPrimal(FAR.X, FAR.y, C=1.0, bias=bias)
+    P_star = reference_solution(problem).primal  # Clarabel's
+    calls = count_qps(monkeypatch)
+    r = solve_quiet(Pegasos(max_iter=20, trace="every"), problem)
+    assert calls == []
+    assert len(r.trace) == 20 and r.rel_gap > linear_module.QP_BELOW_REL_GAP
+    for c in r.trace:
+        assert c.dual <= P_star * (1 + 1e-9) and c.primal >= P_star * (1 - 1e-9)
+
+
+@pytest.mark.parametrize("bias", BIASES)
+@pytest.mark.parametrize("epochs", [1, 5, 20])
+def test_far_from_the_optimum_the_cheap_dual_beats_the_qp(bias, epochs):
+    """Where the QP is skipped it would not have done better (measured on FAR)."""
+    problem = SoftMarginPrimal(FAR.X, FAR.y, C=1.0, bias=bias)
+    r = solve_quiet(Pegasos(max_iter=epochs, trace=False), problem)
+    assert r.rel_gap > linear_module.QP_BELOW_REL_GAP and r.certified
+    assert r.dual >= qp_dual_objective(problem, r.w, r.b)
+
+
+@pytest.mark.parametrize("bias", BIASES)
+def test_near_the_optimum_the_certificate_is_as_tight_as_the_qp(monkeypatch, bias):
+    """C = 0.01 (λ = 0.5): the point is near optimal, the QP runs, and the certificate is at
+    least as tight as the QP's dual point alone."""
+    problem = SoftMarginPrimal(X, Y, C=0.01, bias=bias)
+    calls = count_qps(monkeypatch)
+    r = solve_quiet(Pegasos(max_iter=20, trace=False), problem)
+    assert len(calls) == 1  # the final certificate's
+    P_star = reference_solution(problem).primal
+    assert r.dual <= P_star * (1 + 1e-9) <= r.primal * (1 + 2e-9)
+    assert r.dual >= qp_dual_objective(problem, r.w, r.b) - 1e-9 * abs(r.primal)
+
+
+@pytest.mark.parametrize("bias", BIASES)
+def test_cheap_dual_of_sparse_data_is_feasible_and_matches_dense(bias):
+    """CSR input takes the LSQR path: a feasible α, the dense path's D, D ≤ P*."""
+    dense = SoftMarginPrimal(FAR.X, FAR.y, C=1.0, bias=bias)
+    csr = SoftMarginPrimal(sparse.csr_matrix(FAR.X), FAR.y, C=1.0, bias=bias)
+    r = solve_quiet(Pegasos(max_iter=5, trace=False), dense)
+    alpha = csr.dual_from_primal(r.w, r.b)
+    assert np.all(alpha >= 0.0) and np.all(alpha <= csr.upper_bounds)
+    if bias == "free":
+        assert abs(alpha @ FAR.y) <= 1e-12 * alpha.sum()
+    D = csr.dual_objective(alpha)
+    assert D == pytest.approx(dense.dual_objective(dense.dual_from_primal(r.w, r.b)), rel=1e-6)
+    assert 0.0 < D <= reference_solution(dense).primal
 
 
 # ---- the jitted epoch against a plain NumPy loop -------------------------------------------------

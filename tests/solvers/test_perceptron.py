@@ -16,6 +16,7 @@ from svmbench.problems import (
     SoftMarginPrimal,
     datasets,
 )
+from svmbench.problems import _linear as linear_module
 from svmbench.solvers import registry
 from svmbench.solvers._reference import reference_solution
 from svmbench.solvers.base import ConvergenceWarning, Status
@@ -82,6 +83,28 @@ def test_soft_margin_problem_is_judged_by_its_objective():
     assert r.primal == pytest.approx(problem.primal_objective(r.w, 0.0))
     assert r.primal > reference_solution(problem).primal
     np.testing.assert_array_equal(r.w, r.info["raw_w"])
+
+
+@pytest.mark.parametrize("averaged", [False, True])
+@pytest.mark.parametrize("bias", ["free", "regularized", "none"])
+def test_a_soft_margin_trace_solves_no_qp(monkeypatch, averaged, bias):
+    """Issue 13: the perceptron's points are far from the soft-margin optimum, so its trace's
+    certificates take the cheap dual point (no QP), each still bracketing P* (Clarabel's)."""
+    ds = datasets.load("gaussian:n=2000,d=10,sep=1,seed=0")
+    problem = SoftMarginPrimal(ds.X, ds.y, C=1.0, bias=bias)
+    P_star = reference_solution(problem).primal
+    calls = []
+    real = linear_module.maximize_dual_on_subset
+    monkeypatch.setattr(
+        linear_module,
+        "maximize_dual_on_subset",
+        lambda *args, **kwargs: calls.append(1) or real(*args, **kwargs),
+    )
+    with pytest.warns(ConvergenceWarning):
+        r = Perceptron(max_iter=20, averaged=averaged, trace="every").solve(problem)
+    assert calls == [] and len(r.trace) == 20
+    for c in r.trace:
+        assert c.dual <= P_star * (1 + 1e-9) and c.primal >= P_star * (1 - 1e-9)
 
 
 @pytest.mark.parametrize("name", sorted(SEPARABLE))
