@@ -1,6 +1,5 @@
-"""Jitted kernel products ``f = K(X, S) c`` for certificates and predictions, fused: no block of
-kernel values is stored (dense rows) or only a small one in cache (CSR rows, see
-:func:`finish_block`).
+"""Jitted kernel products ``f = K(X, S) c`` of dense rows for certificates and predictions, fused:
+no kernel value is stored.
 
 ``f_i = Σ_j c_j k(x_i·s_j)`` with ``k`` the kernel as a function of the inner product (codes of
 :data:`KERNEL_CODES`, formulas as in :mod:`problems.kernels`); the RBF kernel takes
@@ -226,11 +225,3 @@ def kernel_dot_dense(X, sqn, S, sqs, c, kind, gamma, coef0, degree):
         hi = min(n, lo + rows)
         _dense_block(X, sqn, lo, hi, S, sqs, c, kind, gamma, coef0, degree, out, XT, U)
     return out
-
-
-@numba.njit(cache=True)
-def finish_block(D, q, sqs, c, kind, gamma, coef0, degree, out):
-    """``out[t] += Σ_j c_j k(D[j, t])`` for a block of inner products ``D`` (m_S × rows,
-    C-contiguous), computed by a sparse product: the kernel and the sum in one pass."""
-    for j in range(D.shape[0]):
-        _accumulate(out, q, D[j], c[j], sqs[j], kind, gamma, coef0, degree)

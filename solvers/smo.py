@@ -338,8 +338,8 @@ class SMO(IterativeSolver):
         kc._kernel_column_csr_parallel(S[0], S[1], S[2], S[6], sqn, 0, idx, out, 2, 0.5, 0.0, 3)
         kc._from_dots_parallel(out, sqn, 0, 2, 0.5, 0.0, 3)
         kc.kernel_rows_csr(S[0], S[1], S[2], S[6], sqn, idx, idx, 2, 0.5, 0.0, 3, 1)
-        for rows in (X, sparse.csr_matrix(X)):  # the certificate's fused kernel products
-            KernelDual(rows, y, C=1.0, kernel="rbf", gamma=0.5).certificate(alpha=alpha)
+        # the certificate's fused kernel product (dense rows)
+        KernelDual(X, y, C=1.0, kernel="rbf", gamma=0.5).certificate(alpha=alpha)
         return time.perf_counter() - start
 
     # ---- state -----------------------------------------------------------------------------------
