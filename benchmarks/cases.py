@@ -6,7 +6,9 @@ tolerance, time and memory limits, repeats, threads, an optional seeded train/te
 :func:`expand` takes the product of problems × data × solvers × seeds, one value per list-valued
 parameter, and keeps the combinations that make sense (binary problems on binary data, multiclass
 on multiclass, solvers that accept the problem, cases whose estimated memory fits the budget),
-giving a reason for every combination it skips.
+giving a reason for every combination it skips. A data spec whose estimated size
+(:func:`problems.datasets.estimate_bytes`, from the spec alone) exceeds the budget is refused
+before it is generated; the memory models of the cases are listed in :func:`estimate_memory_mb`.
 
 Suite keys
 ----------
@@ -50,7 +52,7 @@ from pathlib import Path
 from typing import Any
 
 from svmbench.problems import PROBLEMS, KernelDual, MulticlassHinge, Problem
-from svmbench.problems.datasets import Dataset, load
+from svmbench.problems.datasets import Dataset, estimate_bytes, load
 
 #: The reference solvers keep their own tuned tolerances (a suite's ``tol`` is not given to them).
 REFERENCES = ("osqp", "clarabel", "cvxpy")
@@ -348,25 +350,97 @@ def data_specs(suite: dict[str, Any], seed: int, settings: Settings) -> list[str
     ]
 
 
-def estimate_memory_mb(problem: Problem, *, reference: bool = True) -> float:
-    """A coarse upper estimate of the peak memory of one case, in MB (data, Gram, reference QP).
+#: MB of the interpreter and its libraries in a worker, counted in every estimate.
+BASE_MEMORY_MB = 150.0
 
-    Kernel problems count the dense n×n Gram matrix (and, with a reference, the dense QP and its
-    factorization: three n×n matrices); linear problems count the data several times over
-    (copies, the sparse QP and its factor). A solver class may refine this with its
-    ``memory_estimate(problem)`` class method (bytes, or None for this estimate).
+
+def estimate_memory_mb(
+    problem: Problem,
+    solver: str | type | None = None,
+    *,
+    options: dict[str, Any] | None = None,
+    reference: str | None = "clarabel",
+) -> float:
+    """A coarse upper bound of the peak memory of one case, in MB, before it runs.
+
+    The one place where the memory models are listed (bytes; n examples, d features, k classes,
+    ``data`` the bytes of X); the solvers' ``memory_estimate`` class methods compute their rows:
+
+    - always: :data:`BASE_MEMORY_MB`, four copies of ``data`` (loaded, the problem's, a test
+      split, a conversion) and, for a kernel that is not PSD by construction with
+      ``n ≤ EIGEN_CHECK_MAX_N``, its Gram matrix and eigensolver work (``16n²``);
+    - the solver's own model, beyond the data (``Solver.memory_estimate(problem, **options)``):
+      ``smo``: its column cache (``cache_mb``, 200 MB by default), dense or CSR rows, 24 vectors
+      of n: never a Gram matrix; ``dcd``: ``O(n + d)``; ``barrier``: six n×n matrices for a
+      dense dual (a kernel dual without a low-rank factor), four (d+2)×(d+2) or five n×n for the
+      primal forms; ``accpm``: its cuts and LP, ``O(max_iter·d + d²)``; the references
+      (``clarabel``, ``osqp``, ``cvxpy``): their QP, ``c·8n²`` for a kernel dual (c = 12, 8,
+      32) and ``256·(nnz(X) + n)`` per class otherwise, measured;
+    - solvers without a model (None: pegasos, perceptron, the reductions, the anchors): a dense
+      n×n Gram matrix for a kernel dual (``8n²``), ``32nk`` for multiclass, ``64n`` otherwise;
+    - the reference of the distance column when the case needs one (``reference`` not None nor
+      ``"none"``, and the reference, or its fallback, accepts the problem): its QP as above.
+
+    Parameters
+    ----------
+    problem : Problem
+    solver : str or Solver class, default=None
+        The case's solver (None: the generic model).
+    options : dict, default=None
+        The solver's options (its ``cache_mb``, ``kernel_approximation``, ``max_iter``...).
+    reference : str or None, default="clarabel"
+        The run's reference solver (``Settings.reference``); None or ``"none"``: no reference.
     """
-    n = problem.n_samples
-    X = problem.X
+    return sum(memory_parts_mb(problem, solver, options=options, reference=reference).values())
+
+
+def memory_parts_mb(
+    problem: Problem,
+    solver: str | type | None = None,
+    *,
+    options: dict[str, Any] | None = None,
+    reference: str | None = "clarabel",
+) -> dict[str, float]:
+    """The terms of :func:`estimate_memory_mb`: ``{"base", "solver", "reference"}`` in MB."""
+    from svmbench.problems.kernel_dual import EIGEN_CHECK_MAX_N
+    from svmbench.problems.kernels import is_psd_by_construction
+
+    n, X = problem.n_samples, problem.X
     data = X.data.nbytes + X.indices.nbytes + X.indptr.nbytes if hasattr(X, "indptr") else X.nbytes
-    if isinstance(problem, KernelDual):
-        total = 4 * data + 8.0 * n * n * (3 if reference else 1)
-    elif isinstance(problem, MulticlassHinge):
-        k = int(problem.y.max()) + 1
-        total = data * (4 + (3 * k if reference else 0)) + 8.0 * n * k * 4
-    else:
-        total = data * (10 if reference else 4) + 8.0 * n * 8
-    return 150.0 + total / 2**20  # the interpreter and its libraries
+    base = 4.0 * data
+    if isinstance(problem, KernelDual) and n <= EIGEN_CHECK_MAX_N:
+        if not is_psd_by_construction(problem.kernel, problem.degree, problem.coef0):
+            base += 16.0 * n * n
+    cls = solver_class(solver) if isinstance(solver, str) else solver
+    own = None if cls is None else _own_estimate(cls, problem, options or {})
+    if own is None:
+        if isinstance(problem, KernelDual):
+            own = 8.0 * n * n
+        elif isinstance(problem, MulticlassHinge):
+            own = 32.0 * n * (int(problem.y.max()) + 1)
+        else:
+            own = 64.0 * n
+    ref = 0.0
+    if reference not in (None, "none"):
+        fallback = "osqp" if reference == "clarabel" else "clarabel"
+        for name in (reference, fallback):  # the runner's order (runner._reference)
+            ref_cls = solver_class(name)
+            if ref_cls.unsupported_reason(problem) is None:
+                ref = max(ref, float(ref_cls.memory_estimate(problem) or 0.0))
+    return {
+        "base": BASE_MEMORY_MB + base / 2**20,
+        "solver": float(own) / 2**20,
+        "reference": ref / 2**20,
+    }
+
+
+def _own_estimate(cls, problem: Problem, options: dict[str, Any]) -> float | None:
+    """``cls.memory_estimate(problem, **options)``, given only the options it names unless it
+    takes ``**options`` (an override written as ``memory_estimate(cls, problem)`` still works)."""
+    params = inspect.signature(cls.memory_estimate).parameters
+    if not any(p.kind is inspect.Parameter.VAR_KEYWORD for p in params.values()):
+        options = {k: v for k, v in options.items() if k in params and k != "problem"}
+    return cls.memory_estimate(problem, **options)
 
 
 def default_memory_budget_mb(jobs: int = 1) -> float:
@@ -448,10 +522,21 @@ def expand(
     budget = settings.memory_limit_mb or default_memory_budget_mb(jobs)
     cases, skipped, seen = [], [], set()
     datasets: dict[str, Dataset] = {}
+    refused: dict[str, str] = {}  # spec -> why it is not generated
     for seed in seeds:
         for problem, spec in itertools.product(problems, data_specs(suite, seed, settings)):
-            if spec not in datasets:
-                datasets[spec] = load(spec)
+            if spec not in datasets and spec not in refused:
+                need = estimate_bytes(spec)  # from the spec alone: nothing is generated yet
+                if need is not None and need / 2**20 > budget:
+                    refused[spec] = (
+                        f"data spec {spec!r} needs ~{need / 2**20:.0f} MB, over the budget of "
+                        f"{budget:.0f} MB"
+                    )
+                else:
+                    datasets[spec] = load(spec)
+            if spec in refused:
+                skipped.append(Skipped(f"{problem['kind']} | {spec}", refused[spec]))
+                continue
             ds = datasets[spec]
             multiclass = problem["kind"] == "multiclass_hinge"
             if multiclass and ds.is_binary:
@@ -461,7 +546,6 @@ def expand(
                 skipped.append(Skipped(f"{problem['kind']} | {spec}", "multiclass data set"))
                 continue
             instance = make_problem(problem, ds)
-            mem = estimate_memory_mb(instance, reference=settings.reference != "none")
             for name, opts, why in _selected(solvers, instance):
                 label = f"{problem['kind']} | {spec} | {name}"
                 if why:
@@ -471,18 +555,17 @@ def expand(
                 options = _options(
                     cls, opts, {**common, **per_solver.get(name, {})}, settings, seed
                 )
-                own = cls.memory_estimate(instance)
-                case_mem = mem
-                if name in ("osqp", "clarabel") and settings.reference == "none":
-                    case_mem = estimate_memory_mb(instance, reference=True)  # its own dense QP
-                if own is not None:
-                    case_mem = max(case_mem, 150.0 + own / 2**20)
+                parts = memory_parts_mb(
+                    instance, cls, options=options, reference=settings.reference
+                )
+                case_mem = sum(parts.values())
                 if case_mem > budget:
+                    terms = ", ".join(f"{k} {v:.0f} MB" for k, v in parts.items() if v >= 0.5)
                     skipped.append(
                         Skipped(
                             label,
-                            f"estimated memory {case_mem:.0f} MB exceeds the budget of "
-                            f"{budget:.0f} MB",
+                            f"estimated memory {case_mem:.0f} MB ({terms}) exceeds the budget "
+                            f"of {budget:.0f} MB",
                         )
                     )
                     continue

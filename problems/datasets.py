@@ -77,6 +77,7 @@ __all__ = [
     "circles",
     "describe",
     "digits",
+    "estimate_bytes",
     "gaussian",
     "iris",
     "libsvm",
@@ -815,6 +816,80 @@ def load(spec: str) -> Dataset:
         if default is _REQUIRED and key not in kwargs:
             raise ValueError(f"{name}: missing required parameter {key!r}")
     return prepare(DATASETS[name].function(**kwargs), **post)
+
+
+#: Shapes of the packaged sets, for :func:`estimate_bytes`.
+_SHAPES = {"iris": (150, 4), "wine": (178, 13), "breast_cancer": (569, 30), "digits": (1797, 64)}
+
+
+def estimate_bytes(spec: str) -> int | None:
+    """A coarse upper bound of the memory ``load(spec)`` takes at its peak, in bytes, from the
+    spec alone: nothing is generated or read (the one file system call is a libsvm file's size).
+
+    ``X`` takes ``8nd`` bytes dense and ``16·nnz + 8(n + 1)`` as CSR, with ``nnz = n·d·density``
+    for a sparse ``gaussian``; the generators and scikit-learn's loaders peak at four times ``X``
+    (a draw, the class shift, their sum, a shuffle; ``64·nnz`` for the sparse mask, its
+    positions, rows, columns and values), labels and permutations add ``32n``, the parsing of a
+    packaged set 1 MB. A subsample or split adds one copy of ``X``, a ``sparse`` or
+    ``dense`` conversion the converted copy. An svmlight/LIBSVM file held as CSR takes at most
+    8 times its size (16 bytes per non-zero of at least 4 characters, the parser's buffers
+    doubling as they grow).
+
+    Returns
+    -------
+    int or None
+        None where the spec does not tell: an unknown name or parameter, a value of the wrong
+        type, a missing libsvm file, or a dense libsvm set (its shape is in the file). ``load``
+        then reports what is wrong, or reads the file.
+    """
+    if not isinstance(spec, str):
+        raise TypeError(f"spec must be a str, got {type(spec).__name__}")
+    try:
+        name, raw = _split_spec(spec)
+        if name not in DATASETS:
+            return None
+        own = _parameters(DATASETS[name].function)
+        values = {}
+        for key, text in raw.items():
+            kind = own[key][1] if key in own else _POST_KINDS.get(key)
+            if kind is None:
+                return None
+            values[key] = _convert(key, text, kind)
+    except ValueError:
+        return None
+    defaults = {k: default for k, (default, _) in own.items() if default is not _REQUIRED}
+    p = {**defaults, **values}
+    density = None
+    if name == "libsvm":
+        path = p.get("path")
+        if not isinstance(path, str) or p.get("dense") or not os.path.isfile(path):
+            return None
+        size = os.path.getsize(path)
+        copies = ("split" in values) + ("n" in values)
+        return 8 * size + 4 * size * copies
+    if name in _SHAPES:
+        n, d = _SHAPES[name]  # a subsample is drawn from the whole set, read first
+    elif name in ("xor", "circles"):
+        n, d = p.get("n"), 2
+    else:
+        n, d = p.get("n"), p.get("d")
+        density = p.get("density") if name == "gaussian" else None
+    if not (isinstance(n, int) and isinstance(d, int)) or n < 1 or d < 1:
+        return None
+    if isinstance(density, float) and 0.0 < density <= 1.0:
+        nnz = math.ceil(n * d * density)
+        x_bytes, peak = 16 * nnz + 8 * (n + 1), 64 * nnz + 8 * (n + 1)
+    else:
+        x_bytes = 8 * n * d
+        peak = 4 * x_bytes
+    total = peak + 32 * n + (2**20 if name in _SHAPES else 0)  # the loaders' parsing
+    if "split" in values or ("n" in values and "n" not in own):
+        total += x_bytes
+    if values.get("sparse") and density is None:
+        total += 16 * n * d + 8 * (n + 1)
+    if values.get("dense") and density is not None:
+        total += 8 * n * d
+    return total
 
 
 def _split_spec(spec: str) -> tuple[str, dict[str, str]]:

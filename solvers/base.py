@@ -442,9 +442,11 @@ class Solver(abc.ABC):
             raise TypeError(f"solver {self.name!r} cannot solve {problem.describe()}: {why}")
 
     @classmethod
-    def memory_estimate(cls, problem: Problem) -> float | None:
-        """Bytes the method allocates beyond the data, or None for the harness's generic
-        estimate (``benchmarks.cases.estimate_memory_mb``)."""
+    def memory_estimate(cls, problem: Problem, **options) -> float | None:
+        """A coarse upper bound of the bytes the method allocates beyond the data, from its own
+        model, or None for the harness's generic estimate. ``options`` are the case's
+        constructor options (absent ones take their defaults). Every model is listed in
+        ``benchmarks.cases.estimate_memory_mb``."""
         return None
 
     def warm_up(self) -> float:

@@ -151,6 +151,14 @@ class DualCoordinateDescent(IterativeSolver):
         self.seed = check_int("seed", seed, low=0)
 
     # ---- set-up ----------------------------------------------------------------------------------
+    @classmethod
+    def memory_estimate(cls, problem, **_) -> float:
+        """O(n + d): 16 vectors of n (α, bounds, diagonal, order, the certificate's margins), 4 of
+        d (w, the certificate's gradient) and, for CSR rows, indices widened to int64."""
+        X = problem.X
+        widened = 8 * (X.nnz + problem.n_samples + 1) if sparse.issparse(X) else 0
+        return float(16 * 8 * problem.n_samples + 4 * 8 * problem.n_features + widened)
+
     def warm_up(self) -> float:
         """Compile every kernel on a 2×2 problem (dense, and CSR with int32 and int64 indices)."""
         t0 = time.perf_counter()

@@ -309,6 +309,29 @@ class SMO(IterativeSolver):
         self.chunk = check_int("chunk", chunk, low=1)
         self.storage = check_option("storage", storage, STORAGES)
 
+    @classmethod
+    def memory_estimate(
+        cls, problem: KernelDual, *, cache_mb: float = 200.0, storage: str = "auto", **_
+    ) -> float:
+        """The column cache (``cache_mb``; at least two columns, at most n), the rows the columns
+        run over (dense X and Xᵀ, or CSR X and Xᵀ with int64 indices; none for a precomputed
+        Gram, which is the data), 24 vectors of n and the certificate's kernel blocks. SMO never
+        builds the Gram matrix."""
+        from svmbench.problems.kernels import BLOCK_ENTRIES
+
+        n, d, X = problem.n_samples, problem.n_features, problem.X
+        itemsize = np.dtype(cache_dtype(problem)).itemsize
+        columns = min(n, max(2, float(cache_mb) * 2**20 // (itemsize * n)))
+        dense = not sparse.issparse(X) or storage == "dense" or use_dense_rows(X, "auto")
+        if problem.kernel == "precomputed":
+            rows = 0
+        elif storage != "csr" and dense:
+            rows = 2 * 8 * n * d
+        else:
+            nnz = X.nnz if sparse.issparse(X) else np.count_nonzero(X)
+            rows = 32 * nnz + 16 * (n + d)
+        return float(columns * itemsize * n + rows + 24 * 8 * n + 3 * 8 * BLOCK_ENTRIES)
+
     # ---- JIT -------------------------------------------------------------------------------------
     def warm_up(self) -> float:
         """Compile every jitted function on a 4-point problem (both update kinds, both column

@@ -214,6 +214,38 @@ class BarrierSolver(IterativeSolver):
         return Prepared(problem)
 
     # ---- IterativeSolver hooks -------------------------------------------------------------------
+    @classmethod
+    def memory_estimate(
+        cls, problem, *, kernel_approximation: str = "none", rank: int = 200, **_
+    ) -> float:
+        """The Newton system it builds (:mod:`~solvers.barrier.normal_equations`), plus 40
+        vectors of n. Dense duals (a kernel dual, or a linear one where
+        :func:`~solvers.barrier.forms.dense_dual_is_cheaper`): six n×n matrices (K, Q̃, yyᵀ, H,
+        its factor, a ridge retry). Woodbury duals and primal forms with d ≤ n: four r×r
+        matrices (r = d + 2) and a scaled copy of the data; d > n: five n×n (XXᵀ, M, its factor,
+        a ridge retry). A low-rank kernel factor of rank r: four n×r blocks, then the linear
+        dual on it."""
+        from scipy import sparse
+
+        from svmbench.solvers.barrier.forms import dense_dual_is_cheaper
+
+        n, d, X = problem.n_samples, problem.n_features, problem.X
+        data = X.nbytes if not sparse.issparse(X) else X.data.nbytes + X.indices.nbytes
+        square = 8.0 * n * n
+        total = 40 * 8.0 * n
+        if isinstance(problem, KernelDual):
+            if kernel_approximation == "none":
+                return total + 6 * square
+            r = min(int(rank), n) + 1
+            total += 4 * 8.0 * n * r
+            return total + (6 * square if dense_dual_is_cheaper(n, r) else 4 * 8.0 * r * r)
+        r = d + 2
+        if isinstance(problem, SoftMarginDual) and dense_dual_is_cheaper(n, r):
+            return total + 6 * square
+        if isinstance(problem, SoftMarginDual) or d <= n:
+            return total + 4 * 8.0 * r * r + data + 2.0**21
+        return total + 5 * square
+
     def warm_up(self) -> float:
         """Compile the jitted passes of the primal-dual variant (every loss; dense rows, CSR
         with int32 and int64 indices) on a 4×2 problem, once per process; untimed."""
