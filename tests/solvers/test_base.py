@@ -223,15 +223,19 @@ def test_three_times_in_every_record():
 
 
 def test_time_limit_is_wall_time_with_slow_callbacks():
+    calls = []
+
     def slow(point):
+        calls.append(point)
         time.sleep(0.05)
 
     with pytest.warns(ConvergenceWarning, match="time_limit"):
         r = ProjectedGradient(tol=1e-15, time_limit=0.2).solve(PROBLEM, callback=slow)
     assert r.status is Status.TIME_LIMIT
-    # the callbacks count: the run ends within one chunk and one callback of the limit, though
-    # its solver clock is far below it
-    assert r.solve_time < 0.2 <= r.wall_time < 0.2 + 0.05 + 0.5
+    # the callbacks count in the wall time, not on the solver clock: the run ends within one
+    # chunk and one callback of the limit (the slack is for a loaded machine)
+    assert r.wall_time - r.solve_time >= 0.05 * len(calls) * 0.9
+    assert 0.2 <= r.wall_time < 0.2 + 0.05 + 0.5
 
 
 def test_a_numerical_failure_deep_inside_is_a_status_with_the_point_so_far():
