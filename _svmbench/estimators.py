@@ -42,21 +42,6 @@ _OPTIONAL_ATTRIBUTES = (
 _STOCHASTIC = ("pegasos", "cs_sgd", "ssvm_sgd", "perceptron", "sklearn_sgd")
 
 
-def default_solver(*, kernel: str, bias: str, multiclass: str, n_classes: int) -> str:
-    """The solver ``solver="auto"`` picks (until the registry's measured ``auto`` exists).
-
-    - Crammer–Singer: ``cs_dcd`` (LIBLINEAR's ``-s 4``) with a bias it takes, else ``clarabel``;
-    - a nonlinear kernel: ``smo`` (LIBSVM's method);
-    - linear, bias ``regularized`` or ``none``: ``dcd`` (LIBLINEAR's dual CD);
-    - linear, free bias: ``barrier`` (its primal-dual interior point, O(n d²) a step).
-    """
-    if n_classes > 2 and multiclass == "crammer_singer":
-        return "cs_dcd"
-    if kernel not in ("linear",):
-        return "smo"
-    return "dcd" if bias in ("regularized", "none") else "barrier"
-
-
 def _solver_class(name: str):
     from svmbench.benchmarks.cases import solver_class
 
@@ -94,7 +79,9 @@ class SVMClassifier(ClassifierMixin, BaseEstimator):
     bias_scale : float, default=1.0
     solver : str, default="auto"
         Any registered solver (``svmbench list``) or installed anchor (``libsvm``,
-        ``liblinear``, ...); ``"auto"`` picks by :func:`default_solver`.
+        ``liblinear``, ...); ``"auto"``: the registry's ``auto``, which picks per problem the
+        method this project's benchmarks show to be fastest to ``tol`` (its choice and why are in
+        ``result_.info["auto"]``).
     tol : float, default=1e-6
         The solver's tolerance (the certified relative duality gap, for the exact methods).
     max_iter, time_limit : int, float or None, default=None
@@ -279,10 +266,6 @@ class SVMClassifier(ClassifierMixin, BaseEstimator):
         return 1.0 / (d * var) if var > 0 else 1.0
 
     def _solver_name(self, n_classes: int) -> str:
-        if self.solver == "auto":
-            return default_solver(
-                kernel=self.kernel, bias=self.bias, multiclass=self.multiclass, n_classes=n_classes
-            )
         try:
             _solver_class(self.solver)
         except ValueError as exc:

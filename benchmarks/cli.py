@@ -118,7 +118,11 @@ def cmd_solve(args: argparse.Namespace) -> int:
         warnings.simplefilter("ignore")
         result = solver.solve(problem)
     table = Table(title=f"{args.solver} on {problem.describe()}", show_header=False)
-    rows = [
+    rows = []
+    if "auto" in result.info:  # auto says which method it ran and why
+        chosen = result.info["auto"]
+        rows.append(("auto chose", f"{chosen['chose']}: {chosen['why']}"))
+    rows += [
         ("status", result.status.value),
         ("message", result.message),
         ("primal objective", _fmt(result.primal, ".10g")),
@@ -501,7 +505,11 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("solve", help="solve one problem with one solver and print the result")
     _add_problem_flags(p, required=True)
     p.add_argument("--data", required=True, help="data spec, e.g. gaussian:n=200,d=5,sep=1")
-    p.add_argument("--solver", required=True)
+    p.add_argument(
+        "--solver",
+        default="auto",
+        help="solver name (default: auto, which picks the fastest certified method and says why)",
+    )
     p.add_argument(
         "--option",
         action="append",

@@ -24,6 +24,7 @@ SOLVER_MODULES = (
     "svmbench.solvers.structured",
     "svmbench.solvers.pegasos",
     "svmbench.solvers.perceptron",
+    "svmbench.solvers.auto",
 )
 
 _REGISTRY: dict[str, type[Solver]] = {}

@@ -164,7 +164,9 @@ def check_record(result: SolveResult, name: str, problem: Problem) -> None:
     assert result.solver == name and result.problem == problem.kind
     assert isinstance(result.status, Status)
     assert isinstance(result.iterations, int) and result.iterations >= 0
-    assert result.iteration_unit == solver_class(name).iteration_unit
+    # auto counts in the unit of the method it chose (and names it)
+    chosen = result.info["auto"]["chose"] if name == "auto" else name
+    assert result.iteration_unit == solver_class(chosen).iteration_unit
     assert result.solve_time >= 0.0 and result.compile_time >= 0.0
     assert all(type(c) is Checkpoint for c in result.trace)
     its = [c.iteration for c in result.trace]
@@ -187,7 +189,10 @@ def check_warm_start_from_the_optimum(name: str, problem: Problem) -> None:
     assert cold.status is Status.OPTIMAL, cold.message
     warm = solver.solve(problem, warm_start=cold)
     assert warm.status is Status.OPTIMAL
-    if isinstance(solver, IterativeSolver):  # chunks: the checkpoints of the (default) trace
+    method = registry.solver_class(warm.info["auto"]["chose"]) if name == "auto" else solver
+    if isinstance(method, IterativeSolver) or (
+        isinstance(method, type) and issubclass(method, IterativeSolver)
+    ):  # chunks: the checkpoints of the (default) trace
         chunks = max(1, len(warm.trace))
         assert chunks <= 2, f"{chunks} chunks from the optimum ({warm.iterations} iterations)"
     else:  # a one-shot method: a small fraction of its cold iterations
@@ -225,9 +230,20 @@ def test_unsupported_problems_are_refused_naming_both(name):
         make(name).solve(None)
 
 
+def _auto_starts_warm(key: str) -> bool:
+    """auto takes a warm start where the method it chooses does (else it says it goes unused)."""
+    from svmbench.solvers.auto import choose
+
+    return takes_warm_start(choose(PROBLEMS[key]).solvers[0])
+
+
 @pytest.mark.parametrize(
     ("name", "key"),
-    [p for p in pairs([s for s in SOLVERS if takes_warm_start(s)]) if "infeasible" not in p.id],
+    [
+        p
+        for p in pairs([s for s in SOLVERS if takes_warm_start(s)])
+        if "infeasible" not in p.id and (p.values[0] != "auto" or _auto_starts_warm(p.values[1]))
+    ],
 )
 def test_warm_start_from_the_optimum(name, key):
     check_warm_start_from_the_optimum(name, PROBLEMS[key])

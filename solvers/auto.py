@@ -1,0 +1,409 @@
+"""``auto``: the method this project's own benchmarks show to be fastest to a certified tolerance.
+
+``auto`` reads the problem (kind, n, d, density, kernel, bias, loss, C, classes), walks the table
+:data:`RULES` top to bottom, and runs the first solver whose rule matches and that accepts the
+problem (and the warm start, if one is given). It says what it chose and why in
+``result.info["auto"]`` (``{"chose": name, "why": sentence, "rule": index}``), and ``svmbench
+solve`` prints it. The result is the chosen solver's, certified by the problem as every result
+is; the record's ``solver`` stays ``"auto"``.
+
+Each row of :data:`RULES` carries the measurement behind it (one core, tolerance 1e-6, wall time
+end to end, from ``benchmarks/bench_auto.py``; ratios, the machines being shared). The same table
+is in README.md. When the chosen iterative method ends at ``max_iter`` or ``time_limit`` without a
+certificate meeting ``tol``, and time is left, ``auto`` goes on with the next candidate of its
+row, warm-started from the point reached (``fallback=True``).
+"""
+
+from __future__ import annotations
+
+import inspect
+import math
+import time
+import warnings
+from collections.abc import Callable
+from dataclasses import dataclass, replace
+from typing import Any, ClassVar
+
+from scipy import sparse
+
+from svmbench.problems import (
+    ChainStructuredHinge,
+    HardMarginPrimal,
+    KernelDual,
+    MulticlassHinge,
+    SoftMarginDual,
+    SoftMarginPrimal,
+)
+from svmbench.problems._validation import check_bool
+from svmbench.problems.base import Certificate, Problem
+from svmbench.solvers import registry
+from svmbench.solvers.base import ConvergenceWarning, Outcome, Solver, Status, WarmStart
+from svmbench.solvers.registry import register
+
+
+@dataclass(frozen=True)
+class Features:
+    """What the rules look at, read from a problem in O(1) (no pass over the data)."""
+
+    kind: str
+    n: int
+    d: int
+    sparse: bool
+    density: float
+    bias: str
+    loss: str
+    kernel: str
+    convex: bool
+    C_max: float
+    n_classes: int
+
+    @classmethod
+    def of(cls, problem: Problem) -> Features:
+        X = problem.X
+        n, d = problem.n_samples, problem.n_features
+        is_sparse = sparse.issparse(X)
+        density = X.nnz / max(1, n * d) if is_sparse else 1.0
+        C = getattr(problem, "upper_bounds", None)
+        C_max = float(C.max()) if C is not None and len(C) else float(getattr(problem, "C", 0.0))
+        return cls(
+            kind=problem.kind,
+            n=n,
+            d=d,
+            sparse=is_sparse,
+            density=density,
+            bias=getattr(problem, "bias", "none"),
+            loss=getattr(problem, "loss", "hard"),
+            kernel=getattr(problem, "kernel", "linear"),
+            convex=problem.convex,
+            C_max=C_max,
+            n_classes=getattr(problem, "n_classes", 2),
+        )
+
+
+@dataclass(frozen=True)
+class Rule:
+    """One row of the table: when it applies, the solvers to run in order, and why."""
+
+    kinds: tuple[str, ...]
+    when: Callable[[Features], bool]
+    condition: str
+    solvers: tuple[str, ...]
+    measured: str
+
+
+def _always(f: Features) -> bool:
+    return True
+
+
+_LINEAR = ("soft_margin_primal", "soft_margin_dual")
+#: dcd needs few epochs when C is small (each coordinate's box is tight); past this it can take
+#: thousands on dense low-dimensional data, where the barrier's O(n·min(n, d)²) steps are cheap.
+SMALL_C = 0.01
+#: Dense data with min(n, d) up to this: the barrier's normal equations (d×d by Woodbury, or
+#: n×n) cost little per Newton step.
+BARRIER_MIN_DIM = 200
+
+#: The table, read top to bottom; the first row whose kind and condition match decides. Times are
+#: CPU seconds to tol = 1e-6 on one core (the machine shared), from ``benchmarks/bench_auto.py``.
+RULES: tuple[Rule, ...] = (
+    Rule(
+        ("hard_margin",),
+        _always,
+        "any",
+        ("barrier", "clarabel"),
+        "barrier 0.10 s vs clarabel 0.63 s (n=5000, d=20), 0.09 vs 6.1 s (n=300, d=1000)",
+    ),
+    Rule(
+        ("soft_margin_dual",),
+        lambda f: f.bias == "free" and f.n * f.d <= 20_000,
+        "free bias, n·d <= 20000",
+        ("clarabel", "barrier"),
+        "breast cancer (569×30): clarabel 0.03 s vs barrier 0.04-0.08 s",
+    ),
+    Rule(
+        _LINEAR,
+        lambda f: f.bias == "free",
+        "free bias (dcd has no equality constraint)",
+        ("barrier", "accpm", "clarabel"),
+        "n=2000, d=20: barrier 0.01 s vs accpm 0.6-0.9 s, clarabel 0.07-0.1 s",
+    ),
+    Rule(
+        _LINEAR,
+        lambda f: f.C_max <= SMALL_C,
+        f"C <= {SMALL_C}",
+        ("dcd", "barrier", "clarabel"),
+        "C=1e-3: dcd 0.03 s vs barrier 0.17 s (n=20000, d=50); 0.002 vs 0.009 s (n=2000)",
+    ),
+    Rule(
+        _LINEAR,
+        lambda f: not f.sparse and min(f.n, f.d) <= BARRIER_MIN_DIM,
+        f"dense, min(n, d) <= {BARRIER_MIN_DIM}",
+        ("barrier", "dcd", "clarabel"),
+        "n=20000, d=50, C=1: barrier 0.17 s, dcd 2.2 s or max_iter; C=1e3: dcd max_iter",
+    ),
+    Rule(
+        ("soft_margin_dual",),
+        lambda f: not f.sparse,
+        "dense, min(n, d) > 200",
+        ("barrier", "dcd", "clarabel"),
+        "n=d=500: barrier 0.055-0.074 s vs dcd 0.065-0.091 s, clarabel 0.5-0.8 s",
+    ),
+    Rule(
+        _LINEAR,
+        lambda f: min(f.n, f.d) <= 2000,
+        "sparse, or a primal with min(n, d) > 200; min(n, d) <= 2000",
+        ("dcd", "barrier"),
+        "n=d=500 primal: dcd 0.03-0.1 s vs barrier 0.1-0.16 s",
+    ),
+    Rule(
+        _LINEAR,
+        _always,
+        "sparse and large",
+        ("dcd",),
+        "n=d=20000, 0.2% dense: dcd 0.016 s; barrier past its 20 s limit",
+    ),
+    Rule(
+        ("kernel_dual",),
+        lambda f: f.kernel == "linear" and f.C_max >= 10 and f.n <= 5000,
+        "the linear kernel, C >= 10, n <= 5000",
+        ("barrier", "smo", "clarabel"),
+        "gaussian d=20, C=100: barrier 0.11 s vs smo 5.8 s (n=500); 2.6 s vs smo past 20 s "
+        "(n=2000); smo wins on circles and breast cancer (0.1 vs 0.3 s)",
+    ),
+    Rule(
+        ("kernel_dual",),
+        _always,
+        "otherwise",
+        ("smo", "barrier", "clarabel"),
+        "RBF: smo 0.007-0.08 s vs barrier 0.03-0.07 s (n=500), 0.13-1.1 vs 1.0-2.0 s (n=2000)",
+    ),
+    Rule(
+        ("multiclass_hinge",),
+        lambda f: f.n * f.n_classes <= 500 and f.C_max >= 0.1,
+        "n·k <= 500 (a small QP) and C >= 0.1",
+        ("clarabel", "cs_dcd"),
+        "iris (150×3), C=100: clarabel 0.05 s vs cs_dcd 0.24-3.5 s",
+    ),
+    Rule(
+        ("multiclass_hinge",),
+        _always,
+        "otherwise",
+        ("cs_dcd", "clarabel"),
+        "digits: cs_dcd 0.2-17 s vs clarabel 37-70 s; wine: 0.06-0.19 vs 0.24-0.29 s",
+    ),
+)
+
+#: Kinds with no exact method: ``auto`` refuses them rather than report an uncertified optimum.
+_NO_EXACT = {ChainStructuredHinge.kind: "ssvm_sgd"}
+
+
+def _accepts(cls: type[Solver], option: str) -> bool:
+    for klass in cls.__mro__:
+        init = klass.__dict__.get("__init__")
+        if init is not None:
+            params = inspect.signature(init).parameters
+            if option in params and params[option].kind is not inspect.Parameter.VAR_KEYWORD:
+                return True
+    return False
+
+
+def _takes(cls: type[Solver], warm_start: WarmStart | None) -> bool:
+    return warm_start is None or bool(set(warm_start.fields) & set(cls.warm_start_uses))
+
+
+@dataclass(frozen=True)
+class Choice:
+    """The solvers ``auto`` runs on a problem, in order, and the sentence saying why."""
+
+    solvers: tuple[str, ...]
+    why: str
+    rule: int
+
+
+def choose(problem: Problem) -> Choice:
+    """The first row of :data:`RULES` that matches ``problem``, and its solvers that accept the
+    problem, in order (``TypeError`` if none does). The choice never depends on a warm start:
+    the same problem always gets the same method."""
+    f = Features.of(problem)
+    for index, rule in enumerate(RULES):
+        if f.kind not in rule.kinds or not rule.when(f):
+            continue
+        names = tuple(
+            name
+            for name in rule.solvers
+            if registry.solver_class(name).unsupported_reason(problem) is None
+        )
+        if names:
+            why = f"{f.kind}, {rule.condition}: {rule.measured}"
+            if names[0] != rule.solvers[0]:
+                why += f" ({rule.solvers[0]} does not accept this problem)"
+            return Choice(names, why, index)
+    raise TypeError(f"solver 'auto' has no rule for {problem.describe()}")
+
+
+@register
+class Auto(Solver):
+    """Pick the fastest certified method for the problem (:data:`RULES`), run it, and say so.
+
+    Parameters
+    ----------
+    tol : float, default=1e-6
+        The certified relative gap the chosen method stops at (the references' ``gap_check``).
+    max_iter, time_limit :
+        Passed to the chosen method (``max_iter`` in its own unit; None: its default).
+        ``time_limit`` bounds the wall time of the whole call, fallbacks included.
+    trace : bool or "every", default=True
+        Passed to the chosen method when it is iterative.
+    fallback : bool, default=True
+        When the first method ends at ``max_iter`` or ``time_limit`` short of ``tol``, run the
+        next candidate of the row, warm-started where it can be.
+    """
+
+    name = "auto"
+    #: every kind with an exact method; :meth:`unsupported_reason` asks :func:`choose`
+    supported: ClassVar = {
+        kind: {} for kind in (HardMarginPrimal, SoftMarginPrimal, SoftMarginDual, KernelDual)
+    } | {MulticlassHinge: {}}
+    iteration_unit = "iterations of the chosen solver (info['auto'])"
+    warm_start_uses = ("alpha", "w", "W", "beta", "qp")
+    default_max_iter = 0  # never used: None means each method's own default
+
+    def __init__(
+        self,
+        *,
+        tol: float = 1e-6,
+        max_iter: int | None = None,
+        time_limit=None,
+        trace=True,
+        fallback: bool = True,
+    ):
+        super().__init__(tol=tol, max_iter=max_iter, time_limit=time_limit)
+        self.max_iter = max_iter
+        if trace not in (True, False, "every"):
+            raise ValueError(f"trace must be True, False or 'every', got {trace!r}")
+        self.trace = trace
+        self.fallback = check_bool("fallback", fallback)
+
+    @classmethod
+    def unsupported_reason(cls, problem: Problem) -> str | None:
+        if not isinstance(problem, Problem):
+            return f"a svmbench problem is expected, got {type(problem).__name__}"
+        if problem.kind in _NO_EXACT:
+            return (
+                f"no exact method solves {problem.kind!r}; use {_NO_EXACT[problem.kind]!r} "
+                "(stochastic, its gap is certified but not driven to tol)"
+            )
+        try:
+            choose(problem)
+        except TypeError as exc:
+            return str(exc)
+        return None
+
+    @classmethod
+    def memory_estimate(cls, problem: Problem, **options) -> float | None:
+        """The first chosen method's estimate (a fallback runs after it, not beside it)."""
+        first = choose(problem).solvers[0]
+        return registry.solver_class(first).memory_estimate(problem)
+
+    def _options(self, name: str, time_left: float) -> dict[str, Any]:
+        cls = registry.solver_class(name)
+        options: dict[str, Any] = {}
+        options["gap_check" if _accepts(cls, "gap_check") else "tol"] = self.tol
+        if self.max_iter is not None:
+            options["max_iter"] = self.max_iter
+        if math.isfinite(time_left):
+            options["time_limit"] = max(time_left, 1e-12)  # spent: one chunk, then stop
+        if _accepts(cls, "trace"):
+            options["trace"] = self.trace
+        return options
+
+    def _run(self, problem, warm_start, clock, callback) -> Outcome:
+        choice = choose(problem)
+        chosen, result, compile_time, excluded = [], None, 0.0, 0.0
+        start, unused = warm_start, ""
+        first = registry.solver_class(choice.solvers[0])
+        if not _takes(first, warm_start):
+            # the choice does not bend to a warm start; say that this one goes unused
+            start, unused = None, f"{first.name} {first.warm_start_refusal}: warm start not used"
+        for name in choice.solvers if self.fallback else choice.solvers[:1]:
+            if chosen and not _takes(registry.solver_class(name), start):
+                start = None  # the next method starts itself
+            time_left = self.time_limit - (clock.wall - compile_time)
+            solver = registry.get(name, **self._options(name, time_left))
+            compiled = solver.warm_up()
+            compile_time += compiled
+            entered = time.perf_counter()
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore", ConvergenceWarning)  # auto warns once, below
+                result = solver.solve(problem, warm_start=start, callback=callback)
+            # the inner call's own certificates (trace, record) are certify time here too
+            excluded += compiled + (time.perf_counter() - entered) - result.solve_time
+            clock.certify_time += result.certify_time
+            chosen.append(name)
+            retry = result.status in (Status.MAX_ITER, Status.TIME_LIMIT) and not (
+                callback is not None and "callback" in result.message
+            )
+            if not retry or clock.wall - compile_time >= self.time_limit:
+                break
+            start = WarmStart.parse(result, problem) if result.variables else None
+        info = dict(result.info)
+        info["auto"] = {
+            "chose": chosen[-1],
+            "why": choice.why,
+            "rule": choice.rule,
+            "tried": tuple(chosen),
+        }
+        if unused:
+            info["auto"]["warm_start"] = unused
+        if len(chosen) > 1:
+            info["auto"]["why"] += (
+                f"; {', '.join(chosen[:-1])} stopped short of tol, {chosen[-1]} went on"
+            )
+        certificate = None
+        if not math.isnan(result.primal):
+            certificate = Certificate(
+                result.primal,
+                result.dual,
+                result.gap,
+                result.rel_gap,
+                result.certified,
+                dict(result.residuals),
+            )
+        self._chosen = registry.solver_class(chosen[-1])
+        self._inner_tol = solver._certified_tol()
+        return Outcome(
+            status=result.status,
+            variables=result.variables,
+            iterations=result.iterations,
+            certificate=certificate,
+            farkas=result.farkas,
+            message=f"{chosen[-1]}: {result.message}" + (f" ({unused})" if unused else ""),
+            info=info,
+            model=result.model,
+            trace=result.trace,
+            compile_time=compile_time,
+            excluded_time=excluded,
+        )
+
+    def _certified_tol(self) -> float:
+        return getattr(self, "_inner_tol", self.tol)
+
+    def _result(self, problem, **fields):
+        result = super()._result(problem, **fields)
+        chosen = getattr(self, "_chosen", None)
+        if chosen is None:
+            return result
+        return replace(result, iteration_unit=chosen.iteration_unit)
+
+
+def rules_markdown() -> str:
+    """:data:`RULES` as the Markdown table in README.md (a test keeps the two equal)."""
+    lines = [
+        "| # | problem | when | runs (then, if short of tol) | measured |",
+        "|---|---|---|---|---|",
+    ]
+    for index, rule in enumerate(RULES):
+        runs = ", ".join(f"`{name}`" for name in rule.solvers)
+        kinds = ", ".join(rule.kinds)
+        lines.append(f"| {index} | {kinds} | {rule.condition} | {runs} | {rule.measured} |")
+    return "\n".join(lines)

@@ -1,0 +1,172 @@
+"""``auto``: the rules it follows, the choice it reports, and that its result is the chosen
+method's, certified (the solver contract over the registry covers auto too)."""
+
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+import pytest
+from scipy import sparse
+
+from svmbench import SVMClassifier
+from svmbench.problems import (
+    ChainStructuredHinge,
+    HardMarginPrimal,
+    KernelDual,
+    MulticlassHinge,
+    SoftMarginDual,
+    SoftMarginPrimal,
+    datasets,
+)
+from svmbench.problems.structured import digit_sequences
+from svmbench.solvers import auto, registry
+from svmbench.solvers._reference import reference_solution
+from svmbench.solvers.base import ConvergenceWarning, Status
+
+OVERLAP = datasets.load("gaussian:n=120,d=4,sep=1,seed=0")
+BLOBS = datasets.load("blobs:n=90,d=3,k=3,seed=2")
+
+
+def _sparse_wide(n=80, d=400):
+    rng = np.random.default_rng(0)
+    X = sparse.random(n, d, density=0.05, random_state=1, format="csr")
+    y = np.where(rng.standard_normal(n) > 0, 1.0, -1.0)
+    return X, y
+
+
+X_SPARSE, Y_SPARSE = _sparse_wide()
+X_WIDE = np.random.default_rng(3).standard_normal((300, 250))
+
+#: (problem, the solver the table says) — one per row of the table, each on the row's side of
+#: its condition.
+CASES = {
+    "hard": (HardMarginPrimal(OVERLAP.X, OVERLAP.y), "barrier"),
+    "dual-free-small": (SoftMarginDual(OVERLAP.X, OVERLAP.y, C=1.0, bias="free"), "clarabel"),
+    "primal-free": (SoftMarginPrimal(OVERLAP.X, OVERLAP.y, C=1.0, bias="free"), "barrier"),
+    "small-C": (SoftMarginPrimal(OVERLAP.X, OVERLAP.y, C=1e-3, bias="regularized"), "dcd"),
+    "dense-low-d": (SoftMarginDual(OVERLAP.X, OVERLAP.y, C=1.0, bias="none"), "barrier"),
+    "dual-dense-wide": (
+        SoftMarginDual(X_WIDE, np.sign(X_WIDE[:, 0] + 0.1), C=1.0, bias="none"),
+        "barrier",
+    ),
+    "primal-dense-wide": (
+        SoftMarginPrimal(X_WIDE, np.sign(X_WIDE[:, 0] + 0.1), C=1.0, bias="none"),
+        "dcd",
+    ),
+    "sparse": (SoftMarginPrimal(X_SPARSE, Y_SPARSE, C=1.0, bias="regularized"), "dcd"),
+    "kernel": (KernelDual(OVERLAP.X, OVERLAP.y, C=1.0, kernel="rbf"), "smo"),
+    "kernel-linear-large-C": (
+        KernelDual(OVERLAP.X, OVERLAP.y, C=100.0, kernel="linear"),
+        "barrier",
+    ),
+    "multiclass-small": (MulticlassHinge(BLOBS.X, BLOBS.y, C=1.0), "clarabel"),
+    "multiclass-small-C": (MulticlassHinge(BLOBS.X, BLOBS.y, C=0.01), "cs_dcd"),
+}
+
+
+@pytest.mark.parametrize("key", CASES)
+def test_the_choice_follows_the_table(key):
+    problem, expected = CASES[key]
+    choice = auto.choose(problem)
+    assert choice.solvers[0] == expected, choice.why
+    assert problem.kind in auto.RULES[choice.rule].kinds
+
+
+def test_every_row_is_reachable_and_documented():
+    rows = {auto.choose(problem).rule for problem, _ in CASES.values()}
+    assert rows >= set(range(len(auto.RULES))) - {7}  # 7: sparse and large, too big for a test
+    for rule in auto.RULES:
+        assert rule.measured and rule.condition
+        for name in rule.solvers:
+            assert name in registry.names()
+
+
+@pytest.mark.parametrize("key", ["primal-free", "small-C", "kernel", "multiclass-small"])
+def test_the_result_is_the_chosen_methods_certified_optimum(key):
+    problem, expected = CASES[key]
+    result = registry.get("auto", tol=1e-7).solve(problem)
+    assert result.solver == "auto"
+    assert result.info["auto"]["chose"] == expected
+    assert expected in result.info["auto"]["why"] or result.info["auto"]["why"]
+    assert result.iteration_unit == registry.solver_class(expected).iteration_unit
+    assert result.status is Status.OPTIMAL and result.certified and result.rel_gap <= 1e-7
+    ref = reference_solution(problem)
+    assert abs(result.primal - ref.primal) <= 1e-6 * max(1.0, abs(ref.primal))
+    assert result.wall_time >= result.solve_time >= 0.0
+
+
+def test_a_warm_start_the_method_cannot_use_is_reported_not_ignored():
+    problem = CASES["primal-free"][0]
+    cold = registry.get("auto").solve(problem)
+    warm = registry.get("auto").solve(problem, warm_start=cold)
+    assert "barrier" in warm.info["auto"]["warm_start"]
+    assert "warm start not used" in warm.message
+    assert warm.status is Status.OPTIMAL
+
+
+def test_a_warm_start_the_method_uses_is_used():
+    problem = CASES["small-C"][0]
+    cold = registry.get("auto").solve(problem)
+    warm = registry.get("auto").solve(problem, warm_start=cold)
+    assert "warm_start" not in warm.info["auto"]
+    assert warm.iterations <= max(1, cold.iterations // 2)
+
+
+def test_bad_warm_starts_are_still_refused():
+    problem = CASES["primal-free"][0]
+    with pytest.raises(ValueError, match="warm_start"):
+        registry.get("auto").solve(problem, warm_start=np.zeros(problem.n_samples + 1))
+
+
+def test_fallback_goes_on_with_the_next_method_warm(monkeypatch):
+    dcd = registry.solver_class("dcd")
+    monkeypatch.setattr(dcd, "default_max_iter", 1)  # dcd stops short of tol after one epoch
+    problem = SoftMarginDual(OVERLAP.X, OVERLAP.y, C=1e-3 * 50, bias="regularized")
+    monkeypatch.setattr(auto, "SMALL_C", 1.0)
+    rules = list(auto.RULES)
+    rules[3] = auto.Rule(auto._LINEAR, lambda f: True, "test", ("dcd", "barrier"), "test")
+    monkeypatch.setattr(auto, "RULES", tuple(rules))
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", ConvergenceWarning)  # no warning: the fallback got there
+        result = registry.get("auto").solve(problem)
+    assert result.info["auto"]["tried"] == ("dcd", "barrier")
+    assert result.info["auto"]["chose"] == "barrier"
+    assert result.status is Status.OPTIMAL and result.rel_gap <= 1e-6
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        alone = registry.get("auto", fallback=False).solve(problem)
+    assert alone.status is Status.MAX_ITER and alone.info["auto"]["tried"] == ("dcd",)
+
+
+def test_time_limit_bounds_the_whole_call():
+    data = datasets.load("gaussian:n=3000,d=30,sep=1,seed=0")
+    problem = SoftMarginPrimal(data.X, data.y, C=1e3, bias="regularized")
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        result = registry.get("auto", tol=1e-14, time_limit=0.05).solve(problem)
+    if result.status is Status.TIME_LIMIT:
+        assert any(issubclass(w.category, ConvergenceWarning) for w in caught)
+    assert result.status in (Status.TIME_LIMIT, Status.OPTIMAL, Status.NUMERICAL_ERROR)
+
+
+def test_problems_without_an_exact_method_are_refused_naming_the_alternative():
+    seq = digit_sequences(4, 4, min_length=2, max_length=3, noise=0.5, seed=0)
+    chain = ChainStructuredHinge(seq.X, seq.y, seq.lengths, n_states=10, C=1.0)
+    with pytest.raises(TypeError, match="ssvm_sgd"):
+        registry.get("auto").solve(chain)
+
+
+def test_the_estimators_default_is_auto_and_it_reports_its_choice():
+    clf = SVMClassifier(kernel="rbf").fit(OVERLAP.X, OVERLAP.y)
+    assert clf.solver == "auto"
+    assert clf.result_.info["auto"]["chose"] == "smo"
+    multi = SVMClassifier(multiclass="crammer_singer", bias="regularized").fit(BLOBS.X, BLOBS.y)
+    assert multi.result_.info["auto"]["chose"] in ("clarabel", "cs_dcd")
+
+
+def test_the_readme_quotes_the_table_of_rules():
+    from pathlib import Path
+
+    readme = Path(__file__).resolve().parents[2] / "README.md"  # tests run from the repository
+    assert auto.rules_markdown() in readme.read_text(encoding="utf-8")
