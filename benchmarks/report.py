@@ -147,11 +147,16 @@ def _table(rows: list[dict[str, Any]]) -> list[str]:
 
 
 def _wall_or_solve(point) -> float:
-    """A trace point's wall time (``[iteration, solve, P, D, gap, wall]``), or its solve time
-    for a record written before wall times were traced."""
+    """A trace point's wall time (``[iteration, solve, P, D, gap, wall, certified]``), or its
+    solve time for a record written before wall times were traced."""
     if len(point) > 5 and point[5] is not None and math.isfinite(point[5]):
         return point[5]
     return point[1]
+
+
+def _certified(point) -> bool:
+    """Whether a stored trace point is a certificate (older records hold only certificates)."""
+    return len(point) < 7 or bool(point[6])
 
 
 def plot_gap_vs_time(rows: list[dict[str, Any]], path: Path, title: str) -> bool:
@@ -163,7 +168,7 @@ def plot_gap_vs_time(rows: list[dict[str, Any]], path: Path, title: str) -> bool
     for r in sorted(rows, key=_solver_label):
         trace = r.get("trace") or []
         pts = [
-            (_wall_or_solve(point), point[4] / max(1.0, abs(point[2])))
+            (_wall_or_solve(point), point[4] / max(1.0, abs(point[2])), _certified(point))
             for point in trace
             if all(v is not None and math.isfinite(v) for v in (point[1], point[2], point[4]))
         ]
@@ -183,9 +188,21 @@ def plot_gap_vs_time(rows: list[dict[str, Any]], path: Path, title: str) -> bool
             continue
         if not pts:
             continue
-        ts = np.maximum([t for t, _ in pts], 1e-6)
-        gaps = np.maximum([g for _, g in pts], 1e-16)
-        ax.plot(ts, gaps, marker=".", markersize=3, label=_solver_label(r))
+        ts = np.maximum([t for t, _, _ in pts], 1e-6)
+        gaps = np.maximum([g for _, g, _ in pts], 1e-16)
+        (line,) = ax.plot(ts, gaps, marker=".", markersize=3, label=_solver_label(r))
+        estimated = [i for i, (_, _, certified) in enumerate(pts) if not certified]
+        if estimated:  # the solver's own gap estimates (smo's trace): open markers
+            ax.plot(
+                ts[estimated],
+                gaps[estimated],
+                marker="o",
+                markersize=5,
+                fillstyle="none",
+                linestyle="none",
+                color=line.get_color(),
+                label=f"{_solver_label(r)}: solver's estimate, uncertified",
+            )
         drawn = True
     if not drawn:
         plt.close(fig)

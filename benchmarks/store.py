@@ -273,7 +273,10 @@ def row_of(record: Record) -> dict[str, Any]:
         "environment": _json(record.environment),
         "message": record.message,
         "trace": _json(
-            [[p.iteration, p.solve_time, p.primal, p.dual, p.gap, p.wall_time] for p in r.trace]
+            [
+                [p.iteration, p.solve_time, p.primal, p.dual, p.gap, p.wall_time, int(p.certified)]
+                for p in r.trace
+            ]
         )
         if r
         else "[]",

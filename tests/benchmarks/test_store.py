@@ -122,3 +122,28 @@ def test_error_rows_are_retried_on_resume_and_timeouts_on_request(tmp_path):
         case = Case({"kind": "soft_margin_primal"}, "gaussian:n=11", "dcd")
         store.add(Record(case, None, status="optimal"))
         assert keys["error"] in store.finished_keys()
+
+
+def test_trace_points_keep_whether_they_are_certified(tmp_path):
+    """smo's trace carries its own O(n) gap estimates between certificates: the store and the
+    report must not show them as certified."""
+    import json
+    import math
+
+    from svmbench.benchmarks.report import _certified
+    from svmbench.benchmarks.store import row_of
+    from svmbench.solvers.base import Checkpoint, SolveResult, Status
+
+    trace = (
+        Checkpoint(10, 0.1, 5.0, 1.0, 4.0, 0.1, certified=False),
+        Checkpoint(20, 0.2, 4.0, 3.9, 0.1, 0.2, certified=True),
+    )
+    result = SolveResult(
+        "smo", "kernel_dual", "k", Status.OPTIMAL, 4.0, 3.9, 0.1, 0.025, True, 20,
+        "pair updates", 0.2, trace=trace,
+    )  # fmt: skip
+    case = Case({"kind": "kernel_dual"}, "gaussian:n=10,d=2,sep=1", "smo", {}, 0)
+    record = Record(case=case, result=result, status="optimal")
+    stored = json.loads(row_of(record)["trace"])
+    assert [_certified(p) for p in stored] == [False, True]
+    assert _certified([1, 0.1, 1.0, 0.5, 0.5, math.nan])  # a record from before the flag
