@@ -267,6 +267,7 @@ class Auto(Solver):
     iteration_unit = "iterations of the chosen solver (info['auto'])"
     warm_start_uses = ("alpha", "w", "W", "beta", "qp")
     default_max_iter = 0  # never used: None means each method's own default
+    checks_separation = False  # the chosen method's record already did
 
     def __init__(
         self,
