@@ -394,6 +394,9 @@ class Solver(abc.ABC):
     #: True for the reductions, whose ``optimal`` speaks of their binary subproblems (each one
     #: certified by its own solver), not of the certificate of the stacked model.
     optimal_by_subproblems: ClassVar[bool] = False
+    #: False for a solver whose ``infeasible`` comes from another solver's record, where the
+    #: search for a separating point was already made (``auto``).
+    checks_separation: ClassVar[bool] = True
 
     def __init__(self, *, tol: float = 1e-6, max_iter: int | None = None, time_limit=None):
         self.tol = check_real("tol", tol, low=0.0)
@@ -543,7 +546,11 @@ class Solver(abc.ABC):
         reductions build theirs from their binary models)."""
         variables = dict(variables)
         info = dict(info or {})
-        if status is Status.INFEASIBLE and hasattr(problem, "separating_point"):
+        if (
+            status is Status.INFEASIBLE
+            and self.checks_separation
+            and hasattr(problem, "separating_point")
+        ):
             # infeasible only when no strictly separating point exists: a Farkas vector within
             # its tolerance and such a point together mean near-separable data
             found = problem.separating_point()
@@ -636,6 +643,31 @@ _NUMERICAL_FAILURES = (
 TRACE_BUDGET = 0.1
 #: Ratio of the geometric schedule of trace checkpoints (in chunks).
 TRACE_GROWTH = 1.4
+#: The share of a solve's counted work that the stopping tests may take when ``check_every`` is
+#: adaptive (:class:`_CheckSchedule`).
+CHECK_BUDGET = 0.1
+
+
+class _CheckSchedule:
+    """When a stopping test is due: every ``every`` chunks (fixed), or, adaptive, by counted
+    work (passes over X, kernel entries; never seconds, so that iteration counts do not depend on
+    the machine): the (m+1)-th test comes at the first chunk where ``CHECK_BUDGET`` times the
+    work done so far reaches ``(m + 1)`` certificates' work. Every test counts, the forced ones
+    (native rule, warm start) too, so the tests take at most ``CHECK_BUDGET`` of the work but for
+    those forced beyond the budget."""
+
+    def __init__(self, every: int, certificate_work: float | None) -> None:
+        self.every = every
+        self.cost = certificate_work
+        self.adaptive = certificate_work is not None and certificate_work > 0
+        self.work = 0.0
+        self.checks = 0
+
+    def due(self, chunk: int, work: float | None) -> bool:
+        if self.adaptive and work is not None:
+            self.work += work
+            return CHECK_BUDGET * self.work >= (self.checks + 1) * self.cost
+        return chunk % self.every == 0
 
 
 class _TraceSchedule:
@@ -683,8 +715,14 @@ class IterativeSolver(Solver):
         certified gap is still reported. Subclasses may declare other rules (``stop_rules``);
         those in ``budget_rules`` (Pegasos's ``"epochs"``) run ``max_iter`` chunks, then report
         ``optimal`` only if the certified relative gap ≤ ``tol``, else ``max_iter``.
-    check_every : int, default=1
-        Chunks between two gap checks.
+    check_every : int or None, default=1
+        Chunks between two gap checks (fixed spacing). None: adaptive, for methods that count
+        their work (:meth:`_chunk_work`, :meth:`_certificate_work`): the (m+1)-th check comes
+        once the chunks have done ``(m + 1)/CHECK_BUDGET`` certificates' work, so that the
+        stopping tests cost at most 10 % of the solve in counted work (:class:`_CheckSchedule`),
+        and the last chunk before ``max_iter`` or ``time_limit`` is checked too; for the other
+        methods, every ``default_check_every`` chunks. Whatever the spacing, the gap is also
+        checked whenever the native rule holds and after the first chunk of a warm start.
     trace : {True, False, "every"}, default=True
         ``True``: record :class:`Checkpoint` s on a geometric schedule of chunks (1, 2, 3, 4, 6, 9,
         …, as benchopt samples its curves), skipping any that would bring the certificates drawn
@@ -701,13 +739,18 @@ class IterativeSolver(Solver):
     #: ``optimal`` only if the certified relative gap of the final point is ≤ ``tol``, else
     #: ``max_iter`` (the message says the budget was planned).
     budget_rules: ClassVar[tuple[str, ...]] = ()
+    #: Spacing (in chunks) of the gap checks for ``check_every=None`` when the method does not
+    #: count its work.
+    default_check_every: ClassVar[int] = 1
 
     def __init__(
-        self, *, stop_rule: str = "gap", check_every: int = 1, trace: bool = True, **common
+        self, *, stop_rule: str = "gap", check_every: int | None = 1, trace: bool = True, **common
     ):
         super().__init__(**common)
         self.stop_rule = check_option("stop_rule", stop_rule, self.stop_rules)
-        self.check_every = check_int("check_every", check_every, low=1)
+        self.check_every = (
+            None if check_every is None else check_int("check_every", check_every, low=1)
+        )
         if trace not in (True, False, "every"):
             raise ValueError(f"trace must be True, False or 'every', got {trace!r}")
         self.trace = trace
@@ -728,6 +771,17 @@ class IterativeSolver(Solver):
     def _info(self, state) -> dict[str, Any]:
         return {}
 
+    def _chunk_work(self, problem: Problem, state) -> float | None:
+        """The counted work of the last chunk (entries of X read, kernel entries computed), in
+        the unit of :meth:`_certificate_work`; None (the default): not counted."""
+        return None
+
+    def _certificate_work(self, problem: Problem) -> float | None:
+        """The counted work of one stopping test's certificate (about ``2 nnz(X) + n`` for a
+        linear problem: ``X w`` and ``Xᵀ(α∘y)``); None (the default): not counted, and
+        ``check_every=None`` means ``default_check_every``."""
+        return None
+
     def _trace_estimate(self, problem: Problem, state) -> tuple[float, float] | None:
         """The solver's own ``(primal, dual)`` estimate for a trace-only point of the geometric
         schedule (``trace=True``, no callback), recorded with ``certified=False`` instead of
@@ -741,6 +795,11 @@ class IterativeSolver(Solver):
         problem = prepared.problem
         state = self._init_state(problem, prepared.warm_start)
         schedule = _TraceSchedule(self.trace)
+        checks = (
+            _CheckSchedule(self.check_every, None)
+            if self.check_every is not None
+            else _CheckSchedule(self.default_check_every, self._certificate_work(problem))
+        )
         trace: list[Checkpoint] = []
         iterations, chunks = prepared.iterations, 0
         status, cert, message = None, None, ""
@@ -769,7 +828,13 @@ class IterativeSolver(Solver):
                 break
             # a warm start is judged after its first chunk: it may already be the optimum
             first_warm = chunks == 1 and prepared.warm_start is not None
-            due = chunks % self.check_every == 0 or step.converged or first_warm
+            work = self._chunk_work(problem, state) if checks.adaptive else None
+            due = checks.due(chunks, work) or step.converged or first_warm
+            if checks.adaptive and not due:
+                # the last chunk before max_iter or time_limit is tested too: sparse checks must
+                # not turn a run that met tol into one that reached its limit
+                due = iterations >= self.max_iter or clock.wall >= self.time_limit
+            checks.checks += due
             wanted = callback is not None or schedule.wants(chunks, clock)
             if due or wanted:
                 # the finiteness check costs O(n): only where the point is looked at anyway
