@@ -22,13 +22,13 @@ dcd kernels are serial):
 - dcd with LIBLINEAR's rule (``stop_rule="native", eps=0.1``, ``trace=False``): the median run of
   three. ``epoch cost = time / epochs`` on both sides, both including their O(nnz) set-up
   (``Q_ii``, ``w``) and their shrunk epochs.
-- dcd to ``P_LL``: dcd in its default configuration (gap rule, ``check_every=10``, seed 0). A
-  traced run (untimed) finds the first epoch ``k`` whose certified primal is ≤ ``P_LL``; the time
-  is the median ``solve_time`` of three runs cut at ``max_iter=k`` without trace (the same
+- dcd to ``P_LL``: dcd in its default configuration (gap rule, checks spaced by counted work, seed
+  0). A traced run (untimed) finds the first epoch ``k`` whose certified primal is ≤ ``P_LL``; the
+  time is the median ``solve_time`` of three runs cut at ``max_iter=k`` without trace (the same
   iterates: the seed fixes them), so that the trace certificates neither count nor pollute the
-  caches; the stopping certificates every 10 epochs are counted. These runs use ``tol=1e-14`` so
-  that the gap rule cannot stop them first when ``P_LL`` lies within 1e-6 of the optimum (the
-  iterates do not depend on ``tol``).
+  caches; the stopping certificates are counted. These runs use ``tol=1e-14`` so that the gap rule
+  cannot stop them first when ``P_LL`` lies within 1e-6 of the optimum (the iterates do not depend
+  on ``tol``).
 - dcd to a certified relative gap of 1e-6 (``trace=False``), under a time limit (``>`` marks it).
 - One pass over ``X``: the median time of ``X @ w`` (NumPy/BLAS gemv for dense data, SciPy's CSR
   mat-vec for sparse data) and the bandwidth ``bytes(X) / time`` it reaches (cache bandwidth when
@@ -152,7 +152,7 @@ def epochs_to_objective(problem, target: float, time_limit: float) -> int | None
 
 
 def time_for_epochs(problem, epochs: int | None) -> float:
-    """``solve_time`` of dcd's default run (gap rule, ``check_every=10``) cut at ``epochs``.
+    """``solve_time`` of dcd's default run (gap rule, checks by counted work) cut at ``epochs``.
 
     ``tol`` only decides when the gap rule stops; the iterates do not depend on it.
     """

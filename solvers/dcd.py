@@ -126,10 +126,11 @@ class DualCoordinateDescent(IterativeSolver):
         Seed of ``np.random.default_rng``, which seeds the jitted generator of the per-epoch
         permutations: the same seed reproduces every iterate.
     max_iter : int or None, default=None
-        Epoch cap (default 10 000); reaching it ends with status ``max_iter``.
+        Epoch cap (default 30 000); reaching it ends with status ``max_iter``.
     time_limit : float or None, default=None
-    trace : bool, default=True
-        Record a certified checkpoint after every epoch (untimed).
+    trace : {True, False, "every"}, default=True
+        Certified checkpoints on the base class's geometric schedule, within 10 % of the wall
+        time (:class:`~svmbench.solvers.base.IterativeSolver`); ``"every"``: after every epoch.
 
     Notes
     -----
@@ -141,7 +142,9 @@ class DualCoordinateDescent(IterativeSolver):
     name = "dcd"
     iteration_unit = "epochs"
     supported: ClassVar = {SoftMarginPrimal: _VARIANTS, SoftMarginDual: _VARIANTS}
-    default_max_iter = 10_000
+    #: gaussian n=20000, d=50, C=1, tol=1e-6 needs 13 577 epochs: the gap there dips below tol
+    #: only now and then before it stays below (checks are spaced by counted work)
+    default_max_iter = 30_000
     warm_start_uses = ("alpha", "w")
 
     def __init__(

@@ -252,8 +252,8 @@ def test_store_round_trip_csv_and_results_command(tmp_path, capsys):
         assert len(rows) == len(records)
         assert store.finished_keys() == {r.case.key for r in records}
         traced = next(r for r in rows if r["solver"] == "test_traced")
-        # [iteration, solve time, P, D, gap, wall time]
-        assert len(traced["trace"]) == 4 and len(traced["trace"][0]) == 6
+        # [iteration, solve time, P, D, gap, wall time, certified]
+        assert len(traced["trace"]) == 4 and len(traced["trace"][0]) == 7
         first = rows[0]
         assert first["environment"]["versions"]["python"]
         assert first["git_commit"] == records[0].environment["git_commit"]

@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 from scipy import sparse
 
-from svmbench.problems import SoftMarginDual, SoftMarginPrimal
+from svmbench.problems import SoftMarginDual, SoftMarginPrimal, datasets
 from svmbench.solvers import ConvergenceWarning, SolveResult, Status, registry
 from svmbench.solvers._jit import dcd as jit
 from svmbench.solvers._reference import reference_solution
@@ -206,8 +206,12 @@ def test_max_iter_is_a_status_with_a_warning():
     assert [c.iteration for c in r.trace] == [1, 2, 3]
 
 
-def test_default_epoch_cap_is_generous():
-    assert registry.get("dcd").max_iter == 10_000
+def test_the_default_epoch_cap_lets_a_slow_gap_reach_tol():
+    """The case of issue 13: the gap settles below 1e-6 after ~13 600 epochs, past the old cap."""
+    data = datasets.load("gaussian:n=20000,d=50,sep=1,seed=0")
+    problem = SoftMarginPrimal(data.X, data.y, C=1.0, bias="regularized")
+    result = registry.get("dcd", tol=1e-6, trace=False).solve(problem)
+    assert result.status is Status.OPTIMAL and result.rel_gap <= 1e-6
 
 
 # ---- refusals ------------------------------------------------------------------------------------
