@@ -16,6 +16,7 @@ row, warm-started from the point reached (``fallback=True``).
 
 from __future__ import annotations
 
+import functools
 import inspect
 import math
 import time
@@ -197,6 +198,7 @@ RULES: tuple[Rule, ...] = (
 _NO_EXACT = {ChainStructuredHinge.kind: "ssvm_sgd"}
 
 
+@functools.cache
 def _accepts(cls: type[Solver], option: str) -> bool:
     for klass in cls.__mro__:
         init = klass.__dict__.get("__init__")
