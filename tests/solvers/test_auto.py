@@ -55,6 +55,11 @@ CASES = {
         "dcd",
     ),
     "sparse": (SoftMarginPrimal(X_SPARSE, Y_SPARSE, C=1.0, bias="regularized"), "dcd"),
+    # small C on unscaled features is not small: dcd's epochs grow with C·‖x‖²
+    "small-C-unscaled": (
+        SoftMarginPrimal(1e3 * OVERLAP.X, OVERLAP.y, C=1e-3, bias="regularized"),
+        "barrier",
+    ),
     "kernel": (KernelDual(OVERLAP.X, OVERLAP.y, C=1.0, kernel="rbf"), "smo"),
     "kernel-linear-large-C": (
         KernelDual(OVERLAP.X, OVERLAP.y, C=100.0, kernel="linear"),
@@ -123,7 +128,7 @@ def test_fallback_goes_on_with_the_next_method_warm(monkeypatch):
     dcd = registry.solver_class("dcd")
     monkeypatch.setattr(dcd, "default_max_iter", 1)  # dcd stops short of tol after one epoch
     problem = SoftMarginDual(OVERLAP.X, OVERLAP.y, C=1e-3 * 50, bias="regularized")
-    monkeypatch.setattr(auto, "SMALL_C", 1.0)
+    monkeypatch.setattr(auto, "SMALL_C_R2", 1e9)
     rules = list(auto.RULES)
     rules[3] = auto.Rule(auto._LINEAR, lambda f: True, "test", ("dcd", "barrier"), "test")
     monkeypatch.setattr(auto, "RULES", tuple(rules))
