@@ -65,8 +65,8 @@ CASES = {
         KernelDual(OVERLAP.X, OVERLAP.y, C=100.0, kernel="linear"),
         "barrier",
     ),
-    "multiclass-small": (MulticlassHinge(BLOBS.X, BLOBS.y, C=1.0), "clarabel"),
-    "multiclass-small-C": (MulticlassHinge(BLOBS.X, BLOBS.y, C=0.01), "cs_dcd"),
+    "multiclass-small": (MulticlassHinge(BLOBS.X, BLOBS.y, C=10.0), "clarabel"),
+    "multiclass-small-C": (MulticlassHinge(BLOBS.X, BLOBS.y, C=1.0), "cs_dcd"),
 }
 
 
