@@ -66,7 +66,7 @@ CASES = {
         "barrier",
     ),
     "multiclass-small": (MulticlassHinge(BLOBS.X, BLOBS.y, C=10.0), "clarabel"),
-    "multiclass-small-C": (MulticlassHinge(BLOBS.X, BLOBS.y, C=1.0), "cs_dcd"),
+    "multiclass-small-C": (MulticlassHinge(BLOBS.X, BLOBS.y, C=1e-3), "cs_dcd"),
 }
 
 
