@@ -50,6 +50,7 @@ from scipy import sparse
 
 from svmbench.problems import KernelDual
 from svmbench.problems._validation import check_bool, check_int, check_option, check_real
+from svmbench.problems.kernels import kernel_dot
 from svmbench.solvers._jit import kernel_columns as kc
 from svmbench.solvers._jit import smo as jit
 from svmbench.solvers.base import IterativeSolver, StepOutcome
@@ -174,25 +175,40 @@ def _bound_status(y, alpha, C) -> np.ndarray:
     return (up.astype(np.uint8) | (low.astype(np.uint8) << 1)).astype(np.uint8)
 
 
+_KERNEL_NAMES = {code: name for name, code in kc.KERNEL_CODES.items()}
+
+
+def _kernel_times(X, sqn, cols, coef, code, gamma, coef0, degree, shift) -> np.ndarray:
+    """``Σ_j coef_j (K(x_i, x_cols_j) + shift)`` for every row i, in float64. Dense rows use the
+    certificate's fused product (no kernel value stored, about 2x the kernel rows' speed)."""
+    name = _KERNEL_NAMES[code]
+    if isinstance(X, tuple) or name == "precomputed":
+        all_idx = np.arange(sqn.shape[0], dtype=np.int64)
+        return _kernel_dot_rows(X, sqn, all_idx, cols, coef, code, gamma, coef0, degree, shift)
+    sqn = np.asarray(sqn, dtype=np.float64)
+    f = kernel_dot(
+        X, X[cols], coef, kernel=name, gamma=gamma, degree=degree, coef0=coef0,
+        sqn_X=sqn, sqn_Z=sqn[cols],
+    )  # fmt: skip
+    return f + shift * coef.sum() if shift else f
+
+
 def _gradients(X, sqn, kint, kflt, y, C, dplus, alpha):
     """``G = Q̃α − 1`` and ``Ḡ = Σ_{α_j = C_j} C_j Q̃_:j`` in float64, from the kernel."""
     n = y.shape[0]
     code, degree = int(kint[0]), int(kint[1])
     gamma, coef0, s2 = float(kflt[0]), float(kflt[1]), float(kflt[2])
-    all_idx = np.arange(n, dtype=np.int64)
     G = -np.ones(n)
     Gbar = np.zeros(n)
     support = np.flatnonzero(alpha > 0)
     if support.size:
         coef = alpha[support] * y[support]
-        dots = _kernel_dot_rows(X, sqn, all_idx, support, coef, code, gamma, coef0, degree, s2)
+        dots = _kernel_times(X, sqn, support, coef, code, gamma, coef0, degree, s2)
         G += y * dots + dplus * alpha
         upper = np.flatnonzero(alpha >= C)
         if upper.size:
             coef = C[upper] * y[upper]
-            Gbar = y * _kernel_dot_rows(
-                X, sqn, all_idx, upper, coef, code, gamma, coef0, degree, s2
-            )
+            Gbar = y * _kernel_times(X, sqn, upper, coef, code, gamma, coef0, degree, s2)
     return G, Gbar
 
 
