@@ -439,3 +439,27 @@ def test_trace_with_a_callback_is_certified():
     seen = []
     r = registry.get("smo", chunk=20).solve(problem, callback=seen.append)
     assert seen and all(p.certified for p in seen) and all(p.certified for p in r.trace)
+
+
+@pytest.mark.parametrize("storage", ["dense", "csr"])
+@pytest.mark.parametrize("kernel", ["rbf", "poly", "sigmoid", "linear"])
+@pytest.mark.parametrize("bias", ["free", "regularized"])
+def test_a_warm_starts_gradients_match_the_dense_kernel(kernel, bias, storage):
+    """G = Q̃α − 1 and Ḡ = Σ_{α_j = C_j} C_j Q̃_:j, from the fused product (dense rows) or the
+    kernel rows (CSR), against Q̃ = yyᵀ ∘ (K + s²) built densely."""
+    from svmbench.solvers.smo import _gradients
+
+    data = datasets.load("gaussian:n=120,d=5,sep=1,seed=3")
+    problem = KernelDual(data.X, data.y, C=1.0, kernel=kernel, gamma=0.2, coef0=0.5, bias=bias)
+    rng = np.random.default_rng(0)
+    alpha = np.where(rng.random(120) < 0.3, 1.0, rng.random(120) * (rng.random(120) < 0.5))
+    state = registry.get("smo")._make_state(problem, None, pairs=True, n_slots=2, storage=storage)
+    G, Gbar = _gradients(
+        state.X, state.sqn, state.kint, state.kflt, state.y, state.C, 0 * alpha, alpha
+    )
+    s2 = problem.bias_scale**2 if bias == "regularized" else 0.0
+    K = kernel_matrix(data.X, data.X, kernel=kernel, gamma=0.2, degree=3, coef0=0.5) + s2
+    Q = np.outer(data.y, data.y) * K
+    np.testing.assert_allclose(G, Q @ alpha - 1.0, rtol=0, atol=1e-11 * np.abs(Q).sum(axis=1).max())
+    upper = alpha >= 1.0
+    np.testing.assert_allclose(Gbar, Q[:, upper].sum(axis=1), rtol=0, atol=1e-11 * np.abs(Q).sum())
