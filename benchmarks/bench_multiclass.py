@@ -7,8 +7,9 @@ LinearSVC(multi_class="crammer_singer") and Clarabel), every model judged by our
 For each data set: LIBLINEAR ``-s 4 -B 1`` (bias regularized, s = 1) is timed around ``train``
 (best of ``--repeats``); its weights, rows in ``model.get_labels()`` order, are mapped to our
 ``W`` (k, d) and ``b = s·w_bias``, and certified by ``MulticlassHinge(bias="regularized")``. Our
-``cs_dcd`` runs with the certified-gap rule (tol 1e-6; timed gap checks every ``check_every``
-chunks, default 10, and whenever its native rule holds) and a trace; "time to LIBLINEAR's
+``cs_dcd`` runs with the certified-gap rule (tol 1e-6; timed gap checks spaced by counted work,
+at most 10 % of the solve, or every ``--check-every`` epochs, and whenever its native rule
+holds) and a trace; "time to LIBLINEAR's
 objective" is the solve time of the first checkpoint whose certified primal is ≤ LIBLINEAR's
 (checkpoints drawn for the trace pause the clock).
 Both sides are single-threaded; JIT compilation is excluded and reported apart.
