@@ -53,6 +53,7 @@ from typing import Any
 
 from svmbench.problems import PROBLEMS, KernelDual, MulticlassHinge, Problem
 from svmbench.problems.datasets import Dataset, estimate_bytes, load
+from svmbench.solvers.registry import accepts_option
 
 #: The reference solvers keep their own tuned tolerances (a suite's ``tol`` is not given to them).
 REFERENCES = ("osqp", "clarabel", "cvxpy")
@@ -287,21 +288,6 @@ def _anchor_unavailable_reason(name: str) -> str | None:
         f"anchor {name!r} is unavailable: its package is not installed "
         f"(pip install 'svmbench[anchors]')"
     )
-
-
-def accepts_option(cls, option: str) -> bool:
-    """Whether some ``__init__`` in ``cls``'s MRO names ``option`` explicitly."""
-    for klass in cls.__mro__:
-        init = klass.__dict__.get("__init__")
-        if init is None:
-            continue
-        try:
-            params = inspect.signature(init).parameters
-        except (TypeError, ValueError):
-            continue
-        if option in params and params[option].kind is not inspect.Parameter.VAR_KEYWORD:
-            return True
-    return False
 
 
 # --------------------------------------------------------------------------------------------------

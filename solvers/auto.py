@@ -16,8 +16,6 @@ row, warm-started from the point reached (``fallback=True``).
 
 from __future__ import annotations
 
-import functools
-import inspect
 import math
 import time
 import warnings
@@ -216,17 +214,6 @@ RULES: tuple[Rule, ...] = (
 _NO_EXACT = {ChainStructuredHinge.kind: "ssvm_sgd"}
 
 
-@functools.cache
-def _accepts(cls: type[Solver], option: str) -> bool:
-    for klass in cls.__mro__:
-        init = klass.__dict__.get("__init__")
-        if init is not None:
-            params = inspect.signature(init).parameters
-            if option in params and params[option].kind is not inspect.Parameter.VAR_KEYWORD:
-                return True
-    return False
-
-
 def _takes(cls: type[Solver], warm_start: WarmStart | None) -> bool:
     return warm_start is None or bool(set(warm_start.fields) & set(cls.warm_start_uses))
 
@@ -329,12 +316,12 @@ class Auto(Solver):
     def _options(self, name: str, time_left: float) -> dict[str, Any]:
         cls = registry.solver_class(name)
         options: dict[str, Any] = {}
-        options["gap_check" if _accepts(cls, "gap_check") else "tol"] = self.tol
+        options["gap_check" if registry.accepts_option(cls, "gap_check") else "tol"] = self.tol
         if self.max_iter is not None:
             options["max_iter"] = self.max_iter
         if math.isfinite(time_left):
             options["time_limit"] = max(time_left, 1e-12)  # spent: one chunk, then stop
-        if _accepts(cls, "trace"):
+        if registry.accepts_option(cls, "trace"):
             options["trace"] = self.trace
         return options
 
