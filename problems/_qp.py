@@ -118,8 +118,14 @@ def project_box_hyperplane(
     def h(t: float) -> float:
         return float(a @ np.clip(v - t * a, lower, upper)) - rhs
 
-    if h(0.0) == 0.0:
+    h0 = h(0.0)
+    if h0 == 0.0:
         return np.clip(v, lower, upper)
+    inside = bool(np.all((v >= lower) & (v <= upper)))
+    if inside and abs(h0) <= 64 * np.finfo(float).eps * float(np.abs(v).sum()):
+        # feasible up to rounding (a solver's own point): its residue goes onto one coordinate
+        # instead of shifting every free one, so that a warm start keeps the exact values it had
+        return _drop_residue(v.astype(float, copy=True), lower, upper, a, rhs)
     # h is non-increasing in t; bracket the root.
     step = max(1.0, float(np.max(np.abs(v[np.isfinite(v)]), initial=0.0)))
     t_lo, t_hi = -step, step
@@ -135,8 +141,12 @@ def project_box_hyperplane(
             t_lo = t
         else:
             t_hi = t
-    x = np.clip(v - t_lo * a, lower, upper)
-    # Remove the last rounding residue on a coordinate strictly inside its box.
+    return _drop_residue(np.clip(v - t_lo * a, lower, upper), lower, upper, a, rhs)
+
+
+def _drop_residue(x, lower, upper, a, rhs):
+    """Remove the last rounding residue of ``aᵀx = rhs`` on the coordinate farthest inside
+    its box (in place)."""
     r = float(a @ x) - rhs
     free = np.flatnonzero((x > lower) & (x < upper))
     if free.size and r != 0.0:

@@ -63,15 +63,21 @@ EPS_FLOOR = 1e-13
 FLOAT32_MAX_ENTRY = 2.0
 
 
-def cache_dtype(problem: KernelDual) -> type:
+def cache_dtype(problem: KernelDual, cache_mb: float = math.inf) -> type:
     """Precision of the cached columns: float32 (as LIBSVM's ``Qfloat``) when every entry is
-    bounded, i.e. RBF with ``s² ≤ 1`` (``|Q̃_tk| ≤ 1 + s²``): the budget then holds twice the
-    columns and the O(n) loops read half the bytes, for an absolute error ≤ 2⁻²³ per entry.
-    Kernels whose entries grow with ``‖x‖`` (linear, poly, sigmoid's argument, a precomputed Gram)
-    keep float64: their rounding relative to ``G = O(1)`` would stall the tight gap targets. α, G
-    and Ḡ are float64 in every case, and ``Q̃_ii`` comes from ``QD`` (float64)."""
+    bounded, i.e. RBF with ``s² ≤ 1`` (``|Q̃_tk| ≤ 1 + s²``), and the whole matrix would not fit
+    the budget in float64: the budget then holds twice the columns and the O(n) loops read half
+    the bytes, for an absolute error ≤ 2⁻²³ per entry. That rounding makes the maintained
+    gradient drift (by ≤ 2⁻²³ |Δα| per update): at n = 2000, C = 38, the gap it hid was ten
+    times a 1e-6 target, and the phases spent on a drifted G took a fifth of the updates
+    (:meth:`SMO._refresh_gradient` repairs G once a certificate refuses). So when all ``n``
+    columns fit in float64, they are float64. Kernels whose entries grow with ``‖x‖`` (linear,
+    poly, sigmoid's argument, a precomputed Gram) always keep float64. α, G and Ḡ are float64
+    in every case, and ``Q̃_ii`` comes from ``QD`` (float64)."""
     s2 = problem.bias_scale**2 if problem.bias == "regularized" else 0.0
-    if problem.kernel == "rbf" and 1.0 + s2 <= FLOAT32_MAX_ENTRY:
+    n = problem.n_samples
+    fits = 8.0 * n * n <= float(cache_mb) * 2**20
+    if problem.kernel == "rbf" and 1.0 + s2 <= FLOAT32_MAX_ENTRY and not fits:
         return np.float32
     return np.float64
 
@@ -193,22 +199,35 @@ def _kernel_times(X, sqn, cols, coef, code, gamma, coef0, degree, shift) -> np.n
     return f + shift * coef.sum() if shift else f
 
 
-def _gradients(X, sqn, kint, kflt, y, C, dplus, alpha):
-    """``G = Q̃α − 1`` and ``Ḡ = Σ_{α_j = C_j} C_j Q̃_:j`` in float64, from the kernel."""
+def _gradients(X, sqn, kint, kflt, y, C, dplus, alpha, previous=None):
+    """``G = Q̃α − 1`` and ``Ḡ = Σ_{α_j = C_j} C_j Q̃_:j`` in float64, from the kernel.
+
+    ``previous = (α₀, G₀)``, the exact gradient at another point of the same Q̃ (the last solve
+    of a path over C): G is updated over the coordinates that changed, ``G₀ + Q̃(α − α₀)``,
+    when they are fewer than the support (the same α as the last optimum: no kernel work)."""
     n = y.shape[0]
     code, degree = int(kint[0]), int(kint[1])
     gamma, coef0, s2 = float(kflt[0]), float(kflt[1]), float(kflt[2])
-    G = -np.ones(n)
-    Gbar = np.zeros(n)
     support = np.flatnonzero(alpha > 0)
-    if support.size:
-        coef = alpha[support] * y[support]
-        dots = _kernel_times(X, sqn, support, coef, code, gamma, coef0, degree, s2)
-        G += y * dots + dplus * alpha
-        upper = np.flatnonzero(alpha >= C)
-        if upper.size:
-            coef = C[upper] * y[upper]
-            Gbar = y * _kernel_times(X, sqn, upper, coef, code, gamma, coef0, degree, s2)
+    if previous is not None and np.count_nonzero(alpha != previous[0]) < support.size:
+        delta = alpha - previous[0]
+        cols = np.flatnonzero(delta)
+        G = previous[1].copy()
+        if cols.size:
+            coef = delta[cols] * y[cols]
+            G += y * _kernel_times(X, sqn, cols, coef, code, gamma, coef0, degree, s2)
+            G += dplus * delta
+    else:
+        G = -np.ones(n)
+        if support.size:
+            coef = alpha[support] * y[support]
+            dots = _kernel_times(X, sqn, support, coef, code, gamma, coef0, degree, s2)
+            G += y * dots + dplus * alpha
+    Gbar = np.zeros(n)
+    upper = np.flatnonzero((alpha >= C) & (alpha > 0))
+    if upper.size:
+        coef = C[upper] * y[upper]
+        Gbar = y * _kernel_times(X, sqn, upper, coef, code, gamma, coef0, degree, s2)
     return G, Gbar
 
 
@@ -271,7 +290,8 @@ class SMO(IterativeSolver):
     cache_mb : float, default=200
         Memory of the kernel-column cache in megabytes (LIBSVM's ``-m``, scikit-learn's
         ``cache_size``); at least two columns are always kept. RBF columns are stored in float32
-        as LIBSVM's (twice the columns), the others in float64 (:func:`cache_dtype`).
+        as LIBSVM's (twice the columns) unless all n fit in float64; the others in float64
+        (:func:`cache_dtype`).
     shrinking : bool, default=True
         LIBSVM's shrinking with gradient reconstruction.
     chunk : int, default=10000
@@ -339,7 +359,7 @@ class SMO(IterativeSolver):
         from svmbench.problems.kernels import BLOCK_ENTRIES
 
         n, d, X = problem.n_samples, problem.n_features, problem.X
-        itemsize = np.dtype(cache_dtype(problem)).itemsize
+        itemsize = np.dtype(cache_dtype(problem, cache_mb)).itemsize
         columns = min(n, max(2, float(cache_mb) * 2**20 // (itemsize * n)))
         dense = not sparse.issparse(X) or storage == "dense" or use_dense_rows(X, "auto")
         if problem.kernel == "precomputed":
@@ -404,6 +424,7 @@ class SMO(IterativeSolver):
         n_slots: int,
         dtype=np.float64,
         storage: str = "auto",
+        gradients: bool = True,
     ) -> _State:
         n = problem.n_samples
         X, XT, sqn, diag = _rows(problem, storage)
@@ -422,7 +443,12 @@ class SMO(IterativeSolver):
         all_idx = np.arange(n, dtype=np.int64)
         QD = diag + s2 + dplus
         alpha = np.zeros(n) if alpha0 is None else np.array(alpha0, dtype=np.float64)
-        G, Gbar = _gradients(X, sqn, kint, kflt, y, C, dplus, alpha)
+        # a warm start's gradients wait for _reuse_columns, which may update the last solve's
+        G, Gbar = (
+            _gradients(X, sqn, kint, kflt, y, C, dplus, alpha)
+            if gradients
+            else (np.full(n, np.nan), np.zeros(n))
+        )
         ist = np.zeros(jit.N_IST, dtype=np.int64)
         ist[jit.N_ACTIVE] = n
         ist[jit.SHRINK_COUNTER] = min(n, 1000)
@@ -489,7 +515,7 @@ class SMO(IterativeSolver):
     def _init_state(self, problem: KernelDual, warm_start) -> _State:
         # the box (and yᵀα = 0) of this problem: a result for another C fits
         alpha0 = None if warm_start is None else warm_start.dual_point(problem)
-        dtype = cache_dtype(problem)
+        dtype = cache_dtype(problem, self.cache_mb)
         state = self._make_state(
             problem,
             alpha0,
@@ -497,6 +523,7 @@ class SMO(IterativeSolver):
             n_slots=self._n_slots(problem.n_samples, np.dtype(dtype).itemsize),
             dtype=dtype,
             storage=self.storage,
+            gradients=warm_start is None,
         )
         if warm_start is not None:
             self._reuse_columns(state)
@@ -507,10 +534,21 @@ class SMO(IterativeSolver):
         ``Q̃_:i`` do not depend on C for the hinge loss) starts with the previous solve's cached
         columns instead of an empty cache. Only complete columns are kept: a partial one lacks
         rows that were shrunk, and every row is active again. Keyed on the bytes of everything a
-        column depends on; a cold solve never reuses (its timings stay those of a fresh call)."""
+        column depends on; a cold solve never reuses (its timings stay those of a fresh call).
+
+        The gradients follow: ``G`` is updated from the last solve's (complete, i.e. no variable
+        shrunk, as at a certified stop) over the coordinates of α that changed. On this
+        project's path benchmark (RBF, n = 2000, 20 values of C) that removed a kernel product
+        per solve, as long as the final certificate's."""
         key = _column_key(state)
         memo = self._columns
-        if memo is not None and memo[0] == key and memo[1].cache.shape == state.cache.shape:
+        same = memo is not None and memo[0] == key
+        previous = None
+        if same and memo[1].ist[jit.N_ACTIVE] == state.y.shape[0]:
+            previous = (memo[1].alpha, memo[1].G)
+        s = state
+        s.G, s.Gbar = _gradients(s.X, s.sqn, s.kint, s.kflt, s.y, s.C, s.dplus, s.alpha, previous)
+        if same and memo[1].cache.shape == state.cache.shape:
             old = memo[1]
             full = (old.slot_col >= 0) & (old.slot_full == 1)
             state.cache = old.cache
@@ -528,9 +566,16 @@ class SMO(IterativeSolver):
             state.asked = False
             if state.eps <= EPS_FLOOR:  # nothing left to tighten: no further progress is possible
                 return StepOutcome(0, converged=True)
+            drifted = False
             if state.cache.dtype != np.float64:
                 self._refresh_gradient(state)
-            self._tighten(state)
+                # the float32 columns' rounding had hidden part of the gap: go on at this eps
+                # with the exact gradient instead of a tenfold tighter one (over-solving)
+                drifted = self._gap_estimate(problem, state) > self.tol
+            if drifted:
+                state.ist[jit.UNSHRUNK] = 0
+            else:
+                self._tighten(state)
         run = jit.smo_pairs if state.pairs else jit.smo_single
         total = 0
         while True:
@@ -547,7 +592,7 @@ class SMO(IterativeSolver):
                 state.asked = True
                 state.certifications += 1
                 return StepOutcome(total, converged=True)
-            self._tighten(state)
+            self._tighten(state, self.tol / state.estimate)
             if total >= self.chunk or state.iterations >= self.max_iter:
                 return StepOutcome(total)
 
@@ -562,9 +607,16 @@ class SMO(IterativeSolver):
         s.Gbar[:] = Gbar
 
     @staticmethod
-    def _tighten(state: _State) -> None:
-        """Divide the native tolerance by 10 (a new phase: shrinking may grow back once more)."""
-        state.eps = max(EPS_FLOOR, state.eps / 10.0)
+    def _tighten(state: _State, wanted: float = 0.0) -> None:
+        """Lower the native tolerance for a new phase (shrinking may grow back once more).
+
+        ``wanted`` = tol / estimate: the gap has followed eps nearly in proportion (RBF, n = 2000:
+        1.5·eps at every phase from 1e-3 to 1e-7), so eps goes to half the share that would
+        just meet tol, between 1/100 and 1/2 of itself. A fixed tenfold step overshot: the last
+        phase ended up to seven times below tol, a sixth of all the updates. Without an
+        estimate (the certificate refused a point the estimate had accepted): tenfold."""
+        factor = 0.1 if wanted <= 0.0 else min(0.5, max(0.01, 0.5 * wanted))
+        state.eps = max(EPS_FLOOR, state.eps * factor)
         state.ist[jit.UNSHRUNK] = 0
 
     def _bias(self, problem: KernelDual, state: _State) -> float:

@@ -153,6 +153,24 @@ def test_projection_onto_box_and_hyperplane(rng):
         project_box_hyperplane(np.zeros(2), np.zeros(2), np.ones(2), np.ones(2), 5.0)
 
 
+def test_projection_keeps_a_point_feasible_up_to_rounding_but_one_coordinate(rng):
+    """A solver's optimum satisfies yᵀα = 0 only up to rounding: its projection (a warm start
+    of the next C) moves at most one coordinate, by the residue, and lands on the hyperplane."""
+    n = 400
+    a = np.where(rng.random(n) < 0.5, 1.0, -1.0)
+    upper = np.full(n, 2.0)
+    v = rng.uniform(0, 1, n)
+    v = project_box_hyperplane(v, np.zeros(n), upper, a, 0.0)
+    v[np.flatnonzero(v > 0.1)[:3]] *= 1 + 1e-15  # the rounding of a solver's last updates
+    x = project_box_hyperplane(v, np.zeros(n), upper, a, 0.0)
+    assert np.count_nonzero(x != v) <= 1
+    assert abs(a @ x) <= 4 * np.finfo(float).eps * np.abs(x).sum()
+    # a point truly off the hyperplane is still projected (every free coordinate moves)
+    w = v + 1e-3 * (a > 0)
+    z = project_box_hyperplane(w, np.zeros(n), upper, a, 0.0)
+    assert np.count_nonzero(z != w) > n // 4 and abs(a @ z) <= 1e-12 * n
+
+
 def test_lecture_four_point_example_by_hand():
     """E = {((2,2),+1), ((4,2),−1), ((3,3),+1), ((3,1),−1)}: w = (−1, 1), b = 1, margin 1/√2.
 

@@ -3,6 +3,7 @@ shrinking, the cache, the native rule and the jitted kernel columns."""
 
 from __future__ import annotations
 
+import dataclasses
 import tracemalloc
 import warnings
 
@@ -463,3 +464,66 @@ def test_a_warm_starts_gradients_match_the_dense_kernel(kernel, bias, storage):
     np.testing.assert_allclose(G, Q @ alpha - 1.0, rtol=0, atol=1e-11 * np.abs(Q).sum(axis=1).max())
     upper = alpha >= 1.0
     np.testing.assert_allclose(Gbar, Q[:, upper].sum(axis=1), rtol=0, atol=1e-11 * np.abs(Q).sum())
+
+
+@pytest.mark.parametrize("kernel", ["rbf", "poly", "linear"])
+def test_a_warm_starts_gradient_updated_from_the_last_solve(kernel, monkeypatch):
+    """Along a path over C, G is the last solve's plus Q̃(α − α₀) over the changed coordinates:
+    equal to the dense Q̃α − 1, and no kernel product when α is the last optimum itself."""
+    from svmbench.solvers import smo as smo_module
+
+    data = datasets.load("gaussian:n=120,d=5,sep=1,seed=3")
+    problem = KernelDual(data.X, data.y, C=1.0, kernel=kernel, gamma=0.2, coef0=0.5)
+    state = registry.get("smo")._make_state(problem, None, pairs=True, n_slots=2)
+    rng = np.random.default_rng(1)
+    alpha0 = rng.random(120) * (rng.random(120) < 0.6)
+    args = (state.X, state.sqn, state.kint, state.kflt, state.y, state.C, 0 * alpha0)
+    G0, _ = smo_module._gradients(*args, alpha0)
+    alpha = alpha0.copy()
+    alpha[[3, 17, 40]] = [0.0, 0.7, 1.0]  # one leaves the support, one moves, one at C
+    K = kernel_matrix(data.X, data.X, kernel=kernel, gamma=0.2, degree=3, coef0=0.5)
+    Q = np.outer(data.y, data.y) * K
+    G, Gbar = smo_module._gradients(*args, alpha, (alpha0, G0))
+    scale = np.abs(Q).sum(axis=1).max()
+    np.testing.assert_allclose(G, Q @ alpha - 1.0, rtol=0, atol=1e-11 * scale)
+    np.testing.assert_allclose(Gbar, Q[:, alpha >= 1.0].sum(axis=1), rtol=0, atol=1e-11 * scale)
+    calls = []
+    original = smo_module._kernel_times
+    monkeypatch.setattr(smo_module, "_kernel_times", lambda *a: calls.append(a) or original(*a))
+    G_same, _ = smo_module._gradients(*args, alpha, (alpha, G))
+    # only Ḡ's column (α_40 = C) is computed: G itself costs no kernel work
+    assert [list(c[2]) for c in calls] == [[40]] and np.array_equal(G_same, G)
+
+
+def test_a_path_over_C_reuses_the_gradient_and_reaches_the_cold_optima():
+    data = datasets.load("gaussian:n=300,d=5,sep=1,seed=2")
+    base = KernelDual(data.X, data.y, kernel="rbf", gamma=0.2)
+    engine = registry.get("smo", tol=1e-8)
+    previous = None
+    for C in (0.1, 1.0, 10.0):
+        problem = dataclasses.replace(base, C=C)
+        warm = engine.solve(problem, warm_start=previous)
+        cold = registry.get("smo", tol=1e-8).solve(problem)
+        ref = reference_solution(problem).primal
+        for r in (warm, cold):
+            assert r.status.value == "optimal" and r.certified and r.rel_gap <= 1e-8
+            assert abs(r.primal - ref) <= 1e-7 * max(1.0, abs(ref))
+        previous = warm
+
+
+def test_columns_are_float64_when_the_whole_matrix_fits_the_cache():
+    """float32 columns make the maintained gradient drift (a hidden part of the gap); they are
+    used only where they buy columns: when n float64 columns exceed the budget."""
+    from svmbench.solvers.smo import cache_dtype
+
+    data = datasets.load("gaussian:n=600,d=5,sep=1,seed=2")
+    problem = KernelDual(data.X, data.y, kernel="rbf", gamma=0.2)
+    assert cache_dtype(problem, cache_mb=200.0) is np.float64
+    assert cache_dtype(problem, cache_mb=1.0) is np.float32  # 600² × 8 bytes = 2.7 MB
+    assert cache_dtype(dataclasses.replace(problem, kernel="poly"), cache_mb=1.0) is np.float64
+    tight = registry.get("smo", tol=1e-8, cache_mb=1.0).solve(dataclasses.replace(problem, C=30))
+    loose = registry.get("smo", tol=1e-8).solve(dataclasses.replace(problem, C=30))
+    assert tight.info["cache_bytes_per_entry"] == 4 and loose.info["cache_bytes_per_entry"] == 8
+    for r in (tight, loose):
+        assert r.status.value == "optimal" and r.certified and r.rel_gap <= 1e-8
+    assert abs(tight.primal - loose.primal) <= 2e-8 * abs(loose.primal)
