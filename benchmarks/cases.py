@@ -51,6 +51,7 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
+from svmbench.benchmarks import anchors
 from svmbench.problems import PROBLEMS, KernelDual, MulticlassHinge, Problem
 from svmbench.problems.datasets import Dataset, estimate_bytes, load
 from svmbench.solvers.registry import accepts_option
@@ -205,21 +206,8 @@ def make_problem(problem_spec: dict[str, Any], dataset: Dataset) -> Problem:
 # --------------------------------------------------------------------------------------------------
 
 
-def _anchors():
-    """The :mod:`benchmarks.anchors` module, or None while it does not exist."""
-    try:
-        return importlib.import_module("svmbench.benchmarks.anchors")
-    except ModuleNotFoundError as exc:
-        if exc.name == "svmbench.benchmarks.anchors":
-            return None
-        raise
-
-
 def anchor_names(*, available_only: bool = False) -> list[str]:
     """Names of the anchors (only those whose package is installed with ``available_only``)."""
-    anchors = _anchors()
-    if anchors is None:
-        return []
     if available_only:
         return sorted(n for n in anchors.ANCHORS if _anchor_unavailable_reason(n) is None)
     return sorted(anchors.ANCHORS)
@@ -237,8 +225,7 @@ def solver_class(name: str):
 
     if name in registry.names():
         return registry.solver_class(name)
-    anchors = _anchors()
-    if anchors is not None and name in anchors.ANCHORS:
+    if name in anchors.ANCHORS:
         return anchors.ANCHORS[name]
     known = registry.names() + anchor_names()
     raise ValueError(f"unknown solver {name!r}; known solvers and anchors: {', '.join(known)}")
@@ -250,8 +237,7 @@ def make_solver(name: str, **options):
 
     if name in registry.names():
         return registry.get(name, **options)
-    anchors = _anchors()
-    if anchors is not None and name in anchors.ANCHORS:
+    if name in anchors.ANCHORS:
         return anchors.get(name, **options)
     solver_class(name)  # raises the ValueError listing the names
     raise AssertionError("unreachable")
@@ -260,34 +246,15 @@ def make_solver(name: str, **options):
 def is_anchor(name: str) -> bool:
     from svmbench.solvers import registry
 
-    return name not in registry.names() and name in anchor_names()
+    return name not in registry.names() and name in anchors.ANCHORS
 
 
 def _anchor_unavailable_reason(name: str) -> str | None:
-    anchors = _anchors()
-    if anchors is None or name not in anchors.ANCHORS:
+    """None for an anchor whose package imports (and for a name that is no anchor), else why."""
+    if name not in anchors.ANCHORS:
         return None
-    available = anchors.available()  # {name: None or why not} (or the names available)
-    if isinstance(available, dict):
-        if available.get(name) is None:
-            return None
-        return f"anchor {name!r} is unavailable: {available[name]}"
-    if name in available:
-        return None
-    cls = anchors.ANCHORS[name]
-    for attr in ("unavailable_reason", "missing_reason"):
-        hook = getattr(cls, attr, None)
-        if callable(hook):
-            try:
-                why = hook()
-            except TypeError:
-                continue
-            if why:
-                return f"anchor {name!r} is unavailable: {why}"
-    return (
-        f"anchor {name!r} is unavailable: its package is not installed "
-        f"(pip install 'svmbench[anchors]')"
-    )
+    why = anchors.ANCHORS[name].missing_reason()
+    return None if why is None else f"anchor {name!r} is unavailable: {why}"
 
 
 # --------------------------------------------------------------------------------------------------
@@ -409,7 +376,7 @@ def memory_parts_mb(
     ref = 0.0
     if reference not in (None, "none"):
         fallback = "osqp" if reference == "clarabel" else "clarabel"
-        for name in (reference, fallback):  # the runner's order (runner._reference)
+        for name in (reference, fallback):  # the order of evaluation.reference
             ref_cls = solver_class(name)
             if ref_cls.unsupported_reason(problem) is None:
                 ref = max(ref, float(ref_cls.memory_estimate(problem) or 0.0))
@@ -447,10 +414,7 @@ def _selected(solvers, instance) -> list[tuple[str, dict[str, Any], str | None]]
                 out.append((n, opts, registry.solver_class(n).unsupported_reason(instance)))
             continue
         if name == "*anchors":
-            names = anchor_names()
-            if _anchors() is None:
-                out.append((name, opts, "benchmarks.anchors is not available yet"))
-            for n in names:
+            for n in anchor_names():
                 why = _anchor_unavailable_reason(n)
                 why = why or solver_class(n).unsupported_reason(instance)
                 out.append((n, opts, why))

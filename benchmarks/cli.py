@@ -109,7 +109,7 @@ def _parse_options(pairs: list[str]) -> dict:
 
 def cmd_solve(args: argparse.Namespace) -> int:
     from svmbench.benchmarks.cases import make_problem, make_solver
-    from svmbench.benchmarks.runner import accuracy
+    from svmbench.benchmarks.evaluation import accuracy
 
     dataset = load(args.data)
     problem = make_problem(_problem_params(args), dataset)
@@ -292,7 +292,7 @@ def _run_with_progress(cases, settings, args, on_record) -> list:
         TimeRemainingColumn,
     )
 
-    from svmbench.benchmarks.runner import run_cases
+    from svmbench.benchmarks.execution import run_cases
 
     progress = Progress(
         TextColumn("[progress.description]{task.description}"),
@@ -333,8 +333,9 @@ def _run_with_progress(cases, settings, args, on_record) -> list:
 
 def cmd_run(args: argparse.Namespace) -> int:
     from svmbench.benchmarks.cases import Settings, expand
+    from svmbench.benchmarks.environment import environment
+    from svmbench.benchmarks.execution import warm_up
     from svmbench.benchmarks.report import write_report
-    from svmbench.benchmarks.runner import environment, warm_up
     from svmbench.benchmarks.store import Store
 
     suite = _suite_from_args(args)
@@ -424,7 +425,7 @@ def cmd_report(args: argparse.Namespace) -> int:
 def cmd_check(args: argparse.Namespace) -> int:
     from svmbench.benchmarks.cases import Settings, expand, load_suite
     from svmbench.benchmarks.check import EXACT_RTOL, STOCHASTIC_RTOL, judge
-    from svmbench.benchmarks.runner import warm_up
+    from svmbench.benchmarks.execution import warm_up
     from svmbench.benchmarks.store import Store
 
     suite = load_suite(args.suite)

@@ -7,8 +7,9 @@ Each named solver (a name of :mod:`solvers.registry`, or an anchor of :mod:`benc
 runs once as a warm-up (JIT compilation, imports, caches), then ``repeat`` times; the time is the
 median ``solve_time`` of those runs (what each solver counts as solve time: for an anchor, only
 the library's training call). Status, iterations and the certified relative gap are those of the
-last run. The distance to the optimum is ``|P − P*| / max(1, |P*|)`` with ``P*`` Clarabel's
-reference optimum, computed only when the problem is small enough for Clarabel
+last run. The distance to the optimum is ``|P − P*| / max(1, |P*|)`` with ``P*`` the reference
+optimum of :func:`~svmbench.benchmarks.evaluation.reference` (Clarabel's; OSQP's where Clarabel
+stops short), computed only when the problem is small enough for Clarabel
 (:data:`REFERENCE_MAX_N`, :data:`REFERENCE_MAX_NNZ`); otherwise it is left blank and the table says
 why. A name that cannot run (unknown, package missing, problem not supported) gets a row that
 says why.
@@ -20,7 +21,6 @@ import argparse
 import ast
 import math
 import os
-import platform
 import statistics
 import warnings
 from typing import Any
@@ -29,12 +29,13 @@ import numpy as np
 from scipy import sparse
 
 from svmbench.benchmarks import anchors
-from svmbench.benchmarks.runner import accuracy
+from svmbench.benchmarks.environment import summary
+from svmbench.benchmarks.evaluation import accuracy
+from svmbench.benchmarks.evaluation import reference as reference_optimum
 from svmbench.problems import PROBLEMS, KernelDual
 from svmbench.problems.base import Problem
 from svmbench.problems.datasets import load
 from svmbench.solvers import registry
-from svmbench.solvers._reference import reference_solution
 from svmbench.solvers.base import ConvergenceWarning, Solver, Status
 
 #: Largest n for which Clarabel's reference optimum is computed (linear problems).
@@ -134,10 +135,11 @@ def compare(
         if why:
             ref_note = f"no reference optimum: {why}"
         else:
-            try:
-                ref_primal = reference_solution(problem).primal
-            except RuntimeError as exc:
-                ref_note = f"no reference optimum: {exc}"
+            ref = reference_optimum(problem, cache_dir=os.environ.get("SVMBENCH_CACHE_DIR"))
+            if ref is None:
+                ref_note = "no reference optimum: neither Clarabel nor OSQP certified one"
+            else:
+                ref_primal = ref.primal
     else:
         ref_note = "no reference optimum: not asked for"
 
@@ -235,27 +237,6 @@ def format_table(rows: list[dict[str, Any]]) -> str:
     return "\n".join(lines + (["", *notes] if notes else []))
 
 
-def _environment() -> str:
-    import sklearn
-
-    versions = [f"python {platform.python_version()}", f"numpy {np.__version__}"]
-    versions.append(f"scikit-learn {sklearn.__version__}")
-    for dist in ("libsvm-official", "liblinear-official", "scikit-learn-intelex"):
-        try:
-            from importlib.metadata import version
-
-            versions.append(f"{dist} {version(dist)}")
-        except Exception:
-            versions.append(f"{dist} not installed")
-    env = " ".join(
-        f"{k}={os.environ[k]}"
-        for k in ("OMP_NUM_THREADS", "NUMBA_NUM_THREADS", "OPENBLAS_NUM_THREADS")
-        if k in os.environ
-    )
-    cpu = f"{platform.machine()}, {os.cpu_count()} cores"
-    return f"{cpu}; {', '.join(versions)}" + (f"; {env}" if env else "")
-
-
 def _parse_value(text: str):
     try:
         return ast.literal_eval(text)
@@ -345,7 +326,7 @@ def run(args: argparse.Namespace) -> int:
         problem, names, repeat=args.repeat, options=options, reference=not args.no_reference
     )
     print(f"{problem.describe()} on {dataset.spec}")
-    print(_environment())
+    print(summary("scikit-learn", "libsvm-official", "liblinear-official", "scikit-learn-intelex"))
     print(
         f"times: medians of {args.repeat} runs after one warm-up run; wall = the whole call "
         "(what a user waits), solve = the solver clock (the anchors: the library's train call)"
