@@ -8,6 +8,8 @@ that no hyperplane separates the problem is infeasible; the proof is a Farkas ve
 
 from __future__ import annotations
 
+import dataclasses
+import functools
 from dataclasses import dataclass
 from typing import ClassVar
 
@@ -17,6 +19,11 @@ from scipy import sparse
 from svmbench.problems._linear import BIASES, LinearBinaryMixin
 from svmbench.problems._validation import check_binary_labels, check_option, check_real, check_X
 from svmbench.problems.base import QP, Certificate, make_certificate
+
+#: A regularized bias's constant feature s may be at most this many times ``max‖x_i‖``: on the
+#: separable set of the scaling tests (features ×1e-8 … ×1e-5, s = 1), the barrier certified up
+#: to s = 1.8e6·max‖x_i‖ and nothing certified at 1.8e7 (Clarabel stopped certifying at 1.8e4).
+MAX_BIAS_SCALE_OVER_RADIUS = 1e6
 
 #: A Farkas vector is accepted when ``‖Σλ_i y_i x̃_i‖ ≤ FARKAS_RTOL · max_i ‖x̃_i‖``.
 FARKAS_RTOL = 1e-6
@@ -48,6 +55,16 @@ class HardMarginPrimal(LinearBinaryMixin):
         object.__setattr__(self, "y", check_binary_labels(self.y, X.shape[0]))
         check_option("bias", self.bias, BIASES)
         object.__setattr__(self, "bias_scale", check_real("bias_scale", self.bias_scale, low=0.0))
+        if self.bias == "regularized" and self.n_samples:
+            R = self._radius(with_bias=False)
+            if 0.0 < R and self.bias_scale > MAX_BIAS_SCALE_OVER_RADIUS * R:
+                raise ValueError(
+                    f"bias_scale={self.bias_scale:g} is {self.bias_scale / R:.2g} times "
+                    f"max‖x_i‖ = {R:.3g}: a regularized bias is certified up to "
+                    f"{MAX_BIAS_SCALE_OVER_RADIUS:g} times (beyond, the constant feature dwarfs "
+                    "the data and no solver here reached a certified optimum); scale X up, use "
+                    f"bias_scale ≤ {MAX_BIAS_SCALE_OVER_RADIUS * R:.3g}, or bias='free'"
+                )
 
     @property
     def upper_bounds(self) -> np.ndarray:
@@ -90,13 +107,50 @@ class HardMarginPrimal(LinearBinaryMixin):
             P, D, residuals=residuals, primal_point={"w": w, "b": b}, dual_point=a
         )
 
-    def _radius(self) -> float:
+    def solving_scale(self) -> float:
+        """``S = 2·max‖x_i‖`` when the solvers should see ``X/S`` instead of X, else 1.
+
+        The problem is covariant in the scale of X when the bias is not regularized: on ``X/S``
+        the optimum is ``(S·w*, b*)`` and the objectives are ``S²`` times those on X. Features
+        ×1e-8 put ``P*`` near 1e16, where Clarabel, OSQP, CVXPY and the barrier stalled
+        (issue 12); on ``X/S`` they certify. With ``max‖x_i/S‖ = ½``, every feasible w has
+        ``‖w‖ ≥ 2`` (``w·(x₊ − x₋) ≥ 2``, or ``y w·x ≥ 1`` without a bias), so ``P ≥ 2`` there and
+        on X: the relative gap ``gap / max(1, |P|)`` is the same number on both. Only for
+        ``max‖x_i‖ < 1e-4``: above it, X is left as given. A regularized bias is not covariant
+        (its constant feature s would become s/S)."""
+        if self.bias == "regularized" or not self.n_samples:
+            return 1.0
+        R = self._radius(with_bias=False)
+        return 2.0 * R if 0.0 < R < 1e-4 else 1.0
+
+    def rescaled(self, factor: float) -> HardMarginPrimal:
+        """The same problem on ``factor · X`` (see :meth:`solving_scale`)."""
+        return dataclasses.replace(self, X=self.X * factor)
+
+    def dual_from_primal(self, w, b=None) -> np.ndarray:
+        """As for every linear problem (:meth:`LinearBinaryMixin.dual_from_primal`), computed on
+        ``X/S`` when :meth:`solving_scale` asks for it: its small QP runs with absolute
+        tolerances, which at features ×1e-6 left a certified optimum's gap at 3e-2 instead of
+        1e-7. The multipliers on X are those on ``X/S`` divided by ``S²``."""
+        S = self.solving_scale()
+        if S == 1.0 or w is None:
+            return super().dual_from_primal(w, b)
+        w_checked, b_checked = self._check_w_b(w, b)
+        b = None if b is None else b_checked  # "not given" keeps its meaning (the best b)
+        return self.rescaled(1.0 / S).dual_from_primal(w_checked * S, b) / S**2
+
+    def _radius(self, with_bias: bool = True) -> float:
         """``max_i ‖x̃_i‖`` (with the constant feature s for a regularized bias)."""
+        sq = self._row_sqnorm_max
+        if self.bias == "regularized" and with_bias:
+            sq = sq + self.bias_scale**2
+        return float(np.sqrt(sq))
+
+    @functools.cached_property
+    def _row_sqnorm_max(self) -> float:
         X = self.X
         sq = np.asarray(X.multiply(X).sum(axis=1)).ravel() if sparse.issparse(X) else (X * X).sum(1)
-        if self.bias == "regularized":
-            sq = sq + self.bias_scale**2
-        return float(np.sqrt(np.max(sq)))
+        return float(np.max(sq))
 
     def check_farkas(self, lam) -> dict[str, float]:
         """Residuals of an infeasibility certificate λ, relative to ``max‖x̃_i‖``.

@@ -489,7 +489,11 @@ class Solver(abc.ABC):
         ws = self.parse_warm_start(warm_start, problem)
         compile_time = self.warm_up()
         clock = Clock().start()
-        outcome = self._run(problem, ws, clock, callback)
+        scale = problem.solving_scale() if hasattr(problem, "solving_scale") else 1.0
+        if scale == 1.0:
+            outcome = self._run(problem, ws, clock, callback)
+        else:
+            outcome = self._run_rescaled(problem, scale, ws, clock, callback)
         solve_time = max(0.0, clock.stop() - outcome.excluded_time)
         final = time.perf_counter()
         result = self._result(
@@ -514,6 +518,45 @@ class Solver(abc.ABC):
         compiled = compile_time + outcome.compile_time
         wall_time = max(0.0, time.perf_counter() - entered - compiled)
         return replace(result, wall_time=wall_time, certify_time=certify_time)
+
+    def _run_rescaled(self, problem, scale: float, ws, clock: Clock, callback) -> Outcome:
+        """Run on ``problem.rescaled(1/scale)`` (``Problem.solving_scale``: a problem whose
+        optimum is ``(scale·w*, b*)`` there, with objectives ``scale²`` times the original's) and
+        map everything back: ``w/scale``, ``α/scale²``, the trace's values ``/scale²``. The
+        record is then certified by the given problem, as always."""
+        f = 1.0 / scale
+        inner = problem.rescaled(f)
+        if ws is not None:
+            ws = replace(
+                ws,
+                w=None if ws.w is None else ws.w * scale,
+                alpha=None if ws.alpha is None else ws.alpha * scale**2,
+                qp=None,
+            )
+            if not ws.fields:
+                ws = None
+
+        def back(p: Checkpoint) -> Checkpoint:
+            return replace(p, primal=p.primal * f * f, dual=p.dual * f * f, gap=p.gap * f * f)
+
+        inner_callback = None if callback is None else (lambda p: callback(back(p)))
+        outcome = self._run(inner, ws, clock, inner_callback)
+        variables = dict(outcome.variables)
+        if variables.get("w") is not None:
+            variables["w"] = np.asarray(variables["w"]) * f
+        if variables.get("alpha") is not None:
+            variables["alpha"] = np.asarray(variables["alpha"]) * f * f
+        note = f"solved on X/{scale:.3g}, certified on X"
+        return replace(
+            outcome,
+            variables=variables,
+            certificate=None,
+            model=None,
+            problem=None,
+            trace=tuple(back(p) for p in outcome.trace),
+            info={**outcome.info, "solved_on_X_over": scale},
+            message=f"{outcome.message or STATUS_MESSAGES[outcome.status]}; {note}",
+        )
 
     @abc.abstractmethod
     def _run(self, problem: Problem, warm_start: WarmStart | None, clock: Clock, callback):

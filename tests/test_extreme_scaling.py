@@ -71,6 +71,11 @@ def _biases(kind):
     )
 
 
+#: Refused at construction, with the range that works (``hard_margin.MAX_BIAS_SCALE_OVER_RADIUS``):
+#: a regularized bias whose constant feature is 1.8e7 times the data's radius.
+REFUSED = {("hard_margin", "regularized", 1e-8)}
+
+
 @functools.cache
 def _problem(kind, bias, scale):
     return KINDS[kind](scale, bias)
@@ -81,9 +86,31 @@ CASES = [
     for kind in KINDS
     for bias in _biases(kind)
     for scale in SCALES
+    if (kind, bias, scale) not in REFUSED
     for name in registry.names()
     if registry.solver_class(name).unsupported_reason(_problem(kind, bias, scale)) is None
 ]
+
+
+@pytest.mark.parametrize(("kind", "bias", "scale"), sorted(REFUSED))
+def test_the_refused_problems_name_the_argument_and_the_range(kind, bias, scale):
+    with pytest.raises(ValueError, match=r"bias_scale=1 is 1\.8e\+07 times max‖x_i‖.*up to 1e\+06"):
+        _problem(kind, bias, scale)
+
+
+@pytest.mark.parametrize("bias", ["free", "none"])
+@pytest.mark.parametrize("name", ["barrier", "clarabel", "osqp", "cvxpy"])
+def test_a_hard_margin_on_tiny_features_is_certified_with_the_scaled_optimum(bias, name):
+    """Features ×1e-8: P* ≈ 1e16, where every QP solver stalled before it was solved on X/S
+    (``HardMarginPrimal.solving_scale``). w* scales as 1/s: compare with the unit problem's."""
+    unit = _problem("hard_margin", bias, 1.0)
+    tiny = _problem("hard_margin", bias, 1e-8)
+    reference = registry.get("clarabel", tol=1e-9).solve(unit)
+    result = registry.get(name, tol=TOL).solve(tiny)
+    assert result.status is Status.OPTIMAL and result.certified and result.rel_gap <= TOL
+    assert "solved on X/" in result.message and result.info["solved_on_X_over"] > 0
+    np.testing.assert_allclose(result.w * 1e-8, reference.w, rtol=1e-3, atol=1e-3)
+    assert abs(result.primal * 1e-16 - reference.primal) <= 1e-5 * reference.primal
 
 
 @functools.cache
