@@ -17,21 +17,25 @@ median (with the range of the per-round ratios), oracle calls, cuts held (maximu
 over the calls), Newton steps, the problem's certified relative gap, ACCPM's own
 ``(u − l)/max(1, |u|)`` and the distance of the objective to Clarabel's. It writes
 ``reports/accpm/accpm_dropping.png`` (bounds and cuts held per oracle call) and
-``reports/accpm/README.md``. BLAS runs single-threaded (threadpoolctl).
+``reports/accpm/README.md``. BLAS runs single-threaded (threadpoolctl). The machine line is
+:func:`~benchmarks.environment.summary`; Clarabel's optimum comes from
+:func:`~benchmarks.evaluation.reference` (cached on disk).
+
+Not a suite: the figures are ACCPM's own bounds and cut counts per oracle call.
 """
 
 from __future__ import annotations
 
 import argparse
 import os
-import platform
 import time
 from pathlib import Path
 
 import numpy as np
 
+from svmbench.benchmarks.environment import summary
+from svmbench.benchmarks.evaluation import default_cache_dir, interleaved, reference
 from svmbench.problems import SoftMarginPrimal, datasets
-from svmbench.solvers._reference import reference_solution
 from svmbench.solvers.accpm import ACCPM, DROPPING
 
 CASES = (
@@ -49,19 +53,21 @@ OUT = Path("reports/accpm")
 
 
 def _rounds(problems: dict, repeat: int) -> dict:
-    """``repeat`` rounds; each solves every (case, strategy) once, strategies in rotated order.
+    """``repeat`` rounds; each solves every (case, strategy) once, in an order rotated from round
+    to round (:func:`~benchmarks.evaluation.interleaved`).
 
     Returns ``{case: {strategy: [result per round]}}`` (trace off: the certificate is computed
     once, at the end, outside the clock).
     """
-    runs = {name: {s: [] for s in DROPPING} for name in problems}
-    for k in range(repeat):
-        order = DROPPING[k % len(DROPPING) :] + DROPPING[: k % len(DROPPING)]
-        for name, (problem, tol) in problems.items():
-            for dropping in order:
-                r = ACCPM(tol=tol, dropping=dropping, trace=False).solve(problem)
-                runs[name][dropping].append(r)
-    return runs
+    runs = {
+        (name, dropping): (
+            lambda p=problem, t=tol, d=dropping: ACCPM(tol=t, dropping=d, trace=False).solve(p)
+        )
+        for name, (problem, tol) in problems.items()
+        for dropping in DROPPING
+    }
+    results = interleaved(runs, repeat, rotate=True)
+    return {name: {d: results[(name, d)] for d in DROPPING} for name in problems}
 
 
 def _summary(results: list, base: list, f_star: float) -> dict:
@@ -140,25 +146,25 @@ def main(argv=None) -> None:
     repeat = 1 if args.quick else args.repeat
     cases = CASES if args.quick else CASES + LONG_CASES
 
-    import scipy
     from threadpoolctl import threadpool_limits
 
     defaults = ACCPM()
-    machine = (
-        f"Machine: {platform.machine()}, {os.cpu_count()} cores (shared), python "
-        f"{platform.python_version()}, numpy {np.__version__}, scipy {scipy.__version__}; "
-        f"BLAS threads = 1; ACCPM defaults relevance_every = {defaults.relevance_every}, "
-        f"keep_factor = {defaults.keep_factor}, lp_every = {defaults.lp_every}"
-    )
-    print(f"# {machine}")
     load_before = os.getloadavg()
     problems, f_stars = {}, {}
     with threadpool_limits(1):
+        machine = "Machine: " + summary(
+            note=f"ACCPM defaults relevance_every = {defaults.relevance_every}, "
+            f"keep_factor = {defaults.keep_factor}, lp_every = {defaults.lp_every}"
+        )
+        print(f"# {machine}")
         for name, spec, tol in cases:
             ds = datasets.load(spec)
             problem = SoftMarginPrimal(ds.X, ds.y, C=1.0)
             problems[name] = (problem, tol)
-            f_stars[name] = reference_solution(problem).primal
+            ref = reference(problem, cache_dir=default_cache_dir())
+            if ref is None:
+                raise RuntimeError(f"no certified reference optimum for {problem.describe()}")
+            f_stars[name] = ref.primal
         t0 = time.perf_counter()
         runs = _rounds(problems, repeat)
         wall = time.perf_counter() - t0

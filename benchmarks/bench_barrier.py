@@ -23,29 +23,24 @@ solvers' ``solve_time`` (wall clock) and the CPU seconds of the process around t
 single-threaded run mostly measures the other jobs). BLAS is limited to ``--threads`` threads
 (default 1: Clarabel and OSQP are single-threaded, and on a shared machine multi-threaded
 OpenBLAS on small matrices mostly waits). ``--quick`` drops
-n = 3·10⁵, 10⁶ and 50 000 and thins the grid.
+n = 3·10⁵, 10⁶ and 50 000 and thins the grid. The first printed line is
+:func:`~benchmarks.environment.summary` (machine, load average, versions, threads).
+
+Not a suite: the figures are grids of the barrier's own parameters, CPU seconds beside the wall
+clock and fitted exponents; ``svmbench run scaling`` times the barrier beside the other solvers
+through the harness.
 """
 
 from __future__ import annotations
 
 import argparse
 import os
-import platform
 import time
 import warnings
 
 import numpy as np
 
-
-def _versions() -> str:
-    import clarabel
-    import osqp
-    import scipy
-
-    return (
-        f"python {platform.python_version()}, numpy {np.__version__}, scipy {scipy.__version__}, "
-        f"clarabel {clarabel.__version__}, osqp {getattr(osqp, '__version__', '?')}"
-    )
+from svmbench.benchmarks.environment import summary
 
 
 def _run(solver_name, problem, **options):
@@ -216,11 +211,9 @@ def main(argv=None) -> None:
     registry.names()
     registry.get("barrier").warm_up()  # JIT compilation (or cache load) is never solve time
 
-    print(f"machine: {platform.machine()}, {os.cpu_count()} cores, {platform.platform()}")
-    print(f"versions: {_versions()}")
-    print(f"BLAS threads: {args.threads}; load average at start: {os.getloadavg()}")
     start = time.perf_counter()
     with threadpool_limits(limits=args.threads):
+        print(summary("clarabel", "osqp", note=f"BLAS threads: {args.threads}"))
         if "a" in args.parts:
             part_a(args.quick)
         if "b" in args.parts:

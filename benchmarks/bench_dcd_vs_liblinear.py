@@ -8,17 +8,17 @@ solvers are judged by that problem.
 What is measured, per case (all single-threaded: BLAS is limited to one thread, LIBLINEAR and the
 dcd kernels are serial):
 
-- LIBLINEAR (official Python binding): ``-s 3`` (hinge) or ``-s 1`` (squared hinge), ``-B 1``,
-  ``-c C``, its default ``eps = 0.1`` and its fixed epoch cap (300 in liblinear-official 2.50; a
-  ``*`` in the table marks a run that stopped there; with ``-s 1`` LIBLINEAR then switches to its
-  primal Newton solver ``-s 2`` and finishes with it, marked ``†``). One warm-up run, then six
-  timed ``train`` calls; the time is their median. Its epoch count is not stored in the model: it
-  is read from the ``optimization finished, #iter = N`` line that LIBLINEAR prints, captured through
-  ``set_print_string_function`` (this replaces ``-q``: output is silenced either way, and the
-  callback fires about once per 10 epochs). ``P_LL`` is our problem's primal objective at the
-  model of the median of the first three runs (``get_decfun()``, with ``w, b`` negated when
-  LIBLINEAR's first label, its +1 class, is our −1); LIBLINEAR's order is drawn with ``rand()``,
-  so its runs differ slightly.
+- LIBLINEAR (official Python binding) through the ``liblinear`` anchor
+  (:class:`~benchmarks.anchors.LiblinearAnchor`): ``-s 3`` (hinge) or ``-s 1`` (squared hinge),
+  ``-B 1``, ``-c C``, its default ``eps = 0.1`` and its fixed epoch cap (300 in liblinear-official
+  2.50; a ``*`` in the table marks a run that stopped there, status ``max_iter``; with ``-s 1``
+  LIBLINEAR then switches to its primal Newton solver ``-s 2`` and finishes with it, marked
+  ``†``). One warm-up run, then six timed runs; the time is their median ``solve_time`` (the
+  anchor's clock times the ``train`` call only). Its epoch count is the anchor's ``iterations``
+  (the ``#iter = N`` that LIBLINEAR prints, captured instead of printed). ``P_LL`` is our
+  problem's primal objective at the model of the median of the first three runs (the anchor maps
+  LIBLINEAR's ``w, b`` to our labels); LIBLINEAR's order is drawn with ``rand()``, which the
+  anchor seeds: run ``k`` gets seed ``k``, so its runs differ slightly, as unseeded runs would.
 - dcd with LIBLINEAR's rule (``stop_rule="native", eps=0.1``, ``trace=False``): the median run of
   three. ``epoch cost = time / epochs`` on both sides, both including their O(nnz) set-up
   (``Q_ii``, ``w``) and their shrunk epochs.
@@ -35,8 +35,12 @@ dcd kernels are serial):
   ``X`` fits in the cache); a full dcd epoch (no shrinking, the first 5 epochs from α = 0) is
   compared with it.
 
-The runs of the two solvers are interleaved (LIBLINEAR, dcd, LIBLINEAR, dcd, ...) so that a change
-of load hits both sides alike. Timings on a shared machine are noisy: compare ratios within one
+The runs of the two solvers are interleaved (LIBLINEAR, dcd, LIBLINEAR, dcd, ...:
+:func:`~benchmarks.evaluation.interleaved`) so that a change of load hits both sides alike. The
+environment line is :func:`~benchmarks.environment.summary`. ``svmbench run dcd_liblinear`` runs
+the same pairs through the harness (dcd with both stopping rules beside the ``liblinear`` anchor,
+judged against the reference optimum); this study adds the time to LIBLINEAR's objective and the
+cost of an epoch. Timings on a shared machine are noisy: compare ratios within one
 run, not across runs.
 """
 
@@ -44,8 +48,6 @@ from __future__ import annotations
 
 import argparse
 import math
-import os
-import platform
 import statistics
 import sys
 import time
@@ -55,9 +57,12 @@ from dataclasses import dataclass
 import numpy as np
 from scipy import sparse
 
+from svmbench.benchmarks import anchors
+from svmbench.benchmarks.environment import summary
+from svmbench.benchmarks.evaluation import interleaved, median_solve_time
 from svmbench.problems import SoftMarginPrimal, datasets
+from svmbench.solvers.base import Status
 
-LIBLINEAR_SOLVER = {"hinge": 3, "squared_hinge": 1}
 REPEATS = 3
 
 
@@ -101,32 +106,16 @@ def grid(quick: bool, big: bool) -> list[Case]:
     return cases
 
 
-# ---- LIBLINEAR -----------------------------------------------------------------------------------
-def liblinear_run(lib_problem, case: Case):
-    """One ``train`` call: (seconds, epochs, hit_cap, w, b, switched) in our label convention.
+# ---- LIBLINEAR ---------------------------------------------------------------------------------
+def liblinear_run(problem, seed: int):
+    """One ``train`` call through the anchor: its result (``solve_time``, ``iterations``, ``w``,
+    ``b``, status ``max_iter`` at LIBLINEAR's epoch cap) and whether LIBLINEAR switched.
 
     ``switched``: LIBLINEAR's ``-s 1`` that reaches its dual epoch cap continues with the primal
     trust-region Newton method of ``-s 2`` (it prints "Switching to use -s 2").
     """
-    from liblinear import liblinear as ll
-    from liblinear.liblinearutil import parameter, train
-
-    lines: list[str] = []
-    printer = ll.PRINT_STRING_FUN(lambda s: lines.append(s.decode()))
-    param = parameter(f"-s {LIBLINEAR_SOLVER[case.loss]} -B 1 -c {case.C:g}")
-    param.print_func = printer  # silences LIBLINEAR like -q, but lets us read "#iter = N"
-    t0 = time.perf_counter()
-    model = train(lib_problem, param)
-    seconds = time.perf_counter() - t0
-    text = "".join(lines)
-    epochs = int(text.split("#iter =")[1].split()[0])
-    hit_cap = "reaching max number of iterations" in text
-    switched = "Switching to use -s 2" in text
-    w, b = model.get_decfun()
-    w, b = np.asarray(w, dtype=np.float64), float(b)
-    if model.get_labels()[0] != 1:  # LIBLINEAR's +1 class is the first label it met
-        w, b = -w, -b
-    return seconds, epochs, hit_cap, w, b, switched
+    result = anchors.get("liblinear", seed=seed).solve(problem)
+    return result, "Switching to use -s 2" in result.info["library_output"]
 
 
 # ---- dcd -----------------------------------------------------------------------------------------
@@ -176,53 +165,52 @@ def pass_time(X, repeats: int = 7) -> tuple[float, int]:
     return statistics.median(times), nbytes
 
 
-def _lib_objective(problem, run) -> float:
-    """Our primal objective at LIBLINEAR's model ``(w, b)``."""
-    return problem.primal_objective(run[3], run[4])
-
-
 def measure(case: Case, gap_time_limit: float) -> dict:
-    from liblinear.liblinearutil import problem as lib_problem_of
-
     ds = datasets.gaussian(case.n, case.d, case.sep, seed=0, density=case.density)
     problem = SoftMarginPrimal(ds.X, ds.y, C=case.C, loss=case.loss, bias="regularized")
     row: dict = {"case": case.label}
 
-    lib_problem = lib_problem_of(problem.y, problem.X)
     native = dcd_solver(stop_rule="native", trace=False)
     full = dcd_solver(stop_rule="native", eps=1e-300, shrinking=False, max_iter=5, trace=False)
-    liblinear_run(lib_problem, case)  # warm-ups: compilation (untimed anyway) and caches
+    seeds = iter(range(1_000_000))
+    liblinear_run(problem, next(seeds))  # warm-ups: compilation (untimed anyway) and caches
     native.solve(problem)
-    # Repeats interleave the solvers so that a change of load hits both sides alike. Phase A:
-    # LIBLINEAR, dcd with LIBLINEAR's rule, dcd full epochs. Phase B: LIBLINEAR again, dcd to the
-    # objective of LIBLINEAR's median phase-A run.
-    lib_runs, nat_runs, full_epochs = [], [], []
-    for _ in range(REPEATS):
-        lib_runs.append(liblinear_run(lib_problem, case))
-        nat_runs.append(native.solve(problem))
-        r = full.solve(problem)
-        full_epochs.append(r.solve_time / r.iterations)
-    median_run = sorted(lib_runs, key=lambda r: r[0])[len(lib_runs) // 2]
-    row["lib_P"] = _lib_objective(problem, median_run)
-    row["lib_cap"] = median_run[2]
-    row["lib_switched"] = median_run[5]
-    row["lib_epochs"] = median_run[1]
+    # Phase A: LIBLINEAR, dcd with LIBLINEAR's rule, dcd full epochs. Phase B: LIBLINEAR again,
+    # dcd to the objective of LIBLINEAR's median phase-A run.
+    a = interleaved(
+        {
+            "lib": lambda: liblinear_run(problem, next(seeds)),
+            "native": lambda: native.solve(problem),
+            "full": lambda: full.solve(problem),
+        },
+        REPEATS,
+    )
+    lib_runs = a["lib"]
+    median_run, switched = sorted(lib_runs, key=lambda r: r[0].solve_time)[len(lib_runs) // 2]
+    row["lib_P"] = median_run.primal
+    row["lib_cap"] = median_run.status is Status.MAX_ITER
+    row["lib_switched"] = switched
+    row["lib_epochs"] = median_run.iterations
     k_star = epochs_to_objective(problem, row["lib_P"], gap_time_limit)
-    hits = []
-    for _ in range(REPEATS):
-        lib_runs.append(liblinear_run(lib_problem, case))
-        hits.append(time_for_epochs(problem, k_star))
-    objectives = [_lib_objective(problem, r) for r in lib_runs]
+    b = interleaved(
+        {
+            "lib": lambda: liblinear_run(problem, next(seeds)),
+            "hit": lambda: time_for_epochs(problem, k_star),
+        },
+        REPEATS,
+    )
+    lib = [r for r, _ in lib_runs + b["lib"]]
+    objectives = [r.primal for r in lib]
     row["lib_P_spread"] = (max(objectives) - min(objectives)) / abs(row["lib_P"])
-    row["lib_time"] = statistics.median(r[0] for r in lib_runs)
-    row["lib_epoch"] = statistics.median(r[0] / r[1] for r in lib_runs)
-    nat_runs.sort(key=lambda r: r.solve_time)
+    row["lib_time"] = median_solve_time(lib)
+    row["lib_epoch"] = statistics.median(r.solve_time / r.iterations for r in lib)
+    nat_runs = sorted(a["native"], key=lambda r: r.solve_time)
     row["dcd_native_time"] = nat_runs[1].solve_time
     row["dcd_native_epochs"] = nat_runs[1].iterations
     row["dcd_native_P"] = nat_runs[1].primal
     row["dcd_epoch"] = statistics.median(r.solve_time / r.iterations for r in nat_runs)
-    row["dcd_full_epoch"] = statistics.median(full_epochs)
-    row["dcd_to_lib_P"] = statistics.median(hits)
+    row["dcd_full_epoch"] = statistics.median(r.solve_time / r.iterations for r in a["full"])
+    row["dcd_to_lib_P"] = statistics.median(b["hit"])
     row["dcd_to_lib_P_epochs"] = math.nan if k_star is None else k_star
 
     gap = dcd_solver(tol=1e-6, trace=False, time_limit=gap_time_limit).solve(problem)
@@ -310,24 +298,6 @@ def print_table(rows: list[dict], out=sys.stdout) -> None:
     )
 
 
-def environment() -> str:
-    import liblinear
-    import numba
-
-    try:
-        from importlib.metadata import version
-
-        ll_version = version("liblinear-official")
-    except Exception:  # pragma: no cover - metadata missing
-        ll_version = getattr(liblinear, "__version__", "?")
-    return (
-        f"{platform.platform()}, {platform.processor() or platform.machine()}, "
-        f"{os.cpu_count()} CPUs, load average {os.getloadavg()[0]:.2f}; Python "
-        f"{platform.python_version()}, NumPy {np.__version__}, Numba {numba.__version__}, "
-        f"liblinear-official {ll_version}; single-threaded (BLAS limited to 1 thread)"
-    )
-
-
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="a handful of cases (~2 minutes)")
@@ -354,7 +324,8 @@ def main(argv=None) -> int:
     warnings.simplefilter("ignore", ConvergenceWarning)
     rows = []
     with threadpool_limits(1):
-        print(environment(), flush=True)
+        note = "single-threaded (BLAS limited to 1 thread)"
+        print(summary("liblinear-official", note=note), flush=True)
         compile_s = dcd_solver().warm_up()
         print(f"dcd JIT warm-up (from the on-disk cache if present): {compile_s:.2f} s", flush=True)
         cases = grid(args.quick, args.big)

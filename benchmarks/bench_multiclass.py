@@ -4,53 +4,44 @@ LinearSVC(multi_class="crammer_singer") and Clarabel), every model judged by our
     python -m svmbench.benchmarks.bench_multiclass [--quick] [--n N] [--C C] [--repeats R]
         [--seed S] [--solver-seed S] [--skip-digits]
 
-For each data set: LIBLINEAR ``-s 4 -B 1`` (bias regularized, s = 1) is timed around ``train``
-(best of ``--repeats``); its weights, rows in ``model.get_labels()`` order, are mapped to our
-``W`` (k, d) and ``b = s·w_bias``, and certified by ``MulticlassHinge(bias="regularized")``. Our
+For each data set: LIBLINEAR ``-s 4 -B 1`` (bias regularized, s = 1) runs through the
+``liblinear_cs`` anchor (:class:`~benchmarks.anchors.LiblinearCSAnchor`), timed around ``train``
+(best of ``--repeats``); the anchor maps its weights, rows in ``model.get_labels()`` order, to our
+``W`` (k, d) and ``b = s·w_bias``, certified by ``MulticlassHinge(bias="regularized")``. Our
 ``cs_dcd`` runs with the certified-gap rule (tol 1e-6; timed gap checks spaced by counted work,
 at most 10 % of the solve, or every ``--check-every`` epochs, and whenever its native rule
 holds) and a trace; "time to LIBLINEAR's
 objective" is the solve time of the first checkpoint whose certified primal is ≤ LIBLINEAR's
 (checkpoints drawn for the trace pause the clock).
-Both sides are single-threaded; JIT compilation is excluded and reported apart.
+Both sides are single-threaded; JIT compilation is excluded and reported apart. The first printed
+line is :func:`~benchmarks.environment.summary`. ``svmbench run cs_liblinear`` runs cs_dcd beside
+the anchor through the harness (each to its own rule, judged against the reference); this study
+adds the time to LIBLINEAR's objective, LinearSVC and Clarabel on digits.
 """
 
 from __future__ import annotations
 
 import argparse
-import os
-import platform
 import time
 import warnings
 
 import numpy as np
 
+from svmbench.benchmarks import anchors
+from svmbench.benchmarks.environment import summary
 from svmbench.problems import MulticlassHinge, datasets
+from svmbench.solvers.base import ConvergenceWarning
 
 TOL = 1e-6
 
 
-def _liblinear(X, y, C, eps, repeats):
-    from liblinear import liblinearutil as lu
-
-    Xl = np.ascontiguousarray(X)
-    yl = y.astype(float)
-    best = np.inf
-    for _ in range(repeats):
-        prob = lu.problem(yl, Xl)
-        param = lu.parameter(f"-s 4 -B 1 -c {C} -e {eps} -q")
-        t0 = time.perf_counter()
-        trained = lu.train(prob, param)
-        elapsed = time.perf_counter() - t0
-        if elapsed < best:  # LIBLINEAR shuffles with rand(): keep the model of the timed run
-            best, model = elapsed, trained
-    k, d = int(y.max()) + 1, X.shape[1]
-    W, b = np.zeros((k, d)), np.zeros(k)
-    for idx, label in enumerate(model.get_labels()):
-        w, bias = model.get_decfun(idx)
-        W[int(label)] = w[:d]
-        b[int(label)] = bias  # -B 1: b = s·w_bias with s = 1
-    return W, b, best
+def _liblinear(problem, eps, repeats):
+    """LIBLINEAR ``-s 4`` through its anchor: the fastest of ``repeats`` runs (run ``k`` seeds
+    ``rand()``, which orders LIBLINEAR's coordinates, with ``k``), certified by ``problem``."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)  # LIBLINEAR's cap: status max_iter
+        runs = [anchors.get("liblinear_cs", tol=eps, seed=k).solve(problem) for k in range(repeats)]
+    return min(runs, key=lambda r: r.solve_time)
 
 
 def _ours(problem, repeats, check_every, seed=0):
@@ -85,8 +76,8 @@ def run_set(name, X, y, C, *, repeats, eps_list, check_every, extra, seed=0):
     )
     p_star = res.primal
     for eps in eps_list:
-        W, b, t_lib = _liblinear(X, y, C, eps, repeats)
-        cert = problem.certificate(W=W, b=b)
+        cert = _liblinear(problem, eps, repeats)
+        t_lib = cert.solve_time
         t_ours, ep = _time_to(res, cert.primal)
         print(
             f"LIBLINEAR -e {eps:g}: {t_lib:.3f} s, P = {cert.primal:.10g}, certified rel gap "
@@ -145,24 +136,14 @@ def main(argv=None):
     ap.add_argument("--skip-digits", action="store_true", help="blobs only")
     args = ap.parse_args(argv)
     repeats = args.repeats or (1 if args.quick else 3)
-    import liblinear
-    import numba
-    import sklearn
     from threadpoolctl import threadpool_limits
 
     # BLAS threads (used only by the certificates, outside the timed region) would otherwise
     # busy-wait after each call and steal the core the single-threaded solvers run on
     threadpool_limits(1)
 
-    print(
-        f"machine: {platform.processor() or platform.machine()}, {os.cpu_count()} cpus; python "
-        f"{platform.python_version()}, numpy {np.__version__}, numba {numba.__version__}, "
-        f"scikit-learn {sklearn.__version__}, liblinear-official "
-        f"{getattr(liblinear, '__version__', '?')}; NUMBA_NUM_THREADS="
-        f"{os.environ.get('NUMBA_NUM_THREADS', 'default')}, BLAS limited to 1 thread; both "
-        f"solvers single-threaded; load average {os.getloadavg()[0]:.1f}; "
-        f"best of {repeats}"
-    )
+    note = f"BLAS limited to 1 thread; both solvers single-threaded; best of {repeats}"
+    print(summary("scikit-learn", "liblinear-official", note=note))
     if not args.skip_digits:
         ds = datasets.load("digits")
         extra = [("LinearSVC(crammer_singer, tol 1e-4)", _linearsvc)]

@@ -9,7 +9,7 @@ Cases: :class:`~problems.SoftMarginPrimal` (hinge) on ``gaussian:n=20000,d=50,se
 same bias on both sides: ``bias="free"`` (SGDClassifier's intercept is unregularized,
 ``fit_intercept=True``; Pegasos updates a free bias with its step on the loss subgradient) and
 ``bias="none"`` (``fit_intercept=False``). ``P*`` is Clarabel's certified optimum
-(:func:`solvers._reference.reference_solution`'s cache, on disk under ``SVMBENCH_CACHE_DIR`` or
+(:func:`benchmarks.evaluation.reference`, cached on disk under ``SVMBENCH_CACHE_DIR`` or
 ``~/.cache/svmbench``).
 
 What is measured, at E epochs for E in a grid (each E is its own run with ``max_iter=E``; a run is
@@ -20,13 +20,16 @@ one):
   ``none`` (last iterate), ``suffix`` (the default) and ``polynomial`` (η = 3); ``uniform`` once
   at E = 20.
 - ``SGDClassifier(loss="hinge", penalty="l2", alpha=lambda_from_C(C, n), max_iter=E, tol=None,
-  random_state=0)``: scikit-learn minimizes ``(1/n) Σ loss + α ½‖w‖²`` (its ``R(w) = ½‖w‖²``),
-  our C-form over ``nC``, so ``α = λ``. Its default ``learning_rate="optimal"`` (step
-  ``1/(α(t + t₀))``), last iterate; ``average=True`` (ASGD) is shown beside it.
+  random_state=0)``, through the ``sklearn_sgd`` anchor
+  (:class:`~benchmarks.anchors.SklearnSGDAnchor`): scikit-learn minimizes
+  ``(1/n) Σ loss + α ½‖w‖²`` (its ``R(w) = ½‖w‖²``), our C-form over ``nC``, so ``α = λ``. Its
+  default ``learning_rate="optimal"`` (step ``1/(α(t + t₀))``), last iterate; ``average=True``
+  (ASGD) is shown beside it.
 - Both judged by ``(P(w, b) − P*)/P*`` with the problem's ``primal_objective`` (a Pegasos result's
   ``primal`` is that value; its certificate's gap is also reported).
-- Times: Pegasos ``solve_time`` (jitted epochs, single thread, compilation excluded) and
-  ``SGDClassifier.fit`` wall time (Cython, single thread), at E = 20: ratios on a shared machine.
+- Times: Pegasos ``solve_time`` (jitted epochs, single thread, compilation excluded) and the
+  anchor's ``solve_time``, the ``SGDClassifier.fit`` call alone (Cython, single thread), at
+  E = 20: ratios on a shared machine.
 
 Full mode also measures SGDClassifier with its defaults (``max_iter=1000, tol=1e-3``, its own
 stopping rule) at C = 1 on n ∈ {1 000, 5 000, 20 000}: how far above the optimum it ends.
@@ -35,34 +38,30 @@ stopping rule) at C = 1 on n ∈ {1 000, 5 000, 20 000}: how far above the optim
 from __future__ import annotations
 
 import argparse
-import os
-import platform
 import time
 import warnings
 from pathlib import Path
 
 import numpy as np
 
+from svmbench.benchmarks import anchors
+from svmbench.benchmarks.environment import summary
+from svmbench.benchmarks.evaluation import default_cache_dir, reference
 from svmbench.problems import SoftMarginPrimal, datasets
 from svmbench.problems.scaling import lambda_from_C
 from svmbench.solvers import registry
-from svmbench.solvers._reference import ReferenceCache
-from svmbench.solvers.base import ConvergenceWarning, Status
+from svmbench.solvers.base import ConvergenceWarning
 
 MODES = ("none", "suffix", "polynomial")
 CASES = [(C, bias) for C in (0.05, 1.0) for bias in ("free", "none")]
 REPORT_DIR = Path(__file__).resolve().parent.parent / "reports" / "pegasos"
 
 
-def reference_cache() -> ReferenceCache:
-    directory = os.environ.get("SVMBENCH_CACHE_DIR") or os.path.expanduser("~/.cache/svmbench")
-    return ReferenceCache(directory)
-
-
-def p_star(problem, cache: ReferenceCache) -> float:
-    ref = cache.get(problem, registry.get("clarabel"))
-    if ref.status is not Status.OPTIMAL:
-        raise RuntimeError(f"clarabel did not certify {problem.describe()}: {ref.message}")
+def p_star(problem) -> float:
+    """``P*``, certified by the harness's reference (:func:`benchmarks.evaluation.reference`)."""
+    ref = reference(problem, cache_dir=default_cache_dir())
+    if ref is None:
+        raise RuntimeError(f"no reference certified {problem.describe()}")
     return ref.primal
 
 
@@ -74,30 +73,13 @@ def run_pegasos(problem, averaging: str, epochs: int):
 
 
 def run_sgd(problem, epochs: int | None, *, average: bool = False, defaults: bool = False):
-    """SGDClassifier on the problem's data; returns (P(w, b), fit seconds, epochs run)."""
-    from sklearn.exceptions import ConvergenceWarning as SkConvergenceWarning
-    from sklearn.linear_model import SGDClassifier
-
-    n = problem.n_samples
+    """SGDClassifier through its anchor; returns (P(w, b), fit seconds, epochs run)."""
     opts = {} if defaults else {"max_iter": epochs, "tol": None}
-    est = SGDClassifier(
-        loss="hinge",
-        penalty="l2",
-        alpha=lambda_from_C(problem.C, n),
-        fit_intercept=problem.bias == "free",
-        average=average,
-        random_state=0,
-        **opts,
-    )
+    sgd = anchors.get("sklearn_sgd", average=average, seed=0, **opts)
     with warnings.catch_warnings():
-        warnings.simplefilter("ignore", SkConvergenceWarning)
-        t0 = time.perf_counter()
-        est.fit(problem.X, problem.y)
-        seconds = time.perf_counter() - t0
-    sign = 1.0 if est.classes_[1] > 0 else -1.0  # coef_ is for classes_[1]
-    w = sign * est.coef_.ravel()
-    b = sign * float(est.intercept_[0]) if problem.bias == "free" else 0.0
-    return problem.primal_objective(w, b), seconds, int(est.n_iter_)
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        r = sgd.solve(problem)
+    return r.primal, r.solve_time, r.iterations
 
 
 def loglog_slope(epochs, values) -> float:
@@ -106,15 +88,8 @@ def loglog_slope(epochs, values) -> float:
 
 
 def machine() -> str:
-    import numba
-    import sklearn
-
-    return (
-        f"{platform.processor() or platform.machine()}, {os.cpu_count()} logical CPUs, "
-        f"Python {platform.python_version()}, NumPy {np.__version__}, Numba {numba.__version__}, "
-        f"scikit-learn {sklearn.__version__}; both sides single-threaded (serial jitted epochs; "
-        "SGDClassifier's Cython loop)"
-    )
+    note = "both sides single-threaded (serial jitted epochs; SGDClassifier's Cython loop)"
+    return summary("scikit-learn", note=note)
 
 
 def main(argv=None) -> int:
@@ -126,7 +101,6 @@ def main(argv=None) -> int:
     grid = (5, 20, 100) if args.quick else (1, 2, 5, 10, 20, 50, 100)
     spec = f"gaussian:n={n},d=50,sep=1,seed=0"
     ds = datasets.load(spec)
-    cache = reference_cache()
     started = time.perf_counter()
     print(f"# Pegasos vs SGDClassifier on {spec}\n# {machine()}\n")
 
@@ -137,7 +111,7 @@ def main(argv=None) -> int:
         problem = SoftMarginPrimal(ds.X, ds.y, C=C, bias=bias)
         lam = lambda_from_C(C, n)
         t0 = time.perf_counter()
-        Ps = p_star(problem, cache)
+        Ps = p_star(problem)
         print(f"C={C:g} (λ={lam:.3g}) bias={bias}: P* = {Ps:.8g} "
               f"(reference in {time.perf_counter() - t0:.1f}s)")  # fmt: skip
         cur = {m: [] for m in (*MODES, "sgd", "asgd")}
@@ -204,7 +178,7 @@ def main(argv=None) -> int:
         for m in (1000, 5000, 20000):
             dsm = datasets.load(f"gaussian:n={m},d=50,sep=1,seed=0")
             pm = SoftMarginPrimal(dsm.X, dsm.y, C=1.0, bias="free")
-            Ps = p_star(pm, cache)
+            Ps = p_star(pm)
             P, _, iters = run_sgd(pm, None, defaults=True)
             defaults.append((m, (P - Ps) / Ps, iters))
             print(f"  n={m:6d}: rel subopt {(P - Ps) / Ps:.3e} after {iters} epochs")

@@ -17,23 +17,29 @@ layer: see :mod:`benchmarks.bench_smo_vs_libsvm` for why), once with LIBSVM's ru
 (``stop_rule="native"``, ``eps = 1e-3``) and once to a certified relative gap of 1e-6 (the
 default). One untimed warm-up run each (JIT compilation, imports, page faults), then
 ``--repeats`` rounds in which every solver runs once (interleaved, so that a change of the
-machine's load hits all alike); the table gives the median ``solve_time`` (for an anchor: its
-training call; for smo: its set-up, CSR transposition included, and its iterations) and the
-certified relative gap of our problem at each model.
+machine's load hits all alike: :func:`~benchmarks.evaluation.interleaved`); the table gives the
+median ``solve_time`` (for an anchor: its training call; for smo: its set-up, CSR transposition
+included, and its iterations) and the certified relative gap of our problem at each model. The
+first printed line is :func:`~benchmarks.environment.summary`.
+
+Not a suite: the rows scaled to unit norm are no data spec, and ``smo`` runs under two stopping
+rules beside each other; ``svmbench compare --problem kernel_dual --solvers smo,libsvm,...`` is
+the same side-by-side table on any data spec.
 """
 
 from __future__ import annotations
 
 import argparse
 import os
-import platform
-import statistics
 import warnings
 
 import numba
 import numpy as np
 from scipy import sparse
 
+from svmbench.benchmarks import anchors
+from svmbench.benchmarks.environment import summary
+from svmbench.benchmarks.evaluation import interleaved, median_solve_time
 from svmbench.problems import KernelDual, datasets
 from svmbench.solvers import registry
 from svmbench.solvers.base import ConvergenceWarning
@@ -51,8 +57,6 @@ def make_problem(n: int, d: int, density: float, sep: float, gamma: float) -> Ke
 
 
 def solvers() -> dict:
-    from svmbench.benchmarks import anchors
-
     return {
         "libsvm (-e 1e-3)": anchors.get("libsvm", tol=1e-3, cache_mb=CACHE_MB, n_threads=1),
         "sklearn SVC (tol 1e-3)": anchors.get("sklearn_svc", tol=1e-3, cache_mb=CACHE_MB),
@@ -65,24 +69,20 @@ def solvers() -> dict:
 
 def run(problem: KernelDual, repeats: int) -> list[dict]:
     runners = solvers()
-    last = {}
-    times = {name: [] for name in runners}
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", ConvergenceWarning)
-        for solver in runners.values():  # untimed warm-up
-            solver.solve(problem)
-        for _ in range(repeats):
-            for name, solver in runners.items():
-                r = solver.solve(problem)
-                times[name].append(r.solve_time)
-                last[name] = r
+        runs = {
+            name: (lambda solver=solver: solver.solve(problem)) for name, solver in runners.items()
+        }
+        results = interleaved(runs, repeats, warm_up=True)
     rows = []
-    for name, r in last.items():
+    for name, done in results.items():
+        r = done[-1]
         rows.append(
             {
                 "solver": name,
-                "time": statistics.median(times[name]),
-                "times": times[name],
+                "time": median_solve_time(done),
+                "times": [x.solve_time for x in done],
                 "status": r.status.value,
                 "rel_gap": r.rel_gap,
                 "primal": r.primal,
@@ -93,21 +93,6 @@ def run(problem: KernelDual, repeats: int) -> list[dict]:
             }
         )
     return rows
-
-
-def environment() -> str:
-    from importlib.metadata import version
-
-    import sklearn
-
-    return (
-        f"{platform.platform()}, {os.cpu_count()} CPUs, load average "
-        f"{'/'.join(f'{v:.1f}' for v in os.getloadavg())}; Python {platform.python_version()}, "
-        f"NumPy {np.__version__}, Numba {numba.__version__} ({numba.get_num_threads()} thread, "
-        f"layer {numba.config.THREADING_LAYER}), libsvm-official {version('libsvm-official')} "
-        f"(OMP_NUM_THREADS={os.environ.get('OMP_NUM_THREADS')}), scikit-learn "
-        f"{sklearn.__version__}"
-    )
 
 
 def format_rows(rows: list[dict]) -> str:
@@ -140,7 +125,8 @@ def main(argv=None) -> int:
     numba.config.THREADING_LAYER = "workqueue"  # before the first parallel launch
     numba.set_num_threads(1)
     problem = make_problem(args.n, args.d, args.density, args.sep, args.gamma)
-    print(environment(), flush=True)
+    note = f"Numba layer {numba.config.THREADING_LAYER}; LIBSVM with OMP_NUM_THREADS=1"
+    print(summary("libsvm-official", "scikit-learn", note=note), flush=True)
     nnz = problem.X.nnz
     print(
         f"n={args.n}, d={args.d}, nnz={nnz} (density {nnz / args.n / args.d:.4f}), unit rows, "

@@ -7,17 +7,20 @@ Run ``python -m svmbench.benchmarks.bench_smo_vs_libsvm [--quick]``. Every case 
 
 What is measured, per case:
 
-- LIBSVM (libsvm-official): ``-s 0 -t 2 -g 1/d -c 1 -e 1e-3 -m 200 -h 1 -q``, single-threaded:
-  the wheel's library is built with OpenMP (it links libgomp and computes kernel columns in a
-  parallel loop), so ``OMP_NUM_THREADS`` is set to ``--libsvm-threads`` (default 1) before it is
-  first loaded. Left at the default (all cores) it ran 1.2 s instead of 1.9 s at n = 10 000 on an
-  idle machine, and 15-80 s when other processes held a core (OpenMP's spinning barriers).
-  One untimed warm-up on the first 2 000 points and one untimed full run (its model, its memory),
-  then ``--repeats`` timed ``svm_train`` calls (median; one call when ``n ≥ 30 000``, said in the
-  table), interleaved with the timed smo runs below (LIBSVM, smo 1 thread, smo 2 threads,
-  LIBSVM, ...) so that a change of the machine's load hits both sides alike. Its model becomes
-  our variables: ``α_i = y_i · sv_coef_i`` at ``sv_indices`` and ``b = −ρ``, both negated when
-  LIBSVM's first label (its positive class) is our −1. ``D_LS`` is our problem's dual objective
+- LIBSVM (libsvm-official) through the ``libsvm`` anchor
+  (:class:`~benchmarks.anchors.LibsvmAnchor`): ``-s 0 -t 2 -g 1/d -c 1 -e 1e-3 -m 200 -h 1``,
+  single-threaded: the wheel's library is built with OpenMP (it links libgomp and computes kernel
+  columns in a parallel loop), so ``OMP_NUM_THREADS`` is set to ``--libsvm-threads`` (default 1)
+  before it is first loaded and the anchor pins OpenMP to as many threads. Left at the default
+  (all cores) it ran 1.2 s instead of 1.9 s at n = 10 000 on an idle machine, and 15-80 s when
+  other processes held a core (OpenMP's spinning barriers). One untimed warm-up on the first
+  2 000 points and one untimed full run (its model, its memory), then ``--repeats`` timed runs
+  (median; one run when ``n ≥ 30 000``, said in the table; the time is the anchor's
+  ``solve_time``, the ``svm_train`` call alone), interleaved with the timed smo runs below
+  (LIBSVM, smo 1 thread, smo 2 threads, LIBSVM, ...: :func:`~benchmarks.evaluation.interleaved`)
+  so that a change of the machine's load hits both sides alike. The anchor maps its model to our
+  variables (``α_i = y_i · sv_coef_i`` at ``sv_indices`` and ``b = −ρ``, both negated when
+  LIBSVM's first label, its positive class, is our −1). ``D_LS`` is our problem's dual objective
   at that α.
 - smo to ``D_LS``: a traced run (untimed; a certificate every ``n/20`` pair updates) finds the
   first checkpoint ``k`` whose certified dual is ≥ ``D_LS``; the time is the median
@@ -26,20 +29,26 @@ What is measured, per case:
   resolution is one checkpoint interval (``n/20`` updates).
 - smo to a certified relative gap of 1e-6 (default options: gap rule, shrinking, 200 MB cache),
   one run per thread count, under ``--budget`` seconds (``>`` marks a run that hit it).
-- Peak memory: LIBSVM's resident set size sampled every 5 ms during its untimed full run (the
-  first big thing the case does, so the pages are new), minus the size before; smo's peak of the
-  NumPy allocations (``tracemalloc``, during its 1e-6 runs: the cache is counted in full as soon
-  as it is allocated; the peak includes the problem's certificate, whose blocked kernel product
-  holds up to 32 MB, ``problems.kernels.BLOCK_ENTRIES``), beside the cache SMO allocated
-  (``cache_columns · n · 4`` bytes for RBF, float32 columns as LIBSVM's, within the 200 MB
-  budget) plus its O(n) vectors.
-- oneDAL (scikit-learn-intelex's ``SVC``, all cores) when it is installed, judged the same way.
+- Peak memory: LIBSVM's peak resident set size during its untimed full run (the first big
+  thing the case does, so the pages are new), minus the size before
+  (:class:`~benchmarks.environment.PeakMemory` around the anchor's call: the peak of the
+  training, unless the certificate's blocked kernel product, at most 32 MB, rises above it);
+  smo's peak of the NumPy allocations (``tracemalloc``, during its 1e-6 runs: the cache is
+  counted in full as soon as it is allocated; the peak includes the problem's certificate, whose
+  blocked kernel product holds up to 32 MB, ``problems.kernels.BLOCK_ENTRIES``), beside the cache
+  SMO allocated (``cache_columns · n · 4`` bytes for RBF, float32 columns as LIBSVM's, within
+  the 200 MB budget) plus its O(n) vectors.
+- oneDAL (scikit-learn-intelex's ``SVC`` through the ``sklearnex_svc`` anchor, all cores) when
+  it is installed, judged the same way.
 
 Note on threads: with Numba's TBB threading layer, once ``numba.set_num_threads(1)`` has been
 called, LIBSVM's ``svm_train`` in the same process ran 25-100× slower (0.08 s → 8.3 s at
 n = 2 000, measured on this machine); with the ``workqueue`` or ``omp`` layers it did not. The
 benchmark therefore pins the layer (``--threading-layer``, default ``workqueue``).
 
+The first printed line is :func:`~benchmarks.environment.summary`. ``svmbench run smo_libsvm``
+runs smo beside the ``libsvm`` and ``sklearnex_svc`` anchors through the harness (each to its own
+stopping rule); this study adds the time to LIBSVM's objective, two Numba threads and memory.
 Timings on a shared machine are noisy: compare ratios within one run, not across runs.
 """
 
@@ -47,17 +56,16 @@ from __future__ import annotations
 
 import argparse
 import os
-import platform
 import statistics
-import threading
-import time
 import tracemalloc
 import warnings
 
 import numba
 import numpy as np
-import psutil
 
+from svmbench.benchmarks import anchors
+from svmbench.benchmarks.environment import PeakMemory, summary
+from svmbench.benchmarks.evaluation import interleaved
 from svmbench.problems import KernelDual, datasets
 from svmbench.solvers import registry
 from svmbench.solvers.base import ConvergenceWarning
@@ -66,75 +74,19 @@ D = 20
 CACHE_MB = 200
 
 
-class PeakRSS:
-    """Peak resident set size (bytes above the start) sampled by a thread while in the block."""
-
-    def __init__(self, every: float = 0.005):
-        self.every = every
-        self.peak = 0
-
-    def __enter__(self):
-        self._proc = psutil.Process()
-        self._base = self._proc.memory_info().rss
-        self._stop = threading.Event()
-        self._thread = threading.Thread(target=self._sample, daemon=True)
-        self._thread.start()
-        return self
-
-    def _sample(self):
-        while not self._stop.is_set():
-            self.peak = max(self.peak, self._proc.memory_info().rss - self._base)
-            time.sleep(self.every)
-
-    def __exit__(self, *exc):
-        self._stop.set()
-        self._thread.join()
-        self.peak = max(self.peak, self._proc.memory_info().rss - self._base)
-        return False
-
-    @property
-    def mb(self) -> float:
-        return self.peak / 2**20
+# ---- the anchors ---------------------------------------------------------------------------
+def libsvm(threads: int):
+    return anchors.get("libsvm", tol=1e-3, cache_mb=CACHE_MB, n_threads=threads)
 
 
-# ---- LIBSVM --------------------------------------------------------------------------------
-def libsvm_train(X, y, gamma):
-    from libsvm.svmutil import svm_parameter, svm_problem, svm_train
-
-    prob = svm_problem(y.tolist(), X, isKernel=False)
-    param = svm_parameter(f"-s 0 -t 2 -g {gamma!r} -c 1 -e 1e-3 -m {CACHE_MB} -h 1 -q")
-    start = time.perf_counter()
-    model = svm_train(prob, param)
-    return model, time.perf_counter() - start
-
-
-def libsvm_variables(model, n, y):
-    """``(α, b)`` in our variables from a LIBSVM model (see the module docstring)."""
-    idx = np.asarray(model.get_sv_indices(), dtype=np.int64) - 1
-    coef = np.array([c[0] for c in model.get_sv_coef()])
-    b = -model.rho[0]
-    if model.get_labels()[0] != 1:  # LIBSVM's positive class is its first label
-        coef, b = -coef, -b
-    alpha = np.zeros(n)
-    alpha[idx] = y[idx] * coef
-    return alpha, b
-
-
-def onedal_run(X, y, gamma):
-    """oneDAL's SVC through scikit-learn-intelex, or None when it is not installed."""
-    try:
-        from sklearnex.svm import SVC
-    except ImportError:
+def onedal_run(problem):
+    """oneDAL's SVC (all cores) through its anchor, or None when it is not installed."""
+    if anchors.available()["sklearnex_svc"] is not None:
         return None
-    clf = SVC(C=1.0, kernel="rbf", gamma=gamma, tol=1e-3, cache_size=CACHE_MB)
-    clf.fit(X[:500], y[:500])  # warm-up
-    start = time.perf_counter()
-    clf.fit(X, y)
-    elapsed = time.perf_counter() - start
-    alpha = np.zeros(len(y))
-    coef = clf.dual_coef_[0]  # y_i α_i, +1 the positive class (classes_ = [-1, 1])
-    alpha[clf.support_] = y[clf.support_] * coef
-    return alpha, float(clf.intercept_[0]), elapsed
+    dal = anchors.get("sklearnex_svc", tol=1e-3, cache_mb=CACHE_MB, n_threads=None)
+    X, y = problem.X, problem.y
+    dal.solve(KernelDual(X[:500], y[:500], C=1.0, kernel="rbf", gamma=problem.gamma))  # warm-up
+    return dal.solve(problem)
 
 
 # ---- smo -----------------------------------------------------------------------------------
@@ -171,7 +123,7 @@ def timed_cut(problem, k, threads, repeats):
     return statistics.median(times), r
 
 
-def run_case(n, repeats, budget):
+def run_case(n, repeats, budget, libsvm_threads=1):
     ds = datasets.load(f"gaussian:n={n},d={D},sep=1,seed=0")
     X, y = np.ascontiguousarray(ds.X), ds.y
     gamma = 1.0 / D
@@ -179,29 +131,27 @@ def run_case(n, repeats, budget):
     row = {"n": n}
     reps = 1 if n >= 30_000 else repeats
     row["ls_runs"] = reps
-    libsvm_train(X[:2000], y[:2000], gamma)  # warm-ups (LIBSVM has no JIT: page faults)
+    ls = libsvm(libsvm_threads)
+    # warm-ups (LIBSVM has no JIT: page faults)
+    ls.solve(KernelDual(X[:2000], y[:2000], C=1.0, kernel="rbf", gamma=gamma))
     smo(1).warm_up()
-    with PeakRSS() as mem:  # its model gives D_LS (this run is not timed)
-        model, _ = libsvm_train(X, y, gamma)
-    row["ls_mem"] = mem.mb
-    alpha, b = libsvm_variables(model, n, y)
-    cert = problem.certificate(alpha=alpha, b=b)
-    row["D_ls"], row["ls_gap"] = cert.dual, cert.rel_gap
-    row["ls_sv"] = int(np.count_nonzero(alpha))
+    with PeakMemory() as mem:  # its model gives D_LS (this run is not timed)
+        first = ls.solve(problem)
+    row["ls_mem"] = mem.peak - mem.baseline
+    row["D_ls"], row["ls_gap"] = first.dual, first.rel_gap
+    row["ls_sv"] = int(np.count_nonzero(first.alpha))
     every = max(100, n // 20)
-    k = first_checkpoint_reaching(problem, cert.dual, every)
+    k = first_checkpoint_reaching(problem, first.dual, every)
     row["k"] = k
-    # interleaved timed runs: LIBSVM, smo 1 thread, smo 2 threads, LIBSVM, ...
-    times = {"ls": [], 1: [], 2: []}
-    for _ in range(reps):
-        times["ls"].append(libsvm_train(X, y, gamma)[1])
+    runs = {"ls": lambda: ls.solve(problem).solve_time}
+    if k is not None:
         for threads in (1, 2):
-            if k is not None:
-                times[threads].append(timed_cut(problem, k, threads, 1)[0])
+            runs[threads] = lambda threads=threads: timed_cut(problem, k, threads, 1)[0]
+    times = interleaved(runs, reps)  # LIBSVM, smo 1 thread, smo 2 threads, LIBSVM, ...
     row["ls_time"] = statistics.median(times["ls"])
     row["ls_times"] = times["ls"]
     for threads in (1, 2):
-        if times[threads]:
+        if times.get(threads):
             row[f"toD_{threads}"] = statistics.median(times[threads])
             row[f"toD_{threads}_times"] = times[threads]
     for threads in (1, 2):
@@ -218,31 +168,11 @@ def run_case(n, repeats, budget):
         row["smo_updates"] = r.iterations
         row["smo_info"] = r.info
         row["cache_mb"] = r.info["cache_columns"] * n * r.info["cache_bytes_per_entry"] / 2**20
-    out = onedal_run(X, y, gamma)
-    if out is not None:
-        a, b2, t = out
-        c2 = problem.certificate(alpha=a, b=b2)
-        row["dal_time"], row["dal_D"], row["dal_gap"] = t, c2.dual, c2.rel_gap
+    dal = onedal_run(problem)
+    if dal is not None:
+        row["dal_time"], row["dal_D"], row["dal_gap"] = dal.solve_time, dal.dual, dal.rel_gap
     numba.set_num_threads(numba.config.NUMBA_NUM_THREADS)
     return row
-
-
-def environment() -> str:
-    from importlib.metadata import version
-
-    try:
-        import sklearnex  # noqa: F401
-
-        dal = "scikit-learn-intelex installed"
-    except ImportError:
-        dal = "scikit-learn-intelex NOT installed (no oneDAL column)"
-    return (
-        f"{platform.platform()}, {psutil.cpu_count()} CPUs, load average "
-        f"{'/'.join(f'{v:.1f}' for v in os.getloadavg())}; Python {platform.python_version()}, "
-        f"NumPy {np.__version__}, Numba {numba.__version__}, libsvm-official "
-        f"{version('libsvm-official')}; {dal}. LIBSVM with OMP_NUM_THREADS="
-        f"{os.environ.get('OMP_NUM_THREADS', 'unset')}; smo with 1 and 2 Numba threads."
-    )
 
 
 def format_rows(rows) -> str:
@@ -296,10 +226,16 @@ def main(argv=None) -> int:
     # must be set before the first parallel launch
     numba.config.THREADING_LAYER = args.threading_layer
     sizes = args.sizes or ([2000, 10_000] if args.quick else [10_000, 30_000])
-    print(environment(), flush=True)
+    dal = anchors.available()["sklearnex_svc"]
+    note = (
+        f"{'scikit-learn-intelex installed' if dal is None else 'no oneDAL column: ' + dal}. "
+        f"LIBSVM with OMP_NUM_THREADS={os.environ.get('OMP_NUM_THREADS', 'unset')}; smo with 1 "
+        "and 2 Numba threads."
+    )
+    print(summary("libsvm-official", "scikit-learn-intelex", note=note), flush=True)
     rows = []
     for n in sizes:
-        row = run_case(n, args.repeats, args.budget)
+        row = run_case(n, args.repeats, args.budget, args.libsvm_threads)
         rows.append(row)
         info = row["smo_info"]
         print(

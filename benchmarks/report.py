@@ -10,6 +10,8 @@
 - time vs n (log–log) with the exponent ``a`` of ``time ∝ n^a`` fitted per solver by least
   squares on the cases that reached their stopping rule (or, for stochastic methods, ran their
   epochs), when the records span several sizes;
+- each solver's median solve time over the fastest anchor's (:func:`anchor_section`), where
+  a library of :mod:`benchmarks.anchors` ran on the same problem;
 - decision boundaries and margins (f = 0, ±1) for 2-D binary data;
 - confusion matrices for multiclass data.
 """
@@ -144,6 +146,56 @@ def _table(rows: list[dict[str, Any]]) -> list[str]:
             f"| {_fmt(r.get('peak_memory_mb'), '.0f')} |"
         )
     return lines
+
+
+def _is_anchor(row: dict[str, Any]) -> bool:
+    extras = row.get("extras") or {}
+    if "anchor" in extras:
+        return bool(extras["anchor"])
+    from svmbench.benchmarks.cases import is_anchor
+
+    return is_anchor(row["solver"])
+
+
+def anchor_section(rows: list[dict[str, Any]]) -> list[str]:
+    """Each solver's median solve time over the fastest anchor's, per (data, problem).
+
+    Only where an anchor (a library of :mod:`benchmarks.anchors`) and one of our solvers both
+    returned a result; each runs to its own stopping rule, and the certified gap and the
+    distance to the reference say how far each got. Empty when there is no such pair.
+    """
+    groups = defaultdict(list)
+    for r in rows:
+        if math.isfinite(r.get("solve_time") or math.nan):
+            groups[(r["data"], _problem_label(r))].append(r)
+    lines = []
+    for (spec, plabel), grows in sorted(groups.items()):
+        anchors = [r for r in grows if _is_anchor(r)]
+        if not anchors or len(anchors) == len(grows):
+            continue
+        best = min(anchors, key=lambda r: r["solve_time"])
+        for r in sorted(grows, key=lambda r: (_is_anchor(r), r["solve_time"])):
+            ratio = r["solve_time"] / best["solve_time"] if best["solve_time"] > 0 else math.nan
+            lines.append(
+                f"| {spec} | {plabel} | {_solver_label(r)} | {r['status']} "
+                f"| {_fmt(r['solve_time'], '.4f')} | {_fmt(ratio, '.2f')} | {_solver_label(best)} "
+                f"| {_fmt(r.get('rel_gap'))} | {_fmt(r.get('distance'))} |"
+            )
+    if not lines:
+        return []
+    return [
+        "## Against the anchors",
+        "",
+        "Median solve time over the fastest anchor's on the same problem (< 1: faster than the "
+        "library). Each runs to its own stopping rule: the certified relative gap and the "
+        "distance to the reference say how far.",
+        "",
+        "| data | problem | solver | status | solve (s) | ratio | anchor | rel. gap "
+        "| dist. to ref. |",
+        "|" + "---|" * 9,
+        *lines,
+        "",
+    ]
 
 
 def _wall_or_solve(point) -> float:
@@ -402,6 +454,7 @@ def write_report(rows: list[dict[str, Any]], out: str | Path, *, title: str = "s
                     lines += [f"![confusion matrices, {plabel}]({name})", ""]
                     figures.append(name)
 
+    lines += anchor_section(rows)
     groups = defaultdict(list)
     for r in rows:
         if data_size(r["data"]) is not None:

@@ -1,0 +1,229 @@
+"""One harness: the environment capture, the evaluation and the timed rounds that the runner and
+the comparison studies share, the report's section against the anchors, and the studies on tiny
+cases."""
+
+from __future__ import annotations
+
+import importlib
+import math
+
+import numpy as np
+import pytest
+
+from svmbench.benchmarks import anchors, cases, environment, evaluation, execution, runner
+from svmbench.benchmarks.report import anchor_section
+from svmbench.problems import KernelDual, MulticlassHinge, SoftMarginPrimal, datasets
+from svmbench.solvers._reference import reference_solution
+
+STUDIES = (
+    "bench_dcd_vs_liblinear",
+    "bench_smo_vs_libsvm",
+    "bench_smo_sparse",
+    "bench_barrier",
+    "bench_accpm",
+    "bench_pegasos",
+    "bench_multiclass",
+)
+
+
+def _needs(name: str):
+    why = anchors.available()[name]
+    return pytest.mark.skipif(why is not None, reason=why or "")
+
+
+# ---- the runner's names stay where their users import them --------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("name", "module"),
+    [
+        ("environment", environment),
+        ("git_commit", environment),
+        ("thread_info", environment),
+        ("pinned_threads", environment),
+        ("PeakMemory", environment),
+        ("Record", evaluation),
+        ("execute_case", evaluation),
+        ("accuracy", evaluation),
+        ("negative_gap", evaluation),
+        ("HARNESS_STATUSES", evaluation),
+        ("run_cases", execution),
+        ("warm_up", execution),
+    ],
+)
+def test_runner_reexports_the_one_definition(name, module):
+    assert getattr(runner, name) is getattr(module, name)
+
+
+def test_the_anchor_shim_is_gone_and_names_resolve_to_the_anchors_module():
+    assert not hasattr(cases, "_anchors")
+    assert cases.solver_class("liblinear") is anchors.LiblinearAnchor
+    assert cases.is_anchor("libsvm") and not cases.is_anchor("smo")
+    assert cases.anchor_names() == sorted(anchors.ANCHORS)
+
+
+def test_a_missing_anchor_package_is_a_reason_naming_it(monkeypatch):
+    monkeypatch.setattr(anchors.LibsvmAnchor, "modules", ("no_such_module_svmbench",))
+    why = cases._anchor_unavailable_reason("libsvm")
+    assert why.startswith("anchor 'libsvm' is unavailable: libsvm-official is not installed")
+    assert "libsvm" not in cases.anchor_names(available_only=True)
+    assert cases._anchor_unavailable_reason("smo") is None  # no anchor: nothing to say
+
+
+# ---- environment ------------------------------------------------------------------------------
+
+
+def test_summary_names_the_versions_threads_commit_and_note():
+    line = environment.summary("no-such-dist-svmbench", note="study note")
+    env = environment.environment()
+    assert f"python {env['versions']['python']}" in line
+    assert f"numpy {np.__version__}" in line
+    assert "no-such-dist-svmbench not installed" in line
+    assert "threads: " in line
+    assert f"commit {env['git_commit'][:12]}" in line
+    assert line.endswith("; study note")
+    assert "\n" not in line
+
+
+def test_thread_variables_pin_every_pool():
+    env = environment.thread_variables(3)
+    assert set(env) >= {"NUMBA_NUM_THREADS", "OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS"}
+    assert set(env.values()) == {"3"}
+
+
+# ---- evaluation ---------------------------------------------------------------------------------
+
+
+def test_interleaved_runs_each_once_a_round_and_rotates_on_request():
+    calls: list[str] = []
+
+    def run(name):
+        def f():
+            calls.append(name)
+            return len(calls)
+
+        return f
+
+    runs = {k: run(k) for k in "abc"}
+    out = evaluation.interleaved(runs, 3)
+    assert calls == list("abcabcabc")
+    assert out == {"a": [1, 4, 7], "b": [2, 5, 8], "c": [3, 6, 9]}
+    calls.clear()
+    out = evaluation.interleaved(runs, 3, rotate=True, warm_up=True)
+    assert calls == list("abc") + list("abc") + list("bca") + list("cab")
+    assert [len(v) for v in out.values()] == [3, 3, 3]  # warm-up values are not kept
+
+
+@pytest.mark.parametrize("repeat", [0, -1])
+def test_interleaved_refuses_no_rounds(repeat):
+    with pytest.raises(ValueError, match="repeat must be >= 1"):
+        evaluation.interleaved({"a": lambda: 1}, repeat)
+
+
+def test_reference_is_the_certified_optimum_with_the_other_reference_standing_in(tmp_path):
+    ds = datasets.load("gaussian:n=60,d=3,sep=1,seed=0")
+    problem = SoftMarginPrimal(ds.X, ds.y, C=1.0)
+    ref = evaluation.reference(problem, cache_dir=tmp_path)
+    assert ref.status.value == "optimal"
+    assert ref.primal == pytest.approx(reference_solution(problem).primal, rel=1e-6)
+    assert list(tmp_path.glob("*.pkl"))  # cached on disk
+    assert evaluation.reference(problem, "none") is None
+    osqp = evaluation.reference(problem, "osqp", cache_dir=tmp_path)
+    assert osqp.solver in ("osqp", "clarabel")
+    assert osqp.primal == pytest.approx(ref.primal, rel=1e-4)
+
+
+def test_median_solve_time():
+    class R:
+        def __init__(self, t):
+            self.solve_time = t
+
+    assert evaluation.median_solve_time([R(3.0), R(1.0), R(2.0)]) == 2.0
+    assert math.isnan(evaluation.median_solve_time([]))
+
+
+# ---- the report's section against the anchors ---------------------------------------------------
+
+
+def _row(solver, time, anchor, status="optimal"):
+    return {
+        "data": "gaussian:n=100",
+        "problem_kind": "soft_margin_primal",
+        "problem": {"kind": "soft_margin_primal", "C": 1.0},
+        "solver": solver,
+        "solver_options": {},
+        "status": status,
+        "solve_time": time,
+        "rel_gap": 1e-7,
+        "distance": 1e-8,
+        "extras": {"anchor": anchor},
+    }
+
+
+def test_anchor_section_divides_by_the_fastest_anchor():
+    rows = [
+        _row("dcd", 0.5, False),
+        _row("liblinear", 2.0, True),
+        _row("sklearn_linearsvc", 1.0, True),
+        _row("osqp", None, False, status="timeout"),
+    ]
+    lines = anchor_section(rows)
+    assert lines[0] == "## Against the anchors"
+    body = [line for line in lines if line.startswith("| gaussian")]
+    assert len(body) == 3  # the time-out has no time to divide
+    dcd = next(line for line in body if "| dcd |" in line)
+    assert "| 0.50 | sklearn_linearsvc |" in dcd
+    liblinear = next(line for line in body if "| liblinear |" in line)
+    assert "| 2.00 |" in liblinear
+
+
+def test_anchor_section_is_empty_without_a_pair():
+    assert anchor_section([_row("dcd", 0.5, False), _row("smo", 1.0, False)]) == []
+    assert anchor_section([_row("liblinear", 0.5, True)]) == []
+
+
+# ---- the studies --------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("name", STUDIES)
+def test_every_study_imports_and_prints_the_one_environment_line(name):
+    module = importlib.import_module(f"svmbench.benchmarks.{name}")
+    assert not hasattr(module, "environment") or module.environment is environment.environment
+    source = open(module.__file__).read()
+    assert "summary(" in source
+    assert "platform." not in source  # the machine is described once, in environment.py
+
+
+@_needs("liblinear")
+def test_dcd_study_measures_a_tiny_case_through_the_liblinear_anchor():
+    study = importlib.import_module("svmbench.benchmarks.bench_dcd_vs_liblinear")
+    row = study.measure(study.Case(300, 5, 1.0, 1.0), gap_time_limit=5.0)
+    ds = datasets.gaussian(300, 5, 1.0, seed=0)
+    problem = SoftMarginPrimal(ds.X, ds.y, C=1.0, bias="regularized")
+    ref = reference_solution(problem).primal
+    assert row["lib_P"] >= ref * (1 - 1e-9)  # LIBLINEAR's objective, judged by our problem
+    assert row["lib_epochs"] >= 1 and row["lib_time"] > 0
+    assert row["dcd_gap_status"] == "optimal" and row["dcd_gap_rel"] <= 1e-6
+    assert row["dcd_to_lib_P_epochs"] >= 1
+    assert 0 <= row["lib_P_spread"] < 1e-2
+
+
+@_needs("libsvm")
+def test_smo_study_judges_libsvm_through_its_anchor():
+    study = importlib.import_module("svmbench.benchmarks.bench_smo_vs_libsvm")
+    ds = datasets.gaussian(300, 20, 1.0, seed=0)
+    problem = KernelDual(ds.X, ds.y, C=1.0, kernel="rbf", gamma=1 / 20)
+    r = study.libsvm(1).solve(problem)
+    ref = reference_solution(problem)
+    assert r.dual <= ref.primal * (1 + 1e-9)
+    assert r.rel_gap < 1e-2
+
+
+@_needs("liblinear_cs")
+def test_multiclass_study_takes_the_fastest_liblinear_run():
+    study = importlib.import_module("svmbench.benchmarks.bench_multiclass")
+    ds = datasets.load("blobs:n=120,d=4,k=3,seed=0")
+    problem = MulticlassHinge(ds.X, ds.y, C=1.0, bias="regularized", bias_scale=1.0)
+    best = study._liblinear(problem, 1e-4, 2)
+    assert best.W.shape == (3, 4)
+    assert best.primal >= reference_solution(problem).primal * (1 - 1e-9)
