@@ -22,6 +22,7 @@ SOLVER_MODULES = (
     "svmbench.solvers.dcd",
     "svmbench.solvers.accpm",
     "svmbench.solvers.smo",
+    "svmbench.solvers.smo_batch",
     "svmbench.solvers.multiclass",
     "svmbench.solvers.structured",
     "svmbench.solvers.pegasos",

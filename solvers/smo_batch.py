@@ -1,0 +1,489 @@
+"""Batched working-set SMO for the kernel SVM dual (Joachims 1999; Wen et al., ThunderSVM, 2018).
+
+Problem (ARCHITECTURE.md §2), as :mod:`solvers.smo` writes it, the minimization of ``f = −D``::
+
+    min_α  ½ αᵀQ̃α − Σ_t α_t   s.t.  0 ≤ α_t ≤ C_t   (+ yᵀα = 0 for a free bias)
+
+    Q̃_tk = y_t y_k (K(x_t, x_k) + s²) + δ_tk / (2 C_t)
+
+``C_t = problem.upper_bounds`` (``∞`` for the squared hinge, which adds the diagonal term), ``s =
+bias_scale`` for a regularized bias and 0 otherwise; ``G = Q̃α − 1`` is kept in float64.
+
+Each outer iteration works on a set B of ``q`` variables:
+
+- B keeps the ``q/2`` variables that entered it last and takes in the most violating others:
+  with a free bias, alternately the largest ``−y_t G_t`` over ``I_up`` and the smallest over
+  ``I_low`` (the two sides of Fan, Chen & Lin's maximal violating pair, JMLR 6, 2005), each only
+  while it still violates against the other side's extreme; without the equality, the largest
+  projected gradients ``|PG_t|``;
+- the rows ``Q̃_B,:`` the row cache (LRU, ``cache_mb``) lacks are computed in one batched call:
+  for dense rows, blocks of rows each one BLAS product ``X_B Xᵀ`` (RBF through ``‖x‖² + ‖x'‖²
+  − 2x·x'``), then the kernel, the blocks shared among the Numba threads
+  (:mod:`solvers._jit.smo_batch`);
+- SMO runs on the q×q block (WSS2 pairs, or greedy single variables without the equality)
+  until its own violation is below ``inner_tol`` times the outer one (or ``inner_steps·q``
+  updates);
+- ``G += Q̃_:B Δα_B`` in one pass over the cached rows, threads over blocks of G.
+
+There is no shrinking: every outer iteration sees all of G, exact up to the rows' rounding (RBF
+rows are float32 when the whole matrix does not fit the cache in float64, as in
+:func:`solvers.smo.cache_dtype`).
+
+Stopping, as :mod:`solvers.smo`: the native rule is the maximal violating pair ``m(α) − M(α) <
+eps`` (``max |PG_t| < eps`` without the equality); ``stop_rule="gap"`` (default) asks the
+problem's certificate only when the O(n) gap estimate from G,
+
+    gap ≈ Σ_t α_t r_t + C_t max(0, −r_t),   r_t = G_t + y_t b
+
+(hinge; the squared hinge's as in :mod:`solvers.smo`), is ``≤ tol·max(1, |P|)`` at a point where
+the native rule holds, and lowers ``eps`` otherwise. A refused certificate with float32 rows
+first recomputes G in float64 from α. The reported gap is always the problem's.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from dataclasses import dataclass
+from typing import ClassVar
+
+import numba
+import numpy as np
+from scipy import sparse
+
+from svmbench.problems import KernelDual
+from svmbench.problems._validation import check_int, check_option, check_real
+from svmbench.solvers._jit import kernel_columns as kc
+from svmbench.solvers._jit import smo_batch as jit
+from svmbench.solvers.base import IterativeSolver, StepOutcome
+from svmbench.solvers.registry import register
+from svmbench.solvers.smo import EPS_FLOOR, STORAGES, _gradients, _rows, cache_dtype, use_dense_rows
+
+
+@dataclass
+class _State:
+    """Arrays of the jitted parts and the driver's bookkeeping."""
+
+    pairs: bool
+    batched: bool  # dense rows and a computed kernel: fill_rows_dense; else one column a time
+    X: np.ndarray | tuple  # dense rows, the CSR tuple or the Gram matrix (solvers.smo._rows)
+    XT: np.ndarray | tuple
+    sqn: np.ndarray
+    kint: np.ndarray  # (kernel code, degree, Numba threads)
+    kflt: np.ndarray  # (gamma, coef0, s²)
+    y: np.ndarray
+    C: np.ndarray  # upper bounds (∞ for the squared hinge)
+    Cw: np.ndarray  # the problem's C_t (loss weights)
+    QD: np.ndarray  # Q̃_tt
+    dplus: np.ndarray
+    alpha: np.ndarray
+    G: np.ndarray  # ∇f = Q̃α − 1
+    q: int
+    cache: np.ndarray  # rows Q̃_i,: (float32 or float64)
+    slot_col: np.ndarray
+    col_slot: np.ndarray
+    stamp: np.ndarray
+    ws: np.ndarray  # the working set: ws[:m], kept members first
+    m: int
+    slots: np.ndarray
+    missing: np.ndarray
+    delta: np.ndarray
+    in_ws: np.ndarray
+    work: np.ndarray  # the q×q block and five vectors of q
+    tmp: np.ndarray
+    eps: float
+    clock: int = 0
+    iterations: int = 0
+    outer: int = 0
+    rows_computed: int = 0
+    row_hits: int = 0
+    asked: bool = False
+    converged: bool = False
+    estimate: float = math.nan
+    violation: float = math.inf
+    certifications: int = 0
+    refreshes: int = 0
+
+
+_WARM = False
+
+
+@register
+class SMOBatch(IterativeSolver):
+    """SMO on working sets of ``q`` variables with batched kernel rows, for
+    :class:`~problems.KernelDual` (every kernel, bias and loss that ``smo`` accepts).
+
+    Parameters
+    ----------
+    tol : float, default=1e-6
+        Target of the certified relative duality gap ``(P − D)/max(1, |P|)``
+        (``stop_rule="gap"``).
+    q : int, default=512
+        Size of the working set (at most n); half of it is replaced at each outer iteration.
+    inner_tol : float, default=0.1
+        SMO inside the working set stops once its violation is below ``inner_tol`` times the
+        outer violation (and never below ``eps``); in (0, 1).
+    inner_steps : int, default=10
+        At most ``inner_steps · q`` updates inside one working set.
+    eps : float, default=1e-3
+        Native tolerance, as ``smo``'s (maximal violating pair, or largest ``|PG_t|``).
+    cache_mb : float, default=200
+        Memory of the row cache in megabytes; it always holds at least the ``q`` rows of the
+        working set (0: those only; :meth:`memory_estimate`). RBF rows are float32 unless all n
+        rows fit in float64 (:func:`solvers.smo.cache_dtype`).
+    chunk : int, default=10000
+        Updates per chunk (the template's trace points, callbacks and limits come between
+        outer iterations, once a chunk's updates are done).
+    storage : {"auto", "dense", "csr"}, default="auto"
+        Rows the kernel runs over, as ``smo``'s; only dense rows take the batched path (CSR rows
+        and Gram matrices fill one whole column at a time).
+    stop_rule : {"gap", "native"}, default="gap"
+    max_iter : int, default=10_000_000
+        Updates inside the working sets (pair updates, or single-variable ones).
+    time_limit : float or None, default=None
+    """
+
+    name = "smo_batch"
+    iteration_unit = "pair updates"
+    supported: ClassVar = {KernelDual: {}}
+    default_max_iter = 10_000_000
+    warm_start_uses = ("alpha",)
+
+    def __init__(
+        self,
+        *,
+        q: int = 512,
+        inner_tol: float = 0.1,
+        inner_steps: int = 10,
+        eps: float = 1e-3,
+        cache_mb: float = 200.0,
+        chunk: int = 10_000,
+        storage: str = "auto",
+        check_every: int = 1_000_000_000,
+        **common,
+    ):
+        super().__init__(check_every=check_every, **common)
+        self.q = check_int("q", q, low=2)
+        self.inner_tol = check_real("inner_tol", inner_tol, low=0.0, high=1.0)  # open
+        self.inner_steps = check_int("inner_steps", inner_steps, low=1)
+        self.eps = check_real("eps", eps, low=0.0)
+        self.cache_mb = check_real("cache_mb", cache_mb, low=0.0, closed="left")
+        self.chunk = check_int("chunk", chunk, low=1)
+        self.storage = check_option("storage", storage, STORAGES)
+
+    @staticmethod
+    def _slots(n: int, q: int, cache_mb: float, itemsize: int) -> int:
+        return int(min(n, max(q, float(cache_mb) * 2**20 // (itemsize * n))))
+
+    @classmethod
+    def memory_estimate(
+        cls,
+        problem: KernelDual,
+        *,
+        q: int = 512,
+        cache_mb: float = 200.0,
+        storage: str = "auto",
+        **_,
+    ) -> float:
+        """The row cache (``cache_mb``, at least the q rows of the working set, at most n), the
+        q×q block, the rows the kernel runs over (dense X and Xᵀ, or CSR X and Xᵀ; none for a
+        Gram matrix), 16 vectors of n and the certificate's kernel blocks."""
+        from svmbench.problems.kernels import BLOCK_ENTRIES
+
+        n, d, X = problem.n_samples, problem.n_features, problem.X
+        q = min(int(q), n)
+        itemsize = np.dtype(cache_dtype(problem, cache_mb)).itemsize
+        rows_cached = cls._slots(n, q, cache_mb, itemsize)
+        if problem.kernel == "precomputed":
+            rows = 0
+        elif storage != "csr" and (not sparse.issparse(X) or use_dense_rows(X, storage)):
+            rows = 2 * 8 * n * d
+        else:
+            nnz = X.nnz if sparse.issparse(X) else np.count_nonzero(X)
+            rows = 32 * nnz + 16 * (n + d)
+        block = 8 * (q * q + 5 * q)
+        return float(rows_cached * itemsize * n + block + rows + 16 * 8 * n + 3 * 8 * BLOCK_ENTRIES)
+
+    # ---- JIT -------------------------------------------------------------------------------------
+    def warm_up(self) -> float:
+        """Compile the jitted parts on a 6-point problem (pairs and single variables, float32
+        and float64 rows, dense, CSR and Gram rows), once per process; untimed."""
+        global _WARM
+        if _WARM:
+            return 0.0
+        start = time.perf_counter()
+        rng = np.random.default_rng(0)
+        X = rng.standard_normal((6, 2))
+        y = np.array([1.0, -1.0, 1.0, -1.0, 1.0, -1.0])
+        gram = KernelDual(X, y, C=1.0, kernel="rbf", gamma=0.5).gram
+        for kernel, data, storage in (
+            ("rbf", X, "dense"),
+            ("rbf", X, "csr"),
+            ("precomputed", gram, "auto"),
+        ):
+            for dtype in (np.float32, np.float64):
+                for bias in ("free", "none"):
+                    p = KernelDual(data, y, C=1.0, kernel=kernel, gamma=0.5, bias=bias)
+                    state = self._make_state(p, None, dtype=dtype, storage=storage, q=4, slots=4)
+                    self._outer(state, 10)
+                    self._refresh_gradient(state)
+        _WARM = True
+        return time.perf_counter() - start
+
+    # ---- state -----------------------------------------------------------------------------------
+    def _make_state(self, problem: KernelDual, alpha0, *, dtype, storage, q, slots) -> _State:
+        n = problem.n_samples
+        X, XT, sqn, diag = _rows(problem, storage)
+        code = kc.KERNEL_CODES[problem.kernel]
+        s2 = problem.bias_scale**2 if problem.bias == "regularized" else 0.0
+        kint = np.array([code, problem.degree, numba.get_num_threads()], dtype=np.int64)
+        kflt = np.array([problem.gamma, problem.coef0, s2], dtype=np.float64)
+        y = np.ascontiguousarray(problem.y, dtype=np.float64)
+        Cw = np.ascontiguousarray(problem.upper_bounds, dtype=np.float64)
+        _, C = problem.dual_box()
+        C = np.ascontiguousarray(C, dtype=np.float64)
+        dplus = np.zeros(n)
+        if problem.loss == "squared_hinge":
+            pos = Cw > 0
+            dplus[pos] = 1.0 / (2.0 * Cw[pos])
+        QD = np.ascontiguousarray(diag + s2 + dplus)
+        if alpha0 is None:
+            alpha, G = np.zeros(n), -np.ones(n)
+        else:
+            alpha = np.array(alpha0, dtype=np.float64)
+            G, _ = _gradients(X, sqn, kint, kflt, y, C, dplus, alpha)
+        q = min(q, n)
+        batched = isinstance(X, np.ndarray) and code != kc.KERNEL_CODES["precomputed"]
+        return _State(
+            pairs=problem.bias == "free",
+            batched=batched,
+            X=X,
+            XT=XT,
+            sqn=np.ascontiguousarray(sqn, dtype=np.float64),
+            kint=kint,
+            kflt=kflt,
+            y=y,
+            C=C,
+            Cw=Cw,
+            QD=QD,
+            dplus=dplus,
+            alpha=alpha,
+            G=np.ascontiguousarray(G),
+            q=q,
+            cache=np.empty((slots, n), dtype=dtype),
+            slot_col=np.full(slots, -1, dtype=np.int64),
+            col_slot=np.full(n, -1, dtype=np.int64),
+            stamp=np.zeros(slots, dtype=np.int64),
+            ws=np.empty(q, dtype=np.int64),
+            m=0,
+            slots=np.empty(q, dtype=np.int64),
+            missing=np.empty(q, dtype=np.int64),
+            delta=np.zeros(q),
+            in_ws=np.zeros(n, dtype=np.uint8),
+            work=np.empty(q * q + 5 * q),
+            tmp=np.empty(n),
+            eps=max(self.eps, EPS_FLOOR),
+        )
+
+    def _init_state(self, problem: KernelDual, warm_start) -> _State:
+        alpha0 = None if warm_start is None else warm_start.dual_point(problem)
+        dtype = cache_dtype(problem, self.cache_mb)
+        n, q = problem.n_samples, min(self.q, problem.n_samples)
+        slots = self._slots(n, q, self.cache_mb, np.dtype(dtype).itemsize)
+        return self._make_state(
+            problem, alpha0, dtype=dtype, storage=self.storage, q=q, slots=slots
+        )
+
+    # ---- one outer iteration ---------------------------------------------------------------------
+    def _select(self, s: _State) -> float:
+        """Fill ``s.ws[:s.m]`` (kept half first) and return the outer violation."""
+        y, a, C, G = s.y, s.alpha, s.C, s.G
+        n, q = y.shape[0], s.q
+        keep = s.ws[max(0, s.m - q // 2) : s.m].copy()
+        k = min(q, n)
+        if s.pairs:
+            v = -y * G
+            pos = y > 0
+            up = np.where(pos, a < C, a > 0)
+            low = np.where(pos, a > 0, a < C)
+            su = np.where(up, v, -np.inf)  # I_up: the larger −y_t G_t, the more violating
+            sl = np.where(low, -v, -np.inf)  # I_low: the smaller, the more violating
+            top_u, top_l = su.max(), sl.max()
+            violation = top_u + top_l  # m(α) − M(α)
+            cu = _top(su, k)
+            cl = _top(sl, k)
+            s.m = jit.merge_candidates(
+                keep, keep.shape[0], cu, su[cu], cl, sl[cl], -top_l, -top_u, q, s.in_ws, s.ws
+            )
+        else:
+            pg = np.where(a <= 0.0, np.minimum(G, 0.0), G)
+            pg = np.abs(np.where(a >= C, np.maximum(pg, 0.0), pg))
+            violation = float(pg.max()) if n else 0.0
+            cu = _top(pg, k)
+            empty = np.empty(0, dtype=np.int64)
+            s.m = jit.merge_candidates(
+                keep, keep.shape[0], cu, pg[cu], empty, np.empty(0), 0.0, -np.inf, q, s.in_ws, s.ws
+            )
+        return float(violation) if np.isfinite(violation) else 0.0
+
+    def _outer(self, s: _State, budget: int) -> int:
+        """One outer iteration with at most ``budget`` updates; returns the updates done (0 when
+        the native rule holds, ``s.converged``)."""
+        violation = self._select(s)
+        s.violation = violation
+        if violation < s.eps or s.m == 0:
+            s.converged = True
+            return 0
+        s.converged = False
+        m = s.m
+        n_miss, s.clock = jit.assign_slots(
+            s.ws, m, s.col_slot, s.slot_col, s.stamp, s.clock, s.slots, s.missing
+        )
+        s.rows_computed += n_miss
+        s.row_hits += m - n_miss
+        code, degree = int(s.kint[0]), int(s.kint[1])
+        gamma, coef0, s2 = float(s.kflt[0]), float(s.kflt[1]), float(s.kflt[2])
+        if n_miss:
+            if s.batched:
+                jit.fill_rows_dense(
+                    s.X, s.XT, s.sqn, s.y, s.QD, s.ws, s.slots, s.missing, n_miss, s.cache,
+                    code, gamma, coef0, degree, s2,
+                )  # fmt: skip
+            else:
+                jit.fill_rows_columns(
+                    s.XT, s.sqn, s.y, s.QD, s.ws, s.slots, s.missing, n_miss, s.cache, s.tmp,
+                    code, gamma, coef0, degree, s2, numba.get_num_threads(),
+                )  # fmt: skip
+        target = max(self.inner_tol * violation, s.eps)
+        steps = min(budget, self.inner_steps * m)
+        run = jit.inner_pairs if s.pairs else jit.inner_single
+        done = run(
+            s.ws, m, s.slots, s.cache, s.y, s.C, s.QD, s.alpha, s.delta, s.G, target, steps,
+            s.work,
+        )  # fmt: skip
+        jit.update_gradient(s.G, s.cache, s.slots, s.delta, m)
+        s.outer += 1
+        return done
+
+    # ---- one chunk -------------------------------------------------------------------------------
+    def _step(self, problem: KernelDual, state: _State) -> StepOutcome:
+        s = state
+        if s.asked:
+            # the certificate refused the point the estimate proposed: aim lower
+            s.asked = False
+            if s.eps <= EPS_FLOOR:
+                return StepOutcome(0, converged=True)
+            drifted = False
+            if s.cache.dtype != np.float64:
+                self._refresh_gradient(s)
+                drifted = self._gap_estimate(problem, s) > self.tol
+            if not drifted:
+                s.eps = max(EPS_FLOOR, 0.1 * s.eps)
+        total = 0
+        while True:
+            budget = min(self.chunk - total, max(1, self.max_iter - s.iterations))
+            done = self._outer(s, budget)
+            total += done
+            s.iterations += done
+            if not s.converged:
+                if done == 0:  # no update although the rule fails: the template ends the run
+                    return StepOutcome(total)
+                if total >= self.chunk or s.iterations >= self.max_iter:
+                    return StepOutcome(total)
+                continue
+            if self.stop_rule == "native":
+                return StepOutcome(total, converged=True)
+            s.estimate = self._gap_estimate(problem, s)
+            if s.estimate <= self.tol or s.eps <= EPS_FLOOR:
+                s.asked = True
+                s.certifications += 1
+                return StepOutcome(total, converged=True)
+            # the gap has followed eps nearly in proportion (solvers.smo._tighten)
+            factor = min(0.5, max(0.01, 0.5 * self.tol / s.estimate))
+            s.eps = max(EPS_FLOOR, s.eps * factor)
+            if total >= self.chunk or s.iterations >= self.max_iter:
+                return StepOutcome(total)
+
+    def _refresh_gradient(self, s: _State) -> None:
+        """G in float64 from α (float32 rows make the maintained G drift by rounding)."""
+        G, _ = _gradients(s.X, s.sqn, s.kint, s.kflt, s.y, s.C, s.dplus, s.alpha)
+        s.G[:] = G
+        s.refreshes += 1
+
+    # ---- the bias and the O(n) estimates ---------------------------------------------------------
+    def _bias(self, problem: KernelDual, s: _State) -> float:
+        if problem.bias == "none":
+            return 0.0
+        if problem.bias == "regularized":
+            return float(s.kflt[2] * (s.alpha @ s.y))
+        a, y, G, C = s.alpha, s.y, s.G, s.C
+        v = -y * G  # −y_t G_t: equals b at a free support vector
+        free = (a > 0) & (a < C)
+        if free.any():
+            return float(v[free].mean())
+        pos = y > 0
+        up = np.where(pos, a < C, a > 0)
+        low = np.where(pos, a > 0, a < C)
+        lo = v[up].max() if up.any() else -np.inf
+        hi = v[low].min() if low.any() else np.inf
+        if not np.isfinite(lo):
+            return float(hi) if np.isfinite(hi) else 0.0
+        if not np.isfinite(hi):
+            return float(lo)
+        return float(0.5 * (lo + hi))
+
+    def _estimates(self, problem: KernelDual, s: _State) -> tuple[float, float]:
+        """``(P, P − D)`` of ``(α, b)`` from G, O(n) (the formulas of the module docstring)."""
+        a, y, G, Cw = s.alpha, s.y, s.G, s.Cw
+        b = self._bias(problem, s) if problem.bias == "free" else 0.0
+        r = G + y * b
+        if problem.loss == "hinge":
+            gap = float(a @ r + Cw @ np.maximum(0.0, -r))
+            P = 0.5 * float(a @ (G + 1.0)) + float(Cw @ np.maximum(0.0, -r))
+        else:
+            pos = Cw > 0
+            half = np.zeros_like(a)
+            half[pos] = a[pos] / (2.0 * Cw[pos])  # α_t / (2C_t)
+            xi = np.maximum(0.0, half - r)
+            gap = float(a @ r - 0.5 * (a @ half) + Cw @ (xi * xi))
+            P = 0.5 * float(a @ (G + 1.0) - a @ half) + float(Cw @ (xi * xi))
+        return P, gap
+
+    def _gap_estimate(self, problem: KernelDual, s: _State) -> float:
+        P, gap = self._estimates(problem, s)
+        return gap / max(1.0, abs(P))
+
+    def _trace_estimate(self, problem: KernelDual, state: _State) -> tuple[float, float]:
+        """Trace points between certificates carry the O(n) estimate (``certified=False``)."""
+        P, gap = self._estimates(problem, state)
+        return P, P - gap
+
+    def _variables(self, problem: KernelDual, state: _State) -> dict:
+        return {"alpha": state.alpha.copy(), "b": self._bias(problem, state)}
+
+    def _info(self, state: _State) -> dict:
+        return {
+            "q": state.q,
+            "outer_iterations": state.outer,
+            "cache_rows": int(state.cache.shape[0]),
+            "cache_bytes_per_entry": int(state.cache.itemsize),
+            "rows_computed": state.rows_computed,
+            "row_hits": state.row_hits,
+            "certifications": state.certifications,
+            "gradient_refreshes": state.refreshes,
+            "eps_final": state.eps,
+            "gap_estimate": state.estimate,
+            "native_converged": state.converged,
+            "numba_threads": numba.get_num_threads(),
+            "rows": "dense" if state.batched else ("csr" if isinstance(state.X, tuple) else "gram"),
+        }
+
+
+def _top(score: np.ndarray, k: int) -> np.ndarray:
+    """Indices of the k largest finite scores, in decreasing order (ties by index)."""
+    finite = np.flatnonzero(np.isfinite(score))
+    if finite.size > k:
+        part = np.argpartition(-score[finite], k - 1)[:k]
+        finite = finite[part]
+    order = np.lexsort((finite, -score[finite]))
+    return np.ascontiguousarray(finite[order], dtype=np.int64)
