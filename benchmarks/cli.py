@@ -206,7 +206,7 @@ def _settings_overrides(args: argparse.Namespace) -> dict:
 
 def _suite_from_args(args: argparse.Namespace) -> dict:
     """The suite named by ``args.suite``, or one built from ``--problem/--data/--solver``."""
-    from svmbench.benchmarks.cases import load_suite
+    from svmbench.benchmarks.suite_files import load_suite
 
     if args.problem or args.data or args.solver:
         if args.suite is not None:
@@ -423,10 +423,11 @@ def cmd_report(args: argparse.Namespace) -> int:
 
 
 def cmd_check(args: argparse.Namespace) -> int:
-    from svmbench.benchmarks.cases import Settings, expand, load_suite
+    from svmbench.benchmarks.cases import Settings, expand
     from svmbench.benchmarks.check import EXACT_RTOL, STOCHASTIC_RTOL, judge
     from svmbench.benchmarks.execution import warm_up
     from svmbench.benchmarks.store import Store
+    from svmbench.benchmarks.suite_files import load_suite
 
     suite = load_suite(args.suite)
     overrides = _settings_overrides(args)
