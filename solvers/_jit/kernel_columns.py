@@ -1,6 +1,9 @@
 """Kernel columns ``K(x_i, x_k)`` for a list of indices k, jitted (the cost centre of SMO).
 
-Codes of the kernels (``KERNEL_CODES``) and their formulas, as in :mod:`problems.kernels`:
+Codes of the kernels (``KERNEL_CODES``) and their formulas, as in :mod:`problems.kernels`, each
+computed from an inner product by :func:`problems._kernel_products.kernel_from_dot` (one formula
+for these columns and for the certificates' products; its exponential is the vectorizable
+:func:`~problems._kernel_products.exp_nonpositive`):
 
 - 0 ``linear``: ``x·x'``
 - 1 ``poly``: ``(γ x·x' + c₀)^p``
@@ -28,11 +31,11 @@ they are compiled (one specialization per kind); CSR rows travel as the tuple of
 
 from __future__ import annotations
 
-import math
-
 import numba
 import numpy as np
 from numba.extending import overload
+
+from svmbench.problems._kernel_products import kernel_from_dot
 
 KERNEL_CODES = {"linear": 0, "poly": 1, "rbf": 2, "sigmoid": 3, "precomputed": 4}
 
@@ -47,22 +50,7 @@ def _entry(X, sqn, i, k, kind, gamma, coef0, degree):
     dot = 0.0
     for f in range(d):
         dot += X[i, f] * X[k, f]
-    if kind == 0:
-        return dot
-    if kind == 1:
-        base = gamma * dot + coef0
-        out = 1.0
-        for _ in range(degree):
-            out *= base
-        return out
-    if kind == 2:
-        if i == k:
-            return 1.0
-        dist = sqn[i] + sqn[k] - 2.0 * dot
-        if dist < 0.0:
-            dist = 0.0
-        return math.exp(-gamma * dist)
-    return math.tanh(gamma * dot + coef0)
+    return _from_dot(dot, sqn[i], sqn[k], i == k, kind, gamma, coef0, degree)
 
 
 @numba.njit(cache=True)
@@ -224,23 +212,12 @@ def kernel_diag(X, sqn, kind, gamma, coef0, degree):
 # ---- CSR rows ------------------------------------------------------------------------------------
 @numba.njit(cache=True, inline="always")
 def _from_dot(dot, sqi, sqk, same, kind, gamma, coef0, degree):
-    """``K(x_i, x_k)`` from ``x_i·x_k`` (kind < 4), with :func:`_entry`'s arithmetic."""
-    if kind == 0:
-        return dot
-    if kind == 1:
-        base = gamma * dot + coef0
-        out = 1.0
-        for _ in range(degree):
-            out *= base
-        return out
-    if kind == 2:
-        if same:
-            return 1.0
-        dist = sqi + sqk - 2.0 * dot
-        if dist < 0.0:
-            dist = 0.0
-        return math.exp(-gamma * dist)
-    return math.tanh(gamma * dot + coef0)
+    """``K(x_i, x_k)`` from ``x_i·x_k`` (kind < 4): the formula of
+    :func:`~problems._kernel_products.kernel_from_dot`, and exactly 1 for the RBF kernel of a row
+    with itself (``same``), where rounding could leave ``‖x‖² + ‖x‖² − 2x·x`` above 0."""
+    if kind == 2 and same:
+        return 1.0
+    return kernel_from_dot(dot, sqi, sqk, kind, gamma, coef0, degree)
 
 
 @numba.njit(cache=True)
@@ -337,29 +314,23 @@ def _dots_csr(indptr, indices, data, t_indptr, t_indices, t_data, i, out):
 
 @numba.njit(cache=True, inline="always")
 def _from_dots_block(out, sqn, i, lo, hi, kind, gamma, coef0, degree):
-    """``out[t] = K(x_i, x_t)`` from ``out[t] = x_i·x_t`` for ``lo ≤ t < hi`` (kind < 4)."""
+    """``out[t] = K(x_i, x_t)`` from ``out[t] = x_i·x_t`` for ``lo ≤ t < hi`` (kind < 4), one
+    loop per kind so that each vectorizes."""
     m = hi - lo
     o = out[lo:hi]
+    q = sqn[lo:hi]
+    si = sqn[i]
     if kind == 1:
         for t in range(m):
-            base = gamma * o[t] + coef0
-            v = 1.0
-            for _ in range(degree):
-                v *= base
-            o[t] = v
+            o[t] = kernel_from_dot(o[t], si, q[t], 1, gamma, coef0, degree)
     elif kind == 2:
-        si = sqn[i]
-        q = sqn[lo:hi]
         for t in range(m):
-            dist = si + q[t] - 2.0 * o[t]
-            if dist < 0.0:
-                dist = 0.0
-            o[t] = math.exp(-gamma * dist)
+            o[t] = kernel_from_dot(o[t], si, q[t], 2, gamma, coef0, degree)
         if lo <= i < hi:
             out[i] = 1.0
     elif kind == 3:
         for t in range(m):
-            o[t] = math.tanh(gamma * o[t] + coef0)
+            o[t] = kernel_from_dot(o[t], si, q[t], 3, gamma, coef0, degree)
 
 
 @numba.njit(cache=True, parallel=True)

@@ -1,6 +1,7 @@
 """The fused kernel products ``K(X, Z) c`` against the dense ``K @ c`` (every kernel, dense and
-CSR rows), the vectorized exponential against the C library's, and the certificate built on
-them against one built from the Gram matrix."""
+CSR rows, every edge of the blocks), the one kernel-from-inner-product formula against
+scikit-learn's kernels, the vectorized exponential against the C library's, and the certificate
+built on them against one built from the Gram matrix."""
 
 from __future__ import annotations
 
@@ -62,10 +63,90 @@ def test_every_tail_of_the_tiles(m):
         _close(kernel_dot(X, Z, c, kernel=kernel, **KERNEL_PARAMS[kernel]), K, c)
 
 
-def test_wide_rows_use_smaller_blocks():
-    X, Z, c = _data(70, 11, 3000, seed=3)  # a block of 16 rows holds 3000 features
+def test_wide_rows():
+    X, Z, c = _data(70, 11, 3000, seed=3)
     K = kernel_matrix(X, Z, kernel="rbf", gamma=1e-4)
     _close(kernel_dot(X, Z, c, kernel="rbf", gamma=1e-4), K, c)
+
+
+@pytest.mark.parametrize("kernel", sorted(KERNEL_PARAMS))
+def test_blocks_of_rows_and_support_vectors(kernel):
+    # rows: two full blocks and a ragged one; support vectors: two full blocks, then 5 (4 + 1)
+    n, m = 2 * kp.BLOCK_ROWS + 3, 2 * kp.BLOCK_COLS + 5
+    X, Z, c = _data(n, m, 6, seed=13)
+    K = kernel_matrix(X, Z, kernel=kernel, **KERNEL_PARAMS[kernel])
+    params = KERNEL_PARAMS[kernel]
+    args = (
+        X,
+        squared_norms(X),
+        Z,
+        squared_norms(Z),
+        c,
+        kp.KERNEL_CODES[kernel],
+        float(params.get("gamma", 1.0)),
+        float(params.get("coef0", 0.0)),
+        int(params.get("degree", 3)),
+    )
+    serial = kp.kernel_dot_dense(*args)
+    _close(serial, K, c)
+    # the threads split the blocks of rows; each block's sums are the serial ones
+    np.testing.assert_array_equal(kp.kernel_dot_dense_parallel(*args), serial)
+
+
+@pytest.mark.parametrize("kernel", sorted(KERNEL_PARAMS))
+def test_kernel_from_dot_is_the_kernel(kernel):
+    X, Z, _ = _data(25, 30, 5, seed=14)
+    X[3] = Z[7]  # a zero distance
+    params = KERNEL_PARAMS[kernel]
+    K = kernel_matrix(X, Z, kernel=kernel, **params)
+    got = np.array(
+        [
+            [
+                kp.kernel_from_dot(
+                    float(x @ z),
+                    float(x @ x),
+                    float(z @ z),
+                    kp.KERNEL_CODES[kernel],
+                    float(params.get("gamma", 1.0)),
+                    float(params.get("coef0", 0.0)),
+                    int(params.get("degree", 3)),
+                )
+                for z in Z
+            ]
+            for x in X
+        ]
+    )
+    np.testing.assert_allclose(got, K, rtol=1e-12, atol=1e-15)
+    if kernel == "rbf":
+        assert got[3, 7] == 1.0
+
+
+def test_kernel_columns_share_the_formula():
+    """SMO's columns (dense gathered, dense whole, CSR) give the formula's values bit for bit."""
+    from svmbench.solvers._jit import kernel_columns as kc
+
+    X, _, _ = _data(40, 1, 7, seed=15)
+    sqn = kc.squared_norms(X)
+    idx = np.arange(40, dtype=np.int64)
+    for kernel, params in KERNEL_PARAMS.items():
+        g, c0, p = params.get("gamma", 1.0), params.get("coef0", 0.0), params.get("degree", 3)
+        code = kp.KERNEL_CODES[kernel]
+        i = 5
+        col, full = np.empty(40), np.empty(40)
+        kc.kernel_column(X, sqn, i, idx, col, code, g, c0, p, 1)
+        kc.kernel_column_full(np.ascontiguousarray(X.T), sqn, i, full, code, g, c0, p, 1)
+        want = np.array(
+            [
+                kp.kernel_from_dot(
+                    float(sum(X[i, f] * X[k, f] for f in range(7))), sqn[i], sqn[k], code, g, c0, p
+                )
+                for k in range(40)
+            ]
+        )
+        if kernel == "rbf":
+            want[i] = 1.0
+        np.testing.assert_array_equal(col, want)
+        np.testing.assert_array_equal(full, want)
 
 
 def test_given_norms_are_used():
@@ -84,7 +165,7 @@ def test_squared_norms_dense_and_csr():
     np.testing.assert_allclose(squared_norms(sparse.csr_matrix(X)), want, rtol=1e-15)
 
 
-def test_exponential_within_two_ulps_and_zero_below_its_range():
+def test_exponential_within_two_ulps_and_zero_below_its_range():  # one ulp measured
     rng = np.random.default_rng(6)
     x = -np.concatenate([rng.random(200_000) * 40.0, rng.random(20_000) * 708.0, [0.0, 1e-300]])
     out = np.empty_like(x)
