@@ -71,9 +71,16 @@ def _biases(kind):
     )
 
 
-#: Refused at construction, with the range that works (``hard_margin.MAX_BIAS_SCALE_OVER_RADIUS``):
-#: a regularized bias whose constant feature is 1.8e7 times the data's radius.
-REFUSED = {("hard_margin", "regularized", 1e-8)}
+#: Refused at construction, with the range that works: a regularized bias whose constant feature
+#: is 1.8e7 times the data's radius (``hard_margin.MAX_BIAS_SCALE_OVER_RADIUS``), and a linear
+#: kernel with ``C · max K_ii ≈ 1e17`` (``kernel_dual.MAX_C_TIMES_DIAGONAL``).
+REFUSED = {
+    ("hard_margin", "regularized", 1e-8): r"bias_scale=1 is 1\.8e\+07 times max‖x_i‖.*up to 1e\+06",
+    **{
+        ("kernel_linear", bias, 1e8): r"C · max K̃_ii = 1 · .* is over 1e\+11: .*use C ≤"
+        for bias in ("free", "regularized", "none")
+    },
+}
 
 
 @functools.cache
@@ -94,7 +101,7 @@ CASES = [
 
 @pytest.mark.parametrize(("kind", "bias", "scale"), sorted(REFUSED))
 def test_the_refused_problems_name_the_argument_and_the_range(kind, bias, scale):
-    with pytest.raises(ValueError, match=r"bias_scale=1 is 1\.8e\+07 times max‖x_i‖.*up to 1e\+06"):
+    with pytest.raises(ValueError, match=REFUSED[kind, bias, scale]):
         _problem(kind, bias, scale)
 
 

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import dataclasses
+
 import numpy as np
 import pytest
 from scipy import sparse
@@ -166,3 +168,30 @@ def test_the_ends_of_the_C_range_solve_certified(C):
         assert r.status.value in ("optimal", "numerical_error", "max_iter")
         assert r.status.value != "optimal" or (r.certified and r.rel_gap <= 1e-6)
         assert np.isfinite(r.primal)
+
+
+@pytest.mark.parametrize("kernel", ["linear", "poly", "rbf", "precomputed"])
+def test_a_kernel_dual_past_its_certifiable_conditioning_is_refused(kernel):
+    """``max C_i · max K̃_ii`` above 1e11: refused at construction with the C that works; just
+    below it the barrier certifies (measured: 9.9e10 certified, 9.9e12 ran to max_iter)."""
+    from svmbench.problems.kernel_dual import MAX_C_TIMES_DIAGONAL
+    from svmbench.solvers import registry
+
+    data = X if kernel != "precomputed" else X @ X.T
+    probe = KernelDual(data, Y, kernel=kernel, gamma=0.5, coef0=1.0)
+    if kernel == "precomputed":
+        diag = np.max(np.diag(data))
+    elif kernel == "rbf":
+        diag = 1.0
+    else:
+        sq = np.einsum("ij,ij->i", X, X)
+        diag = np.max(sq if kernel == "linear" else (0.5 * sq + 1.0) ** 3)
+    limit = MAX_C_TIMES_DIAGONAL / diag
+    if limit <= 1e10:  # C itself is capped at 1e10 (check_C_range)
+        with pytest.raises(ValueError, match=r"C · max K̃_ii = .* is over 1e\+11: .*use C ≤"):
+            dataclasses.replace(probe, C=1.01 * limit)
+        problem = dataclasses.replace(probe, C=0.9 * limit)
+        r = registry.get("barrier").solve(problem)
+        assert r.status.value == "optimal" and r.certified and r.rel_gap <= 1e-6
+    else:
+        dataclasses.replace(probe, C=1e10)  # the C cap comes first
