@@ -309,6 +309,23 @@ def plot_scaling(rows: list[dict[str, Any]], path: Path, title: str) -> dict[str
     return exps
 
 
+def _panels(plt, n: int, *, width: float):
+    """A figure of ``n`` panels, four a row (the spare ones hidden), and those ``n`` axes."""
+    cols = min(4, n)
+    nrows = math.ceil(n / cols)
+    fig, axes = plt.subplots(nrows, cols, figsize=(width * cols, 3.0 * nrows), squeeze=False)
+    for ax in axes.ravel()[n:]:
+        ax.axis("off")
+    return fig, axes.ravel()[:n]
+
+
+def _save(plt, fig, path: Path, title: str) -> None:
+    fig.suptitle(title, fontsize=8)
+    fig.tight_layout()
+    fig.savefig(path, dpi=100)
+    plt.close(fig)
+
+
 def plot_boundaries(rows: list[dict[str, Any]], path: Path, title: str) -> bool:
     """Decision boundary (f = 0) and margins (f = ±1) of each solver on 2-D binary data."""
     from svmbench.problems.datasets import load
@@ -327,10 +344,8 @@ def plot_boundaries(rows: list[dict[str, Any]], path: Path, title: str) -> bool:
         np.linspace(lo[1] - pad[1], hi[1] + pad[1], 150),
     )
     grid = np.column_stack([g0.ravel(), g1.ravel()])
-    cols = min(4, len(rows))
-    nrows = math.ceil(len(rows) / cols)
-    fig, axes = plt.subplots(nrows, cols, figsize=(3.2 * cols, 3.0 * nrows), squeeze=False)
-    for ax, r in zip(axes.ravel(), rows):
+    fig, axes = _panels(plt, len(rows), width=3.2)
+    for ax, r in zip(axes, rows):
         try:
             f = model_from_dict(r["extras"]["model"]).decision_function(grid)
         except (KeyError, TypeError, ValueError):  # a record of an older format: points only
@@ -349,12 +364,7 @@ def plot_boundaries(rows: list[dict[str, Any]], path: Path, title: str) -> bool:
         ax.set_title(f"{_solver_label(r)} ({r['status']})", fontsize=8)
         ax.set_xticks([])
         ax.set_yticks([])
-    for ax in axes.ravel()[len(rows) :]:
-        ax.axis("off")
-    fig.suptitle(title, fontsize=8)
-    fig.tight_layout()
-    fig.savefig(path, dpi=100)
-    plt.close(fig)
+    _save(plt, fig, path, title)
     return True
 
 
@@ -365,10 +375,8 @@ def plot_confusions(rows: list[dict[str, Any]], path: Path, title: str) -> bool:
         return False
     plt = _mpl()
     rows = sorted(rows, key=_solver_label)[:8]
-    cols = min(4, len(rows))
-    nrows = math.ceil(len(rows) / cols)
-    fig, axes = plt.subplots(nrows, cols, figsize=(3.0 * cols, 3.0 * nrows), squeeze=False)
-    for ax, r in zip(axes.ravel(), rows):
+    fig, axes = _panels(plt, len(rows), width=3.0)
+    for ax, r in zip(axes, rows):
         m = np.asarray(r["extras"]["confusion"])
         ax.imshow(m, cmap="Blues")
         for (i, j), v in np.ndenumerate(m):
@@ -377,12 +385,7 @@ def plot_confusions(rows: list[dict[str, Any]], path: Path, title: str) -> bool:
         ax.set_title(f"{_solver_label(r)} ({on})", fontsize=8)
         ax.set_xlabel("predicted", fontsize=7)
         ax.set_ylabel("true", fontsize=7)
-    for ax in axes.ravel()[len(rows) :]:
-        ax.axis("off")
-    fig.suptitle(title, fontsize=8)
-    fig.tight_layout()
-    fig.savefig(path, dpi=100)
-    plt.close(fig)
+    _save(plt, fig, path, title)
     return True
 
 
