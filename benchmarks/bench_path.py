@@ -1,9 +1,9 @@
 """A warm-started regularization path against cold solves, side by side in one run.
 
 ``python -m svmbench.benchmarks.bench_path [--quick] [--repeat R]``: for ``dcd`` (linear, bias
-regularized, gaussian d = 20; C in [1e-3, 1]) and ``smo`` (RBF, γ = 1/d, free bias; C in
-[1e-2, 1e2]), 20 values of C log-spaced, solved (a) as one path, each solve started from the
-previous α, and (b) cold.
+regularized, gaussian d = 20; C in [1e-3, 1]) and ``smo`` (RBF, γ = 1/d, free bias, d = 20 and
+d = 100; C in [1e-2, 1e2]), 20 values of C log-spaced, solved (a) as one path, each solve
+started from the previous α, and (b) cold.
 Rounds interleave the two, and their order alternates; the table gives medians of the summed wall
 times (``SolveResult.wall_time``: what a user waits, JIT compilation excluded), the ratio, and
 the largest relative difference of the certified primal values (both sides certified to tol).
@@ -33,9 +33,13 @@ def _cases(quick: bool):
     n_lin, n_rbf = (2000, 600) if quick else (5000, 2000)
     lin = datasets.load(f"gaussian:n={n_lin},d=20,sep=1,seed=0")
     rbf = datasets.load(f"gaussian:n={n_rbf},d=20,sep=1,seed=1")
+    wide = datasets.load(f"gaussian:n={n_rbf},d=100,sep=1,seed=1")
     return [
         ("dcd", SoftMarginPrimal(lin.X, lin.y, bias="regularized"), {"tol": 1e-6}),
         ("smo", KernelDual(rbf.X, rbf.y, kernel="rbf", gamma=1 / 20), {"tol": 1e-6}),
+        # the same family with d = 100: kernel columns cost five times more, and a path reuses
+        # them (and the gradient) where cold solves compute them again
+        ("smo", KernelDual(wide.X, wide.y, kernel="rbf", gamma=1 / 100), {"tol": 1e-6}),
     ]
 
 
@@ -79,7 +83,7 @@ def main(argv: list[str] | None = None) -> int:
             f"{sum(p.result.iterations for p in cold_path)}"
         )
         w, c = statistics.median(warm_t), statistics.median(cold_t)
-        label = f"{problem.kind} n={problem.n_samples}"
+        label = f"{problem.kind} n={problem.n_samples} d={problem.n_features}"
         print(f"{name:8} {label:36} {w:9.3f} {c:9.3f} {c / w:9.2f} {iters:>28} {diff:12.1e}")
         if statuses != {"optimal"}:
             print(f"         statuses: {sorted(statuses)}")
