@@ -12,6 +12,8 @@ from dataclasses import dataclass
 import numpy as np
 from scipy import sparse
 
+#: Clarabel's statuses, mapped once: the names are those of ``solvers.base.Status`` (plus
+#: ``"optimal_inaccurate"``, which the certificate judges).
 _CLARABEL_STATUS_NAMES = {
     "Solved": "optimal",
     "AlmostSolved": "optimal_inaccurate",

@@ -166,3 +166,15 @@ def test_osqp_max_iter_is_a_status_not_an_exception():
         r = registry.get("osqp", max_iter=10, polish=False).solve(SoftMarginDual(X, y))
     assert r.status is Status.MAX_ITER
     assert np.isfinite(r.primal) and r.gap >= -1e-9 * max(1, abs(r.primal))
+
+
+def test_every_clarabel_status_name_is_a_status_of_the_record():
+    """Clarabel's statuses are mapped once (problems._qp); the reference reads the names as
+    ``Status`` values, so a name outside them would raise instead of giving a status."""
+    from svmbench.problems._qp import _CLARABEL_STATUS_NAMES
+
+    names = set(_CLARABEL_STATUS_NAMES.values()) - {"optimal_inaccurate"}
+    assert names <= {s.value for s in Status}
+    assert {"Solved", "PrimalInfeasible", "MaxIterations", "InsufficientProgress"} <= set(
+        _CLARABEL_STATUS_NAMES
+    )
