@@ -228,6 +228,9 @@ def summary(*packages: str, note: str = "") -> str:
     note : str, default=""
         What the study adds about its own set-up (threads of a library, options), appended.
     """
+    bad = [p for p in packages if not isinstance(p, str)]
+    if bad:
+        raise TypeError(f"packages must be distribution names (str), got {bad[0]!r}")
     env = environment()
     machine = env["machine"]
     versions = env["versions"]

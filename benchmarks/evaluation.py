@@ -28,7 +28,7 @@ from typing import Any
 
 import numpy as np
 
-from svmbench.benchmarks.cases import Case, Settings, make_solver, solver_class
+from svmbench.benchmarks.cases import REFERENCES, Case, Settings, make_solver, solver_class
 from svmbench.benchmarks.environment import PeakMemory, environment, thread_info
 from svmbench.problems import HardMarginPrimal, MulticlassHinge
 from svmbench.problems.base import WEAK_DUALITY_RTOL, Problem
@@ -155,6 +155,10 @@ def reference(
     """
     from svmbench.solvers import registry
 
+    if not isinstance(problem, Problem):
+        raise TypeError(f"problem must be a Problem, got {type(problem).__name__}")
+    if solver not in (*REFERENCES, "none"):
+        raise ValueError(f"solver must be one of {', '.join(REFERENCES)} or 'none', got {solver!r}")
     if solver == "none":
         return None
     fallback = "osqp" if solver == "clarabel" else "clarabel"
@@ -363,8 +367,11 @@ def interleaved(
     dict
         ``{name: [value of round 1, value of round 2, ...]}`` in the order of ``runs``.
     """
-    if repeat < 1:
-        raise ValueError(f"repeat must be >= 1, got {repeat}")
+    if isinstance(repeat, bool) or not isinstance(repeat, int) or repeat < 1:
+        raise ValueError(f"repeat must be an integer >= 1, got {repeat!r}")
+    for name, run in runs.items():
+        if not callable(run):
+            raise TypeError(f"runs[{name!r}] must be callable, got {type(run).__name__}")
     names = list(runs)
     if warm_up:
         for name in names:

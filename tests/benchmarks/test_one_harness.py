@@ -114,10 +114,26 @@ def test_interleaved_runs_each_once_a_round_and_rotates_on_request():
     assert [len(v) for v in out.values()] == [3, 3, 3]  # warm-up values are not kept
 
 
-@pytest.mark.parametrize("repeat", [0, -1])
-def test_interleaved_refuses_no_rounds(repeat):
-    with pytest.raises(ValueError, match="repeat must be >= 1"):
+@pytest.mark.parametrize("repeat", [0, -1, 2.5, True, "3"])
+def test_interleaved_refuses_what_is_no_count_of_rounds(repeat):
+    with pytest.raises(ValueError, match="repeat must be an integer >= 1"):
         evaluation.interleaved({"a": lambda: 1}, repeat)
+
+
+def test_interleaved_refuses_a_run_that_cannot_be_called():
+    with pytest.raises(TypeError, match=r"runs\['a'\] must be callable, got int"):
+        evaluation.interleaved({"a": 1}, 1)
+
+
+def test_reference_and_summary_refuse_bad_arguments_by_name():
+    ds = datasets.load("gaussian:n=30,d=2,sep=1,seed=0")
+    problem = SoftMarginPrimal(ds.X, ds.y)
+    with pytest.raises(ValueError, match="solver must be one of osqp, clarabel, cvxpy or 'none'"):
+        evaluation.reference(problem, "dcd")
+    with pytest.raises(TypeError, match="problem must be a Problem, got str"):
+        evaluation.reference("gaussian:n=30")
+    with pytest.raises(TypeError, match="packages must be distribution names"):
+        environment.summary(123)
 
 
 def test_reference_is_the_certified_optimum_with_the_other_reference_standing_in(tmp_path):
