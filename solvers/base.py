@@ -9,12 +9,10 @@ the solver's own word (ARCHITECTURE.md §4).
 from __future__ import annotations
 
 import abc
-import enum
 import math
 import time
 import warnings
-from collections.abc import Callable, Mapping
-from contextlib import contextmanager
+from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any, ClassVar
 
@@ -22,282 +20,32 @@ import numpy as np
 
 from svmbench.problems._validation import check_int, check_option, check_real
 from svmbench.problems.base import Certificate, Problem
+from svmbench.solvers.clock import Clock, _CheckSchedule, _TraceSchedule
+from svmbench.solvers.records import (
+    STATUS_MESSAGES,
+    Callback,
+    Checkpoint,
+    ConvergenceWarning,
+    SolveResult,
+    Status,
+    WarmStart,
+)
 
-
-class Status(enum.StrEnum):
-    """How a solve ended."""
-
-    OPTIMAL = "optimal"
-    MAX_ITER = "max_iter"
-    TIME_LIMIT = "time_limit"
-    INFEASIBLE = "infeasible"
-    UNBOUNDED = "unbounded"
-    NUMERICAL_ERROR = "numerical_error"
-    #: The method's own rule held, but the problem's certificate does not meet ``tol`` (or
-    #: cannot: an indefinite kernel's stationary point).
-    NOT_CERTIFIED = "not_certified"
-
-
-STATUS_MESSAGES = {
-    Status.OPTIMAL: "converged: the stopping rule was met",
-    Status.MAX_ITER: "stopped at max_iter before the stopping rule was met",
-    Status.TIME_LIMIT: "stopped at time_limit before the stopping rule was met",
-    Status.INFEASIBLE: "the problem is infeasible (see the Farkas certificate)",
-    Status.UNBOUNDED: "the problem is unbounded",
-    Status.NUMERICAL_ERROR: "the method failed numerically",
-    Status.NOT_CERTIFIED: "the method's own rule held, short of a certificate meeting tol",
-}
-
-
-class ConvergenceWarning(UserWarning):
-    """A solve ended on ``max_iter`` or ``time_limit`` before its stopping rule was met."""
-
-
-@dataclass(frozen=True)
-class Checkpoint:
-    """One point of a solver's trace: the certified objective values after ``iteration``.
-
-    ``solve_time`` is the solver's clock at that point (certificates drawn only for the trace
-    are not counted); ``wall_time`` the user's stopwatch since the solve began (they are).
-    ``certified=False``: the values are the solver's own estimate, not the problem's certificate
-    (:meth:`IterativeSolver._trace_estimate`).
-    """
-
-    iteration: int
-    solve_time: float
-    primal: float
-    dual: float
-    gap: float
-    wall_time: float = math.nan
-    certified: bool = True
-
-    @property
-    def rel_gap(self) -> float:
-        return self.gap / max(1.0, abs(self.primal))
-
-
-@dataclass(frozen=True)
-class SolveResult:
-    """The record every solver returns, references included.
-
-    Attributes
-    ----------
-    solver : str
-        Registry name of the solver.
-    problem : str
-        ``problem.kind``; ``problem_key`` is the problem's hash.
-    status : Status
-    primal, dual, gap, rel_gap : float
-        Certified by the problem (``certified`` says whether weak duality vouches for them).
-    iterations : int
-        Counted in ``iteration_unit`` (epochs, pair updates, Newton steps, oracle calls, ...).
-    wall_time, solve_time, certify_time, compile_time : float
-        Seconds (ARCHITECTURE.md §4). ``wall_time``: entering ``solve`` to returning, everything
-        but JIT compilation (what a user's stopwatch shows). ``solve_time``: the method, its
-        stopping tests included. ``certify_time``: certificates drawn only for the trace and the
-        final record. ``compile_time``: JIT compilation, never counted elsewhere.
-    trace : tuple of Checkpoint
-    w, b, alpha : binary variables; W, beta : multiclass variables (whichever exist).
-    model : Model or None
-        The fitted model (``decision_function(X)``, ``predict(X)``), self-contained and
-        picklable (see :mod:`svmbench.problems.models`); None when there is no usable point
-        (``infeasible``, ``numerical_error`` with non-finite iterates).
-    farkas : ndarray or None
-        Infeasibility certificate λ when ``status`` is ``infeasible``.
-    residuals : mapping
-        Feasibility residuals of the points handed to the certificate.
-    message : str
-    info : mapping
-        Solver-specific extras (raw statuses, own bounds, QP vectors for warm starts).
-    """
-
-    solver: str
-    problem: str
-    problem_key: str
-    status: Status
-    primal: float
-    dual: float
-    gap: float
-    rel_gap: float
-    certified: bool
-    iterations: int
-    iteration_unit: str
-    solve_time: float
-    compile_time: float = 0.0
-    wall_time: float = math.nan
-    certify_time: float = 0.0
-    trace: tuple[Checkpoint, ...] = ()
-    w: np.ndarray | None = field(default=None, repr=False)
-    b: float | np.ndarray | None = None
-    alpha: np.ndarray | None = field(default=None, repr=False)
-    W: np.ndarray | None = field(default=None, repr=False)
-    beta: np.ndarray | None = field(default=None, repr=False)
-    model: Any = field(default=None, repr=False)
-    farkas: np.ndarray | None = field(default=None, repr=False)
-    residuals: Mapping[str, float] = field(default_factory=dict)
-    message: str = ""
-    info: Mapping[str, Any] = field(default_factory=dict, repr=False)
-
-    @property
-    def variables(self) -> dict[str, Any]:
-        """The problem variables this result carries, as ``certificate`` keyword arguments."""
-        names = ("w", "b", "alpha", "W", "beta")
-        return {k: getattr(self, k) for k in names if getattr(self, k) is not None}
-
-
-class Clock:
-    """The solver clock of one solve (paused for trace certificates and callbacks), beside its
-    wall clock (never paused) and the seconds spent certifying for the trace."""
-
-    def __init__(self) -> None:
-        self._elapsed = 0.0
-        self._started: float | None = None
-        self._origin: float | None = None
-        self.certify_time = 0.0
-
-    def start(self) -> Clock:
-        if self._started is None:
-            self._started = time.perf_counter()
-            if self._origin is None:
-                self._origin = self._started
-        return self
-
-    @property
-    def wall(self) -> float:
-        """Seconds since the clock first started, pauses included."""
-        return 0.0 if self._origin is None else time.perf_counter() - self._origin
-
-    @contextmanager
-    def certifying(self):
-        """Pause the solver clock for a certificate drawn only for the trace, and count it."""
-        tic = time.perf_counter()
-        with self.paused():
-            yield
-        self.certify_time += time.perf_counter() - tic
-
-    def stop(self) -> float:
-        if self._started is not None:
-            self._elapsed += time.perf_counter() - self._started
-            self._started = None
-        return self._elapsed
-
-    @property
-    def elapsed(self) -> float:
-        running = 0.0 if self._started is None else time.perf_counter() - self._started
-        return self._elapsed + running
-
-    @contextmanager
-    def paused(self):
-        was_running = self._started is not None
-        self.stop()
-        try:
-            yield
-        finally:
-            if was_running:
-                self.start()
-
-
-Callback = Callable[[Checkpoint], "bool | None"]
-
-
-def _finite_array(name: str, value, shape: tuple[int, ...] | None) -> np.ndarray:
-    try:
-        a = np.asarray(value, dtype=np.float64)
-    except (TypeError, ValueError):
-        raise ValueError(f"warm_start {name} must be an array of numbers, got {value!r}") from None
-    if shape is not None and a.shape != shape:
-        raise ValueError(f"warm_start {name} must have shape {shape}, got {a.shape}")
-    if not np.all(np.isfinite(a)):
-        raise ValueError(f"warm_start {name} must contain only finite values")
-    return a
-
-
-@dataclass(frozen=True)
-class WarmStart:
-    """A starting point, parsed and validated once by :meth:`Solver.solve`.
-
-    Whatever a caller hands over as ``warm_start`` becomes one of these (``WarmStart.parse``):
-
-    - a previous :class:`SolveResult` (any solver's, on a problem of the same shape): its
-      variables, plus the exported QP's vectors ``qp = (x, y)`` when a reference produced it;
-    - an array: the dual point, α of shape (n,) for a binary problem, β of shape (n, k) for the
-      multiclass hinge;
-    - a pair ``(w, b)`` (binary) or ``(W, b)`` (multiclass): the primal point;
-    - a ``WarmStart`` built by hand.
-
-    Wrong shapes, non-finite values and other types are a ``ValueError`` naming ``warm_start``.
-    Each solver declares the fields it can start from (``Solver.warm_start_uses``); a warm start
-    that carries none of them is refused, never silently ignored.
-    """
-
-    alpha: np.ndarray | None = None
-    w: np.ndarray | None = None
-    b: float | np.ndarray | None = None
-    W: np.ndarray | None = None
-    beta: np.ndarray | None = None
-    qp: tuple[np.ndarray, np.ndarray] | None = None
-
-    @property
-    def fields(self) -> tuple[str, ...]:
-        """The names of the variables this warm start carries."""
-        names = ("alpha", "w", "W", "beta", "qp")
-        return tuple(k for k in names if getattr(self, k) is not None)
-
-    @classmethod
-    def parse(cls, value, problem: Problem) -> WarmStart | None:
-        """Validate ``value`` against ``problem``'s shapes (see the class docstring)."""
-        if value is None:
-            return None
-        multiclass = hasattr(problem, "n_classes")
-        if isinstance(value, SolveResult):
-            info = value.info or {}
-            qp = (info["qp_x"], info["qp_y"]) if "qp_x" in info and "qp_y" in info else None
-            value = cls(value.alpha, value.w, value.b, value.W, value.beta, qp)
-        elif isinstance(value, tuple) and len(value) == 2:
-            primal, b = value
-            value = cls(W=primal, b=b) if multiclass else cls(w=primal, b=b)
-        elif isinstance(value, np.ndarray | list):
-            value = cls(beta=value) if multiclass else cls(alpha=value)
-        elif not isinstance(value, WarmStart):
-            raise ValueError(
-                "warm_start must be a SolveResult, a dual array, a (w, b) pair or a WarmStart, "
-                f"got {type(value).__name__}"
-            )
-        return value._validated(problem, multiclass)
-
-    def _validated(self, problem: Problem, multiclass: bool) -> WarmStart:
-        n, d = problem.n_samples, problem.n_features
-        k = getattr(problem, "n_classes", None)
-        out: dict[str, Any] = {}
-        if self.alpha is not None:
-            out["alpha"] = _finite_array("alpha", self.alpha, (n,))
-        if self.w is not None:
-            out["w"] = _finite_array("w", self.w, None).ravel()
-            if out["w"].shape[0] != d:  # the chain model's w has its own length
-                if not hasattr(problem, "lengths"):
-                    raise ValueError(f"warm_start w must have length {d}, got {out['w'].shape}")
-        if self.W is not None:
-            out["W"] = _finite_array("W", self.W, (k, d) if k else None)
-        if self.beta is not None:
-            out["beta"] = _finite_array("beta", self.beta, (n, k) if k else None)
-        if self.b is not None:
-            b = _finite_array("b", self.b, (k,) if multiclass else ())
-            out["b"] = b if multiclass else float(b)
-        if self.qp is not None:
-            x, y = self.qp
-            out["qp"] = (_finite_array("qp x", x, None), _finite_array("qp y", y, None))
-        if not out:
-            raise ValueError("warm_start carries no variables")
-        return WarmStart(**out)
-
-    def dual_point(self, problem: Problem) -> np.ndarray:
-        """A dual-feasible α for ``problem``: the given α (or, from ``(w, b)``,
-        ``problem.dual_from_primal``) projected onto the box, and onto ``yᵀα = 0`` for a free
-        bias. A result for another C thus lands in this problem's box."""
-        if self.alpha is not None:
-            return problem.project_dual(self.alpha)
-        b = 0.0 if self.b is None or problem.bias == "none" else float(self.b)
-        return problem.project_dual(problem.dual_from_primal(self.w, b))
+#: The record's names, re-exported: the solvers import them from here.
+__all__ = [
+    "STATUS_MESSAGES",
+    "Callback",
+    "Checkpoint",
+    "ConvergenceWarning",
+    "IterativeSolver",
+    "Outcome",
+    "Prepared",
+    "SolveResult",
+    "Solver",
+    "Status",
+    "StepOutcome",
+    "WarmStart",
+]
 
 
 @dataclass(frozen=True)
@@ -681,53 +429,6 @@ _NUMERICAL_FAILURES = (
     OverflowError,
     ValueError,
 )
-
-#: The fraction of the wall time that certificates drawn only for the trace may take.
-TRACE_BUDGET = 0.1
-#: Ratio of the geometric schedule of trace checkpoints (in chunks).
-TRACE_GROWTH = 1.4
-#: The share of a solve's counted work that the stopping tests may take when ``check_every`` is
-#: adaptive (:class:`_CheckSchedule`).
-CHECK_BUDGET = 0.1
-
-
-class _CheckSchedule:
-    """When a stopping test is due: every ``every`` chunks (fixed), or, adaptive, by counted
-    work (passes over X, kernel entries; never seconds, so that iteration counts do not depend on
-    the machine): the (m+1)-th test comes at the first chunk where ``CHECK_BUDGET`` times the
-    work done so far reaches ``(m + 1)`` certificates' work. Every test counts, the forced ones
-    (native rule, warm start) too, so the tests take at most ``CHECK_BUDGET`` of the work but for
-    those forced beyond the budget."""
-
-    def __init__(self, every: int, certificate_work: float | None) -> None:
-        self.every = every
-        self.cost = certificate_work
-        self.adaptive = certificate_work is not None and certificate_work > 0
-        self.work = 0.0
-        self.checks = 0
-
-    def due(self, chunk: int, work: float | None) -> bool:
-        if self.adaptive and work is not None:
-            self.work += work
-            return CHECK_BUDGET * self.work >= (self.checks + 1) * self.cost
-        return chunk % self.every == 0
-
-
-class _TraceSchedule:
-    """When a trace-only certificate is wanted: chunks 1, 2, 3, 4, 6, 9, 13, … (ratio
-    ``TRACE_GROWTH``), within ``TRACE_BUDGET`` of the wall time; every chunk for ``"every"``."""
-
-    def __init__(self, mode) -> None:
-        self.mode = mode
-        self.next = 1
-
-    def wants(self, chunk: int, clock: Clock) -> bool:
-        if self.mode == "every":
-            return True
-        if not self.mode or chunk < self.next:
-            return False
-        self.next = max(chunk + 1, math.floor(chunk * TRACE_GROWTH))
-        return clock.certify_time <= TRACE_BUDGET * clock.wall
 
 
 def _all_finite(variables: Mapping[str, Any]) -> bool:

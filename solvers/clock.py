@@ -1,0 +1,113 @@
+"""The clocks of one solve and the schedules of its certificates.
+
+:class:`Clock` keeps the solver clock (paused for certificates drawn only for the trace and for
+callbacks) beside the wall clock, which is never paused. The schedules decide when an iterative
+solver certifies: stopping tests by counted work (:class:`_CheckSchedule`), trace points on a
+geometric schedule within a share of the wall time (:class:`_TraceSchedule`).
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from contextlib import contextmanager
+
+
+class Clock:
+    """The solver clock of one solve (paused for trace certificates and callbacks), beside its
+    wall clock (never paused) and the seconds spent certifying for the trace."""
+
+    def __init__(self) -> None:
+        self._elapsed = 0.0
+        self._started: float | None = None
+        self._origin: float | None = None
+        self.certify_time = 0.0
+
+    def start(self) -> Clock:
+        if self._started is None:
+            self._started = time.perf_counter()
+            if self._origin is None:
+                self._origin = self._started
+        return self
+
+    @property
+    def wall(self) -> float:
+        """Seconds since the clock first started, pauses included."""
+        return 0.0 if self._origin is None else time.perf_counter() - self._origin
+
+    @contextmanager
+    def certifying(self):
+        """Pause the solver clock for a certificate drawn only for the trace, and count it."""
+        tic = time.perf_counter()
+        with self.paused():
+            yield
+        self.certify_time += time.perf_counter() - tic
+
+    def stop(self) -> float:
+        if self._started is not None:
+            self._elapsed += time.perf_counter() - self._started
+            self._started = None
+        return self._elapsed
+
+    @property
+    def elapsed(self) -> float:
+        running = 0.0 if self._started is None else time.perf_counter() - self._started
+        return self._elapsed + running
+
+    @contextmanager
+    def paused(self):
+        was_running = self._started is not None
+        self.stop()
+        try:
+            yield
+        finally:
+            if was_running:
+                self.start()
+
+
+#: The fraction of the wall time that certificates drawn only for the trace may take.
+TRACE_BUDGET = 0.1
+#: Ratio of the geometric schedule of trace checkpoints (in chunks).
+TRACE_GROWTH = 1.4
+#: The share of a solve's counted work that the stopping tests may take when ``check_every`` is
+#: adaptive (:class:`_CheckSchedule`).
+CHECK_BUDGET = 0.1
+
+
+class _CheckSchedule:
+    """When a stopping test is due: every ``every`` chunks (fixed), or, adaptive, by counted
+    work (passes over X, kernel entries; never seconds, so that iteration counts do not depend on
+    the machine): the (m+1)-th test comes at the first chunk where ``CHECK_BUDGET`` times the
+    work done so far reaches ``(m + 1)`` certificates' work. Every test counts, the forced ones
+    (native rule, warm start) too, so the tests take at most ``CHECK_BUDGET`` of the work but for
+    those forced beyond the budget."""
+
+    def __init__(self, every: int, certificate_work: float | None) -> None:
+        self.every = every
+        self.cost = certificate_work
+        self.adaptive = certificate_work is not None and certificate_work > 0
+        self.work = 0.0
+        self.checks = 0
+
+    def due(self, chunk: int, work: float | None) -> bool:
+        if self.adaptive and work is not None:
+            self.work += work
+            return CHECK_BUDGET * self.work >= (self.checks + 1) * self.cost
+        return chunk % self.every == 0
+
+
+class _TraceSchedule:
+    """When a trace-only certificate is wanted: chunks 1, 2, 3, 4, 6, 9, 13, … (ratio
+    ``TRACE_GROWTH``), within ``TRACE_BUDGET`` of the wall time; every chunk for ``"every"``."""
+
+    def __init__(self, mode) -> None:
+        self.mode = mode
+        self.next = 1
+
+    def wants(self, chunk: int, clock: Clock) -> bool:
+        if self.mode == "every":
+            return True
+        if not self.mode or chunk < self.next:
+            return False
+        self.next = max(chunk + 1, math.floor(chunk * TRACE_GROWTH))
+        return clock.certify_time <= TRACE_BUDGET * clock.wall
