@@ -25,9 +25,16 @@ Each outer iteration works on a set B of ``q`` variables:
   updates);
 - ``G += Q̃_:B Δα_B`` in one pass over the cached rows, threads over blocks of G.
 
-There is no shrinking: every outer iteration sees all of G, exact up to the rows' rounding (RBF
-rows are float32 when the whole matrix does not fit the cache in float64, as in
-:func:`solvers.smo.cache_dtype`).
+Shrinking (an option, off by default: slower as measured, see ``shrinking``) as LIBSVM's
+(Chang & Lin, ACM TIST 2, 2011, §5.1), after every outer iteration: the
+variables at a bound that the current violation cannot move leave the active set, and rows,
+selection and G run over the active ones only. G of the shrunk variables is rebuilt as
+``G_ref + Q̃(α − α_ref)`` from the last point where G was complete (a kernel product over the
+coordinates that moved since, instead of LIBSVM's Ḡ, which needs a whole row whenever a
+variable enters or leaves its upper bound), once when the violation first falls below
+``10·eps`` in a phase and before converging; the cached rows, filled on the active indices only,
+are then dropped. RBF rows are float32 when the whole matrix does not fit the cache in float64,
+as in :func:`solvers.smo.cache_dtype`.
 
 Stopping, as :mod:`solvers.smo`: the native rule is the maximal violating pair ``m(α) − M(α) <
 eps`` (``max |PG_t| < eps`` without the equality); ``stop_rule="gap"`` (default) asks the
@@ -92,6 +99,16 @@ class _State:
     work: np.ndarray  # the q×q block and five vectors of q
     tmp: np.ndarray
     eps: float
+    act: np.ndarray  # the active indices, ascending (all of them without shrinking)
+    is_active: np.ndarray  # bool mask of act
+    XT_a: np.ndarray | tuple  # the active rows transposed (d × |act|), for the batched rows
+    sqn_a: np.ndarray
+    y_a: np.ndarray
+    alpha_ref: np.ndarray  # α where G was last complete: shrunk entries of G date from there
+    G_ref: np.ndarray
+    unshrunk: bool = False  # the active set grew back at 10·eps in this phase
+    shrinks: int = 0
+    reconstructions: int = 0
     clock: int = 0
     iterations: int = 0
     outer: int = 0
@@ -131,6 +148,14 @@ class SMOBatch(IterativeSolver):
         Memory of the row cache in megabytes; it always holds at least the ``q`` rows of the
         working set (0: those only; :meth:`memory_estimate`). RBF rows are float32 unless all n
         rows fit in float64 (:func:`solvers.smo.cache_dtype`).
+    shrinking : bool, default=False
+        LIBSVM's shrinking after every outer iteration: rows are computed, G updated and the
+        working set chosen on the active variables only; G of the shrunk ones is rebuilt from
+        the coordinates that moved (once at ``10·eps`` in a phase, and before converging).
+        Off by default: measured on gaussian d = 20, RBF γ = 1/d, C = 1, one thread, it
+        computed as many rows (12 555 against 8 981 at n = 10 000, 55 445 against 52 691 at
+        30 000: the rebuilt G drops the cache) and took 2.5× and 2.2× the time, the rebuilds
+        (a kernel product over the coordinates that moved) half of it.
     chunk : int, default=10000
         Updates per chunk (the template's trace points, callbacks and limits come between
         outer iterations, once a chunk's updates are done).
@@ -157,6 +182,7 @@ class SMOBatch(IterativeSolver):
         inner_steps: int = 10,
         eps: float = 1e-3,
         cache_mb: float = 200.0,
+        shrinking: bool = False,
         chunk: int = 10_000,
         storage: str = "auto",
         check_every: int = 1_000_000_000,
@@ -168,6 +194,9 @@ class SMOBatch(IterativeSolver):
         self.inner_steps = check_int("inner_steps", inner_steps, low=1)
         self.eps = check_real("eps", eps, low=0.0)
         self.cache_mb = check_real("cache_mb", cache_mb, low=0.0, closed="left")
+        if not isinstance(shrinking, bool | np.bool_):
+            raise TypeError(f"shrinking must be a bool, got {type(shrinking).__name__}")
+        self.shrinking = bool(shrinking)
         self.chunk = check_int("chunk", chunk, low=1)
         self.storage = check_option("storage", storage, STORAGES)
 
@@ -254,6 +283,7 @@ class SMOBatch(IterativeSolver):
             G, _ = _gradients(X, sqn, kint, kflt, y, C, dplus, alpha)
         q = min(q, n)
         batched = isinstance(X, np.ndarray) and code != kc.KERNEL_CODES["precomputed"]
+        G = np.ascontiguousarray(G)
         return _State(
             pairs=problem.bias == "free",
             batched=batched,
@@ -268,7 +298,7 @@ class SMOBatch(IterativeSolver):
             QD=QD,
             dplus=dplus,
             alpha=alpha,
-            G=np.ascontiguousarray(G),
+            G=G,
             q=q,
             cache=np.empty((slots, n), dtype=dtype),
             slot_col=np.full(slots, -1, dtype=np.int64),
@@ -283,6 +313,13 @@ class SMOBatch(IterativeSolver):
             work=np.empty(q * q + 5 * q),
             tmp=np.empty(n),
             eps=max(self.eps, EPS_FLOOR),
+            act=np.arange(n, dtype=np.int64),
+            is_active=np.ones(n, dtype=bool),
+            XT_a=XT,
+            sqn_a=np.ascontiguousarray(sqn, dtype=np.float64),
+            y_a=y,
+            alpha_ref=alpha.copy(),
+            G_ref=G.copy(),
         )
 
     def _init_state(self, problem: KernelDual, warm_start) -> _State:
@@ -297,9 +334,14 @@ class SMOBatch(IterativeSolver):
     # ---- one outer iteration ---------------------------------------------------------------------
     def _select(self, s: _State) -> float:
         """Fill ``s.ws[:s.m]`` (kept half first) and return the outer violation."""
-        y, a, C, G = s.y, s.alpha, s.C, s.G
-        n, q = y.shape[0], s.q
-        keep = s.ws[max(0, s.m - q // 2) : s.m].copy()
+        act, q = s.act, s.q
+        y, a, C, G = s.y_a, s.alpha[act], s.C[act], s.G[act]
+        n = act.shape[0]
+        if n == 0:  # everything shrunk
+            s.m = 0
+            return 0.0
+        keep = s.ws[max(0, s.m - q // 2) : s.m]
+        keep = np.ascontiguousarray(keep[s.is_active[keep]])
         k = min(q, n)
         if s.pairs:
             v = -y * G
@@ -310,11 +352,11 @@ class SMOBatch(IterativeSolver):
             sl = np.where(low, -v, -np.inf)  # I_low: the smaller, the more violating
             top_u, top_l = su.max(), sl.max()
             violation = top_u + top_l  # m(α) − M(α)
-            cu = _top(su, k)
-            cl = _top(sl, k)
+            cu, cl = _top(su, k), _top(sl, k)
             s.m = jit.merge_candidates(
-                keep, keep.shape[0], cu, su[cu], cl, sl[cl], -top_l, -top_u, q, s.in_ws, s.ws
-            )
+                keep, keep.shape[0], act[cu], su[cu], act[cl], sl[cl], -top_l, -top_u, q,
+                s.in_ws, s.ws,
+            )  # fmt: skip
         else:
             pg = np.where(a <= 0.0, np.minimum(G, 0.0), G)
             pg = np.abs(np.where(a >= C, np.maximum(pg, 0.0), pg))
@@ -322,14 +364,26 @@ class SMOBatch(IterativeSolver):
             cu = _top(pg, k)
             empty = np.empty(0, dtype=np.int64)
             s.m = jit.merge_candidates(
-                keep, keep.shape[0], cu, pg[cu], empty, np.empty(0), 0.0, -np.inf, q, s.in_ws, s.ws
-            )
+                keep, keep.shape[0], act[cu], pg[cu], empty, np.empty(0), 0.0, -np.inf, q,
+                s.in_ws, s.ws,
+            )  # fmt: skip
         return float(violation) if np.isfinite(violation) else 0.0
 
     def _outer(self, s: _State, budget: int) -> int:
         """One outer iteration with at most ``budget`` updates; returns the updates done (0 when
         the native rule holds, ``s.converged``)."""
-        violation = self._select(s)
+        n = s.y.shape[0]
+        while True:
+            violation = self._select(s)
+            if s.act.shape[0] == n:
+                break
+            if violation < s.eps or s.m == 0:
+                self._unshrink(s)  # check the shrunk variables too before converging
+            elif not s.unshrunk and violation <= 10.0 * s.eps:
+                s.unshrunk = True  # once a phase, as LIBSVM: the shrunk set may be stale
+                self._unshrink(s)
+            else:
+                break
         s.violation = violation
         if violation < s.eps or s.m == 0:
             s.converged = True
@@ -346,8 +400,8 @@ class SMOBatch(IterativeSolver):
         if n_miss:
             if s.batched:
                 jit.fill_rows_dense(
-                    s.X, s.XT, s.sqn, s.y, s.QD, s.ws, s.slots, s.missing, n_miss, s.cache,
-                    code, gamma, coef0, degree, s2,
+                    s.X, s.XT_a, s.act, s.sqn_a, s.y_a, s.sqn, s.y, s.QD, s.ws, s.slots,
+                    s.missing, n_miss, s.cache, code, gamma, coef0, degree, s2,
                 )  # fmt: skip
             else:
                 jit.fill_rows_columns(
@@ -361,9 +415,66 @@ class SMOBatch(IterativeSolver):
             s.ws, m, s.slots, s.cache, s.y, s.C, s.QD, s.alpha, s.delta, s.G, target, steps,
             s.work,
         )  # fmt: skip
-        jit.update_gradient(s.G, s.cache, s.slots, s.delta, m)
+        jit.update_gradient(s.G, s.cache, s.slots, s.delta, m, s.act)
         s.outer += 1
+        if self.shrinking:
+            self._shrink(s)
         return done
+
+    # ---- shrinking -------------------------------------------------------------------------------
+    def _shrink(self, s: _State) -> None:
+        """Drop from the active set the variables at a bound whose gradient pushes them into it
+        harder than the current maximal violation (Chang & Lin 2011, §5.1); free ones stay."""
+        act = s.act
+        y, a, C, G = s.y_a, s.alpha[act], s.C[act], s.G[act]
+        if s.pairs:
+            v = -y * G
+            pos = y > 0
+            up = np.where(pos, a < C, a > 0)
+            low = np.where(pos, a > 0, a < C)
+            m = v[up].max() if up.any() else -np.inf  # m(α)
+            M = v[low].min() if low.any() else np.inf  # M(α)
+            drop = (up & ~low & (v < M)) | (low & ~up & (v > m)) | (~up & ~low)
+        else:
+            pg = np.where(a <= 0.0, np.minimum(G, 0.0), G)
+            pg = np.where(a >= C, np.maximum(pg, 0.0), pg)
+            m = np.abs(pg).max() if pg.size else 0.0
+            drop = (C <= 0.0) | ((a <= 0.0) & (G > m)) | ((a >= C) & (G < -m))
+        if not drop.any():
+            return
+        s.is_active[act[drop]] = False
+        self._set_active(s, np.ascontiguousarray(act[~drop]))
+        s.shrinks += 1
+
+    def _set_active(self, s: _State, act: np.ndarray) -> None:
+        s.act = act
+        full = act.shape[0] == s.y.shape[0]
+        s.y_a = s.y if full else np.ascontiguousarray(s.y[act])
+        s.sqn_a = s.sqn if full else np.ascontiguousarray(s.sqn[act])
+        if s.batched:
+            s.XT_a = s.XT if full else np.ascontiguousarray(s.XT[:, act])
+
+    def _unshrink(self, s: _State) -> None:
+        """G on the shrunk variables from their values at the last complete G (``G_ref +
+        Q̃(α − α_ref)``, a kernel product over the coordinates that moved), then every variable
+        active again; the cached rows, filled on the active indices only, are dropped."""
+        G, _ = _gradients(
+            s.X, s.sqn, s.kint, s.kflt, s.y, s.C, s.dplus, s.alpha, (s.alpha_ref, s.G_ref)
+        )
+        s.G[:] = G
+        self._complete(s)
+        s.is_active[:] = True
+        self._set_active(s, np.arange(s.y.shape[0], dtype=np.int64))
+        if s.batched:
+            s.slot_col[:] = -1
+            s.col_slot[:] = -1
+        s.reconstructions += 1
+
+    @staticmethod
+    def _complete(s: _State) -> None:
+        """G is complete and exact at this α: the reference of later reconstructions."""
+        s.alpha_ref = s.alpha.copy()
+        s.G_ref = s.G.copy()
 
     # ---- one chunk -------------------------------------------------------------------------------
     def _step(self, problem: KernelDual, state: _State) -> StepOutcome:
@@ -379,6 +490,7 @@ class SMOBatch(IterativeSolver):
                 drifted = self._gap_estimate(problem, s) > self.tol
             if not drifted:
                 s.eps = max(EPS_FLOOR, 0.1 * s.eps)
+            s.unshrunk = False
         total = 0
         while True:
             budget = min(self.chunk - total, max(1, self.max_iter - s.iterations))
@@ -401,6 +513,7 @@ class SMOBatch(IterativeSolver):
             # the gap has followed eps nearly in proportion (solvers.smo._tighten)
             factor = min(0.5, max(0.01, 0.5 * self.tol / s.estimate))
             s.eps = max(EPS_FLOOR, s.eps * factor)
+            s.unshrunk = False
             if total >= self.chunk or s.iterations >= self.max_iter:
                 return StepOutcome(total)
 
@@ -408,6 +521,7 @@ class SMOBatch(IterativeSolver):
         """G in float64 from α (float32 rows make the maintained G drift by rounding)."""
         G, _ = _gradients(s.X, s.sqn, s.kint, s.kflt, s.y, s.C, s.dplus, s.alpha)
         s.G[:] = G
+        self._complete(s)
         s.refreshes += 1
 
     # ---- the bias and the O(n) estimates ---------------------------------------------------------
@@ -471,6 +585,8 @@ class SMOBatch(IterativeSolver):
             "row_hits": state.row_hits,
             "certifications": state.certifications,
             "gradient_refreshes": state.refreshes,
+            "shrinks": state.shrinks,
+            "reconstructions": state.reconstructions,
             "eps_final": state.eps,
             "gap_estimate": state.estimate,
             "native_converged": state.converged,

@@ -97,32 +97,40 @@ def _kernel_from_dot(dot, qi, qt, kind, gamma, coef0, degree):
 
 
 @numba.njit(cache=True)
-def _store(row, dots, tmp, i, y, sqn, kind, gamma, coef0, degree, s2, qdi):
-    """``row[t] = y_i y_t (K(x_i, x_t) + s²)`` from the inner products ``dots`` (through the
-    float64 ``tmp``, so that the kernel loop vectorizes whatever the row's dtype); the diagonal
-    entry is ``Q̃_ii`` exactly."""
-    n = tmp.shape[0]
+def _store(row, dots, tmp, i, act, sqn_a, y_a, sqn, y, kind, gamma, coef0, degree, s2, qdi):
+    """``row[act[t]] = y_i y_t (K(x_i, x_t) + s²)`` from the inner products ``dots[t]`` with the
+    active rows (``sqn_a``, ``y_a``: their squared norms and labels), through the float64
+    ``tmp`` so that the kernel loop vectorizes whatever the row's dtype; the diagonal entry is
+    ``Q̃_ii`` exactly. Entries of inactive indices are left as they were."""
+    na = act.shape[0]
     qi = sqn[i]
     if kind == 2:  # one loop per kind, so that each vectorizes
-        for t in range(n):
-            tmp[t] = exp_nonpositive(-gamma * max(qi + sqn[t] - 2.0 * dots[t], 0.0))
+        for t in range(na):
+            tmp[t] = exp_nonpositive(-gamma * max(qi + sqn_a[t] - 2.0 * dots[t], 0.0))
     else:
-        for t in range(n):
-            tmp[t] = _kernel_from_dot(dots[t], qi, sqn[t], kind, gamma, coef0, degree)
+        for t in range(na):
+            tmp[t] = _kernel_from_dot(dots[t], qi, sqn_a[t], kind, gamma, coef0, degree)
     yi = y[i]
-    for t in range(n):
-        row[t] = yi * y[t] * (tmp[t] + s2)
+    if na == row.shape[0]:  # every index active (act is 0, 1, ..., n−1): contiguous
+        for t in range(na):
+            row[t] = yi * y_a[t] * (tmp[t] + s2)
+    else:
+        for t in range(na):
+            row[act[t]] = yi * y_a[t] * (tmp[t] + s2)
     row[i] = qdi
 
 
 @numba.njit(cache=True, parallel=True)
 def fill_rows_dense(
-    X, XT, sqn, y, QD, ws, slots, missing, n_miss, cache, kind, gamma, coef0, degree, s2
-):
-    """``cache[slots[k]] = Q̃_{ws[k], :}`` for the misses ``k ∈ missing[:n_miss]`` (dense rows,
-    kinds 0-3): blocks of ``GEMM_ROWS`` rows, each one BLAS product ``X_block · Xᵀ`` (``XT``:
-    d × n, C-contiguous) followed by the kernel, the blocks shared among the Numba threads."""
-    n, d = X.shape
+    X, XT_a, act, sqn_a, y_a, sqn, y, QD, ws, slots, missing, n_miss, cache, kind, gamma, coef0,
+    degree, s2,
+):  # fmt: skip
+    """``cache[slots[k]][act] = Q̃_{ws[k], act}`` for the misses ``k ∈ missing[:n_miss]`` (dense
+    rows, kinds 0-3) on the active indices ``act`` (``XT_a``: their rows transposed, d × |act|,
+    C-contiguous): blocks of ``GEMM_ROWS`` rows, each one BLAS product ``X_block · XT_a``
+    followed by the kernel, the blocks shared among the Numba threads."""
+    d = X.shape[1]
+    na = act.shape[0]
     nc = (n_miss + GEMM_ROWS - 1) // GEMM_ROWS
     for c in numba.prange(nc):
         lo = c * GEMM_ROWS
@@ -130,14 +138,15 @@ def fill_rows_dense(
         A = np.empty((hi - lo, d))
         for r in range(lo, hi):
             A[r - lo] = X[ws[missing[r]]]
-        D = np.dot(A, XT)
-        tmp = np.empty(n)
+        D = np.dot(A, XT_a)
+        tmp = np.empty(na)
         for r in range(lo, hi):
             k = missing[r]
             i = ws[k]
             _store(
-                cache[slots[k]], D[r - lo], tmp, i, y, sqn, kind, gamma, coef0, degree, s2, QD[i]
-            )
+                cache[slots[k]], D[r - lo], tmp, i, act, sqn_a, y_a, sqn, y, kind, gamma, coef0,
+                degree, s2, QD[i],
+            )  # fmt: skip
 
 
 @numba.njit(cache=True)
@@ -161,10 +170,12 @@ def fill_rows_columns(
 
 # ---- the gradient --------------------------------------------------------------------------------
 @numba.njit(cache=True, parallel=True)
-def update_gradient(G, cache, slots, delta, m):
-    """``G += Σ_k delta[k] · cache[slots[k]]`` over the k with ``delta[k] ≠ 0``, all threads over
-    blocks of G (each writes its own entries; rows are summed in a fixed order)."""
+def update_gradient(G, cache, slots, delta, m, act):
+    """``G[act] += Σ_k delta[k] · cache[slots[k]][act]`` over the k with ``delta[k] ≠ 0``, all
+    threads over blocks of the active indices (each writes its own entries; rows are summed in a
+    fixed order). ``act`` of length n means every index, in order (contiguous loops)."""
     n = G.shape[0]
+    na = act.shape[0]
     nz = 0
     for k in range(m):
         if delta[k] != 0.0:
@@ -175,27 +186,32 @@ def update_gradient(G, cache, slots, delta, m):
         if delta[k] != 0.0:
             ks[nz] = k
             nz += 1
-    nb = (n + BLOCK - 1) // BLOCK
+    nb = (na + BLOCK - 1) // BLOCK
     for b in numba.prange(nb):
         lo = b * BLOCK
-        hi = min(n, lo + BLOCK)
-        g = G[lo:hi]
+        hi = min(na, lo + BLOCK)
         w = hi - lo
         c = 0
         while c + 2 <= nz:
             k0, k1 = ks[c], ks[c + 1]
             d0, d1 = delta[k0], delta[k1]
-            r0 = cache[slots[k0], lo:hi]
-            r1 = cache[slots[k1], lo:hi]
-            for t in range(w):
-                g[t] += d0 * r0[t] + d1 * r1[t]
+            r0, r1 = cache[slots[k0]], cache[slots[k1]]
+            if na == n:
+                g, s0, s1 = G[lo:hi], r0[lo:hi], r1[lo:hi]
+                for t in range(w):
+                    g[t] += d0 * s0[t] + d1 * s1[t]
+            else:
+                for t in range(lo, hi):
+                    j = act[t]
+                    G[j] += d0 * r0[j] + d1 * r1[j]
             c += 2
         if c < nz:
             k0 = ks[c]
             d0 = delta[k0]
-            r0 = cache[slots[k0], lo:hi]
-            for t in range(w):
-                g[t] += d0 * r0[t]
+            r0 = cache[slots[k0]]
+            for t in range(lo, hi):
+                j = act[t]
+                G[j] += d0 * r0[j]
 
 
 # ---- selection -----------------------------------------------------------------------------------

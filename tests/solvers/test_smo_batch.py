@@ -105,6 +105,16 @@ def test_any_working_set_size_and_a_cache_of_q_rows(q):
     _agrees(r, problem)
 
 
+@pytest.mark.parametrize("bias", ("free", "none"))
+def test_shrinking_on_and_off_give_the_same_optimum(bias):
+    problem = _problem("digits", "rbf", bias, C=10.0)
+    on, off = _solve(problem, shrinking=True), _solve(problem, shrinking=False)
+    _agrees(on, problem)
+    _agrees(off, problem)
+    assert on.info["shrinks"] >= 1 and on.info["reconstructions"] >= 1
+    assert off.info["shrinks"] == 0 and off.info["reconstructions"] == 0
+
+
 def test_float32_rows_still_agree():
     # RBF rows in float32 when the whole matrix does not fit the budget in float64; the
     # certificate's refusals repair the drift of G (a float64 gradient from α)
@@ -194,15 +204,22 @@ def test_filled_rows_equal_the_dense_matrix(kernel, threads):
     previous = numba.get_num_threads()
     numba.set_num_threads(threads)
     try:
-        for dtype in (np.float64, np.float32):
-            a = np.full((m, 700), np.nan, dtype=dtype)
-            b = np.full((m, 700), np.nan, dtype=dtype)
-            args = (sqn, y, QD, ws, slots, missing, m)
-            jit.fill_rows_dense(X, XT, *args, a, code, 0.1, 0.5, 3, s2)
-            jit.fill_rows_columns(XT, *args, b, np.empty(700), code, 0.1, 0.5, 3, s2, threads)
-            tol = 1e-12 if dtype == np.float64 else 1e-6
-            for out in (a, b):
-                np.testing.assert_allclose(out[slots], Q[ws], rtol=tol, atol=tol * np.abs(Q).max())
+        # the active indices: all, or a subset holding the working set (the others untouched)
+        part = np.union1d(ws, np.arange(0, 700, 3)).astype(np.int64)
+        for act in (np.arange(700, dtype=np.int64), part):
+            XT_a = np.ascontiguousarray(XT[:, act])
+            for dtype in (np.float64, np.float32):
+                a = np.full((m, 700), np.nan, dtype=dtype)
+                b = np.full((m, 700), np.nan, dtype=dtype)
+                args = (sqn, y, QD, ws, slots, missing, m)
+                jit.fill_rows_dense(X, XT_a, act, sqn[act], y[act], *args, a, code, 0.1, 0.5, 3, s2)
+                jit.fill_rows_columns(XT, *args, b, np.empty(700), code, 0.1, 0.5, 3, s2, threads)
+                tol = 1e-12 if dtype == np.float64 else 1e-6
+                atol = tol * np.abs(Q).max()
+                np.testing.assert_allclose(b[slots], Q[ws], rtol=tol, atol=atol)
+                np.testing.assert_allclose(a[slots][:, act], Q[ws][:, act], rtol=tol, atol=atol)
+                rest = np.setdiff1d(np.arange(700), act)
+                assert np.isnan(a[:, rest]).all()
     finally:
         numba.set_num_threads(previous)
 
@@ -215,8 +232,15 @@ def test_gradient_update_and_slot_assignment():
     delta = np.array([0.5, 0.0, -2.0, 1e-3, 0.25])
     G = rng.standard_normal(n)
     expected = G + delta @ cache[slots]
-    jit.update_gradient(G, cache, slots, delta, q)
+    G0 = G.copy()
+    jit.update_gradient(G, cache, slots, delta, q, np.arange(n, dtype=np.int64))
     np.testing.assert_allclose(G, expected, rtol=1e-13, atol=1e-13)
+    act = np.arange(1, n, 7, dtype=np.int64)  # an active subset: the others keep their G
+    G = G0.copy()
+    jit.update_gradient(G, cache, slots, delta, q, act)
+    np.testing.assert_allclose(G[act], expected[act], rtol=1e-13, atol=1e-13)
+    rest = np.setdiff1d(np.arange(n), act)
+    np.testing.assert_array_equal(G[rest], G0[rest])
     # a cache of 3 rows: the working set's rows are never evicted by its own misses
     col_slot = np.full(10, -1, dtype=np.int64)
     slot_col = np.full(3, -1, dtype=np.int64)
@@ -251,6 +275,7 @@ def test_memory_estimate_counts_the_cache_and_the_block():
         ("eps", -1.0, ValueError),
         ("cache_mb", -5.0, ValueError),
         ("chunk", 0, ValueError),
+        ("shrinking", "yes", TypeError),
         ("storage", "csc", ValueError),
         ("stop_rule", "mvp", ValueError),
         ("tol", -1e-3, ValueError),
