@@ -193,6 +193,14 @@ def test_anchor_section_divides_by_the_fastest_anchor():
     assert "| 2.00 |" in liblinear
 
 
+def test_anchor_section_names_each_anchor_tolerance():
+    loose, tight = _row("liblinear_cs", 0.2, True), _row("liblinear_cs", 1.0, True)
+    loose["solver_options"], tight["solver_options"] = {"tol": 0.1}, {"tol": 1e-4, "seed": 0}
+    body = [line for line in anchor_section([_row("cs_dcd", 0.5, False), loose, tight])]
+    assert any("| liblinear_cs[tol=0.0001] | optimal | 1.0000 | 5.00 |" in line for line in body)
+    assert all("seed" not in line for line in body)
+
+
 def test_anchor_section_is_empty_without_a_pair():
     assert anchor_section([_row("dcd", 0.5, False), _row("smo", 1.0, False)]) == []
     assert anchor_section([_row("liblinear", 0.5, True)]) == []
