@@ -30,8 +30,10 @@ from svmbench.problems.base import QP, Certificate, make_certificate
 
 
 @dataclass(frozen=True, eq=False)
-class SoftMarginPrimal(LinearBinaryMixin):
-    """Soft-margin linear SVM, primal view: variables ``w`` (n_features,) and ``b``.
+class _SoftMargin(LinearBinaryMixin):
+    """The soft-margin linear SVM, whichever view: its data, parameters, objectives and
+    certificate (the two views below differ only in the variables they offer and the QP they
+    export).
 
     Parameters
     ----------
@@ -50,8 +52,6 @@ class SoftMarginPrimal(LinearBinaryMixin):
     sample_weight : ndarray of shape (n_samples,), default=None
         Per-example weights ≥ 0; ``C_i = C · sample_weight_i``.
     """
-
-    kind: ClassVar[str] = "soft_margin_primal"
 
     X: np.ndarray | sparse.csr_matrix
     y: np.ndarray
@@ -103,6 +103,16 @@ class SoftMarginPrimal(LinearBinaryMixin):
             P, D, residuals=residuals, primal_point={"w": w, "b": b}, dual_point=a
         )
 
+
+@dataclass(frozen=True, eq=False)
+class SoftMarginPrimal(_SoftMargin):
+    """Soft-margin linear SVM, primal view: variables ``w`` (n_features,) and ``b``.
+
+    Parameters: see :class:`_SoftMargin` (X, y, C, loss, bias, bias_scale, sample_weight).
+    """
+
+    kind: ClassVar[str] = "soft_margin_primal"
+
     def to_qp(self) -> QP:
         """The primal QP over ``(w, b, ξ)``: ``min ½‖w‖² (+ b²/(2s²)) + Σ C_i ξ_i`` (hinge) or
         ``+ Σ C_i ξ_i²`` (squared hinge), s.t. ``y_i(x_i·w + b) + ξ_i ≥ 1`` (and ``ξ ≥ 0`` for
@@ -137,11 +147,13 @@ class SoftMarginPrimal(LinearBinaryMixin):
 
 
 @dataclass(frozen=True, eq=False)
-class SoftMarginDual(SoftMarginPrimal):
+class SoftMarginDual(_SoftMargin):
     """Soft-margin linear SVM, dual view: variable ``alpha`` (n_samples,).
 
-    The same problem and the same optimum as :class:`SoftMarginPrimal` (same parameters); solvers
-    that work on α (dual coordinate descent, SMO) accept this view.
+    The same problem and the same optimum as :class:`SoftMarginPrimal` (same parameters, see
+    :class:`_SoftMargin`); solvers that work on α (dual coordinate descent, SMO) accept this
+    view. A sibling of the primal view, not a subclass: a solver for one is not silently handed
+    the other.
     """
 
     kind: ClassVar[str] = "soft_margin_dual"

@@ -168,7 +168,7 @@ class Solver(abc.ABC):
     def unsupported_reason(cls, problem: Problem) -> str | None:
         """None when this solver accepts ``problem``, else a sentence saying why not."""
         for problem_cls, constraints in cls.supported.items():
-            if type(problem) is problem_cls:
+            if isinstance(problem, problem_cls):
                 for attr, allowed in constraints.items():
                     value = getattr(problem, attr)
                     if callable(allowed):

@@ -252,9 +252,7 @@ class BarrierSolver(IterativeSolver):
         return compile_row_passes()
 
     def _init_state(self, problem, warm_start):
-        if isinstance(problem, (SoftMarginPrimal, HardMarginPrimal)) and not isinstance(
-            problem, SoftMarginDual
-        ):
+        if isinstance(problem, (SoftMarginPrimal, HardMarginPrimal)):
             return self._init_primal(problem, warm_start)
         state = dual_qp(problem, self.t0, self.mu)
         if self.method == "primal-dual":

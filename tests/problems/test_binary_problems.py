@@ -310,3 +310,19 @@ def test_overlapping_classes_have_no_separating_point():
 
     d = datasets.load("gaussian:n=60,d=4,sep=1,seed=0")
     assert HardMarginPrimal(d.X, d.y).separating_point() is None
+
+
+def test_the_primal_and_dual_views_are_siblings_with_one_certificate():
+    """Same data, parameters, objectives and certificate; neither view is the other, so a
+    primal-only method (Pegasos) refuses the dual view instead of receiving it as a primal."""
+    from svmbench.problems import datasets
+    from svmbench.solvers import registry
+
+    data = datasets.gaussian(40, 3, 1.0, seed=5)
+    primal = SoftMarginPrimal(data.X, data.y, C=0.5, bias="regularized")
+    dual = SoftMarginDual(data.X, data.y, C=0.5, bias="regularized")
+    assert not isinstance(dual, SoftMarginPrimal) and not isinstance(primal, SoftMarginDual)
+    alpha = np.full(40, 0.25)
+    assert primal.certificate(alpha=alpha).gap == dual.certificate(alpha=alpha).gap
+    assert registry.solver_class("pegasos").unsupported_reason(dual) is not None
+    assert registry.solver_class("pegasos").unsupported_reason(primal) is None
