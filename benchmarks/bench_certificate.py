@@ -12,8 +12,9 @@ with its kernel product taken from:
   here;
 - ``baseline``: :mod:`problems._kernel_products` at ``--baseline`` (a git revision, read with
   ``git show``): four support vectors against a transposed block of rows, a Horner exponential;
-- ``new``: the current module, serial (GEMM blocks, the FMA exponential) and, with more than one
-  Numba thread, ``new-par`` (its blocks of rows over the Numba threads).
+- ``new``: the current module, serial (four features per pass over the inner products, the
+  exponential in fused multiply-adds) and, with more than one Numba thread, ``new-par`` (its
+  blocks of rows over the Numba threads).
 
 The versions run interleaved (unfused, baseline, new, … then again), ``--repeats`` times;
 medians and their ratios are printed, with the thread counts (Numba, BLAS) they ran under. Every

@@ -5,9 +5,10 @@ no kernel matrix is stored, only a block that stays in cache.
 :func:`kernel_from_dot` (codes of :data:`KERNEL_CODES`, formulas as in :mod:`problems.kernels`;
 the one formula the solvers' kernel columns use too). The RBF kernel takes
 ``‖x_i − s_j‖² = ‖x_i‖² + ‖s_j‖² − 2 x_i·s_j`` (clipped at 0) from precomputed squared norms, as
-scikit-learn's ``euclidean_distances``. The inner products of a block of rows with a block of
-support vectors come from BLAS (GEMM); the kernel and the sum then pass over that block while it
-is in cache. Everything is float64; the exponential is :func:`exp_nonpositive`, a vectorizable
+scikit-learn's ``euclidean_distances``. A block of rows is transposed (d × rows, in cache); four
+support vectors at a time, their inner products with the block are accumulated over four features
+per pass (vectorized over the rows), then the kernel and the sum are applied. Everything is
+float64; the exponential is :func:`exp_nonpositive`, a vectorizable
 one accurate to about one ulp (Cody & Waite's reduction, a Taylor polynomial evaluated with fused
 multiply-adds in a short dependency chain), because the C library's scalar ``exp`` kept LLVM from
 vectorizing the loop and a plain Horner chain left it waiting on latency.
@@ -25,13 +26,13 @@ from numba.extending import intrinsic
 
 KERNEL_CODES = {"linear": 0, "poly": 1, "rbf": 2, "sigmoid": 3}
 
-#: Blocks of :func:`kernel_dot_dense`: the inner products of ``BLOCK_ROWS`` rows with
-#: ``BLOCK_COLS`` support vectors (256 kB of float64, half a core's L2), written by GEMM and read
-#: back by the kernel-and-sum pass. Measured (RBF, n = 10 000, d = 20, 7323 support vectors, one
-#: thread, medians of 7): 128 × 256 and 256 × 256 within 3 % of each other, 512 × 256 (1 MB)
-#: 25 % slower.
-BLOCK_ROWS = 128
-BLOCK_COLS = 256
+#: Blocks of :func:`kernel_dot_dense`: at most ``MAX_ROWS`` rows, whose transpose (d × rows)
+#: takes at most ``BLOCK_BYTES`` and stays in cache while the support vectors stream past it.
+#: Inner products by BLAS (GEMM on blocks of 128 rows × 256 support vectors, then the kernel pass)
+#: measured 10 % slower than the loops here with one BLAS thread (RBF, n = 10 000, d = 20, 7323
+#: support vectors) and 8× slower with two on a loaded machine (small GEMMs split over threads).
+MAX_ROWS = 512
+BLOCK_BYTES = 1 << 17
 
 
 @intrinsic
@@ -148,74 +149,131 @@ def kernel_from_dot(dot, sq_a, sq_b, kind, gamma, coef0, degree):
 
 
 @numba.njit(cache=True, inline="always")
-def _accumulate(o, q, G, c, sqs, j0, kind, gamma, coef0, degree):
-    """``o[t] += Σ_j c_{j0+j} K(x_t, s_{j0+j})`` from the inner products ``G[j, t]``, four
-    support vectors per pass over ``o`` (their exponentials are independent work)."""
-    nb, m = G.shape
+def _accumulate(o, q, u, cj, sj, kind, gamma, coef0, degree):
+    """``o[t] += c_j K(x_t, s_j)`` from the inner products ``u[t] = x_t·s_j``."""
+    for t in range(o.shape[0]):
+        o[t] += cj * kernel_from_dot(u[t], q[t], sj, kind, gamma, coef0, degree)
+
+
+@numba.njit(cache=True, inline="always")
+def _accumulate4(o, q, u0, u1, u2, u3, c, sqs, j, kind, gamma, coef0, degree):
+    """``o[t] += Σ_{i<4} c_{j+i} K(x_t, s_{j+i})`` from the inner products ``u0..u3`` (separate
+    contiguous vectors: rows of a 2-D slice would not vectorize)."""
+    c0, c1, c2, c3 = c[j], c[j + 1], c[j + 2], c[j + 3]
+    b0, b1, b2, b3 = sqs[j], sqs[j + 1], sqs[j + 2], sqs[j + 3]
+    for t in range(o.shape[0]):
+        qt = q[t]
+        o[t] += (
+            c0 * kernel_from_dot(u0[t], qt, b0, kind, gamma, coef0, degree)
+            + c1 * kernel_from_dot(u1[t], qt, b1, kind, gamma, coef0, degree)
+        ) + (
+            c2 * kernel_from_dot(u2[t], qt, b2, kind, gamma, coef0, degree)
+            + c3 * kernel_from_dot(u3[t], qt, b3, kind, gamma, coef0, degree)
+        )
+
+
+@numba.njit(cache=True, inline="always")
+def _dots4(XT, S, j, u0, u1, u2, u3):
+    """``u_i[t] = x_t·s_{j+i}`` for i < 4 and t < m = len(u0) over the block ``XT`` (d × rows,
+    C-contiguous: its rows sliced to m stay contiguous and the loops vectorize), four features
+    per pass over ``u`` (a pass per feature was bound by its loads and stores)."""
+    m = u0.shape[0]
+    d = XT.shape[0]
+    for t in range(m):
+        u0[t] = 0.0
+        u1[t] = 0.0
+        u2[t] = 0.0
+        u3[t] = 0.0
+    f = 0
+    while f + 4 <= d:
+        ra, rb, rc, rd = XT[f, :m], XT[f + 1, :m], XT[f + 2, :m], XT[f + 3, :m]
+        a0, b0, c0, d0 = S[j, f], S[j, f + 1], S[j, f + 2], S[j, f + 3]
+        a1, b1, c1, d1 = S[j + 1, f], S[j + 1, f + 1], S[j + 1, f + 2], S[j + 1, f + 3]
+        a2, b2, c2, d2 = S[j + 2, f], S[j + 2, f + 1], S[j + 2, f + 2], S[j + 2, f + 3]
+        a3, b3, c3, d3 = S[j + 3, f], S[j + 3, f + 1], S[j + 3, f + 2], S[j + 3, f + 3]
+        for t in range(m):
+            xa, xb, xc, xd = ra[t], rb[t], rc[t], rd[t]
+            u0[t] += (a0 * xa + b0 * xb) + (c0 * xc + d0 * xd)
+            u1[t] += (a1 * xa + b1 * xb) + (c1 * xc + d1 * xd)
+            u2[t] += (a2 * xa + b2 * xb) + (c2 * xc + d2 * xd)
+            u3[t] += (a3 * xa + b3 * xb) + (c3 * xc + d3 * xd)
+        f += 4
+    while f < d:
+        r = XT[f, :m]
+        s0, s1, s2, s3 = S[j, f], S[j + 1, f], S[j + 2, f], S[j + 3, f]
+        for t in range(m):
+            rt = r[t]
+            u0[t] += s0 * rt
+            u1[t] += s1 * rt
+            u2[t] += s2 * rt
+            u3[t] += s3 * rt
+        f += 1
+
+
+@numba.njit(cache=True)
+def _dense_block(X, sqn, lo, hi, S, sqs, c, kind, gamma, coef0, degree, out, XT, U):
+    """``out[lo:hi] = Σ_j c_j K(x_t, s_j)``: the rows transposed into ``XT`` (d × rows); then,
+    four support vectors at a time, their inner products with the block (``U``, vectorized over
+    t), the kernel and the sum applied on the fly, one loop per kind (each vectorizes)."""
+    m = hi - lo
+    d = X.shape[1]
+    for t in range(m):
+        for f in range(d):
+            XT[f, t] = X[lo + t, f]
+    q = sqn[lo:hi]
+    o = out[lo:hi]
+    u0, u1, u2, u3 = U[0, :m], U[1, :m], U[2, :m], U[3, :m]
+    for t in range(m):
+        o[t] = 0.0
+    ns = S.shape[0]
     j = 0
-    while j + 4 <= nb:
-        g0, g1, g2, g3 = G[j], G[j + 1], G[j + 2], G[j + 3]
-        k = j0 + j
-        c0, c1, c2, c3 = c[k], c[k + 1], c[k + 2], c[k + 3]
-        b0, b1, b2, b3 = sqs[k], sqs[k + 1], sqs[k + 2], sqs[k + 3]
-        for t in range(m):
-            qt = q[t]
-            o[t] += (
-                c0 * kernel_from_dot(g0[t], qt, b0, kind, gamma, coef0, degree)
-                + c1 * kernel_from_dot(g1[t], qt, b1, kind, gamma, coef0, degree)
-            ) + (
-                c2 * kernel_from_dot(g2[t], qt, b2, kind, gamma, coef0, degree)
-                + c3 * kernel_from_dot(g3[t], qt, b3, kind, gamma, coef0, degree)
-            )
+    while j + 4 <= ns:
+        _dots4(XT, S, j, u0, u1, u2, u3)
+        if kind == 2:
+            _accumulate4(o, q, u0, u1, u2, u3, c, sqs, j, 2, gamma, coef0, degree)
+        elif kind == 1:
+            _accumulate4(o, q, u0, u1, u2, u3, c, sqs, j, 1, gamma, coef0, degree)
+        elif kind == 3:
+            _accumulate4(o, q, u0, u1, u2, u3, c, sqs, j, 3, gamma, coef0, degree)
+        else:
+            _accumulate4(o, q, u0, u1, u2, u3, c, sqs, j, 0, gamma, coef0, degree)
         j += 4
-    while j < nb:  # the last < 4
-        g = G[j]
-        cj, bj = c[j0 + j], sqs[j0 + j]
+    while j < ns:  # the last < 4
         for t in range(m):
-            o[t] += cj * kernel_from_dot(g[t], q[t], bj, kind, gamma, coef0, degree)
+            u0[t] = 0.0
+        for f in range(d):
+            r = XT[f, :m]
+            sf = S[j, f]
+            for t in range(m):
+                u0[t] += sf * r[t]
+        if kind == 2:
+            _accumulate(o, q, u0, c[j], sqs[j], 2, gamma, coef0, degree)
+        elif kind == 1:
+            _accumulate(o, q, u0, c[j], sqs[j], 1, gamma, coef0, degree)
+        elif kind == 3:
+            _accumulate(o, q, u0, c[j], sqs[j], 3, gamma, coef0, degree)
+        else:
+            _accumulate(o, q, u0, c[j], sqs[j], 0, gamma, coef0, degree)
         j += 1
 
 
 @numba.njit(cache=True)
-def _dense_block(X, sqn, lo, hi, S, sqs, c, kind, gamma, coef0, degree, out, buf):
-    """``out[lo:hi] = Σ_j c_j K(x_t, s_j)``: for each block of ``BLOCK_COLS`` support vectors,
-    their inner products with the rows (``G = S_block X_blockᵀ`` by GEMM into ``buf``), then the
-    kernel and the sum over G, one loop per kind (so that each vectorizes over t)."""
-    m = hi - lo
-    XbT = X[lo:hi].T
-    q = sqn[lo:hi]
-    o = out[lo:hi]
-    for t in range(m):
-        o[t] = 0.0
-    ns = S.shape[0]
-    for j0 in range(0, ns, BLOCK_COLS):
-        j1 = min(ns, j0 + BLOCK_COLS)
-        G = buf[: (j1 - j0) * m].reshape((j1 - j0, m))
-        np.dot(S[j0:j1], XbT, G)
-        if kind == 2:
-            _accumulate(o, q, G, c, sqs, j0, 2, gamma, coef0, degree)
-        elif kind == 1:
-            _accumulate(o, q, G, c, sqs, j0, 1, gamma, coef0, degree)
-        elif kind == 3:
-            _accumulate(o, q, G, c, sqs, j0, 3, gamma, coef0, degree)
-        else:
-            _accumulate(o, q, G, c, sqs, j0, 0, gamma, coef0, degree)
+def _rows_per_block(d):
+    return max(16, min(MAX_ROWS, BLOCK_BYTES // (8 * max(1, d))))
 
 
 @numba.njit(cache=True)
 def kernel_dot_dense(X, sqn, S, sqs, c, kind, gamma, coef0, degree):
     """``f = K(X, S) c`` for dense C-contiguous float64 rows X (n × d) and S (m × d), kinds
-    0-3; ``sqn``, ``sqs``: their squared norms (RBF only).
-
-    Serial over blocks of ``BLOCK_ROWS`` rows (the GEMM inside uses BLAS's own threads).
-    """
-    n = X.shape[0]
+    0-3; ``sqn``, ``sqs``: their squared norms (RBF only). Serial over blocks of rows."""
+    n, d = X.shape
+    rows = _rows_per_block(d)
     out = np.empty(n)
-    buf = np.empty(BLOCK_ROWS * BLOCK_COLS)
-    for lo in range(0, n, BLOCK_ROWS):
-        _dense_block(
-            X, sqn, lo, min(n, lo + BLOCK_ROWS), S, sqs, c, kind, gamma, coef0, degree, out, buf
-        )
+    XT = np.empty((d, rows))
+    U = np.empty((4, rows))  # inner products of four support vectors with the block
+    for lo in range(0, n, rows):
+        hi = min(n, lo + rows)
+        _dense_block(X, sqn, lo, hi, S, sqs, c, kind, gamma, coef0, degree, out, XT, U)
     return out
 
 
@@ -223,13 +281,14 @@ def kernel_dot_dense(X, sqn, S, sqs, c, kind, gamma, coef0, degree):
 def kernel_dot_dense_parallel(X, sqn, S, sqs, c, kind, gamma, coef0, degree):
     """:func:`kernel_dot_dense` with the blocks of rows split over the Numba threads (each
     block's sums are the serial ones: the values do not depend on the number of threads)."""
-    n = X.shape[0]
+    n, d = X.shape
+    rows = _rows_per_block(d)
     out = np.empty(n)
-    nblocks = (n + BLOCK_ROWS - 1) // BLOCK_ROWS
-    for b in numba.prange(nblocks):
-        lo = b * BLOCK_ROWS
-        buf = np.empty(BLOCK_ROWS * BLOCK_COLS)
+    for b in numba.prange((n + rows - 1) // rows):
+        lo = b * rows
+        XT = np.empty((d, rows))
+        U = np.empty((4, rows))
         _dense_block(
-            X, sqn, lo, min(n, lo + BLOCK_ROWS), S, sqs, c, kind, gamma, coef0, degree, out, buf
+            X, sqn, lo, min(n, lo + rows), S, sqs, c, kind, gamma, coef0, degree, out, XT, U
         )
     return out

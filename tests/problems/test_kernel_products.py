@@ -71,9 +71,8 @@ def test_wide_rows():
 
 @pytest.mark.parametrize("kernel", sorted(KERNEL_PARAMS))
 def test_blocks_of_rows_and_support_vectors(kernel):
-    # rows: two full blocks and a ragged one; support vectors: two full blocks, then 5 (4 + 1)
-    n, m = 2 * kp.BLOCK_ROWS + 3, 2 * kp.BLOCK_COLS + 5
-    X, Z, c = _data(n, m, 6, seed=13)
+    # rows: two full blocks and a ragged one; support vectors: 4 · 3 + 1; features: 4 + 3
+    X, Z, c = _data(2 * kp.MAX_ROWS + 3, 13, 7, seed=13)
     K = kernel_matrix(X, Z, kernel=kernel, **KERNEL_PARAMS[kernel])
     params = KERNEL_PARAMS[kernel]
     args = (
