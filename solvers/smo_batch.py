@@ -137,9 +137,15 @@ class SMOBatch(IterativeSolver):
         (``stop_rule="gap"``).
     q : int, default=512
         Size of the working set (at most n); half of it is replaced at each outer iteration.
+        Measured (gaussian d = 20, RBF γ = 1/d, C = 1, one thread, certified 1e-6, a loaded
+        2-core machine): n = 10 000, q = 256 / 512 / 1024: 2.61 / 2.73 / 2.84 s (medians of
+        3 interleaved runs, within the noise; about 9 000 rows computed whatever q);
+        n = 30 000: 23.0 / 30.7 / 27.9 s (one run each, about 52 000 rows computed).
     inner_tol : float, default=0.1
         SMO inside the working set stops once its violation is below ``inner_tol`` times the
-        outer violation (and never below ``eps``); in (0, 1).
+        outer violation (and never below ``eps``); in (0, 1). Measured as ``q``, n = 10 000:
+        0.01 / 0.1 / 0.3: 2.58 / 2.73 / 2.55 s (34 615 / 22 362 / 15 991 updates; the rows
+        dominate).
     inner_steps : int, default=10
         At most ``inner_steps · q`` updates inside one working set.
     eps : float, default=1e-3
