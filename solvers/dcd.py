@@ -42,6 +42,7 @@ from scipy import sparse
 from svmbench.problems import SoftMarginDual, SoftMarginPrimal
 from svmbench.problems._validation import check_bool, check_int, check_real
 from svmbench.solvers._jit import dcd as _jit
+from svmbench.solvers._jit.rows import as_rows
 from svmbench.solvers.base import IterativeSolver, StepOutcome
 from svmbench.solvers.registry import register
 
@@ -179,17 +180,17 @@ class DualCoordinateDescent(IterativeSolver):
         for Xk in (X, sparse.csr_matrix(X)):
             variants = [Xk] if isinstance(Xk, np.ndarray) else _index_variants(Xk)
             for Xv in variants:
-                data = _as_kernel_data(Xv)
-                qd = _row_sq_norms(data) + 1.0
+                data = as_rows(Xv)
+                qd = _jit.row_sq_norms(data) + 1.0
                 alpha, w, wb = np.zeros(2), np.zeros(2), np.zeros(1)
                 index = np.arange(2, dtype=np.int64)
                 rng = np.zeros(1, dtype=np.uint64)
                 _epoch(data, y, ones, 0.0 * ones, qd, 1.0, alpha, w, wb, index, 2, 1.0, -1.0, rng)
-                _weights(data, alpha * y, w)
+                _jit.weights(data, alpha * y, w)
         return time.perf_counter() - t0
 
     def _init_state(self, problem, warm_start) -> _State:
-        data = _as_kernel_data(problem.X)
+        data = as_rows(problem.X)
         y = problem.y
         C = problem.upper_bounds
         positive = C > 0
@@ -200,13 +201,13 @@ class DualCoordinateDescent(IterativeSolver):
             upper = np.where(positive, np.inf, 0.0)
             diag = np.where(positive, 0.5 / np.where(positive, C, 1.0), 0.0)
         s = float(problem.bias_scale) if problem.bias == "regularized" else 0.0
-        qd = _row_sq_norms(data) + s * s + diag
+        qd = _jit.row_sq_norms(data) + s * s + diag
         alpha = (
             np.zeros(problem.n_samples) if warm_start is None else warm_start.dual_point(problem)
         )
         w = np.empty(problem.n_features)
         coef = alpha * y
-        _weights(data, coef, w)
+        _jit.weights(data, coef, w)
         wb = np.array([s * coef.sum()])
         # examples with U_i = 0 are fixed at α_i = 0 and never visited
         index = np.ascontiguousarray(np.flatnonzero(positive), dtype=np.int64)
@@ -304,7 +305,7 @@ class DualCoordinateDescent(IterativeSolver):
         }
 
 
-# ---- dispatch between the dense and the CSR kernels ----------------------------------------------
+# ---- helpers ---------------------------------------------------------------------------------
 def _index_variants(X: sparse.csr_matrix) -> list[sparse.csr_matrix]:
     out = []
     for dtype in (np.int32, np.int64):
@@ -320,34 +321,6 @@ def _row_nonzeros(X) -> np.ndarray:
     return np.asarray((X != 0).sum(axis=1), dtype=np.int64).ravel()
 
 
-def _as_kernel_data(X):
-    """A C-contiguous float64 array, or ``(indptr, indices, data)`` with one index dtype."""
-    if sparse.issparse(X):
-        indptr, indices = X.indptr, X.indices
-        if indptr.dtype != indices.dtype or indptr.dtype not in (np.int32, np.int64):
-            indptr, indices = indptr.astype(np.int64), indices.astype(np.int64)
-        return (
-            np.ascontiguousarray(indptr),
-            np.ascontiguousarray(indices),
-            np.ascontiguousarray(X.data, dtype=np.float64),
-        )
-    return np.ascontiguousarray(X, dtype=np.float64)
-
-
-def _row_sq_norms(data) -> np.ndarray:
-    if isinstance(data, tuple):
-        return _jit.row_sq_norms_csr(data[0], data[2])
-    return _jit.row_sq_norms_dense(data)
-
-
-def _weights(data, coef, out) -> None:
-    if isinstance(data, tuple):
-        _jit.weights_csr(data[0], data[1], data[2], coef, out)
-    else:
-        _jit.weights_dense(data, coef, out)
-
-
-def _epoch(data, *args):
-    if isinstance(data, tuple):
-        return _jit.dcd_epoch_csr(data[0], data[1], data[2], *args)
-    return _jit.dcd_epoch_dense(data, *args)
+def _epoch(X, *args):
+    """:func:`solvers._jit.dcd.dcd_epoch` (a module attribute: tests count the rows it reads)."""
+    return _jit.dcd_epoch(X, *args)

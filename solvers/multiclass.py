@@ -69,6 +69,8 @@ from svmbench.problems.models import (
 )
 from svmbench.problems.scaling import lambda_from_C
 from svmbench.solvers._jit import multiclass as _jit
+from svmbench.solvers._jit.common import shuffle_active
+from svmbench.solvers._jit.rows import as_rows
 from svmbench.solvers.base import (
     Clock,
     IterativeSolver,
@@ -83,23 +85,6 @@ from svmbench.solvers.registry import register
 # ---------------------------------------------------------------------------------------------
 # Crammer–Singer: shared helpers
 # ---------------------------------------------------------------------------------------------
-
-
-def _row_arrays(X):
-    """Dense C-contiguous rows, or the three CSR arrays (indices sorted), plus the other kind
-    as empty placeholders (the kernels take both)."""
-    if sparse.issparse(X):
-        Xc = sparse.csr_matrix(X, dtype=np.float64, copy=True)
-        Xc.sort_indices()
-        return (
-            True,
-            np.empty((0, 0)),
-            Xc.indptr.astype(np.int64),
-            Xc.indices.astype(np.int64),
-            Xc.data,
-        )
-    empty = np.empty(0, dtype=np.int64)
-    return False, np.ascontiguousarray(X, dtype=np.float64), empty, empty, np.empty(0)
 
 
 def _row_nonzeros(X) -> np.ndarray:
@@ -137,11 +122,7 @@ def _zero_one_cost(problem) -> str | None:
 
 @dataclass
 class _DCDState:
-    sparse: bool
-    X: np.ndarray
-    indptr: np.ndarray
-    indices: np.ndarray
-    data: np.ndarray
+    X: Any  # dense rows, or the CSR tuple (indptr, indices, data) with int64 indices
     y: np.ndarray
     C: np.ndarray
     cost: np.ndarray
@@ -241,39 +222,17 @@ class CrammerSingerDCD(IterativeSolver):
         cost = 1.0 - np.eye(k)
         C = np.ones(3)
         A = np.einsum("ij,ij->i", X, X) + 1.0
-        Xs = sparse.csr_matrix(X)
-        _jit.shuffle_prefix(np.arange(3, dtype=np.int64), 3, np.ones(1, dtype=np.uint64))
-        for dense in (True, False):
+        shuffle_active(np.arange(3, dtype=np.int64), 3, np.ones(1, dtype=np.uint64))
+        for rows in (as_rows(X), as_rows(sparse.csr_matrix(X), np.int64)):
             beta = np.zeros((3, k))
             beta[np.arange(3), y] = 1.0
             Wt, wb = np.zeros((2, k)), np.zeros(k)
             index = np.arange(3, dtype=np.int64)
             active_i = np.full(3, k, dtype=np.int64)
             cls = np.tile(np.arange(k, dtype=np.int64), (3, 1))
-            if dense:
-                _jit.cs_dcd_epoch_dense(
-                    X, y, C, cost, A, 1.0, True, beta, Wt, wb, index, 3, active_i, cls, True
-                )
-            else:
-                _jit.cs_dcd_epoch_csr(
-                    Xs.indptr.astype(np.int64),
-                    Xs.indices.astype(np.int64),
-                    Xs.data,
-                    y,
-                    C,
-                    cost,
-                    A,
-                    1.0,
-                    True,
-                    beta,
-                    Wt,
-                    wb,
-                    index,
-                    3,
-                    active_i,
-                    cls,
-                    True,
-                )
+            _jit.cs_dcd_epoch(
+                rows, y, C, cost, A, 1.0, True, beta, Wt, wb, index, 3, active_i, cls, True
+            )
         return time.perf_counter() - t0
 
     def _init_state(self, problem: MulticlassHinge, warm_start) -> _DCDState:
@@ -283,7 +242,7 @@ class CrammerSingerDCD(IterativeSolver):
             # mostly-zero dense rows (digits: 51 %) run faster through the CSR kernel: no
             # per-feature zero test to mispredict, no work on the zeros (the iterates are the same)
             Xin = sparse.csr_matrix(Xin)
-        is_sparse, X, indptr, indices, data = _row_arrays(Xin)
+        X = as_rows(Xin, np.int64)
         reg = problem.bias == "regularized"
         s = float(problem.bias_scale) if reg else 0.0
         C = np.ascontiguousarray(problem.upper_bounds, dtype=np.float64)
@@ -311,8 +270,8 @@ class CrammerSingerDCD(IterativeSolver):
         # relative gap of tol on blobs and digits); divided by 10 whenever it holds before the gap
         eps = self.tol if native else 0.1 * self.tol
         return _DCDState(
-            sparse=is_sparse, X=X, indptr=indptr, indices=indices, data=data, y=y, C=C,
-            cost=cost, A=A, s=s, reg=reg, beta=beta, Wt=Wt, wb=np.ascontiguousarray(wb),
+            X=X, y=y, C=C, cost=cost, A=A, s=s, reg=reg, beta=beta, Wt=Wt,
+            wb=np.ascontiguousarray(wb),
             index=np.arange(n, dtype=np.int64), active_size=n,
             active_i=np.full(n, k, dtype=np.int64),
             cls=np.tile(np.arange(k, dtype=np.int64), (n, 1)),
@@ -342,19 +301,13 @@ class CrammerSingerDCD(IterativeSolver):
         st.work = 0.0
         while not converged and visited < n and st.epochs < self.max_iter:
             a = st.active_size
-            _jit.shuffle_prefix(st.index, a, st.rng_state)
+            shuffle_active(st.index, a, st.rng_state)
             act = st.index[:a]
             st.work += float(st.row_nnz[act] @ st.active_i[act])
-            if st.sparse:
-                active, stopping = _jit.cs_dcd_epoch_csr(
-                    st.indptr, st.indices, st.data, st.y, st.C, st.cost, st.A, st.s, st.reg,
-                    st.beta, st.Wt, st.wb, st.index, a, st.active_i, st.cls, self.shrinking,
-                )  # fmt: skip
-            else:
-                active, stopping = _jit.cs_dcd_epoch_dense(
-                    st.X, st.y, st.C, st.cost, st.A, st.s, st.reg, st.beta, st.Wt, st.wb,
-                    st.index, a, st.active_i, st.cls, self.shrinking,
-                )  # fmt: skip
+            active, stopping = _jit.cs_dcd_epoch(
+                st.X, st.y, st.C, st.cost, st.A, st.s, st.reg, st.beta, st.Wt, st.wb,
+                st.index, a, st.active_i, st.cls, self.shrinking,
+            )  # fmt: skip
             epochs += 1
             st.epochs += 1
             visited += max(a, 1)
@@ -407,11 +360,7 @@ class CrammerSingerDCD(IterativeSolver):
 
 @dataclass
 class _SGDState:
-    sparse: bool
-    X: np.ndarray
-    indptr: np.ndarray
-    indices: np.ndarray
-    data: np.ndarray
+    X: Any  # dense rows, or the CSR tuple (indptr, indices, data) with int64 indices
     y: np.ndarray
     weight: np.ndarray
     cost: np.ndarray
@@ -489,27 +438,22 @@ class CrammerSingerSGD(IterativeSolver):
     def warm_up(self) -> float:
         t0 = time.perf_counter()
         X = np.array([[1.0, 0.5], [0.0, 2.0], [1.0, 1.0]])
-        Xs = sparse.csr_matrix(X)
         y = np.array([0, 1, 2], dtype=np.int64)
         cost = 1.0 - np.eye(3)
         order = np.arange(3, dtype=np.int64)
-        for dense in (True, False):
+        for rows in (as_rows(X), as_rows(sparse.csr_matrix(X), np.int64)):
             U, V = np.zeros((2, 3)), np.zeros((2, 3))
             Ub, Vb, H = np.zeros(3), np.zeros(3), np.zeros(1)
-            _jit.cs_sgd_epoch(
-                Xs.indptr.astype(np.int64), Xs.indices.astype(np.int64), Xs.data,
-                X if dense else np.empty((0, 0)), dense, y, np.ones(3), cost, 1.0, True, 0.1,
-                order, 0, U, Ub, V, Vb, H,
-            )  # fmt: skip
+            _jit.cs_sgd_epoch(rows, y, np.ones(3), cost, 1.0, True, 0.1, order, 0, U, Ub, V, Vb, H)
         return time.perf_counter() - t0
 
     def _init_state(self, problem: MulticlassHinge, warm_start) -> _SGDState:
         n, d, k = problem.n_samples, problem.n_features, problem.n_classes
-        is_sparse, X, indptr, indices, data = _row_arrays(problem.X)
+        X = as_rows(problem.X, np.int64)
         reg = problem.bias == "regularized"
         sw = problem.upper_bounds / problem.C  # the sample weights (1 by default)
         return _SGDState(
-            sparse=is_sparse, X=X, indptr=indptr, indices=indices, data=data,
+            X=X,
             y=problem.y.astype(np.int64), weight=np.ascontiguousarray(sw),
             cost=np.ascontiguousarray(problem.cost), s=float(problem.bias_scale) if reg else 0.0,
             reg=reg, lam=lambda_from_C(problem.C, n, form="multiclass_lecture"),
@@ -525,8 +469,8 @@ class CrammerSingerSGD(IterativeSolver):
         else:
             order = st.rng.integers(0, n, size=n).astype(np.int64)
         st.t = _jit.cs_sgd_epoch(
-            st.indptr, st.indices, st.data, st.X, not st.sparse, st.y, st.weight, st.cost, st.s,
-            st.reg, st.lam, order, st.t, st.U, st.Ub, st.V, st.Vb, st.H,
+            st.X, st.y, st.weight, st.cost, st.s, st.reg, st.lam, order, st.t, st.U, st.Ub,
+            st.V, st.Vb, st.H,
         )  # fmt: skip
         st.epochs += 1
         if self.averaging == "suffix":

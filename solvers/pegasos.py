@@ -70,7 +70,7 @@ from svmbench.problems import SoftMarginPrimal
 from svmbench.problems._validation import check_bool, check_int, check_option, check_real
 from svmbench.problems.scaling import lambda_from_C
 from svmbench.solvers._jit import pegasos as _jit
-from svmbench.solvers._jit.common import rows_for_epochs
+from svmbench.solvers._jit.rows import as_rows
 from svmbench.solvers.base import IterativeSolver, StepOutcome
 from svmbench.solvers.registry import register
 
@@ -88,7 +88,7 @@ _AVG_CODE = {
 class _State:
     """Everything one solve mutates."""
 
-    X: Any  # dense ndarray, or (data, indices, indptr) of a CSR matrix with int64 indices
+    X: Any  # dense ndarray, or (indptr, indices, data) of a CSR matrix, int64 indices
     y: np.ndarray
     c: np.ndarray  # loss weights c_i (sample_weight)
     xsq: np.ndarray  # ‖x̃_i‖²
@@ -200,7 +200,7 @@ class Pegasos(IterativeSolver):
         ones = np.ones(2)
         order = np.arange(2, dtype=np.int64)
         for Xk in (X, sparse.csr_matrix(X)):
-            data = rows_for_epochs(Xk)
+            data = as_rows(Xk, np.int64)
             v, u, acc, scal = np.zeros(3), np.zeros(3), np.zeros(3), _initial_scalars()
             _run_epoch(data, y, ones, ones + 1.0, order, 1, 1.0, 0, 1.0, True, True, 1.0, 2, 3.0,
                        v, u, acc, scal)  # fmt: skip
@@ -215,7 +215,7 @@ class Pegasos(IterativeSolver):
             else np.ascontiguousarray(problem.sample_weight, dtype=np.float64)
         )
         s = float(problem.bias_scale) if problem.bias == "regularized" else 0.0
-        data = rows_for_epochs(problem.X)
+        data = as_rows(problem.X, np.int64)
         xsq = _row_sq_norms(problem.X) + s * s
         dt = d + (1 if s > 0 else 0)
         state = _State(
@@ -353,16 +353,6 @@ def _row_sq_norms(X) -> np.ndarray:
     return np.einsum("ij,ij->i", X, X)
 
 
-def _run_epoch(
-    X, y, c, xsq, order, k, lam, t0, s, free_bias, project, radius, avg, eta, v, u, acc, scal
-):
-    """Dispatch to the dense or CSR kernel; returns the step counter after the epoch."""
-    if isinstance(X, tuple):
-        data, indices, indptr = X
-        return _jit.pegasos_epoch_csr(
-            data, indices, indptr, y, c, xsq, order, k, lam, t0, s, free_bias, project, radius,
-            avg, eta, v, u, acc, scal,
-        )  # fmt: skip
-    return _jit.pegasos_epoch_dense(
-        X, y, c, xsq, order, k, lam, t0, s, free_bias, project, radius, avg, eta, v, u, acc, scal
-    )
+def _run_epoch(*args):
+    """One jitted epoch (dense rows or the CSR tuple); returns the step counter after it."""
+    return _jit.pegasos_epoch(*args)

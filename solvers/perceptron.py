@@ -61,7 +61,7 @@ from scipy import sparse
 from svmbench.problems import HardMarginPrimal, SoftMarginPrimal
 from svmbench.problems._validation import check_bool, check_int, check_option, check_real
 from svmbench.solvers._jit import perceptron as _jit
-from svmbench.solvers._jit.common import rows_for_epochs
+from svmbench.solvers._jit.rows import as_rows
 from svmbench.solvers.base import IterativeSolver, StepOutcome
 from svmbench.solvers.registry import register
 
@@ -70,7 +70,7 @@ INITS = ("zero", "random")
 
 @dataclass
 class _State:
-    X: Any  # dense ndarray, or (data, indices, indptr) with int64 indices
+    X: Any  # dense ndarray, or (indptr, indices, data) with int64 indices
     y: np.ndarray
     s: float  # constant bias feature, 0 for bias="none"
     w: np.ndarray  # w̃ = (w, w_b)
@@ -159,7 +159,7 @@ class Perceptron(IterativeSolver):
         y = np.array([1.0, -1.0])
         order = np.arange(2, dtype=np.int64)
         for Xk in (X, sparse.csr_matrix(X)):
-            _run_epoch(rows_for_epochs(Xk), y, order, 1.0, 1.0, 0, True, np.zeros(3), np.zeros(3))
+            _run_epoch(as_rows(Xk, np.int64), y, order, 1.0, 1.0, 0, True, np.zeros(3), np.zeros(3))
         return time.perf_counter() - t0
 
     def _init_state(self, problem, warm_start) -> _State:
@@ -178,7 +178,7 @@ class Perceptron(IterativeSolver):
             g = rng.standard_normal(dt)
             w = self.learning_rate * radius * g / np.linalg.norm(g)
         return _State(
-            X=rows_for_epochs(X), y=problem.y, s=s, w=w, u=np.zeros(dt), rng=rng, radius=radius
+            X=as_rows(X, np.int64), y=problem.y, s=s, w=w, u=np.zeros(dt), rng=rng, radius=radius
         )
 
     # ---- one epoch -------------------------------------------------------------------------------
@@ -240,7 +240,7 @@ class Perceptron(IterativeSolver):
         wt = self._point(state)
         X = state.X
         if isinstance(X, tuple):
-            data, indices, indptr = X
+            indptr, indices, data = X
             n = indptr.shape[0] - 1
             d = wt.shape[0] - (1 if state.s > 0 else 0)
             f = sparse.csr_matrix((data, indices, indptr), shape=(n, d)) @ wt[:d]
@@ -270,7 +270,4 @@ class Perceptron(IterativeSolver):
 
 
 def _run_epoch(X, y, order, mu, s, t0, averaged, w, u) -> int:
-    if isinstance(X, tuple):
-        data, indices, indptr = X
-        return _jit.perceptron_epoch_csr(data, indices, indptr, y, order, mu, s, t0, averaged, w, u)
-    return _jit.perceptron_epoch_dense(X, y, order, mu, s, t0, averaged, w, u)
+    return _jit.perceptron_epoch(X, y, order, mu, s, t0, averaged, w, u)

@@ -15,9 +15,10 @@ from pathlib import Path
 import numba
 
 
-def _sources_digest() -> str:
+def _sources_digest(directory: Path = Path(__file__).parent) -> str:
+    """A hash of the Numba version and of every ``*.py`` file (name and bytes) in ``directory``."""
     digest = hashlib.sha256(numba.__version__.encode())
-    for path in sorted(Path(__file__).parent.glob("*.py")):
+    for path in sorted(directory.glob("*.py")):
         digest.update(path.name.encode())
         digest.update(path.read_bytes())
     return digest.hexdigest()[:16]

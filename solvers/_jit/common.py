@@ -1,7 +1,9 @@
-"""Small helpers shared by the solvers' cores: jitted ones, and the layout of X they take.
+"""Small jitted helpers shared by the solvers' cores: a cache-line prefetch and the one random
+generator of the loops (splitmix64; Steele, Lea & Flood, OOPSLA 2014), with the Fisher–Yates
+shuffle built on it.
 
-Numba's on-disk cache checks only the source file of a cached function, not the modules it
-imports: after changing this file, clear ``solvers/_jit/__pycache__`` (or touch the callers).
+Editing this file is safe: the package's cache directory is keyed on every jitted source
+(:mod:`solvers._jit`), so no caller keeps stale machine code.
 """
 
 from __future__ import annotations
@@ -12,10 +14,14 @@ from llvmlite import ir
 from numba import types
 from numba.core import cgutils
 from numba.extending import intrinsic
-from scipy import sparse
 
 #: Bytes per cache line (x86-64 and most ARM cores).
 CACHE_LINE = 64
+
+_GOLDEN = np.uint64(0x9E3779B97F4A7C15)
+_MIX1 = np.uint64(0xBF58476D1CE4E5B9)
+_MIX2 = np.uint64(0x94D049BB133111EB)
+_INV_2_53 = 1.0 / 9007199254740992.0
 
 
 @intrinsic
@@ -53,14 +59,38 @@ def prefetch_span(arr, start, stop):
         prefetch(arr, stop - 1)
 
 
-def rows_for_epochs(X):
-    """X as the epoch kernels of Pegasos and the perceptron take it: dense C-contiguous float64,
-    or the CSR arrays ``(data, indices, indptr)`` with int64 indices."""
-    if sparse.issparse(X):
-        X = sparse.csr_matrix(X)
-        return (
-            np.ascontiguousarray(X.data, dtype=np.float64),
-            np.ascontiguousarray(X.indices, dtype=np.int64),
-            np.ascontiguousarray(X.indptr, dtype=np.int64),
-        )
-    return np.ascontiguousarray(X, dtype=np.float64)
+@numba.njit(cache=True)
+def next_uniform(rng_state):
+    """A uniform float in [0, 1) from the splitmix64 generator; advances ``rng_state[0]``.
+
+    Parameters
+    ----------
+    rng_state : ndarray of shape (1,), uint64
+        Generator state (any value, 0 included), updated in place.
+    """
+    z = rng_state[0] + _GOLDEN
+    rng_state[0] = z
+    z = (z ^ (z >> np.uint64(30))) * _MIX1
+    z = (z ^ (z >> np.uint64(27))) * _MIX2
+    z = z ^ (z >> np.uint64(31))
+    return np.float64(z >> np.uint64(11)) * _INV_2_53
+
+
+@numba.njit(cache=True)
+def shuffle_active(index, active_size, rng_state):
+    """Fisher–Yates shuffle of ``index[:active_size]`` in place (uniform over permutations).
+
+    Parameters
+    ----------
+    index : ndarray of shape (n,), int64
+        Coordinate order; only its first ``active_size`` entries move.
+    active_size : int
+    rng_state : ndarray of shape (1,), uint64
+    """
+    for k in range(active_size - 1):
+        j = k + int(next_uniform(rng_state) * (active_size - k))
+        if j >= active_size:  # guards the (measure-zero) rounding of u·m up to m
+            j = active_size - 1
+        tmp = index[k]
+        index[k] = index[j]
+        index[j] = tmp

@@ -13,15 +13,17 @@ the constant bias feature (0 when there is no bias). The primal weights are kept
 ``w = Σ_i α_i y_i x_i`` and ``w_b = s Σ_i α_i y_i``, so that one coordinate step costs one sparse
 dot product and one axpy over the row ``x_i``; the constant feature is never materialized.
 
-One call of :func:`dcd_epoch_dense` or :func:`dcd_epoch_csr` is one outer iteration of
+One call of :func:`dcd_epoch` is one outer iteration of
 Algorithm 3: a seeded shuffle of the active set, then one projected Newton step per active
 coordinate, with LIBLINEAR's shrinking test against the previous epoch's projected-gradient bounds
 ``PGmax_old``/``PGmin_old``. The kernels take arrays and scalars only; randomness comes from a
-``uint64`` state array owned by the caller (splitmix64), so a seed reproduces every epoch. In a
+``uint64`` state array owned by the caller (splitmix64, :mod:`solvers._jit.common`), so a seed
+reproduces every epoch. In a
 random order every row is a cache miss once ``X`` exceeds the cache, so the row a few places ahead
 is prefetched (``llvm.prefetch``, a hint that changes no value): this cut the epoch time 1.7–2.3×
 on ``X`` of 12–80 MB (measured under load). No ``fastmath``: the arithmetic is the plain loop's,
-bit for bit, and the dense and CSR kernels give identical iterates on the same data.
+bit for bit. The rows are read through :mod:`solvers._jit.rows` (one body for dense and CSR
+rows, one summation order), so dense and CSR storage of the same data give identical iterates.
 
 References
 ----------
@@ -34,112 +36,49 @@ from __future__ import annotations
 import numba
 import numpy as np
 
-from svmbench.solvers._jit.common import prefetch, prefetch_span
+from svmbench.solvers._jit.common import next_uniform, shuffle_active  # noqa: F401 (re-exported)
+from svmbench.solvers._jit.rows import (
+    n_rows,
+    prefetch_offsets,
+    prefetch_row,
+    row_axpy,
+    row_dot,
+    row_sqnorm,
+)
 
 #: ``|PG|`` below this is treated as zero: no step is taken (LIBLINEAR uses the same 1e-12).
 PG_ZERO = 1e-12
 #: The row ``PREFETCH_AHEAD`` places ahead in the shuffled order is prefetched while the current
-#: one is processed: in a random order every row is a cache miss once ``X`` exceeds the cache.
+#: one is processed (CSR: where the row starts, twice as far ahead): in a random order every row
+#: is a cache miss once ``X`` exceeds the cache.
 PREFETCH_AHEAD = 4
 
-_GOLDEN = np.uint64(0x9E3779B97F4A7C15)
-_MIX1 = np.uint64(0xBF58476D1CE4E5B9)
-_MIX2 = np.uint64(0x94D049BB133111EB)
-_INV_2_53 = 1.0 / 9007199254740992.0
-
 
 @numba.njit(cache=True)
-def next_uniform(rng_state):
-    """A uniform float in [0, 1) from the splitmix64 generator; advances ``rng_state[0]``.
-
-    Parameters
-    ----------
-    rng_state : ndarray of shape (1,), uint64
-        Generator state, updated in place.
-    """
-    z = rng_state[0] + _GOLDEN
-    rng_state[0] = z
-    z = (z ^ (z >> np.uint64(30))) * _MIX1
-    z = (z ^ (z >> np.uint64(27))) * _MIX2
-    z = z ^ (z >> np.uint64(31))
-    return np.float64(z >> np.uint64(11)) * _INV_2_53
-
-
-@numba.njit(cache=True)
-def shuffle_active(index, active_size, rng_state):
-    """Fisher–Yates shuffle of ``index[:active_size]`` in place (uniform over permutations).
-
-    Parameters
-    ----------
-    index : ndarray of shape (n,), int64
-        Coordinate order; only its first ``active_size`` entries move.
-    active_size : int
-    rng_state : ndarray of shape (1,), uint64
-    """
-    for k in range(active_size - 1):
-        j = k + int(next_uniform(rng_state) * (active_size - k))
-        if j >= active_size:  # guards the (measure-zero) rounding of u·m up to m
-            j = active_size - 1
-        tmp = index[k]
-        index[k] = index[j]
-        index[j] = tmp
-
-
-@numba.njit(cache=True)
-def row_sq_norms_dense(X):
-    """``‖x_i‖²`` for every row of a C-contiguous float64 matrix."""
-    n, d = X.shape
+def row_sq_norms(X):
+    """``‖x_i‖²`` for every row of ``X`` (dense rows or the CSR tuple)."""
+    n = n_rows(X)
     out = np.empty(n)
     for i in range(n):
-        acc = 0.0
-        for j in range(d):
-            acc += X[i, j] * X[i, j]
-        out[i] = acc
+        out[i] = row_sqnorm(X, i)
     return out
 
 
 @numba.njit(cache=True)
-def row_sq_norms_csr(indptr, data):
-    """``‖x_i‖²`` for every row of a CSR matrix given by ``indptr`` and ``data``."""
-    n = indptr.shape[0] - 1
-    out = np.empty(n)
-    for i in range(n):
-        acc = 0.0
-        for k in range(indptr[i], indptr[i + 1]):
-            acc += data[k] * data[k]
-        out[i] = acc
-    return out
-
-
-@numba.njit(cache=True)
-def weights_dense(X, coef, out):
+def weights(X, coef, out):
     """``out = Σ_i coef_i x_i`` (``coef_i = α_i y_i``); rows with ``coef_i = 0`` are skipped."""
     out[:] = 0.0
-    n, d = X.shape
-    for i in range(n):
+    for i in range(n_rows(X)):
         c = coef[i]
         if c != 0.0:
-            for j in range(d):
-                out[j] += c * X[i, j]
-
-
-@numba.njit(cache=True)
-def weights_csr(indptr, indices, data, coef, out):
-    """``out = Σ_i coef_i x_i`` for a CSR matrix; rows with ``coef_i = 0`` are skipped."""
-    out[:] = 0.0
-    n = indptr.shape[0] - 1
-    for i in range(n):
-        c = coef[i]
-        if c != 0.0:
-            for k in range(indptr[i], indptr[i + 1]):
-                out[indices[k]] += c * data[k]
+            row_axpy(X, i, c, out)
 
 
 @numba.njit(cache=True, error_model="numpy")
-def dcd_epoch_dense(
+def dcd_epoch(
     X, y, upper, diag, qd, s, alpha, w, wb, index, active_size, pg_max_old, pg_min_old, rng_state
 ):
-    """One epoch of dual CD over dense rows (Hsieh et al. 2008, Algorithm 3, one outer pass).
+    """One epoch of dual CD (Hsieh et al. 2008, Algorithm 3, one outer pass).
 
     For each active ``i`` in a shuffled order: ``G = y_i (w·x_i + s w_b) − 1 + D_ii α_i``
     ([Hsieh08] eq. (7)), the projected gradient ``PG`` (eq. (8)), then
@@ -151,7 +90,8 @@ def dcd_epoch_dense(
 
     Parameters
     ----------
-    X : ndarray of shape (n, d), float64, C-contiguous
+    X : ndarray of shape (n, d), float64, C-contiguous, or the CSR tuple ``(indptr, indices,
+        data)`` (sorted indices); a step touches only the stored entries of ``x_i``.
     y : ndarray of shape (n,), float64 in {-1, +1}
     upper : ndarray of shape (n,)
         ``U_i``: ``C_i`` (hinge) or ``inf`` (squared hinge).
@@ -179,21 +119,17 @@ def dcd_epoch_dense(
         Largest and smallest projected gradient met in this epoch.
     """
     shuffle_active(index, active_size, rng_state)
-    d = X.shape[1]
-    X_flat = X.reshape(-1)  # a view: X is C-contiguous
     pg_max_new = -np.inf
     pg_min_new = np.inf
     k = 0
     while k < active_size:
+        if k + 2 * PREFETCH_AHEAD < active_size:
+            prefetch_offsets(X, index[k + 2 * PREFETCH_AHEAD])
         if k + PREFETCH_AHEAD < active_size:
-            ahead = index[k + PREFETCH_AHEAD] * d
-            prefetch_span(X_flat, ahead, ahead + d)
+            prefetch_row(X, index[k + PREFETCH_AHEAD])
         i = index[k]
         yi = y[i]
-        acc = s * wb[0]
-        for j in range(d):
-            acc += w[j] * X[i, j]
-        G = yi * acc - 1.0 + diag[i] * alpha[i]  # gradient of the dual objective in α_i
+        G = yi * row_dot(X, i, w, s * wb[0]) - 1.0 + diag[i] * alpha[i]  # ∂D/∂α_i
         C = upper[i]
         PG = 0.0  # projected gradient, for shrinking and stopping
         a = alpha[i]
@@ -223,88 +159,28 @@ def dcd_epoch_dense(
             a_new = min(max(a - G / qd[i], 0.0), C)
             alpha[i] = a_new
             delta = (a_new - a) * yi
-            for j in range(d):
-                w[j] += delta * X[i, j]
+            row_axpy(X, i, delta, w)
             wb[0] += delta * s
         k += 1
     return active_size, pg_max_new, pg_min_new
 
 
-@numba.njit(cache=True, error_model="numpy")
-def dcd_epoch_csr(
-    indptr,
-    indices,
-    data,
-    y,
-    upper,
-    diag,
-    qd,
-    s,
-    alpha,
-    w,
-    wb,
-    index,
-    active_size,
-    pg_max_old,
-    pg_min_old,
-    rng_state,
-):
-    """One epoch of dual CD over CSR rows; the same step as :func:`dcd_epoch_dense`.
+# ---- the arrays apart, for tests and micro-benchmarks that pass them so -----------------------
+def dcd_epoch_dense(X, *args):
+    """:func:`dcd_epoch` on dense rows."""
+    return dcd_epoch(X, *args)
 
-    ``X`` is given by its CSR arrays ``indptr``, ``indices`` (sorted within rows) and ``data``;
-    the dot product and the axpy ``w += Δα_i y_i x_i`` touch only the non-zeros of row ``i``.
-    The other parameters and the return value are those of :func:`dcd_epoch_dense`.
-    """
-    shuffle_active(index, active_size, rng_state)
-    pg_max_new = -np.inf
-    pg_min_new = np.inf
-    k = 0
-    while k < active_size:
-        if k + 2 * PREFETCH_AHEAD < active_size:
-            prefetch(indptr, index[k + 2 * PREFETCH_AHEAD])
-        if k + PREFETCH_AHEAD < active_size:
-            ahead = index[k + PREFETCH_AHEAD]
-            prefetch_span(data, indptr[ahead], indptr[ahead + 1])
-            prefetch_span(indices, indptr[ahead], indptr[ahead + 1])
-        i = index[k]
-        yi = y[i]
-        start = indptr[i]
-        stop = indptr[i + 1]
-        acc = s * wb[0]
-        for p in range(start, stop):
-            acc += w[indices[p]] * data[p]
-        G = yi * acc - 1.0 + diag[i] * alpha[i]
-        C = upper[i]
-        PG = 0.0
-        a = alpha[i]
-        if a == 0.0:
-            if G > pg_max_old:
-                active_size -= 1
-                index[k] = index[active_size]
-                index[active_size] = i
-                continue
-            elif G < 0.0:
-                PG = G
-        elif a == C:
-            if G < pg_min_old:
-                active_size -= 1
-                index[k] = index[active_size]
-                index[active_size] = i
-                continue
-            elif G > 0.0:
-                PG = G
-        else:
-            PG = G
-        if PG > pg_max_new:
-            pg_max_new = PG
-        if PG < pg_min_new:
-            pg_min_new = PG
-        if abs(PG) > PG_ZERO:
-            a_new = min(max(a - G / qd[i], 0.0), C)
-            alpha[i] = a_new
-            delta = (a_new - a) * yi
-            for p in range(start, stop):
-                w[indices[p]] += delta * data[p]
-            wb[0] += delta * s
-        k += 1
-    return active_size, pg_max_new, pg_min_new
+
+def dcd_epoch_csr(indptr, indices, data, *args):
+    """:func:`dcd_epoch` on the CSR arrays ``indptr, indices, data``."""
+    return dcd_epoch((indptr, indices, data), *args)
+
+
+def row_sq_norms_dense(X):
+    """:func:`row_sq_norms` of dense rows."""
+    return row_sq_norms(X)
+
+
+def row_sq_norms_csr(indptr, data):
+    """:func:`row_sq_norms` of CSR rows (the norms need no column indices)."""
+    return row_sq_norms((indptr, np.empty(0, dtype=indptr.dtype), data))

@@ -7,11 +7,13 @@ transposed, ``Wt`` (d, k) (LIBLINEAR's layout: one contiguous row of k weights p
 the bias weights ``w_{r,b}`` apart in ``wb`` (k,).
 
 Every kernel runs one whole epoch over the examples in an order given by the caller (seeded
-permutations: by :func:`shuffle_prefix` for the dual CD, by NumPy for the SGD); dense rows come
-as a C-contiguous ``X`` (n, d), CSR rows as ``(indptr, indices, data)``. The dual CD epochs visit
-the examples exactly in that order (the ones shrunk during the epoch are moved past the active
-ones at its end), which lets them prefetch the rows of the examples a few steps ahead: in a
-random order over a large n the epoch would otherwise wait on main memory at every example.
+permutations: by :func:`solvers._jit.common.shuffle_active` for the dual CD, by NumPy for the
+SGD); the rows ``X`` are dense (n, d) or the CSR tuple ``(indptr, indices, data)``, read through
+:mod:`solvers._jit.rows` (one body for both; zero entries are skipped, so the iterates agree).
+The dual CD epochs visit the examples exactly in that order (the ones shrunk during the epoch
+are moved past the active ones at its end), which lets them prefetch the rows of the examples a
+few steps ahead: in a random order over a large n the epoch would otherwise wait on main memory
+at every example.
 """
 
 from __future__ import annotations
@@ -20,6 +22,7 @@ import numba
 import numpy as np
 
 from svmbench.solvers._jit.common import prefetch
+from svmbench.solvers._jit.rows import prefetch_row, row_entry, row_span
 
 #: examples ahead of the current one whose rows are prefetched (an epoch visits the examples in
 #: random order: without it every example waits on main memory for its rows of X, β, cls)
@@ -27,24 +30,6 @@ PREFETCH_AHEAD = 4
 #: examples with at most k / GATHER_MAX_ACTIVE active classes get their gradient class by
 #: class (the others: all k at once, vectorized over each feature's contiguous k weights)
 GATHER_MAX_ACTIVE = 3
-
-
-@numba.njit(cache=True)
-def shuffle_prefix(index, m, state):
-    """Shuffle ``index[:m]`` in place (Fisher–Yates) with the xorshift64* generator whose state
-    is ``state[0]`` (a nonzero uint64, advanced in place): cheaper than drawing a NumPy
-    permutation and indexing with it before every epoch."""
-    x = state[0]
-    for a in range(m - 1, 0, -1):
-        x ^= x >> np.uint64(12)
-        x ^= x << np.uint64(25)
-        x ^= x >> np.uint64(27)
-        u = (x * np.uint64(2685821657736338717)) >> np.uint64(11)  # 53 random bits
-        b = int(u * (1.0 / 9007199254740992.0) * (a + 1))  # uniform on 0 … a
-        t = index[a]
-        index[a] = index[b]
-        index[b] = t
-    state[0] = x
 
 
 @numba.njit(cache=True, inline="always")
@@ -144,7 +129,7 @@ def _cs_dcd_example(
 
 
 @numba.njit(cache=True)
-def cs_dcd_epoch_dense(
+def cs_dcd_epoch(
     X, y, C, cost, A, s_bias, reg, beta, Wt, wb, index, active_size, active_i, cls, shrinking
 ):
     """One epoch of the sequential dual method for Crammer–Singer (Keerthi et al. 2008, Alg. 1;
@@ -152,7 +137,7 @@ def cs_dcd_epoch_dense(
 
     Parameters
     ----------
-    X : ndarray (n, d), C-contiguous float64
+    X : dense rows (n, d), C-contiguous float64, or the CSR tuple ``(indptr, indices, data)``
     y : int64 (n,)
     C : float64 (n,), the simplex radii ``C_i``
     cost : float64 (k, k), ``cost[r, y] = Δ(r, y)``
@@ -174,7 +159,6 @@ def cs_dcd_epoch_dense(
         stopping quantity; 0 at the optimum of the active problem).
     """
     k = cost.shape[0]
-    d = X.shape[1]
     costT = np.ascontiguousarray(cost.T)  # costT[y] = Δ(·, y), contiguous
     Gf = np.empty(k)
     dW = np.zeros(k)
@@ -192,9 +176,7 @@ def cs_dcd_epoch_dense(
     for s in range(active_size):
         if s + PREFETCH_AHEAD < active_size:
             nx = index[s + PREFETCH_AHEAD]
-            for q in range(nx * d, (nx + 1) * d, 8):
-                prefetch(X, q)
-            prefetch(X, (nx + 1) * d - 1)
+            prefetch_row(X, nx)
             prefetch(beta, nx * k)
             prefetch(beta, (nx + 1) * k - 1)
             prefetch(cls, nx * k)
@@ -210,6 +192,7 @@ def cs_dcd_epoch_dense(
             keep += 1
             continue
         yi = y[i]
+        p0, p1 = row_span(X, i)
         # g_r = Δ(r, y_i) + w̃_r·x̃_i over the active classes; with many, over all k at once:
         # one pass over x_i, each feature's k weights contiguous in Wt
         na = active_i[i]
@@ -219,8 +202,8 @@ def cs_dcd_epoch_dense(
                 g = costT[yi, r]
                 if reg:
                     g += wb[r] * s_bias
-                for j in range(d):
-                    xj = X[i, j]
+                for p in range(p0, p1):
+                    j, xj = row_entry(X, i, p)
                     if xj != 0.0:
                         g += Wt[j, r] * xj
                 Gf[r] = g
@@ -230,8 +213,8 @@ def cs_dcd_epoch_dense(
             if reg:
                 for r in range(k):
                     Gf[r] += wb[r] * s_bias
-            for j in range(d):
-                xj = X[i, j]
+            for p in range(p0, p1):
+                j, xj = row_entry(X, i, p)
                 if xj != 0.0:
                     for r in range(k):
                         Gf[r] += Wt[j, r] * xj
@@ -243,14 +226,14 @@ def cs_dcd_epoch_dense(
             # Wt[j] += x_ij dW: over the whole contiguous row (vectorized) when many classes
             # moved, over the moved ones only otherwise
             if 2 * nz > k:
-                for j in range(d):
-                    xj = X[i, j]
+                for p in range(p0, p1):
+                    j, xj = row_entry(X, i, p)
                     if xj != 0.0:
                         for r in range(k):
                             Wt[j, r] += dW[r] * xj
             else:
-                for j in range(d):
-                    xj = X[i, j]
+                for p in range(p0, p1):
+                    j, xj = row_entry(X, i, p)
                     if xj != 0.0:
                         for m in range(nz):
                             r = chg[m]
@@ -271,144 +254,9 @@ def cs_dcd_epoch_dense(
 
 
 @numba.njit(cache=True)
-def cs_dcd_epoch_csr(
-    indptr,
-    indices,
-    data,
-    y,
-    C,
-    cost,
-    A,
-    s_bias,
-    reg,
-    beta,
-    Wt,
-    wb,
-    index,
-    active_size,
-    active_i,
-    cls,
-    shrinking,
-):
-    """:func:`cs_dcd_epoch_dense` for CSR rows ``(indptr, indices, data)``."""
-    k = cost.shape[0]
-    costT = np.ascontiguousarray(cost.T)
-    Gf = np.empty(k)
-    dW = np.zeros(k)
-    chg = np.empty(k, dtype=np.int64)
-    G = np.empty(k)
-    vbuf = np.empty(k)
-    newbuf = np.empty(k)
-    sortbuf = np.empty(k)
-    stopping = -np.inf
-    # the examples are visited in the order of index[:active_size]; the ones that stay active
-    # are compacted to the front (keep), the shrunk ones go after them in visiting order
-    shrunk = np.empty(active_size, dtype=np.int64)
-    keep = 0
-    n_shrunk = 0
-    for s in range(active_size):
-        if s + PREFETCH_AHEAD < active_size:
-            nx = index[s + PREFETCH_AHEAD]
-            q1 = indptr[nx + 1]
-            for q in range(indptr[nx], q1, 8):
-                prefetch(data, q)
-                prefetch(indices, q)
-            if q1 > indptr[nx]:
-                prefetch(data, q1 - 1)
-                prefetch(indices, q1 - 1)
-            prefetch(beta, nx * k)
-            prefetch(beta, (nx + 1) * k - 1)
-            prefetch(cls, nx * k)
-            prefetch(cls, (nx + 1) * k - 1)
-            prefetch(A, nx)
-            prefetch(C, nx)
-            prefetch(y, nx)
-            prefetch(active_i, nx)
-        i = index[s]
-        Ai = A[i]
-        if Ai <= 0.0 or C[i] <= 0.0:
-            index[keep] = i
-            keep += 1
-            continue
-        yi = y[i]
-        p0, p1 = indptr[i], indptr[i + 1]
-        na = active_i[i]
-        if GATHER_MAX_ACTIVE * na <= k:  # few active classes: theirs only, one at a time
-            for a in range(na):
-                r = cls[i, a]
-                g = costT[yi, r]
-                if reg:
-                    g += wb[r] * s_bias
-                for p in range(p0, p1):
-                    g += Wt[indices[p], r] * data[p]
-                Gf[r] = g
-        else:
-            for r in range(k):
-                Gf[r] = costT[yi, r]
-            if reg:
-                for r in range(k):
-                    Gf[r] += wb[r] * s_bias
-            for p in range(p0, p1):
-                j = indices[p]
-                xj = data[p]
-                for r in range(k):
-                    Gf[r] += Wt[j, r] * xj
-        na, viol, nz = _cs_dcd_example(
-            i, Gf, na, cls[i], beta, C[i], Ai, wb, s_bias, reg, dW, chg, G, vbuf,
-            newbuf, sortbuf, shrinking,
-        )  # fmt: skip
-        if nz > 0:
-            if 2 * nz > k:
-                for p in range(p0, p1):
-                    j = indices[p]
-                    xj = data[p]
-                    for r in range(k):
-                        Wt[j, r] += dW[r] * xj
-            else:
-                for p in range(p0, p1):
-                    j = indices[p]
-                    xj = data[p]
-                    for m in range(nz):
-                        r = chg[m]
-                        Wt[j, r] += dW[r] * xj
-            for m in range(nz):
-                dW[chg[m]] = 0.0
-        active_i[i] = na
-        if na <= 1:
-            shrunk[n_shrunk] = i
-            n_shrunk += 1
-            continue
-        if viol > stopping:
-            stopping = viol
-        index[keep] = i
-        keep += 1
-    index[keep : keep + n_shrunk] = shrunk[:n_shrunk]
-    return keep, stopping
-
-
-@numba.njit(cache=True)
-def cs_sgd_epoch(
-    indptr,
-    indices,
-    data,
-    X,
-    use_dense,
-    y,
-    weight,
-    cost,
-    s_bias,
-    reg,
-    lam,
-    order,
-    t0,
-    U,
-    Ub,
-    V,
-    Vb,
-    H,
-):
+def cs_sgd_epoch(X, y, weight, cost, s_bias, reg, lam, order, t0, U, Ub, V, Vb, H):
     """One epoch of the lecture's SGD for the multiclass SVM (Shalev-Shwartz & Ben-David 2014,
-    §17.2.5), over the examples in ``order``.
+    §17.2.5), over the examples in ``order`` (``X``: dense rows or the CSR tuple).
 
     The lecture's iteration ``w⁽ᵗ⁺¹⁾ = (1 − 1/t) w⁽ᵗ⁾ − (1/(2λt)) u_t`` with
     ``u_t = weight_i [Ψ(x_i, ŷ) − Ψ(x_i, y_i)]`` and
@@ -429,19 +277,13 @@ def cs_sgd_epoch(
         i = order[p]
         t += 1
         yi = y[i]
+        p0, p1 = row_span(X, i)
         # scores of w⁽ᵗ⁾ = −U_{t−1}/(2λ(t−1)) (w⁽¹⁾ = 0: every score 0)
         for r in range(k):
             z[r] = Ub[r] * s_bias if reg else 0.0
-        if use_dense:
-            for j in range(X.shape[1]):
-                xj = X[i, j]
-                if xj != 0.0:
-                    for r in range(k):
-                        z[r] += U[j, r] * xj
-        else:
-            for q in range(indptr[i], indptr[i + 1]):
-                j = indices[q]
-                xj = data[q]
+        for q in range(p0, p1):
+            j, xj = row_entry(X, i, q)
+            if xj != 0.0:
                 for r in range(k):
                     z[r] += U[j, r] * xj
         scale = -1.0 / (2.0 * lam * (t - 1)) if t > 1 else 0.0
@@ -457,18 +299,9 @@ def cs_sgd_epoch(
         if best != yi and weight[i] > 0.0:
             c = weight[i]
             # u_t = c (Ψ(x, ŷ) − Ψ(x, y)): +c x in row ŷ, −c x in row y
-            if use_dense:
-                for j in range(X.shape[1]):
-                    xj = X[i, j]
-                    if xj != 0.0:
-                        U[j, best] += c * xj
-                        U[j, yi] -= c * xj
-                        V[j, best] += h_prev * c * xj
-                        V[j, yi] -= h_prev * c * xj
-            else:
-                for q in range(indptr[i], indptr[i + 1]):
-                    j = indices[q]
-                    xj = data[q]
+            for q in range(p0, p1):
+                j, xj = row_entry(X, i, q)
+                if xj != 0.0:
                     U[j, best] += c * xj
                     U[j, yi] -= c * xj
                     V[j, best] += h_prev * c * xj
@@ -480,3 +313,14 @@ def cs_sgd_epoch(
                 Vb[yi] -= h_prev * c * s_bias
         H[0] = h_prev + 1.0 / t
     return t
+
+
+# ---- the arrays apart, for tests that pass them so -------------------------------------------
+def cs_dcd_epoch_dense(X, *args):
+    """:func:`cs_dcd_epoch` on dense rows."""
+    return cs_dcd_epoch(X, *args)
+
+
+def cs_dcd_epoch_csr(indptr, indices, data, *args):
+    """:func:`cs_dcd_epoch` on the CSR arrays ``indptr, indices, data``."""
+    return cs_dcd_epoch((indptr, indices, data), *args)

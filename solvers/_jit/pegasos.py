@@ -41,6 +41,8 @@ import math
 import numba
 import numpy as np
 
+from svmbench.solvers._jit.rows import row_axpy, row_dot
+
 #: Index in ``scal`` of the scale a (w̃ = a·v).
 A = 0
 #: Index of ‖v‖².
@@ -113,8 +115,18 @@ def _zero_v(scal, v, u, avg_mode, n_w):
     scal[A] = 1.0
 
 
+# a function of its own, not inlined: row_dot inlined twice into one body trips Numba's SSA check
 @numba.njit(cache=True)
-def pegasos_epoch_dense(
+def _dot_tilde(X, i, v, s, d):
+    """``x̃_i·v = x_i·v[:d] + s v[d]`` (no bias coordinate when ``s = 0``)."""
+    dot = row_dot(X, i, v, 0.0)
+    if s > 0.0:
+        dot += s * v[d]
+    return dot
+
+
+@numba.njit(cache=True)
+def pegasos_epoch(
     X,
     y,
     c,
@@ -134,11 +146,13 @@ def pegasos_epoch_dense(
     acc,
     scal,
 ):
-    """One epoch of mini-batch Pegasos on a dense ``X``; returns the step counter after it.
+    """One epoch of mini-batch Pegasos; returns the step counter after it. A step costs
+    O(Σ_{i ∈ A_t} nnz(x_i)) on CSR rows.
 
     Parameters
     ----------
-    X : ndarray of shape (n_samples, n_features), C-contiguous float64
+    X : dense rows (n_samples, n_features), C-contiguous float64, or the CSR tuple
+        ``(indptr, indices, data)`` (:mod:`solvers._jit.rows`)
     y : ndarray of shape (n_samples,), labels ±1
     c : ndarray of shape (n_samples,), per-example loss weights (``sample_weight``; ones)
     xsq : ndarray of shape (n_samples,), ``‖x̃_i‖² = ‖x_i‖² + s²``
@@ -163,9 +177,9 @@ def pegasos_epoch_dense(
         ``t0`` plus the number of steps done.
     """
     n_batch = order.shape[0]
-    d = X.shape[1]
     n_w = v.shape[0]
     has_wb = s > 0.0
+    d = n_w - 1 if has_wb else n_w
     margins = np.empty(k)
     t = t0
     p = 0
@@ -178,12 +192,7 @@ def pegasos_epoch_dense(
         b = scal[B]
         for r in range(m):  # margins at w_t, before the update
             i = order[p + r]
-            dot = 0.0
-            for j in range(d):
-                dot += X[i, j] * v[j]
-            if has_wb:
-                dot += s * v[d]
-            margins[r] = y[i] * (a * dot + b)
+            margins[r] = y[i] * (a * _dot_tilde(X, i, v, s, d) + b)
         shrink = 1.0 - 1.0 / t  # 1 − η_t λ
         if shrink == 0.0:
             _zero_v(scal, v, u, avg_mode, n_w)
@@ -196,20 +205,14 @@ def pegasos_epoch_dense(
                 i = order[p + r]
                 g = eta * c[i] * y[i] / m  # w̃ += g x̃_i
                 coef = g / a
-                dot = 0.0
-                for j in range(d):
-                    dot += X[i, j] * v[j]
-                if has_wb:
-                    dot += s * v[d]
+                dot = _dot_tilde(X, i, v, s, d)
                 scal[VSQ] += 2.0 * coef * dot + coef * coef * xsq[i]
-                for j in range(d):
-                    v[j] += coef * X[i, j]
+                row_axpy(X, i, coef, v)
                 if has_wb:
                     v[d] += coef * s
                 if avg_mode != AVG_NONE:
                     bc = beta * coef
-                    for j in range(d):
-                        u[j] += bc * X[i, j]
+                    row_axpy(X, i, bc, u)
                     if has_wb:
                         u[d] += bc * s
                 if free_bias:
@@ -219,86 +222,12 @@ def pegasos_epoch_dense(
     return t
 
 
-@numba.njit(cache=True)
-def pegasos_epoch_csr(
-    data,
-    indices,
-    indptr,
-    y,
-    c,
-    xsq,
-    order,
-    k,
-    lam,
-    t0,
-    s,
-    free_bias,
-    project,
-    radius,
-    avg_mode,
-    poly_eta,
-    v,
-    u,
-    acc,
-    scal,
-):
-    """One epoch of mini-batch Pegasos on a CSR ``X`` (``data, indices, indptr``, int64 indices).
+# ---- the arrays apart, for tests and micro-benchmarks that pass them so -----------------------
+def pegasos_epoch_dense(X, *args):
+    """:func:`pegasos_epoch` on dense rows."""
+    return pegasos_epoch(X, *args)
 
-    Same arguments and result as :func:`pegasos_epoch_dense`; each step costs
-    O(Σ_{i ∈ A_t} nnz(x_i)).
-    """
-    n_batch = order.shape[0]
-    n_w = v.shape[0]
-    has_wb = s > 0.0
-    d = n_w - 1 if has_wb else n_w
-    margins = np.empty(k)
-    t = t0
-    p = 0
-    while p < n_batch:
-        q = min(p + k, n_batch)
-        m = q - p
-        t += 1
-        eta = 1.0 / (lam * t)
-        a = scal[A]
-        b = scal[B]
-        for r in range(m):
-            i = order[p + r]
-            dot = 0.0
-            for jj in range(indptr[i], indptr[i + 1]):
-                dot += data[jj] * v[indices[jj]]
-            if has_wb:
-                dot += s * v[d]
-            margins[r] = y[i] * (a * dot + b)
-        shrink = 1.0 - 1.0 / t
-        if shrink == 0.0:
-            _zero_v(scal, v, u, avg_mode, n_w)
-        else:
-            scal[A] = a * shrink
-        a = scal[A]
-        beta = scal[BETA]
-        for r in range(m):
-            if margins[r] < 1.0:
-                i = order[p + r]
-                g = eta * c[i] * y[i] / m
-                coef = g / a
-                dot = 0.0
-                for jj in range(indptr[i], indptr[i + 1]):
-                    dot += data[jj] * v[indices[jj]]
-                if has_wb:
-                    dot += s * v[d]
-                scal[VSQ] += 2.0 * coef * dot + coef * coef * xsq[i]
-                for jj in range(indptr[i], indptr[i + 1]):
-                    v[indices[jj]] += coef * data[jj]
-                if has_wb:
-                    v[d] += coef * s
-                if avg_mode != AVG_NONE:
-                    bc = beta * coef
-                    for jj in range(indptr[i], indptr[i + 1]):
-                        u[indices[jj]] += bc * data[jj]
-                    if has_wb:
-                        u[d] += bc * s
-                if free_bias:
-                    scal[B] += g
-        _after_step(scal, v, u, acc, avg_mode, t, poly_eta, radius, project, n_w)
-        p = q
-    return t
+
+def pegasos_epoch_csr(data, indices, indptr, *args):
+    """:func:`pegasos_epoch` on the CSR arrays (in SciPy's constructor order)."""
+    return pegasos_epoch((indptr, indices, data), *args)

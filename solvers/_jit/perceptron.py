@@ -14,14 +14,17 @@ from __future__ import annotations
 
 import numba
 
+from svmbench.solvers._jit.rows import row_axpy, row_dot
+
 
 @numba.njit(cache=True)
-def perceptron_epoch_dense(X, y, order, mu, s, t0, averaged, w, u):
-    """One perceptron epoch on a dense ``X``; returns the number of mistakes.
+def perceptron_epoch(X, y, order, mu, s, t0, averaged, w, u):
+    """One perceptron epoch; returns the number of mistakes. A step costs O(nnz(x_i)).
 
     Parameters
     ----------
-    X : ndarray of shape (n_samples, n_features), C-contiguous float64
+    X : dense rows (n_samples, n_features), C-contiguous float64, or the CSR tuple
+        ``(indptr, indices, data)`` (:mod:`solvers._jit.rows`)
     y : ndarray of shape (n_samples,), labels ±1
     order : ndarray of int64, the examples in visiting order
     mu : float, learning rate μ (τ in the lecture)
@@ -31,58 +34,22 @@ def perceptron_epoch_dense(X, y, order, mu, s, t0, averaged, w, u):
     w : ndarray of shape (n_features + (s > 0),), updated in place
     u : ndarray like ``w``, updated in place when ``averaged``
     """
-    d = X.shape[1]
-    has_wb = s > 0.0
-    mistakes = 0
-    for r in range(order.shape[0]):
-        i = order[r]
-        f = 0.0
-        for j in range(d):
-            f += X[i, j] * w[j]
-        if has_wb:
-            f += s * w[d]
-        if y[i] * f <= 0.0:  # a mistake (or on the hyperplane)
-            g = mu * y[i]
-            for j in range(d):
-                w[j] += g * X[i, j]
-            if has_wb:
-                w[d] += g * s
-            if averaged:
-                gt = g * (t0 + r)  # (t_k − 1) Δ_k with t_k = t0 + r + 1
-                for j in range(d):
-                    u[j] += gt * X[i, j]
-                if has_wb:
-                    u[d] += gt * s
-            mistakes += 1
-    return mistakes
-
-
-@numba.njit(cache=True)
-def perceptron_epoch_csr(data, indices, indptr, y, order, mu, s, t0, averaged, w, u):
-    """One perceptron epoch on a CSR ``X`` (int64 ``indices``/``indptr``); returns the mistakes.
-
-    Same arguments as :func:`perceptron_epoch_dense`; a step costs O(nnz(x_i)).
-    """
     has_wb = s > 0.0
     d = w.shape[0] - 1 if has_wb else w.shape[0]
     mistakes = 0
     for r in range(order.shape[0]):
         i = order[r]
-        f = 0.0
-        for jj in range(indptr[i], indptr[i + 1]):
-            f += data[jj] * w[indices[jj]]
+        f = row_dot(X, i, w, 0.0)
         if has_wb:
             f += s * w[d]
-        if y[i] * f <= 0.0:
+        if y[i] * f <= 0.0:  # a mistake (or on the hyperplane)
             g = mu * y[i]
-            for jj in range(indptr[i], indptr[i + 1]):
-                w[indices[jj]] += g * data[jj]
+            row_axpy(X, i, g, w)
             if has_wb:
                 w[d] += g * s
             if averaged:
-                gt = g * (t0 + r)
-                for jj in range(indptr[i], indptr[i + 1]):
-                    u[indices[jj]] += gt * data[jj]
+                gt = g * (t0 + r)  # (t_k − 1) Δ_k with t_k = t0 + r + 1
+                row_axpy(X, i, gt, u)
                 if has_wb:
                     u[d] += gt * s
             mistakes += 1

@@ -16,12 +16,12 @@ from scipy import sparse
 
 from svmbench.problems import MulticlassHinge, datasets
 from svmbench.solvers import Status, registry
+from svmbench.solvers._jit.common import shuffle_active as shuffle_prefix
 from svmbench.solvers._jit.multiclass import (
     cs_dcd_epoch_csr,
     cs_dcd_epoch_dense,
     cs_sgd_epoch,
     project_scaled_simplex,
-    shuffle_prefix,
 )
 from svmbench.solvers._reference import reference_solution
 from svmbench.solvers.base import ConvergenceWarning
@@ -75,11 +75,7 @@ def test_sgd_epoch_matches_the_lecture_iteration(rng):
     order = rng.permutation(n).astype(np.int64)
     U, V = np.zeros((d, k)), np.zeros((d, k))
     Ub, Vb, H = np.zeros(k), np.zeros(k), np.zeros(1)
-    Xs = sparse.csr_matrix(X)
-    t = cs_sgd_epoch(
-        Xs.indptr.astype(np.int64), Xs.indices.astype(np.int64), Xs.data, X, True, y, weight,
-        cost, s, True, lam, order, 0, U, Ub, V, Vb, H,
-    )  # fmt: skip
+    t = cs_sgd_epoch(X, y, weight, cost, s, True, lam, order, 0, U, Ub, V, Vb, H)
     assert t == n
     Xt = np.hstack([X, np.full((n, 1), s)])
     w = np.zeros((k, d + 1))
