@@ -53,14 +53,41 @@ def _entry(X, sqn, i, k, kind, gamma, coef0, degree):
     return _from_dot(dot, sqn[i], sqn[k], i == k, kind, gamma, coef0, degree)
 
 
+@numba.njit(cache=True, inline="always")
+def _from_gathered_dots(out, sqn, i, idx, kind, gamma, coef0, degree):
+    """``out[t] = K(x_i, x_{idx[t]})`` from ``out[t] = x_i·x_{idx[t]}`` (kind < 4), one loop per
+    kind so that each vectorizes; :func:`_from_dot`'s values."""
+    m = idx.shape[0]
+    si = sqn[i]
+    if kind == 1:
+        for t in range(m):
+            out[t] = kernel_from_dot(out[t], si, sqn[idx[t]], 1, gamma, coef0, degree)
+    elif kind == 2:
+        for t in range(m):
+            v = kernel_from_dot(out[t], si, sqn[idx[t]], 2, gamma, coef0, degree)
+            out[t] = 1.0 if idx[t] == i else v
+    elif kind == 3:
+        for t in range(m):
+            out[t] = kernel_from_dot(out[t], si, sqn[idx[t]], 3, gamma, coef0, degree)
+
+
 @numba.njit(cache=True)
 def _kernel_column_serial(X, sqn, i, idx, out, kind, gamma, coef0, degree):
     if kind == 4:
         for t in range(idx.shape[0]):
             out[t] = X[i, idx[t]]
         return
-    for t in range(idx.shape[0]):
-        out[t] = _entry(X, sqn, i, idx[t], kind, gamma, coef0, degree)
+    # the inner products first, then the kernel in its own loop (which vectorizes: the
+    # exponential of an entry at a time had been the larger part of a gathered column)
+    m = idx.shape[0]
+    d = X.shape[1]
+    for t in range(m):
+        k = idx[t]
+        dot = 0.0
+        for f in range(d):
+            dot += X[i, f] * X[k, f]
+        out[t] = dot
+    _from_gathered_dots(out, sqn, i, idx, kind, gamma, coef0, degree)
 
 
 @numba.njit(cache=True, parallel=True)
@@ -289,12 +316,10 @@ def kernel_column_csr(
         _kernel_column_csr_parallel(
             indptr, indices, data, scratch, sqn, i, idx, out, kind, gamma, coef0, degree
         )
-    else:
-        si = sqn[i]
+    else:  # the inner products, then the kernel in a loop that vectorizes
         for t in range(m):
-            k = idx[t]
-            dot = _dot_scattered(indptr, indices, data, k, scratch)
-            out[t] = _from_dot(dot, si, sqn[k], i == k, kind, gamma, coef0, degree)
+            out[t] = _dot_scattered(indptr, indices, data, idx[t], scratch)
+        _from_gathered_dots(out, sqn, i, idx, kind, gamma, coef0, degree)
     _scatter(indptr, indices, data, i, scratch, True)
 
 
