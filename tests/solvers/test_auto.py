@@ -38,6 +38,8 @@ def _sparse_wide(n=80, d=400):
 X_SPARSE, Y_SPARSE = _sparse_wide()
 X_WIDE = np.random.default_rng(3).standard_normal((300, 250))
 
+BIG = datasets.load("gaussian:n=2000,d=3,sep=1,seed=0")
+
 #: (problem, the solver the table says) — one per row of the table, each on the row's side of
 #: its condition.
 CASES = {
@@ -61,6 +63,7 @@ CASES = {
         "barrier",
     ),
     "kernel": (KernelDual(OVERLAP.X, OVERLAP.y, C=1.0, kernel="rbf"), "smo"),
+    "kernel-rbf-large-n": (KernelDual(BIG.X, BIG.y, C=1.0, kernel="rbf"), "smo_batch"),
     "kernel-linear-large-C": (
         KernelDual(OVERLAP.X, OVERLAP.y, C=100.0, kernel="linear"),
         "barrier",
