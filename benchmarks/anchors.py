@@ -64,9 +64,9 @@ import numpy as np
 from scipy import sparse
 
 from svmbench.problems import KernelDual, MulticlassHinge, SoftMarginDual, SoftMarginPrimal
-from svmbench.problems._validation import check_bool, check_int, check_real
 from svmbench.problems.base import Problem
 from svmbench.problems.scaling import lambda_from_C
+from svmbench.problems.validation import check_bool, check_int, check_real
 from svmbench.solvers.base import Outcome, Solver, Status
 
 # ---- capability checks (callables of ``Solver.supported``) -------------------------------------

@@ -66,7 +66,7 @@ import numpy as np
 import scipy.sparse as sp
 import sklearn.datasets
 
-from svmbench.problems._validation import check_int, check_real
+from svmbench.problems.validation import check_int, check_real
 
 __all__ = [
     "DATASETS",

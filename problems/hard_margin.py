@@ -17,8 +17,8 @@ import numpy as np
 from scipy import sparse
 
 from svmbench.problems._linear import BIASES, LinearBinaryMixin
-from svmbench.problems._validation import check_binary_labels, check_option, check_real, check_X
 from svmbench.problems.base import QP, Certificate, make_certificate
+from svmbench.problems.validation import check_binary_labels, check_option, check_real, check_X
 
 #: A regularized bias's constant feature s may be at most this many times ``max‖x_i‖``: on the
 #: separable set of the scaling tests (features ×1e-8 … ×1e-5, s = 1), the barrier certified up

@@ -19,7 +19,11 @@ from scipy.sparse.linalg import eigsh
 
 from svmbench.problems._binary import BinaryDualMixin
 from svmbench.problems._linear import BIASES, LOSSES, optimal_bias
-from svmbench.problems._validation import (
+from svmbench.problems.base import QP, Certificate, Problem, make_certificate
+from svmbench.problems.kernels import KERNELS, is_psd_by_construction, kernel_dot, kernel_matrix
+from svmbench.problems.kernels import squared_norms as _squared_norms
+from svmbench.problems.models import KernelModel, _finite
+from svmbench.problems.validation import (
     check_binary_labels,
     check_C_range,
     check_int,
@@ -29,10 +33,6 @@ from svmbench.problems._validation import (
     check_X,
     per_example_C,
 )
-from svmbench.problems.base import QP, Certificate, Problem, make_certificate
-from svmbench.problems.kernels import KERNELS, is_psd_by_construction, kernel_dot, kernel_matrix
-from svmbench.problems.kernels import squared_norms as _squared_norms
-from svmbench.problems.models import KernelModel, _finite
 
 #: The Gram matrix is kept in memory (and exported by ``to_qp``) only up to this size.
 GRAM_MEMORY_LIMIT_MB = 2048

@@ -56,8 +56,8 @@ from typing import Any, ClassVar
 import numpy as np
 from scipy import sparse
 
-from svmbench.problems._validation import check_int, check_option, check_real
 from svmbench.problems.kernels import KERNELS, kernel_dot
+from svmbench.problems.validation import check_int, check_option, check_real
 
 #: The version of the file format this code writes (and the newest it reads).
 FORMAT_VERSION = 1

@@ -30,7 +30,9 @@ from scipy import sparse
 
 from svmbench.problems._linear import MAX_FREE_MULTIPLIERS
 from svmbench.problems._qp import maximize_dual_on_subset, solve_osqp_form_with_clarabel
-from svmbench.problems._validation import (
+from svmbench.problems.base import QP, Certificate, Problem, make_certificate
+from svmbench.problems.models import CrammerSingerModel, _finite
+from svmbench.problems.validation import (
     check_C_range,
     check_multiclass_labels,
     check_option,
@@ -39,8 +41,6 @@ from svmbench.problems._validation import (
     check_X,
     per_example_C,
 )
-from svmbench.problems.base import QP, Certificate, Problem, make_certificate
-from svmbench.problems.models import CrammerSingerModel, _finite
 
 MULTICLASS_BIASES = ("none", "regularized")
 

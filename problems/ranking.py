@@ -21,8 +21,8 @@ from __future__ import annotations
 import numpy as np
 from scipy import sparse
 
-from svmbench.problems._validation import check_int, check_real, check_X
 from svmbench.problems.soft_margin import SoftMarginPrimal
+from svmbench.problems.validation import check_int, check_real, check_X
 
 
 def _check_pairs(pairs, n_rows: int) -> np.ndarray:

@@ -17,7 +17,8 @@ import numpy as np
 from scipy import sparse
 
 from svmbench.problems._linear import BIASES, LOSSES, LinearBinaryMixin
-from svmbench.problems._validation import (
+from svmbench.problems.base import QP, Certificate, make_certificate
+from svmbench.problems.validation import (
     check_binary_labels,
     check_C_range,
     check_option,
@@ -26,7 +27,6 @@ from svmbench.problems._validation import (
     check_X,
     per_example_C,
 )
-from svmbench.problems.base import QP, Certificate, make_certificate
 
 
 @dataclass(frozen=True, eq=False)

@@ -36,15 +36,15 @@ from typing import ClassVar
 
 import numpy as np
 
-from svmbench.problems._validation import (
+from svmbench.problems.base import QP, Certificate, Problem, make_certificate
+from svmbench.problems.models import ChainModel, _finite
+from svmbench.problems.validation import (
     check_C_range,
     check_int,
     check_real,
     check_sample_weight,
     check_X,
 )
-from svmbench.problems.base import QP, Certificate, Problem, make_certificate
-from svmbench.problems.models import ChainModel, _finite
 
 
 def viterbi(S: np.ndarray, T: np.ndarray | None) -> tuple[np.ndarray, float]:

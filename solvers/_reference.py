@@ -21,8 +21,8 @@ from svmbench.problems import (
     SoftMarginDual,
     SoftMarginPrimal,
 )
-from svmbench.problems._validation import check_real
 from svmbench.problems.base import Problem
+from svmbench.problems.validation import check_real
 from svmbench.solvers.base import Solver, SolveResult, Status
 
 

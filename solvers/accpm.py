@@ -53,7 +53,7 @@ from scipy import sparse
 from scipy.optimize import linprog
 
 from svmbench.problems import SoftMarginPrimal
-from svmbench.problems._validation import check_int, check_option, check_real
+from svmbench.problems.validation import check_int, check_option, check_real
 from svmbench.solvers.base import IterativeSolver, StepOutcome
 from svmbench.solvers.registry import register
 

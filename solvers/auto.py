@@ -34,8 +34,8 @@ from svmbench.problems import (
     SoftMarginDual,
     SoftMarginPrimal,
 )
-from svmbench.problems._validation import check_bool
 from svmbench.problems.base import Certificate, Problem
+from svmbench.problems.validation import check_bool
 from svmbench.solvers import registry
 from svmbench.solvers.base import ConvergenceWarning, Outcome, Solver, Status, WarmStart
 from svmbench.solvers.registry import register

@@ -18,8 +18,8 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from svmbench.problems._validation import check_int, check_option, check_real
 from svmbench.problems.base import Certificate, Problem
+from svmbench.problems.validation import check_int, check_option, check_real
 from svmbench.solvers.clock import Clock, _CheckSchedule, _TraceSchedule
 from svmbench.solvers.records import (
     STATUS_MESSAGES,

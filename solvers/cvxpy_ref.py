@@ -34,7 +34,7 @@ import numpy as np
 from scipy import sparse
 
 from svmbench.problems import HardMarginPrimal, KernelDual, MulticlassHinge, SoftMarginDual
-from svmbench.problems._validation import check_option
+from svmbench.problems.validation import check_option
 from svmbench.solvers._reference import QPReference
 from svmbench.solvers.base import Outcome, Status
 from svmbench.solvers.registry import register

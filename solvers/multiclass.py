@@ -58,7 +58,6 @@ import numpy as np
 from scipy import sparse
 
 from svmbench.problems import KernelDual, MulticlassHinge, SoftMarginDual, SoftMarginPrimal
-from svmbench.problems._validation import check_bool, check_int, check_option
 from svmbench.problems.base import make_certificate
 from svmbench.problems.models import (
     BinaryModel,
@@ -68,6 +67,7 @@ from svmbench.problems.models import (
     OneVsRestModel,
 )
 from svmbench.problems.scaling import lambda_from_C
+from svmbench.problems.validation import check_bool, check_int, check_option
 from svmbench.solvers._jit import multiclass as _jit
 from svmbench.solvers._jit.common import shuffle_active
 from svmbench.solvers._jit.rows import as_rows

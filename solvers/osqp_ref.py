@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import time
 
-from svmbench.problems._validation import check_bool, check_real
+from svmbench.problems.validation import check_bool, check_real
 from svmbench.solvers._reference import QPReference
 from svmbench.solvers.base import Outcome, Status
 from svmbench.solvers.registry import register

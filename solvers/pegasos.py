@@ -67,8 +67,8 @@ import numpy as np
 from scipy import sparse
 
 from svmbench.problems import SoftMarginPrimal
-from svmbench.problems._validation import check_bool, check_int, check_option, check_real
 from svmbench.problems.scaling import lambda_from_C
+from svmbench.problems.validation import check_bool, check_int, check_option, check_real
 from svmbench.solvers._jit import pegasos as _jit
 from svmbench.solvers._jit.rows import as_rows
 from svmbench.solvers.base import IterativeSolver, StepOutcome

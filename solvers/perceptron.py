@@ -59,7 +59,7 @@ import numpy as np
 from scipy import sparse
 
 from svmbench.problems import HardMarginPrimal, SoftMarginPrimal
-from svmbench.problems._validation import check_bool, check_int, check_option, check_real
+from svmbench.problems.validation import check_bool, check_int, check_option, check_real
 from svmbench.solvers._jit import perceptron as _jit
 from svmbench.solvers._jit.rows import as_rows
 from svmbench.solvers.base import IterativeSolver, StepOutcome

@@ -59,7 +59,7 @@ import numpy as np
 from scipy import sparse
 
 from svmbench.problems import KernelDual
-from svmbench.problems._validation import check_int, check_option, check_real
+from svmbench.problems.validation import check_int, check_option, check_real
 from svmbench.solvers._jit import kernel_columns as kc
 from svmbench.solvers._jit import smo_batch as jit
 from svmbench.solvers.base import IterativeSolver, StepOutcome

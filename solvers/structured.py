@@ -27,9 +27,9 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from svmbench.problems._validation import check_int, check_option
 from svmbench.problems.scaling import lambda_from_C
 from svmbench.problems.structured import ChainStructuredHinge
+from svmbench.problems.validation import check_int, check_option
 from svmbench.solvers._jit import structured as _jit
 from svmbench.solvers.base import IterativeSolver, StepOutcome
 from svmbench.solvers.registry import register

@@ -47,7 +47,7 @@ from typing import Any, ClassVar
 import numpy as np
 
 from svmbench.problems import HardMarginPrimal, KernelDual, SoftMarginDual, SoftMarginPrimal
-from svmbench.problems._validation import check_int, check_option, check_real
+from svmbench.problems.validation import check_int, check_option, check_real
 from svmbench.solvers.barrier.forms import _split_z, active_rows, dual_qp, low_rank_surrogate
 from svmbench.solvers.barrier.path import (
     MU,

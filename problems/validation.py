@@ -1,4 +1,5 @@
-"""Input checks shared by every problem constructor and solver.
+"""Input checks shared by every problem constructor and solver, public: a solver or data loader
+written outside this package validates its options with the same functions and messages.
 
 Each check raises ``ValueError`` or ``TypeError`` with a message that names the argument and says
 what was expected, in the manner of scikit-learn's parameter validation.
