@@ -2,8 +2,9 @@
 
 Numba's on-disk cache checks only the source file of a cached function, not the files of the
 functions it calls: an edit of ``common.py`` would leave ``smo.py``'s cached machine code stale.
-So the cache lives in a directory named after a hash of every source file of this package:
-any edit here starts a fresh cache (``NUMBA_CACHE_DIR``, when set, is the parent directory).
+So the cache lives in a directory named after a hash of every source file of this package and
+of the jitted files of ``problems`` they call: any edit there starts a fresh cache
+(``NUMBA_CACHE_DIR``, when set, is the parent directory).
 """
 
 from __future__ import annotations
@@ -14,11 +15,18 @@ from pathlib import Path
 
 import numba
 
+#: Jitted sources outside this package that the cores here call (and inline): the kernel values
+#: from inner products and the exponential of the certificates.
+SHARED_SOURCES = (Path(__file__).parents[2] / "problems" / "_kernel_products.py",)
 
-def _sources_digest(directory: Path = Path(__file__).parent) -> str:
-    """A hash of the Numba version and of every ``*.py`` file (name and bytes) in ``directory``."""
+
+def _sources_digest(
+    directory: Path = Path(__file__).parent, shared: tuple[Path, ...] = SHARED_SOURCES
+) -> str:
+    """A hash of the Numba version, of every ``*.py`` file (name and bytes) in ``directory`` and
+    of the ``shared`` files they call."""
     digest = hashlib.sha256(numba.__version__.encode())
-    for path in sorted(directory.glob("*.py")):
+    for path in [*sorted(directory.glob("*.py")), *shared]:
         digest.update(path.name.encode())
         digest.update(path.read_bytes())
     return digest.hexdigest()[:16]

@@ -274,6 +274,20 @@ def test_sources_digest_follows_every_source(tmp_path):
     assert jit_package._sources_digest(copy) not in (edited, jit_package._sources_digest(src))
 
 
+def test_sources_digest_follows_the_shared_kernel_products(tmp_path):
+    """kernel_columns and smo_batch inline problems/_kernel_products.py: an edit there alone must
+    start a fresh cache too."""
+    (shared,) = jit_package.SHARED_SOURCES
+    assert shared.is_file()
+    copy = tmp_path / shared.name
+    copy.write_text(shared.read_text())
+    src = Path(jit_package.__file__).parent
+    same = jit_package._sources_digest(src, (copy,))
+    assert same == jit_package._sources_digest()
+    copy.write_text(shared.read_text() + "\n# an edit of the kernel formula\n")
+    assert jit_package._sources_digest(src, (copy,)) != same
+
+
 def test_cache_dir_is_keyed_on_the_sources(tmp_path):
     """A fresh process puts every jitted core's cache under NUMBA_CACHE_DIR/src-<digest>."""
     code = (
