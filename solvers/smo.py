@@ -184,6 +184,30 @@ def _bound_status(y, alpha, C) -> np.ndarray:
 _KERNEL_NAMES = {code: name for name, code in kc.KERNEL_CODES.items()}
 
 
+def problem_arrays(problem: KernelDual, storage: str):
+    """What the jitted SMO cores read from a kernel problem: ``(X, XT, sqn, kint, kflt, y, Cw,
+    C, dplus, QD)``, the rows (:func:`_rows`), ``kint = (kernel code, degree, Numba threads)``,
+    ``kflt = (γ, coef0, s²)``, the labels, the loss weights C_t, the box's upper bounds (∞ for
+    the squared hinge), ``δ_tt/(2C_t)`` of the squared hinge and the diagonal ``Q̃_tt``; every
+    array contiguous float64 (shared by ``smo`` and ``smo_batch``)."""
+    n = problem.n_samples
+    X, XT, sqn, diag = _rows(problem, storage)
+    code = kc.KERNEL_CODES[problem.kernel]
+    s2 = problem.bias_scale**2 if problem.bias == "regularized" else 0.0
+    kint = np.array([code, problem.degree, numba.get_num_threads()], dtype=np.int64)
+    kflt = np.array([problem.gamma, problem.coef0, s2], dtype=np.float64)
+    y = np.ascontiguousarray(problem.y, dtype=np.float64)
+    Cw = np.ascontiguousarray(problem.upper_bounds, dtype=np.float64)
+    C = np.ascontiguousarray(problem.dual_box()[1], dtype=np.float64)
+    dplus = np.zeros(n)
+    if problem.loss == "squared_hinge":
+        pos = Cw > 0
+        dplus[pos] = 1.0 / (2.0 * Cw[pos])
+    QD = np.ascontiguousarray(diag + s2 + dplus)
+    sqn = np.ascontiguousarray(sqn, dtype=np.float64)
+    return X, XT, sqn, kint, kflt, y, Cw, C, dplus, QD
+
+
 def _kernel_times(X, sqn, cols, coef, code, gamma, coef0, degree, shift) -> np.ndarray:
     """``Σ_j coef_j (K(x_i, x_cols_j) + shift)`` for every row i, in float64. Dense rows use the
     certificate's fused product (no kernel value stored, about 2x the kernel rows' speed)."""
@@ -427,21 +451,8 @@ class SMO(IterativeSolver):
         gradients: bool = True,
     ) -> _State:
         n = problem.n_samples
-        X, XT, sqn, diag = _rows(problem, storage)
-        code = kc.KERNEL_CODES[problem.kernel]
-        s2 = problem.bias_scale**2 if problem.bias == "regularized" else 0.0
-        kint = np.array([code, problem.degree, numba.get_num_threads()], dtype=np.int64)
-        kflt = np.array([problem.gamma, problem.coef0, s2], dtype=np.float64)
-        y = np.ascontiguousarray(problem.y, dtype=np.float64)
-        Cw = np.ascontiguousarray(problem.upper_bounds, dtype=np.float64)
-        _, C = problem.dual_box()
-        C = np.ascontiguousarray(C, dtype=np.float64)
-        dplus = np.zeros(n)
-        if problem.loss == "squared_hinge":
-            pos = Cw > 0
-            dplus[pos] = 1.0 / (2.0 * Cw[pos])
+        X, XT, sqn, kint, kflt, y, Cw, C, dplus, QD = problem_arrays(problem, storage)
         all_idx = np.arange(n, dtype=np.int64)
-        QD = diag + s2 + dplus
         alpha = np.zeros(n) if alpha0 is None else np.array(alpha0, dtype=np.float64)
         # a warm start's gradients wait for _reuse_columns, which may update the last solve's
         G, Gbar = (
@@ -462,7 +473,7 @@ class SMO(IterativeSolver):
             y=y,
             C=C,
             Cw=Cw,
-            QD=np.ascontiguousarray(QD),
+            QD=QD,
             dplus=dplus,
             alpha=alpha,
             G=G,

@@ -64,7 +64,14 @@ from svmbench.solvers._jit import kernel_columns as kc
 from svmbench.solvers._jit import smo_batch as jit
 from svmbench.solvers.base import IterativeSolver, StepOutcome
 from svmbench.solvers.registry import register
-from svmbench.solvers.smo import EPS_FLOOR, STORAGES, _gradients, _rows, cache_dtype, use_dense_rows
+from svmbench.solvers.smo import (
+    EPS_FLOOR,
+    STORAGES,
+    _gradients,
+    cache_dtype,
+    problem_arrays,
+    use_dense_rows,
+)
 
 
 @dataclass
@@ -268,20 +275,8 @@ class SMOBatch(IterativeSolver):
     # ---- state -----------------------------------------------------------------------------------
     def _make_state(self, problem: KernelDual, alpha0, *, dtype, storage, q, slots) -> _State:
         n = problem.n_samples
-        X, XT, sqn, diag = _rows(problem, storage)
-        code = kc.KERNEL_CODES[problem.kernel]
-        s2 = problem.bias_scale**2 if problem.bias == "regularized" else 0.0
-        kint = np.array([code, problem.degree, numba.get_num_threads()], dtype=np.int64)
-        kflt = np.array([problem.gamma, problem.coef0, s2], dtype=np.float64)
-        y = np.ascontiguousarray(problem.y, dtype=np.float64)
-        Cw = np.ascontiguousarray(problem.upper_bounds, dtype=np.float64)
-        _, C = problem.dual_box()
-        C = np.ascontiguousarray(C, dtype=np.float64)
-        dplus = np.zeros(n)
-        if problem.loss == "squared_hinge":
-            pos = Cw > 0
-            dplus[pos] = 1.0 / (2.0 * Cw[pos])
-        QD = np.ascontiguousarray(diag + s2 + dplus)
+        X, XT, sqn, kint, kflt, y, Cw, C, dplus, QD = problem_arrays(problem, storage)
+        code = int(kint[0])
         if alpha0 is None:
             alpha, G = np.zeros(n), -np.ones(n)
         else:
@@ -295,7 +290,7 @@ class SMOBatch(IterativeSolver):
             batched=batched,
             X=X,
             XT=XT,
-            sqn=np.ascontiguousarray(sqn, dtype=np.float64),
+            sqn=sqn,
             kint=kint,
             kflt=kflt,
             y=y,
@@ -322,7 +317,7 @@ class SMOBatch(IterativeSolver):
             act=np.arange(n, dtype=np.int64),
             is_active=np.ones(n, dtype=bool),
             XT_a=XT,
-            sqn_a=np.ascontiguousarray(sqn, dtype=np.float64),
+            sqn_a=sqn,
             y_a=y,
             alpha_ref=alpha.copy(),
             G_ref=G.copy(),
