@@ -21,12 +21,10 @@ One outer iteration (Wen et al., "ThunderSVM", JMLR 19, 2018; Joachims' working 
 
 from __future__ import annotations
 
-import math
-
 import numba
 import numpy as np
 
-from svmbench.problems._kernel_products import exp_nonpositive
+from svmbench.problems._kernel_products import exp_nonpositive, kernel_from_dot
 from svmbench.solvers._jit.kernel_columns import column_full
 
 #: Curvature used in place of a non-positive ``a_ij`` (indefinite kernels), as in SMO.
@@ -80,22 +78,6 @@ def assign_slots(ws, m, col_slot, slot_col, stamp, clock, slots, missing):
     return n_miss, clock
 
 
-@numba.njit(cache=True, inline="always")
-def _kernel_from_dot(dot, qi, qt, kind, gamma, coef0, degree):
-    """``K(x_i, x_t)`` from ``x_i·x_t`` (and the squared norms for the RBF kernel)."""
-    if kind == 2:
-        return exp_nonpositive(-gamma * max(qi + qt - 2.0 * dot, 0.0))
-    if kind == 1:
-        base = gamma * dot + coef0
-        v = 1.0
-        for _ in range(degree):
-            v *= base
-        return v
-    if kind == 3:
-        return math.tanh(gamma * dot + coef0)
-    return dot
-
-
 @numba.njit(cache=True)
 def _store(row, dots, tmp, i, act, sqn_a, y_a, sqn, y, kind, gamma, coef0, degree, s2, qdi):
     """``row[act[t]] = y_i y_t (K(x_i, x_t) + s²)`` from the inner products ``dots[t]`` with the
@@ -109,7 +91,7 @@ def _store(row, dots, tmp, i, act, sqn_a, y_a, sqn, y, kind, gamma, coef0, degre
             tmp[t] = exp_nonpositive(-gamma * max(qi + sqn_a[t] - 2.0 * dots[t], 0.0))
     else:
         for t in range(na):
-            tmp[t] = _kernel_from_dot(dots[t], qi, sqn_a[t], kind, gamma, coef0, degree)
+            tmp[t] = kernel_from_dot(dots[t], qi, sqn_a[t], kind, gamma, coef0, degree)
     yi = y[i]
     if na == row.shape[0]:  # every index active (act is 0, 1, ..., n−1): contiguous
         for t in range(na):
