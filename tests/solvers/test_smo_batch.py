@@ -18,19 +18,10 @@ from svmbench.solvers._jit import smo_batch as jit
 from svmbench.solvers._reference import reference_solution
 from svmbench.solvers.base import ConvergenceWarning, Status
 from svmbench.solvers.smo_batch import SMOBatch
-from tests.conftest import BINARY_SETS, SET_C
-
-RTOL = 1e-6  # relative agreement of primal objectives with the reference optimum
-SETS = ("gaussian_overlap", "quadrant", "breast_cancer", "digits", "duplicated", "d_gt_n")
-KERNELS = ("rbf", "linear", "poly")
-BIASES = ("free", "regularized", "none")
-
-
-def _problem(name, kernel="rbf", bias="free", **kw):
-    X, y = BINARY_SETS[name]
-    if name == "digits" and kernel == "poly":
-        kw.setdefault("gamma", 1.0 / (X.shape[1] * 16.0**2))  # pixels in [0, 16]
-    return KernelDual(X, y, C=kw.pop("C", SET_C[name]), kernel=kernel, bias=bias, **kw)
+from tests.conftest import BINARY_SETS
+from tests.solvers.kernel_grid import BIASES, KERNELS, SETS
+from tests.solvers.kernel_grid import agrees_with_reference as _agrees
+from tests.solvers.kernel_grid import kernel_problem as _problem
 
 
 def _solve(problem, warm_start=None, **options):
@@ -38,17 +29,6 @@ def _solve(problem, warm_start=None, **options):
     options.setdefault("tol", 1e-7)  # a margin below the 1e-6 agreement asserted
     options.setdefault("q", 64)  # smaller than n: the working set is replaced
     return SMOBatch(**options).solve(problem, warm_start=warm_start)
-
-
-def _agrees(result, problem, rtol=RTOL):
-    ref = reference_solution(problem)
-    scale = max(1.0, abs(ref.primal))
-    assert result.status is Status.OPTIMAL, result.message
-    assert result.certified and result.rel_gap <= 1e-6
-    assert abs(result.primal - ref.primal) <= rtol * scale
-    assert abs(result.dual - ref.primal) <= rtol * scale
-    cert = problem.certificate(alpha=result.alpha, b=result.b)
-    assert result.gap == pytest.approx(cert.gap, rel=1e-9, abs=1e-12 * scale)
 
 
 @pytest.mark.parametrize("bias", BIASES)
