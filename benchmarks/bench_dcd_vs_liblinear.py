@@ -352,21 +352,19 @@ def main(argv=None) -> int:
 # test command): one full epoch (no shrinking) from a fixed state, dense and CSR.
 def _kernel_args(n: int, d: int, density: float | None):
     from svmbench.solvers._jit import dcd as jit
+    from svmbench.solvers._jit.rows import as_rows
 
     ds = datasets.gaussian(n, d, 1.0, seed=0, density=density)
     X, y = ds.X, ds.y
-    data = (X.indptr, X.indices, X.data) if sparse.issparse(X) else (X,)
-    qd = (
-        jit.row_sq_norms_csr(X.indptr, X.data) if sparse.issparse(X) else jit.row_sq_norms_dense(X)
-    ) + 1.0
-    kernel = jit.dcd_epoch_csr if sparse.issparse(X) else jit.dcd_epoch_dense
+    rows = as_rows(X)
+    qd = jit.row_sq_norms(rows) + 1.0
 
     def run():
         alpha, w, wb = np.zeros(n), np.zeros(d), np.zeros(1)
         index = np.arange(n, dtype=np.int64)
         rng_state = np.array([1], dtype=np.uint64)
         args = (y, np.ones(n), np.zeros(n), qd, 1.0, alpha, w, wb, index, n, np.inf, -np.inf)
-        return kernel(*data, *args, rng_state)
+        return jit.dcd_epoch(rows, *args, rng_state)
 
     return run
 

@@ -163,24 +163,3 @@ def dcd_epoch(
             wb[0] += delta * s
         k += 1
     return active_size, pg_max_new, pg_min_new
-
-
-# ---- the arrays apart, for tests and micro-benchmarks that pass them so -----------------------
-def dcd_epoch_dense(X, *args):
-    """:func:`dcd_epoch` on dense rows."""
-    return dcd_epoch(X, *args)
-
-
-def dcd_epoch_csr(indptr, indices, data, *args):
-    """:func:`dcd_epoch` on the CSR arrays ``indptr, indices, data``."""
-    return dcd_epoch((indptr, indices, data), *args)
-
-
-def row_sq_norms_dense(X):
-    """:func:`row_sq_norms` of dense rows."""
-    return row_sq_norms(X)
-
-
-def row_sq_norms_csr(indptr, data):
-    """:func:`row_sq_norms` of CSR rows (the norms need no column indices)."""
-    return row_sq_norms((indptr, np.empty(0, dtype=indptr.dtype), data))

@@ -313,14 +313,3 @@ def cs_sgd_epoch(X, y, weight, cost, s_bias, reg, lam, order, t0, U, Ub, V, Vb, 
                 Vb[yi] -= h_prev * c * s_bias
         H[0] = h_prev + 1.0 / t
     return t
-
-
-# ---- the arrays apart, for tests that pass them so -------------------------------------------
-def cs_dcd_epoch_dense(X, *args):
-    """:func:`cs_dcd_epoch` on dense rows."""
-    return cs_dcd_epoch(X, *args)
-
-
-def cs_dcd_epoch_csr(indptr, indices, data, *args):
-    """:func:`cs_dcd_epoch` on the CSR arrays ``indptr, indices, data``."""
-    return cs_dcd_epoch((indptr, indices, data), *args)

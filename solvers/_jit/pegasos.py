@@ -220,14 +220,3 @@ def pegasos_epoch(
         _after_step(scal, v, u, acc, avg_mode, t, poly_eta, radius, project, n_w)
         p = q
     return t
-
-
-# ---- the arrays apart, for tests and micro-benchmarks that pass them so -----------------------
-def pegasos_epoch_dense(X, *args):
-    """:func:`pegasos_epoch` on dense rows."""
-    return pegasos_epoch(X, *args)
-
-
-def pegasos_epoch_csr(data, indices, indptr, *args):
-    """:func:`pegasos_epoch` on the CSR arrays (in SciPy's constructor order)."""
-    return pegasos_epoch((indptr, indices, data), *args)

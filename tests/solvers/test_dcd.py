@@ -299,10 +299,7 @@ def test_jitted_epoch_matches_a_numpy_loop(csr, loss, s):
             X, y, upper, diag, qd, s, a_ref, w_ref, wb_ref, order, active, *pg_old
         )
         args = (y, upper, diag, qd, s, alpha, w, wb, index, active, *pg_old, rng_state)
-        if csr:
-            out = jit.dcd_epoch_csr(Xs.indptr, Xs.indices, Xs.data, *args)
-        else:
-            out = jit.dcd_epoch_dense(X, *args)
+        out = jit.dcd_epoch((Xs.indptr, Xs.indices, Xs.data) if csr else X, *args)
         assert out[0] == exp_active
         assert out[1] == pytest.approx(exp_max, rel=1e-12) and out[2] == pytest.approx(exp_min)
         np.testing.assert_array_equal(index, exp_order)

@@ -15,6 +15,7 @@ from svmbench.problems import _linear as linear_module
 from svmbench.problems.scaling import lambda_from_C
 from svmbench.solvers import registry
 from svmbench.solvers._jit import pegasos as jit_pegasos
+from svmbench.solvers._jit.rows import as_rows
 from svmbench.solvers._reference import reference_solution
 from svmbench.solvers.base import ConvergenceWarning, Status
 from svmbench.solvers.pegasos import AVERAGING, Pegasos
@@ -161,12 +162,7 @@ def test_projection_keeps_w_in_the_ball(sparse_input, bias):
             one = order[t : t + 1]
             args = (Y, np.ones(Y.shape[0]), xsq, one, 1, lam, t, s, bias == "free", project,
                     radius, jit_pegasos.AVG_NONE, 3.0, v, u, np.zeros_like(v), scal)  # fmt: skip
-            if sparse_input:
-                ind = data.indices.astype(np.int64)
-                ptr = data.indptr.astype(np.int64)
-                jit_pegasos.pegasos_epoch_csr(data.data, ind, ptr, *args)
-            else:
-                jit_pegasos.pegasos_epoch_dense(data, *args)
+            jit_pegasos.pegasos_epoch(as_rows(data, np.int64), *args)
             out.append(scal[jit_pegasos.A] * np.linalg.norm(v))
             assert i == one[0]
         norms[project] = np.array(out)
@@ -321,7 +317,7 @@ def test_lazy_average_is_exact_over_many_projected_steps(avg_mode):
     S, t, renorms = np.zeros(d), 0, 0
     for i in rng.permutation(n).astype(np.int64):
         a_before = scal[jit_pegasos.A]
-        t = jit_pegasos.pegasos_epoch_dense(
+        t = jit_pegasos.pegasos_epoch(
             Xl, yl, np.ones(n), (Xl * Xl).sum(1), np.array([i]), 1, lam, t, 0.0, False, True,
             1.0 / math.sqrt(lam), avg_mode, 3.0, v, u, acc, scal,
         )  # fmt: skip
