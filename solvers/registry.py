@@ -20,6 +20,7 @@ SOLVER_MODULES = (
     "svmbench.solvers.cvxpy_ref",
     "svmbench.solvers.barrier",
     "svmbench.solvers.dcd",
+    "svmbench.solvers.low_rank",
     "svmbench.solvers.accpm",
     "svmbench.solvers.smo",
     "svmbench.solvers.smo_batch",

@@ -1,0 +1,317 @@
+"""Certified low-rank kernel SVM, registered as ``low_rank``: Nyström or pivoted-Cholesky features
+``K ≈ FFᵀ`` (:mod:`problems.low_rank`), then the linear SVM on F by dual coordinate descent
+(:mod:`solvers.dcd`) or the interior-point method (:mod:`solvers.barrier`), with a bracket on the
+exact kernel problem.
+
+Problem (ARCHITECTURE.md §2): the kernel dual ``max Σα_i − ½αᵀQ̃α``, ``Q_ij = y_i y_j K_ij``, its
+box, ``yᵀα = 0`` for a free bias, ``K + s²`` for a regularized one. The method solves the same
+problem with ``FFᵀ`` in place of K (``SoftMarginDual(F)``: same C_i, loss and bias), to the
+certified relative gap of *that* problem ≤ ``tol``: ``primal``, ``dual``, ``gap`` and the status
+of the result refer to the approximate kernel. In ``result.info``:
+
+- ``bracket_upper`` ≥ P*: the linear model ``w`` is the RKHS function ``f = Σ_j c_j K(z_j, ·)``,
+  ``c = T w`` on the landmarks z_j, of norm ``‖f‖_H = ‖w‖`` (:mod:`problems.low_rank`), a primal
+  point of the exact problem. Its exact primal value ``½cᵀK_ZZ c (+ ½w_b²) + Σ C_i loss(y_i(f(x_i)
+  + b))`` is recomputed in float64 on K (a free b re-minimized exactly), O(n·m·d), at any n.
+- ``bracket_lower`` ≤ D* = P*: the exact dual value ``D(α)`` of the linear solve's α, which is
+  feasible for the exact problem (same box and ``yᵀα = 0``; projected to be safe), by the fused
+  kernel product, O(n·n_SV·d); only for n ≤ ``lower_bound_max_n``.
+- ``bracket_rel_width = (upper − lower)/max(1, |upper|)`` (None without a lower bound).
+
+Rank rule (``rank=None``). Nyström: landmarks are the first r of a seeded permutation;
+r = 16, 32, 64, … until the relative trace residual ``tr(K − FFᵀ)/tr(K)``, estimated on a seeded
+sample of ``rule_sample`` examples (exact when n ≤ ``rule_sample``), is ≤ ``trace_target``.
+Pivoted Cholesky: columns are added until the exact residual trace is ≤ ``trace_target ·
+tr(K)``. Either way r ≤ ``max_rank`` and r ≤ the memory cap ``memory_mb·2²⁰/(8n)``. An integer
+``rank`` fixes r (still under the memory cap). ``info`` records the rule, the r tried and the
+residual trace of the final factor on all n.
+
+Memory plan: F is float64, n×r', built in row blocks of 32 MB (K_nm never whole); with the
+default ``memory_mb=4096`` that is r ≤ 536 at n = 10⁶. The inner solvers add O(n) vectors (dcd)
+or, for the barrier, O(n·r) (use it up to n ≈ 10⁵); the bounds O(n) and the m×m K_ZZ.
+
+The model (``result.model``) is a :class:`~problems.models.KernelModel` over the landmarks with
+coefficients c and the bias of the upper bound: it predicts with the exact kernel.
+
+References
+----------
+C. Williams and M. Seeger, "Using the Nyström method to speed up kernel machines", NIPS 2001.
+S. Fine and K. Scheinberg, "Efficient SVM training using low-rank kernel representations",
+JMLR 2001. C.-J. Hsieh et al., "A dual coordinate descent method for large-scale linear SVM",
+ICML 2008.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from typing import Any, ClassVar
+
+import numpy as np
+
+from svmbench.problems import KernelDual, SoftMarginDual
+from svmbench.problems.low_rank import (
+    landmark_model_primal,
+    nystrom,
+    nystrom_rank_rule,
+    pivoted_cholesky,
+    relative_trace_residual,
+)
+from svmbench.problems.models import KernelModel
+from svmbench.problems.validation import check_int, check_option, check_real
+from svmbench.solvers import registry
+from svmbench.solvers.base import Outcome, Solver, _all_finite
+from svmbench.solvers.clock import Clock
+from svmbench.solvers.registry import register
+
+APPROXIMATIONS = ("nystrom", "cholesky")
+INNERS = ("auto", "dcd", "barrier")
+#: Kernels whose Gram matrices are PSD for every data set: the RKHS argument of the upper bound
+#: needs one (sigmoid may be indefinite; a precomputed Gram has no features for the landmarks).
+KERNELS = ("linear", "poly", "rbf")
+
+
+def _kernel_supported(problem: KernelDual) -> str | None:
+    if problem.kernel not in KERNELS:
+        return (
+            f"kernel={problem.kernel!r} is not supported (supported: {KERNELS}: the bracket "
+            "needs a PSD kernel on features)"
+        )
+    return None
+
+
+@register
+class LowRankKernelSVM(Solver):
+    """Low-rank kernel SVM: features by a rank rule, a linear solver on them, a bracket on the
+    exact problem (see the module notes).
+
+    Parameters
+    ----------
+    approximation : {"nystrom", "cholesky"}, default="nystrom"
+    rank : int or None, default=None
+        None: the rank rule (module notes); an int ≥ 1 fixes r (capped by n and the memory cap).
+    trace_target : float, default=0.02
+        Target of the relative trace residual ``tr(K − FFᵀ)/tr(K)`` of the rank rule, in (0, 1).
+    max_rank : int, default=1024
+    memory_mb : float, default=4096
+        Budget of F (float64): r ≤ ``memory_mb·2²⁰/(8n)``.
+    rule_sample : int, default=2000
+        Examples on which the Nyström rule estimates the residual trace.
+    inner : {"auto", "dcd", "barrier"}, default="auto"
+        The linear solver on F; ``"auto"``: dcd, but barrier for a free bias (dcd handles the
+        regularized and no bias only).
+    tol : float, default=1e-6
+        Certified relative gap of the approximate problem (the inner solver's target).
+    lower_bound_max_n : int, default=100000
+        The exact dual lower bound (O(n·n_SV·d)) is computed only up to this n.
+    seed : int, default=0
+        Landmarks, the rank rule's sample and dcd's permutations.
+    max_iter, time_limit
+        Passed to the inner solver (its iterations: dcd epochs, barrier Newton steps).
+    """
+
+    name = "low_rank"
+    #: the inner solver's (``info["inner_iteration_unit"]``)
+    iteration_unit = "inner iterations"
+    supported: ClassVar = {KernelDual: {"kernel": _kernel_supported}}
+    #: the status refers to the approximate problem: not held to the exact optimum
+    check_rtol = math.inf
+
+    def __init__(
+        self,
+        *,
+        approximation: str = "nystrom",
+        rank: int | None = None,
+        trace_target: float = 0.02,
+        max_rank: int = 1024,
+        memory_mb: float = 4096.0,
+        rule_sample: int = 2000,
+        inner: str = "auto",
+        lower_bound_max_n: int = 100_000,
+        seed: int = 0,
+        **common,
+    ):
+        super().__init__(**common)
+        self._inner_max_iter = common.get("max_iter")
+        self.approximation = check_option("approximation", approximation, APPROXIMATIONS)
+        self.rank = None if rank is None else check_int("rank", rank, low=1)
+        self.trace_target = check_real("trace_target", trace_target, low=0.0, high=1.0)
+        self.max_rank = check_int("max_rank", max_rank, low=1)
+        self.memory_mb = check_real("memory_mb", memory_mb, low=0.0)
+        self.rule_sample = check_int("rule_sample", rule_sample, low=2)
+        self.inner = check_option("inner", inner, INNERS)
+        self.lower_bound_max_n = check_int("lower_bound_max_n", lower_bound_max_n, low=0)
+        self.seed = check_int("seed", seed, low=0)
+
+    @classmethod
+    def memory_estimate(cls, problem, *, memory_mb: float = 4096.0, **options) -> float:
+        """F (n × r, float64, r under the rank and memory caps), one 32 MB block, 24 vectors of
+        n (the inner dcd and the bounds); the barrier's n×r blocks on top when it is the inner."""
+        n = problem.n_samples
+        r = min(options.get("rank") or options.get("max_rank", 1024), n)
+        r = min(r, _memory_cap(n, memory_mb))
+        total = 8.0 * n * r + 2.0**25 + 24 * 8.0 * n
+        inner = options.get("inner", "auto")
+        if inner == "barrier" or (inner == "auto" and problem.bias == "free"):
+            total += 4 * 8.0 * n * (r + 1)
+        return total
+
+    def check_accepts(self, problem) -> None:
+        super().check_accepts(problem)
+        if self.inner == "dcd" and problem.bias == "free":
+            raise TypeError(
+                f"solver 'low_rank' cannot solve {problem.describe()} with inner='dcd': dcd "
+                "handles bias='regularized' or 'none'; use inner='barrier' (or 'auto')"
+            )
+
+    def _inner_name(self, problem: KernelDual) -> str:
+        if self.inner != "auto":
+            return self.inner
+        return "barrier" if problem.bias == "free" else "dcd"
+
+    def _inner_solver(self, name: str) -> Solver:
+        opts: dict[str, Any] = {"tol": self.tol, "max_iter": self._inner_max_iter}
+        if math.isfinite(self.time_limit):
+            opts["time_limit"] = self.time_limit
+        if name == "dcd":
+            opts["seed"] = self.seed
+        return registry.get(name, **opts)
+
+    def warm_up(self) -> float:
+        """Compile the inner solvers' kernels (dcd's epochs, the barrier's row passes)."""
+        return sum(self._inner_solver(name).warm_up() for name in ("dcd", "barrier"))
+
+    # ---- the method ------------------------------------------------------------------------------
+    def _factor(self, problem: KernelDual):
+        n = problem.n_samples
+        cap = min(self.max_rank if self.rank is None else self.rank, n)
+        cap = max(1, min(cap, _memory_cap(n, self.memory_mb)))
+        rule: dict[str, Any] = {"memory_cap": _memory_cap(n, self.memory_mb), "cap": cap}
+        if self.approximation == "nystrom":
+            if self.rank is None:
+                idx, estimate, tried = nystrom_rank_rule(
+                    problem,
+                    target=self.trace_target,
+                    max_rank=cap,
+                    sample_size=self.rule_sample,
+                    seed=self.seed,
+                )
+                rule.update(
+                    rule="doubling r until the sampled tr(K − FFᵀ)/tr(K) ≤ trace_target",
+                    tried=tried,
+                    estimate=estimate,
+                )
+            else:
+                order = np.random.default_rng(self.seed).permutation(n)
+                idx = np.sort(order[:cap])
+                rule.update(rule="fixed rank")
+            factor = nystrom(problem, idx)
+        else:
+            rtol = self.trace_target if self.rank is None else 1e-12
+            factor = pivoted_cholesky(problem, cap, rtol)
+            rule.update(
+                rule="pivoted Cholesky until tr(K − FFᵀ) ≤ trace_target · tr(K)"
+                if self.rank is None
+                else "fixed rank"
+            )
+        return factor, rule
+
+    def _run(self, problem: KernelDual, warm_start, clock: Clock, callback) -> Outcome:
+        tic = time.perf_counter()
+        factor, rule = self._factor(problem)
+        surrogate = SoftMarginDual(
+            factor.F,
+            problem.y,
+            C=problem.C,
+            loss=problem.loss,
+            bias=problem.bias,
+            bias_scale=problem.bias_scale,
+            sample_weight=problem.sample_weight,
+        )
+        factor_time = time.perf_counter() - tic
+        inner_name = self._inner_name(problem)
+        inner = self._inner_solver(inner_name)
+        outcome = inner._run(surrogate, None, clock, callback)
+        variables = dict(outcome.variables)
+        info: dict[str, Any] = {
+            **outcome.info,
+            "inner": inner_name,
+            "inner_iteration_unit": inner.iteration_unit,
+            "approximation": factor.approximation,
+            "factor_rank": factor.rank,
+            "landmarks": int(factor.landmarks.size),
+            "factor_time": factor_time,
+            "rank_rule": rule,
+            "certificate_of": "the approximate problem (kernel FFᵀ), not the exact kernel",
+        }
+        cert = outcome.certificate
+        with clock.certifying():
+            info["relative_trace_residual"] = relative_trace_residual(problem, factor.F)
+            if _all_finite(variables) and variables.get("alpha") is not None:
+                if cert is None:
+                    cert = surrogate.certificate(**variables)
+                model = self._bracket(problem, factor, surrogate, variables, cert, info)
+            else:
+                model = None
+        del factor, surrogate
+        note = (
+            f"gap certified for the rank-{info['factor_rank']} {info['approximation']} "
+            f"approximation K ≈ FFᵀ of the {problem.kernel} kernel, not for the exact kernel; "
+            "the bracket on the exact problem is in info"
+        )
+        return Outcome(
+            status=outcome.status,
+            variables={"alpha": variables.get("alpha"), "b": info.get("model_b")},
+            iterations=outcome.iterations,
+            certificate=cert,
+            message=f"{outcome.message}; {note}" if outcome.message else note,
+            info=info,
+            model=model,
+            trace=outcome.trace,
+            problem=problem,
+            compile_time=outcome.compile_time,
+            excluded_time=outcome.excluded_time,
+        )
+
+    def _bracket(self, problem, factor, surrogate, variables, cert, info) -> KernelModel:
+        """Fill ``info`` with the bracket on the exact problem; return the landmark model."""
+        alpha = np.asarray(variables["alpha"], dtype=np.float64)
+        w, b_lin = cert.primal_point.get("w"), cert.primal_point.get("b")
+        if w is None:
+            w, b_lin = surrogate.primal_from_dual(alpha)
+        s = problem.bias_scale
+        w_b = float(b_lin) / s if problem.bias == "regularized" and s > 0 else 0.0
+        coef = factor.coefficients(w)
+        tic = time.perf_counter()
+        upper, b = landmark_model_primal(problem, factor.landmarks, coef, bias_weight=w_b)
+        info["upper_bound_time"] = time.perf_counter() - tic
+        lower = None
+        if problem.n_samples <= self.lower_bound_max_n:
+            tic = time.perf_counter()
+            lower = problem.dual_objective(problem.project_dual(alpha))
+            info["lower_bound_time"] = time.perf_counter() - tic
+        info.update(
+            approx_primal=cert.primal,
+            approx_dual=cert.dual,
+            approx_rel_gap=cert.rel_gap,
+            bracket_upper=upper,
+            bracket_lower=lower,
+            bracket_rel_width=None if lower is None else (upper - lower) / max(1.0, abs(upper)),
+            model_b=b,
+        )
+        return KernelModel(
+            support_vectors=problem.X[factor.landmarks],
+            dual_coef=coef,
+            b=b,
+            kernel=problem.kernel,
+            support=factor.landmarks,
+            n_train=problem.n_samples,
+            gamma=float(problem.gamma),
+            degree=problem.degree,
+            coef0=float(problem.coef0),
+        )
+
+
+def _memory_cap(n: int, memory_mb: float) -> int:
+    """The largest r whose n×r float64 factor fits in ``memory_mb``."""
+    return max(1, int(memory_mb * 2**20 // (8 * max(1, n))))

@@ -1,0 +1,153 @@
+"""The low-rank kernel SVM (solvers/low_rank.py): certified on the approximate problem, with a
+bracket that contains the exact kernel problem's optimum (Clarabel's, through
+``reference_solution``), a model that predicts with the kernel, the rank rule and its caps, and
+clear errors for bad input."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from svmbench.problems import KernelDual, SoftMarginDual, datasets
+from svmbench.problems.kernels import kernel_matrix
+from svmbench.solvers import Status, registry
+from svmbench.solvers._reference import reference_solution
+
+TOL = 1e-6
+SETS = {
+    "circles": datasets.load("circles:n=160,seed=0"),
+    "xor": datasets.load("xor:n=160,noise=0.05,seed=1"),
+    "gaussian": datasets.load("gaussian:n=140,d=4,sep=1,seed=2"),
+}
+KERNELS = {
+    "rbf": {"kernel": "rbf", "gamma": 1.0},
+    "poly": {"kernel": "poly", "gamma": 0.5, "degree": 2, "coef0": 1.0},
+}
+
+
+def _problem(data="circles", kernel="rbf", bias="free", **kw):
+    ds = SETS[data]
+    return KernelDual(ds.X, ds.y, C=1.0, bias=bias, **KERNELS[kernel], **kw)
+
+
+def _solve(problem, **options):
+    return registry.get("low_rank", tol=TOL, **options).solve(problem)
+
+
+GRID = [
+    pytest.param(data, kernel, bias, approx, id=f"{data}-{kernel}-{bias}-{approx}")
+    for data in SETS
+    for kernel in KERNELS
+    for bias, approx in (("free", "nystrom"), ("regularized", "cholesky"), ("none", "nystrom"))
+]
+
+
+@pytest.mark.parametrize(("data", "kernel", "bias", "approx"), GRID)
+def test_the_bracket_contains_the_exact_optimum(data, kernel, bias, approx):
+    problem = _problem(data, kernel, bias)
+    result = _solve(problem, approximation=approx, trace_target=0.05)
+    info = result.info
+    # certified on the approximate problem
+    assert result.status is Status.OPTIMAL and result.certified and result.rel_gap <= TOL
+    assert info["approx_rel_gap"] == result.rel_gap
+    ref = reference_solution(problem)
+    slack = 1e-7 * max(1.0, abs(ref.primal))
+    assert info["bracket_lower"] - slack <= ref.primal <= info["bracket_upper"] + slack
+    width = (info["bracket_upper"] - info["bracket_lower"]) / max(1.0, abs(info["bracket_upper"]))
+    assert info["bracket_rel_width"] == pytest.approx(width)
+    # the upper bound is the exact primal of the model returned (a kernel expansion)
+    model = result.model
+    f = kernel_matrix(problem.X, model.support_vectors, **problem.kernel_params) @ model.dual_coef
+    np.testing.assert_allclose(model.decision_function(problem.X), f + model.b, atol=1e-9)
+    assert info["inner"] == ("barrier" if bias == "free" else "dcd")
+
+
+def test_a_full_rank_factor_closes_the_bracket():
+    problem = _problem("gaussian", "rbf", "regularized")
+    result = _solve(problem, rank=problem.n_samples, trace_target=1e-9, approximation="cholesky")
+    ref = reference_solution(problem)
+    assert result.info["bracket_rel_width"] <= 5 * TOL
+    assert result.info["bracket_upper"] == pytest.approx(ref.primal, rel=5 * TOL)
+
+
+def test_the_model_predicts_with_the_kernel_as_the_linear_model_does():
+    ds = datasets.load("circles:n=400,seed=5")
+    problem = KernelDual(ds.X[:300], ds.y[:300], C=1.0, kernel="rbf", gamma=1.0, bias="none")
+    result = _solve(problem)
+    test = datasets.load("circles:n=400,seed=5")
+    assert np.mean(result.model.predict(test.X[300:]) == test.y[300:]) >= 0.95
+    # on the training set, f(x_i) = (Fw)_i: the kernel model's margins are the linear model's
+    margins = problem.y * result.model.decision_function(problem.X)
+    lin = result.info["approx_primal"]
+    value = 0.5 * result.w @ result.w + np.maximum(0, 1 - margins).sum()
+    assert value == pytest.approx(lin, rel=1e-8)
+
+
+def test_a_larger_trace_target_gives_a_smaller_rank():
+    problem = _problem("circles", "rbf", "none")
+    ranks = [_solve(problem, trace_target=t).info["factor_rank"] for t in (0.1, 1e-2, 1e-4)]
+    assert ranks[0] < ranks[1] < ranks[2]
+    chol = [
+        _solve(problem, trace_target=t, approximation="cholesky").info["factor_rank"]
+        for t in (0.1, 1e-2)
+    ]
+    assert chol[0] < chol[1]
+
+
+def test_the_caps_fixed_rank_and_the_lower_bound_limit():
+    problem = _problem("circles", "rbf", "none")
+    n = problem.n_samples
+    tight = _solve(problem, memory_mb=8 * n * 5 / 2**20, trace_target=1e-6)
+    assert tight.info["factor_rank"] <= 5 and tight.info["rank_rule"]["cap"] == 5
+    assert _solve(problem, rank=7).info["factor_rank"] == 7
+    assert _solve(problem, max_rank=10, trace_target=1e-6).info["factor_rank"] <= 10
+    no_lower = _solve(problem, lower_bound_max_n=n - 1)
+    assert no_lower.info["bracket_lower"] is None and no_lower.info["bracket_rel_width"] is None
+    assert no_lower.info["bracket_upper"] >= reference_solution(problem).primal
+
+
+def test_max_iter_of_the_inner_solver_is_honest():
+    problem = _problem("xor", "rbf", "regularized")
+    with pytest.warns(Warning, match="max_iter"):
+        result = _solve(problem, max_iter=1, trace_target=0.01)
+    assert result.status is Status.MAX_ITER
+    ref = reference_solution(problem)
+    assert result.info["bracket_upper"] >= ref.primal >= result.info["bracket_lower"]
+
+
+@pytest.mark.parametrize(
+    ("options", "error", "match"),
+    [
+        ({"rank": 0}, ValueError, "rank must be an integer >= 1, got 0"),
+        ({"rank": -3}, ValueError, "rank must be an integer >= 1, got -3"),
+        ({"rank": 2.5}, TypeError, "rank must be an integer"),
+        ({"approximation": "svd"}, ValueError, "approximation must be one of"),
+        ({"inner": "smo"}, ValueError, "inner must be one of"),
+        ({"trace_target": 0.0}, ValueError, "trace_target"),
+        ({"trace_target": 1.5}, ValueError, "trace_target"),
+        ({"memory_mb": -1.0}, ValueError, "memory_mb"),
+        ({"lower_bound_max_n": -1}, ValueError, "lower_bound_max_n"),
+        ({"seed": -1}, ValueError, "seed"),
+    ],
+)
+def test_bad_options_are_refused_naming_them(options, error, match):
+    with pytest.raises(error, match=match):
+        registry.get("low_rank", **options)
+
+
+def test_bad_problems_are_refused_naming_the_solver_and_the_problem():
+    ds = SETS["circles"]
+    solver = registry.get("low_rank")
+    with pytest.raises(TypeError, match="low_rank.*soft_margin_dual"):
+        solver.solve(SoftMarginDual(ds.X, ds.y, bias="none"))
+    K = kernel_matrix(ds.X, kernel="rbf", gamma=1.0)
+    with pytest.raises(TypeError, match="low_rank.*kernel='precomputed' is not supported"):
+        solver.solve(KernelDual(K, ds.y, kernel="precomputed"))
+    with pytest.raises(TypeError, match="low_rank.*kernel='sigmoid' is not supported"):
+        solver.solve(KernelDual(ds.X, ds.y, kernel="sigmoid", gamma=0.1))
+    with pytest.raises(TypeError, match="inner='dcd'.*use inner='barrier'"):
+        registry.get("low_rank", inner="dcd").solve(_problem(bias="free"))
+    with pytest.raises(ValueError, match="warm_start"):
+        solver.solve(_problem(bias="none"), warm_start=np.zeros(ds.X.shape[0]))
+    with pytest.raises(TypeError, match="svmbench problem"):
+        solver.solve(ds.X)
