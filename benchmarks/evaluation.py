@@ -28,7 +28,7 @@ from typing import Any
 
 import numpy as np
 
-from svmbench.benchmarks.cases import REFERENCES, Case, Settings, make_solver, solver_class
+from svmbench.benchmarks.cases import REFERENCES, Case, Settings, is_anchor, make_solver
 from svmbench.benchmarks.environment import PeakMemory, environment, thread_info
 from svmbench.problems import HardMarginPrimal, MulticlassHinge
 from svmbench.problems.base import WEAK_DUALITY_RTOL, Problem
@@ -251,7 +251,7 @@ def execute_case(
         "n_classes": dataset.n_classes,
         "classes": list(dataset.classes),
         "problem_key": problem.key,
-        "anchor": solver_class(case.solver).__module__ == "svmbench.benchmarks.anchors",
+        "anchor": is_anchor(case.solver),
         "convex": bool(getattr(problem, "convex", True)),
     }
     base = {

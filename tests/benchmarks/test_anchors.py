@@ -14,7 +14,7 @@ import warnings
 import numpy as np
 import pytest
 
-from svmbench.benchmarks import anchors
+from svmbench.benchmarks import anchors, anchors_liblinear
 from svmbench.problems import (
     KernelDual,
     MulticlassHinge,
@@ -377,7 +377,7 @@ def test_liblinear_weight_layout_matches_get_decfun():
     ds = datasets.load("blobs:n=60,d=3,k=3,seed=2")
     for options, y in (("-s 3 -B 1.5 -q", np.where(ds.y == 0, 1.0, -1.0)), ("-s 4 -B 2 -q", ds.y)):
         model = train(problem(np.asarray(y, float), ds.X), parameter(options))
-        W = anchors._liblinear_weights(model)
+        W = anchors_liblinear._liblinear_weights(model)
         for j in range(W.shape[1]):
             w, b = model.get_decfun(j)
             assert np.allclose(W[:-1, j], w) and np.isclose(model.bias * W[-1, j], b)
