@@ -17,18 +17,16 @@ from scipy.optimize import linprog
 import svmbench.solvers.accpm as accpm
 from svmbench.problems import SoftMarginPrimal
 from svmbench.solvers import registry
-from svmbench.solvers._reference import reference_solution
-from svmbench.solvers.accpm import (
-    ACCPM,
-    _box_relevance,
-    _center,
-    _Cuts,
-    _localization_box,
-    _lp_bound,
-    _outer_radius,
-    _problem_data,
-    _relevance,
+from svmbench.solvers._accpm_polytope import (
+    Cuts,
+    analytic_center,
+    box_relevance,
+    lp_bound,
+    outer_radius,
+    relevance,
 )
+from svmbench.solvers._reference import reference_solution
+from svmbench.solvers.accpm import ACCPM, _localization_box, _problem_data
 from svmbench.solvers.base import ConvergenceWarning, Status
 from tests.conftest import BINARY_SETS, SET_C
 
@@ -169,7 +167,7 @@ def _random_polytope(seed, p=5, m=80):
     A /= np.linalg.norm(A, axis=1, keepdims=True)
     b = np.exp(rng.uniform(0.0, np.log(1e4), m))
     rho = np.full(p, 1e3)
-    out = _center(A, b, rho, np.zeros(p), b.copy(), 1e-12)
+    out = analytic_center(A, b, rho, np.zeros(p), b.copy(), 1e-12)
     assert out is not None
     x, s, chol, _, lam2 = out
     return A, b, rho, x, s, chol, lam2
@@ -180,9 +178,9 @@ def test_outer_radius_contains_the_polytope(seed):
     """Vertices of the polytope lie within ``‖z − x‖_H < r``; every cut with ``η ≥ r`` is
     redundant (LP); and ``r`` is sharper than Boyd–Vandenberghe's ``sqrt(m(m−1))``."""
     A, b, rho, x, s, chol, lam2 = _random_polytope(seed)
-    eta = _relevance(A, s, chol)
-    eta_all = np.concatenate([eta, _box_relevance(x, rho, chol)])
-    r = _outer_radius(eta_all, np.sqrt(lam2))
+    eta = relevance(A, s, chol)
+    eta_all = np.concatenate([eta, box_relevance(x, rho, chol)])
+    r = outer_radius(eta_all, np.sqrt(lam2))
     m = eta_all.size
     assert r < 0.6 * np.sqrt(m * (m - 1))
     assert np.sum(eta >= r) > np.sum(eta >= np.sqrt(m * (m - 1)))
@@ -208,12 +206,12 @@ def test_outer_radius_is_exact_on_a_simplex():
     A /= np.linalg.norm(A, axis=1, keepdims=True)
     H = A.T @ A  # slacks 1 at the center 0 (the centroid)
     chol = (np.linalg.cholesky(H), True)
-    eta = _relevance(A, np.ones(m), chol)
+    eta = relevance(A, np.ones(m), chol)
     vertex = -p * A[0]  # tight on every facet but the first
     assert np.allclose(A[1:] @ vertex, 1.0)
     t = np.sqrt(vertex @ H @ vertex)
     assert t == pytest.approx(np.sqrt(m * (m - 1)), rel=1e-12)
-    r = _outer_radius(eta, 0.0)
+    r = outer_radius(eta, 0.0)
     assert t <= r <= t * (1 + 1e-9)
 
 
@@ -221,7 +219,7 @@ def test_lp_bound_is_the_kelley_lp_value():
     """The dual LP's weights, evaluated exactly, give the primal LP's optimum (and never more)."""
     rng = np.random.default_rng(0)
     p, n = 4, 30
-    cuts = _Cuts.empty(p)
+    cuts = Cuts.empty(p)
     for _ in range(n):
         x = rng.uniform(-1.0, 1.0, p)
         g = x + 0.3 * rng.standard_normal(p)  # subgradients of ½‖z‖² + noise: a bowl
@@ -230,7 +228,7 @@ def test_lp_bound_is_the_kelley_lp_value():
     a_ub = np.hstack([cuts.A, -1.0 / cuts.norm[:n, None]])
     cost = np.r_[np.zeros(p), 1.0]
     primal = linprog(cost, A_ub=a_ub, b_ub=-cuts.c[:n], bounds=[(-2, 2)] * p + [(None, None)])
-    bound = _lp_bound(cuts, rho)
+    bound = lp_bound(cuts, rho)
     assert bound <= primal.fun + 1e-12 * max(1.0, abs(primal.fun))
     assert bound == pytest.approx(primal.fun, rel=1e-9, abs=1e-9)
 
@@ -352,7 +350,7 @@ def test_a_failed_centering_is_a_numerical_error(monkeypatch):
     """A polytope that Newton cannot center ends the run honestly, never as ``optimal``."""
     import svmbench.solvers.accpm as accpm
 
-    monkeypatch.setattr(accpm, "_center", lambda *args: None)
+    monkeypatch.setattr(accpm, "analytic_center", lambda *args: None)
     r = ACCPM(trace=False).solve(_problem("quadrant"))
     assert r.status is Status.NUMERICAL_ERROR and "centering failed" in r.message
     assert r.iterations == 1 and math.isfinite(r.primal)
