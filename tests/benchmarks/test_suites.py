@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from svmbench.benchmarks.cases import Settings, expand, load_suite, shipped_suites
+from svmbench.benchmarks.cases import Settings, data_size, expand, load_suite, shipped_suites
 
 GOOD = """name = "s"
 data = ["gaussian:n=20,d=2,sep=2,seed=0"]
@@ -76,3 +76,24 @@ def test_suites_built_from_flags_are_validated_too():
     suite = {"data": ["gaussian:n=20"], "solvers": ["dcd"], "problems": [], "tolerance": 1}
     with pytest.raises(ValueError, match="unknown key 'tolerance'"):
         expand(suite)
+
+
+def test_the_big_sizes_stay_out_of_the_default_and_ci_suites():
+    for name in ("default", "ci"):
+        sizes = [data_size(spec) or 0 for spec in load_suite(name)["data"]]
+        assert max(sizes) <= 10_000, name
+
+
+def test_scaling_gives_smo_batch_the_cache_and_time_of_the_exact_kernel_svm_at_n_1e5():
+    suite = load_suite("scaling")
+    big = max(suite["data"], key=data_size)
+    assert data_size(big) == 100_000
+    kernel = [p for p in suite["problems"] if p["kind"] == "kernel_dual"]
+    suite = {**suite, "data": [big], "problems": kernel}
+    settings = Settings.from_suite(suite)
+    cases, _ = expand(suite, settings)
+    by_name = {case.solver: case for case in cases}
+    batch, smo = by_name["smo_batch"], by_name["smo"]
+    assert batch.solver_options["cache_mb"] == 1024
+    # the worker's kill limit follows the solver's own limit, the others keep the suite's
+    assert settings.hard_limit(batch) >= 1800 > settings.hard_limit(smo)
