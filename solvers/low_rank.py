@@ -13,9 +13,11 @@ of the result refer to the approximate kernel. In ``result.info``:
   ``c = T w`` on the landmarks z_j, of norm ``‖f‖_H = ‖w‖`` (:mod:`problems.low_rank`), a primal
   point of the exact problem. Its exact primal value ``½cᵀK_ZZ c (+ ½w_b²) + Σ C_i loss(y_i(f(x_i)
   + b))`` is recomputed in float64 on K (a free b re-minimized exactly), O(n·m·d), at any n.
-- ``bracket_lower`` ≤ D* = P*: the exact dual value ``D(α)`` of the linear solve's α, which is
-  feasible for the exact problem (same box and ``yᵀα = 0``; projected to be safe), by the fused
-  kernel product, O(n·n_SV·d); only for n ≤ ``lower_bound_max_n``.
+- ``bracket_lower`` ≤ D* = P*: the exact dual value of the linear solve's α, which is feasible
+  for the exact problem (same box and ``yᵀα = 0``; projected to be safe), scaled by the best
+  ``t ∈ [0, 1]`` (``D(tα) = tL − t²q`` with ``L = Σα_i``, ``q = L − D(α)``: ``t = min(1, L/2q)``,
+  still feasible; ``info["lower_bound_scale"]``), by the fused kernel product, O(n·n_SV·d); only
+  for n ≤ ``lower_bound_max_n``.
 - ``bracket_rel_width = (upper − lower)/max(1, |upper|)`` (None without a lower bound).
 
 Rank rule (``rank=None``). Nyström: landmarks are the first r of a seeded permutation;
@@ -106,8 +108,9 @@ class LowRankKernelSVM(Solver):
         The exact dual lower bound (O(n·n_SV·d)) is computed only up to this n.
     seed : int, default=0
         Landmarks, the rank rule's sample and dcd's permutations.
-    max_iter, time_limit
-        Passed to the inner solver (its iterations: dcd epochs, barrier Newton steps).
+    max_iter, time_limit, trace
+        Passed to the inner solver (its iterations: dcd epochs, barrier Newton steps; its trace
+        of the approximate problem's certificates).
     """
 
     name = "low_rank"
@@ -129,9 +132,13 @@ class LowRankKernelSVM(Solver):
         inner: str = "auto",
         lower_bound_max_n: int = 100_000,
         seed: int = 0,
+        trace: bool = True,
         **common,
     ):
         super().__init__(**common)
+        if trace not in (True, False, "every"):
+            raise ValueError(f"trace must be True, False or 'every', got {trace!r}")
+        self.trace = trace
         self._inner_max_iter = common.get("max_iter")
         self.approximation = check_option("approximation", approximation, APPROXIMATIONS)
         self.rank = None if rank is None else check_int("rank", rank, low=1)
@@ -170,7 +177,11 @@ class LowRankKernelSVM(Solver):
         return "barrier" if problem.bias == "free" else "dcd"
 
     def _inner_solver(self, name: str) -> Solver:
-        opts: dict[str, Any] = {"tol": self.tol, "max_iter": self._inner_max_iter}
+        opts: dict[str, Any] = {
+            "tol": self.tol,
+            "max_iter": self._inner_max_iter,
+            "trace": self.trace,
+        }
         if math.isfinite(self.time_limit):
             opts["time_limit"] = self.time_limit
         if name == "dcd":
@@ -288,7 +299,13 @@ class LowRankKernelSVM(Solver):
         lower = None
         if problem.n_samples <= self.lower_bound_max_n:
             tic = time.perf_counter()
-            lower = problem.dual_objective(problem.project_dual(alpha))
+            a = problem.project_dual(alpha)
+            # D(tα) = tL − t²q is feasible for t ∈ [0, 1] (the box and yᵀα = 0 scale): the best t
+            L = float(a.sum())
+            q = L - problem.dual_objective(a)
+            t = 1.0 if q <= 0 else min(1.0, L / (2.0 * q))
+            lower = t * L - t * t * q
+            info["lower_bound_scale"] = t
             info["lower_bound_time"] = time.perf_counter() - tic
         info.update(
             approx_primal=cert.primal,
