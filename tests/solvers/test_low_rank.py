@@ -62,6 +62,27 @@ def test_the_bracket_contains_the_exact_optimum(data, kernel, bias, approx):
     assert info["inner"] == ("barrier" if bias == "free" else "dcd")
 
 
+@pytest.mark.parametrize("bias", ["free", "none"])
+def test_the_bracket_holds_for_the_squared_hinge_and_example_weights(bias):
+    ds = SETS["xor"]
+    weights = np.random.default_rng(0).uniform(0, 2, ds.X.shape[0])
+    weights[:5] = 0.0
+    problem = KernelDual(
+        ds.X,
+        ds.y,
+        C=2.0,
+        kernel="rbf",
+        gamma=1.0,
+        loss="squared_hinge",
+        bias=bias,
+        sample_weight=weights,
+    )
+    info = _solve(problem).info
+    ref = reference_solution(problem)
+    slack = 1e-7 * abs(ref.primal)
+    assert info["bracket_lower"] - slack <= ref.primal <= info["bracket_upper"] + slack
+
+
 def test_a_full_rank_factor_closes_the_bracket():
     problem = _problem("gaussian", "rbf", "regularized")
     result = _solve(problem, rank=problem.n_samples, trace_target=1e-9, approximation="cholesky")
