@@ -25,6 +25,7 @@ SOLVER_MODULES = (
     "svmbench.solvers.smo",
     "svmbench.solvers.smo_batch",
     "svmbench.solvers.multiclass",
+    "svmbench.solvers.reductions",
     "svmbench.solvers.structured",
     "svmbench.solvers.pegasos",
     "svmbench.solvers.perceptron",

@@ -1,0 +1,291 @@
+"""Multiclass by reduction to binary problems: one-vs-rest (``ovr``) and one-vs-one (``ovo``),
+each binary problem solved by any solver of the registry ([HL02]).
+
+``ovr`` solves, for each class r, the binary soft-margin problem of "r against the others",
+``min ½‖w_r‖² + Σ_i C_i loss(y_i^r (w_r·x_i + b_r))`` with ``y_i^r = +1`` if ``y_i = r`` else −1,
+and predicts ``argmax_r f_r(x)``. ``ovo`` solves, for each pair i < j, the same problem on the
+examples of classes i and j (``+1`` for i), and predicts by majority vote, ties to the lowest
+class index as LIBSVM predicts (:class:`~svmbench.problems.models.OneVsOneModel`). The binary
+problems are linear or kernel; their solver is ``binary_solver`` with ``binary_options``.
+
+A reduction is not a solver of the Crammer–Singer problem: it solves k (or k(k−1)/2) other
+problems. It still takes a :class:`~problems.multiclass.MulticlassHinge` — for its data, C,
+bias and sample weights, so that the same problem object runs through every multiclass solver of
+the harness — and builds the binary problems from it (``SoftMarginPrimal``/``SoftMarginDual`` or
+``KernelDual``). Its result reports, honestly: for linear one-vs-rest with the problem's own bias,
+the certified Crammer–Singer gap of the stacked ``W`` (large: the stacked one-vs-rest ``W`` is
+not the Crammer–Singer optimum); for one-vs-one and kernel models, which have no ``W`` of the
+Crammer–Singer problem, no multiclass certificate (``primal = dual = nan``,
+``certified = False``). In every case ``info["binary_rel_gaps"]`` holds the certified relative
+gap of each binary problem, and ``result.model`` is a ``OneVsRestModel`` or ``OneVsOneModel`` over
+the binary problems' own models (kernel ones hold only their support vectors).
+
+References
+----------
+.. [HL02] C.-W. Hsu, C.-J. Lin. A comparison of methods for multiclass support vector machines.
+   IEEE Transactions on Neural Networks 13(2), 2002.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import ClassVar
+
+import numpy as np
+from scipy import sparse
+
+from svmbench.problems import KernelDual, MulticlassHinge, SoftMarginDual, SoftMarginPrimal
+from svmbench.problems.base import make_certificate
+from svmbench.problems.models import (
+    BinaryModel,
+    KernelModel,
+    LinearModel,
+    OneVsOneModel,
+    OneVsRestModel,
+)
+from svmbench.problems.validation import check_option
+from svmbench.solvers.base import Clock, Outcome, Solver, SolveResult, Status
+from svmbench.solvers.registry import register
+
+
+def _zero_one_cost(problem) -> str | None:
+    k = problem.n_classes
+    if not np.array_equal(problem.cost, 1.0 - np.eye(k)):
+        return "a reduction to binary problems cannot represent a cost matrix other than 0-1"
+    return None
+
+
+_LINEAR_VIEWS = {"primal": SoftMarginPrimal, "dual": SoftMarginDual, "kernel": KernelDual}
+
+
+class _Reduction(Solver):
+    """Shared machinery of ``ovr`` and ``ovo``.
+
+    Parameters
+    ----------
+    binary_solver : str, default="clarabel"
+        Registry name of the solver of every binary problem.
+    binary_options : dict, default=None
+        Options of that solver (``registry.get(binary_solver, **binary_options)``).
+    kernel : {None, "linear", "poly", "rbf", "sigmoid"}, default=None
+        None: linear binary problems (``SoftMarginPrimal``, ``SoftMarginDual`` or, if the binary
+        solver takes only kernel duals, ``KernelDual(kernel="linear")`` — the first the binary
+        solver accepts, or the one named by ``view``). A kernel name: ``KernelDual`` problems.
+    gamma, degree, coef0
+        Kernel parameters, as in ``KernelDual``.
+    bias : {None, "free", "regularized", "none"}, default=None
+        Bias of the binary problems; None takes the multiclass problem's (a binary problem may
+        have a free bias, as LIBSVM's; then no Crammer–Singer certificate is reported).
+    view : {"auto", "primal", "dual", "kernel"}, default="auto"
+        Which binary problem class carries a linear model.
+    loss : {"hinge", "squared_hinge"}, default="hinge"
+        Loss of the binary problems (LinearSVC's one-vs-rest uses the squared hinge).
+    tol, max_iter, time_limit
+        Unused by the reduction itself (give them to the binary solver in ``binary_options``);
+        ``time_limit`` caps the sum of the binary solve times, checked between binary problems.
+    """
+
+    iteration_unit = "binary problems"
+    supported: ClassVar = {MulticlassHinge: {"cost": _zero_one_cost}}
+    #: A reduction solves other (binary) problems, not the Crammer–Singer one: `svmbench check`
+    #: holds it to no distance from the Crammer–Singer optimum, only to its certificates.
+    check_rtol: ClassVar[float] = math.inf
+    warm_start_refusal = "does not take a warm start (it solves new binary problems)"
+    reports_progress = False
+    optimal_by_subproblems = True
+
+    def __init__(
+        self,
+        *,
+        binary_solver: str = "clarabel",
+        binary_options: dict | None = None,
+        kernel: str | None = None,
+        gamma: float | str = "scale",
+        degree: int = 3,
+        coef0: float = 0.0,
+        bias: str | None = None,
+        view: str = "auto",
+        loss: str = "hinge",
+        **common,
+    ):
+        super().__init__(**common)
+        from svmbench.solvers import registry
+
+        registry.solver_class(binary_solver)  # ValueError listing the names if unknown
+        self.binary_solver = binary_solver
+        self.binary_options = dict(binary_options or {})
+        if kernel is not None:
+            check_option("kernel", kernel, ("linear", "poly", "rbf", "sigmoid"))
+        self.kernel = kernel
+        self.gamma = gamma
+        self.degree = degree
+        self.coef0 = coef0
+        if bias is not None:
+            check_option("bias", bias, ("free", "regularized", "none"))
+        self.bias = bias
+        self.view = check_option("view", view, ("auto", "primal", "dual", "kernel"))
+        self.loss = check_option("loss", loss, ("hinge", "squared_hinge"))
+
+    # -- binary problems --------------------------------------------------------------------
+    def _pairs(self, k: int) -> list[tuple[int, int]]:
+        raise NotImplementedError
+
+    def _binary_problem(self, problem: MulticlassHinge, pos: int, neg: int, solver_cls):
+        rows = (
+            np.arange(problem.n_samples)
+            if neg < 0
+            else np.flatnonzero((problem.y == pos) | (problem.y == neg))
+        )
+        X = problem.X[rows]
+        y = np.where(problem.y[rows] == pos, 1.0, -1.0)
+        sw = None if problem.sample_weight is None else problem.sample_weight[rows]
+        bias = self.bias or problem.bias
+        common = dict(
+            C=problem.C, loss=self.loss, bias=bias, bias_scale=problem.bias_scale, sample_weight=sw
+        )
+        if self.kernel is not None:
+            if sparse.issparse(X):
+                X = X.toarray()
+            return KernelDual(
+                X, y, kernel=self.kernel, gamma=self.gamma, degree=self.degree,
+                coef0=self.coef0, **common,
+            )  # fmt: skip
+        views = ("primal", "dual", "kernel") if self.view == "auto" else (self.view,)
+        last = None
+        for v in views:
+            cls = _LINEAR_VIEWS[v]
+            extra = {"kernel": "linear"} if cls is KernelDual else {}
+            candidate = cls(X, y, **common, **extra)
+            last = solver_cls.unsupported_reason(candidate)
+            if last is None:
+                return candidate
+        raise TypeError(
+            f"binary solver {self.binary_solver!r} accepts none of the linear views {views} "
+            f"of the binary problems: {last}"
+        )
+
+    def _run(self, problem: MulticlassHinge, warm_start, clock: Clock, callback) -> Outcome:
+        from svmbench.solvers import registry
+
+        solver_cls = registry.solver_class(self.binary_solver)
+        models, results = [], []
+        status = Status.OPTIMAL
+        binary_time, compile_time, excluded = 0.0, 0.0, 0.0
+        for pos, neg in self._pairs(problem.n_classes):
+            bp = self._binary_problem(problem, pos, neg, solver_cls)
+            tic = clock.elapsed
+            res = registry.get(self.binary_solver, **self.binary_options).solve(bp)
+            # the binary solver keeps its own clock: count its solve time, not its compilation
+            # nor its final certificate
+            excluded += clock.elapsed - tic - res.solve_time
+            binary_time += res.solve_time
+            compile_time += res.compile_time
+            results.append(res)
+            models.append(self._model(bp, res))
+            if res.status is not Status.OPTIMAL and status is Status.OPTIMAL:
+                status = res.status
+            if clock.elapsed - excluded >= self.time_limit and len(models) < len(
+                self._pairs(problem.n_classes)
+            ):
+                status = Status.TIME_LIMIT
+                break
+        if status is Status.TIME_LIMIT:  # some binary problems were never solved
+            variables, cert = {}, make_certificate(math.nan, math.nan, convex=False)
+        else:
+            variables, cert = self._multiclass_point(problem, models)
+        info = {
+            "strategy": self.name,
+            "binary_solver": self.binary_solver,
+            "binary_problem": results[0].problem,
+            "binary_status": tuple(r.status.value for r in results),
+            "binary_rel_gaps": tuple(r.rel_gap for r in results),
+            "binary_certified": tuple(r.certified for r in results),
+            "binary_solve_times": tuple(r.solve_time for r in results),
+            "binary_iterations": tuple(r.iterations for r in results),
+            "classes": problem.n_classes,
+        }
+        message = (
+            "certified gap of the stacked one-vs-rest W on the Crammer–Singer problem"
+            if "W" in variables
+            else "no Crammer–Singer certificate for this reduction; see info['binary_rel_gaps']"
+        )
+        return Outcome(
+            status=status,
+            variables=variables,
+            iterations=len(results),
+            certificate=cert,
+            message=message,
+            info=info,
+            compile_time=compile_time,
+            excluded_time=excluded,
+            model=None
+            if status is Status.TIME_LIMIT
+            else self._reduction_model(models, problem.n_classes),
+        )
+
+    def _model(self, bp, res: SolveResult) -> BinaryModel | None:
+        """The binary result's model (None when it has none: non-finite iterates); a
+        linear-kernel dual's becomes its ``(w, b)``, ``w = Σ_{j ∈ SV} α_j y_j x_j``."""
+        model = res.model
+        if isinstance(model, KernelModel) and model.kernel == "linear" and self.kernel is None:
+            w = np.asarray(model.support_vectors.T @ model.dual_coef).ravel()
+            return LinearModel(w, model.b)
+        return model
+
+    def _reduction_model(self, models, k: int):
+        """The multiclass model over the binary ones (None if one of them has none)."""
+        raise NotImplementedError
+
+    def _multiclass_point(self, problem, models):
+        return {}, make_certificate(math.nan, math.nan, convex=False)
+
+
+@register
+class OneVsRest(_Reduction):
+    """One-vs-rest: k binary problems "class r against the others"; the prediction is
+    ``argmax_r f_r(x)`` (the lecture's confidences). See :class:`_Reduction` for the options.
+
+    For linear models with the problem's own bias the result carries the stacked ``W``
+    (``w_r`` of binary problem r) and ``b``, certified on the Crammer–Singer problem: a valid
+    but large gap, since the one-vs-rest ``W`` is not the Crammer–Singer optimum.
+    """
+
+    name = "ovr"
+
+    def _pairs(self, k):
+        return [(r, -1) for r in range(k)]
+
+    def _reduction_model(self, models, k: int) -> OneVsRestModel | None:
+        if any(m is None for m in models):
+            return None
+        return OneVsRestModel(tuple(models), k)
+
+    def _multiclass_point(self, problem, models):
+        linear = all(isinstance(m, LinearModel) for m in models)
+        if not linear or (self.bias or problem.bias) != problem.bias:
+            return super()._multiclass_point(problem, models)
+        W = np.vstack([m.w for m in models])
+        b = np.array([m.b for m in models])
+        if problem.bias == "none":
+            b = np.zeros_like(b)
+        return {"W": W, "b": b}, problem.certificate(W=W, b=b)
+
+
+@register
+class OneVsOne(_Reduction):
+    """One-vs-one (all pairs): k(k−1)/2 problems "class i against class j" (i < j) on the
+    examples of the two classes; each model votes, the prediction is the class with the most
+    votes, ties to the lowest class index (as LIBSVM and scikit-learn's SVC predict; the
+    lecture's rule, by summed confidences, is ``OneVsOneModel(..., tie_break="confidence")``).
+    No Crammer–Singer certificate (the models have no common W).
+    See :class:`_Reduction` for the options."""
+
+    name = "ovo"
+
+    def _pairs(self, k):
+        return [(i, j) for i in range(k) for j in range(i + 1, k)]
+
+    def _reduction_model(self, models, k: int) -> OneVsOneModel | None:
+        if any(m is None for m in models):
+            return None
+        return OneVsOneModel(tuple(models), tuple(self._pairs(k)), k)
