@@ -62,9 +62,24 @@ def _positive_sign(classes) -> float:
 class _SklearnAnchor(Anchor):
     """Shared by the scikit-learn estimators: ``fit`` with sample weights, warnings caught."""
 
+    @staticmethod
+    def _fit_job(est, X, y, sample_weight, **extra) -> Job:
+        """The arguments of the timed ``fit``, ``X`` in a form it reads without copying."""
+        return Job(
+            args=(est, as_sklearn_input(X), y), kwargs={"sample_weight": sample_weight}, extra=extra
+        )
+
     def _train(self, job: Job):
         est, X, y = job.args
         return _fit_catching(est, X, y, job.kwargs["sample_weight"])
+
+    @staticmethod
+    def _linear_model(est, with_intercept: bool) -> tuple[np.ndarray, float]:
+        """``(w, b)`` of a fitted binary linear estimator, its positive class mapped to our +1."""
+        sign = _positive_sign(est.classes_)
+        w = sign * np.asarray(est.coef_, dtype=np.float64)[0]
+        b = sign * float(est.intercept_[0]) if with_intercept else 0.0
+        return w, b
 
 
 class SklearnSVCAnchor(_SklearnAnchor):
@@ -130,11 +145,7 @@ class SklearnSVCAnchor(_SklearnAnchor):
             keep = np.flatnonzero(sw > 0)
             X = X[np.ix_(keep, keep)] if kernel_of(problem)["kernel"] == "precomputed" else X[keep]
             y, sw = y[keep], sw[keep]
-        return Job(
-            args=(self._estimator(problem), as_sklearn_input(X), y),
-            kwargs={"sample_weight": sw},
-            extra={"keep": keep},
-        )
+        return self._fit_job(self._estimator(problem), X, y, sw, keep=keep)
 
     def _read(self, problem, job: Job, fitted) -> LibraryOutcome:
         est, warned = fitted
@@ -278,16 +289,11 @@ class SklearnLinearSVCAnchor(_SklearnAnchor):
             random_state=self.seed,
             verbose=0,
         )
-        return Job(
-            args=(est, as_sklearn_input(problem.X), problem.y),
-            kwargs={"sample_weight": problem.sample_weight},
-        )
+        return self._fit_job(est, problem.X, problem.y, problem.sample_weight)
 
     def _read(self, problem, job: Job, fitted) -> LibraryOutcome:
         est, warned = fitted
-        sign = _positive_sign(est.classes_)
-        w = sign * np.asarray(est.coef_, dtype=np.float64)[0]
-        b = sign * float(est.intercept_[0]) if problem.bias == "regularized" else 0.0
+        w, b = self._linear_model(est, problem.bias == "regularized")
         iterations = int(np.max(est.n_iter_))
         status = Status.MAX_ITER if warned or iterations >= self.max_iter else Status.OPTIMAL
         return LibraryOutcome(
@@ -371,16 +377,11 @@ class SklearnSGDAnchor(_SklearnAnchor):
             random_state=self.seed,
             verbose=0,
         )
-        return Job(
-            args=(est, as_sklearn_input(problem.X), problem.y),
-            kwargs={"sample_weight": problem.sample_weight},
-        )
+        return self._fit_job(est, problem.X, problem.y, problem.sample_weight)
 
     def _read(self, problem, job: Job, fitted) -> LibraryOutcome:
         est, warned = fitted
-        sign = _positive_sign(est.classes_)
-        w = sign * np.asarray(est.coef_, dtype=np.float64)[0]
-        b = sign * float(est.intercept_[0]) if problem.bias == "free" else 0.0
+        w, b = self._linear_model(est, problem.bias == "free")
         iterations = int(est.n_iter_)
         stopped_early = self.tol is not None and iterations < self.max_iter
         status = Status.OPTIMAL if stopped_early and not warned else Status.MAX_ITER
