@@ -99,6 +99,14 @@ class Job:
     kwargs: dict = field(default_factory=dict)
     extra: dict = field(default_factory=dict)
 
+    @classmethod
+    def captured(cls, prob, param, print_type, options: str) -> Job:
+        """The ``(problem, parameter)`` of a LIBSVM/LIBLINEAR training call, with the library's
+        output going to a :class:`Captured` (``extra["captured"]``) instead of the terminal."""
+        captured = Captured(print_type)
+        param.print_func = captured.function
+        return cls(args=(prob, param), extra={"captured": captured, "options": options})
+
 
 @dataclass
 class LibraryOutcome:

@@ -86,11 +86,9 @@ class _LiblinearBase(Anchor):
         prob = ll_problem(np.asarray(labels, dtype=np.float64), as_csr(problem.X))
         # repr() of a float round-trips exactly through the binding's float() parsing.
         options = f"-s {solver_type} -c {C!r} -e {float(self.tol)!r} -B {float(B)!r}"
-        param = parameter(options)
-        captured = Captured(PRINT_STRING_FUN)
-        param.print_func = captured.function
+        job = Job.captured(prob, parameter(options), PRINT_STRING_FUN, options)
         _seed_libc_rand(self.seed)  # last step before the clock: nothing else draws from rand()
-        return Job(args=(prob, param), extra={"captured": captured, "options": options})
+        return job
 
     def _train(self, job: Job):
         from liblinear import liblinear as ll

@@ -127,10 +127,7 @@ class LibsvmAnchor(Anchor):
             f"-d {int(kp['degree'])} -r {float(kp['coef0'])!r} -e {float(self.tol)!r} "
             f"-m {float(self.cache_mb)!r} -h {int(self.shrinking)}"
         )
-        param = svm_parameter(options)
-        captured = Captured(PRINT_STRING_FUN)
-        param.print_func = captured.function
-        return Job(args=(prob, param), extra={"captured": captured, "options": options})
+        return Job.captured(prob, svm_parameter(options), PRINT_STRING_FUN, options)
 
     def _train(self, job: Job):
         from libsvm import svm
