@@ -4,7 +4,7 @@ exact problem, and time and memory at n = 10⁶ (issue 15, item 3).
 Run ``python -m svmbench.benchmarks.bench_low_rank [--part accuracy|bracket|big] [--quick]``
 (each part in its own process, so that its peak memory is its own). RBF kernel, hinge, ``C = 1``,
 the same C, γ and bias on both sides; ``low_rank`` with its default rank rule (Nyström, doubling
-r until the sampled relative trace residual ``tr(K − FFᵀ)/tr(K)`` ≤ 0.02, r ≤ 1024 and F within
+r until the sampled relative trace residual ``tr(K − FFᵀ)/tr(K)`` ≤ 10⁻³, r ≤ 1024 and F within
 4 GB of float64).
 
 - ``accuracy``: n = 30 000 training points (``--quick``: 5 000) of ``circles`` and of ``xor``

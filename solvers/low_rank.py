@@ -92,8 +92,11 @@ class LowRankKernelSVM(Solver):
     approximation : {"nystrom", "cholesky"}, default="nystrom"
     rank : int or None, default=None
         None: the rank rule (module notes); an int ≥ 1 fixes r (capped by n and the memory cap).
-    trace_target : float, default=0.02
+    trace_target : float, default=1e-3
         Target of the relative trace residual ``tr(K − FFᵀ)/tr(K)`` of the rank rule, in (0, 1).
+        On ``xor`` (n = 30 000, 5 % label noise, γ "scale") 0.02 and 0.005 gave r = 32 and a
+        test accuracy 0.67 points below exact SMO's (bracket width 1.5e-2); 1e-3 gave r = 64,
+        0.02 points below (width 3.3e-4), in about the same time (1.6 s).
     max_rank : int, default=1024
     memory_mb : float, default=4096
         Budget of F (float64): r ≤ ``memory_mb·2²⁰/(8n)``.
@@ -125,7 +128,7 @@ class LowRankKernelSVM(Solver):
         *,
         approximation: str = "nystrom",
         rank: int | None = None,
-        trace_target: float = 0.02,
+        trace_target: float = 1e-3,
         max_rank: int = 1024,
         memory_mb: float = 4096.0,
         rule_sample: int = 2000,
