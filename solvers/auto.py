@@ -34,10 +34,18 @@ from svmbench.problems import (
     SoftMarginDual,
     SoftMarginPrimal,
 )
-from svmbench.problems.base import Certificate, Problem
+from svmbench.problems.base import Problem
 from svmbench.problems.validation import check_bool
 from svmbench.solvers import registry
-from svmbench.solvers.base import ConvergenceWarning, Outcome, Solver, Status, WarmStart
+from svmbench.solvers.base import (
+    STATUS_MESSAGES,
+    ConvergenceWarning,
+    Outcome,
+    Solver,
+    SolveResult,
+    Status,
+    WarmStart,
+)
 from svmbench.solvers.registry import register
 
 
@@ -66,8 +74,10 @@ class Features:
         n, d = problem.n_samples, problem.n_features
         is_sparse = sparse.issparse(X)
         density = X.nnz / max(1, n * d) if is_sparse else 1.0
-        C = getattr(problem, "upper_bounds", None)
-        C_max = float(C.max()) if C is not None and len(C) else float(getattr(problem, "C", 0.0))
+        weights = getattr(problem, "sample_weight", None)  # C_i = C·sample_weight_i
+        C_max = float(getattr(problem, "C", 0.0))
+        if weights is not None and len(weights):
+            C_max *= float(np.max(weights))
         return cls(
             kind=problem.kind,
             n=n,
@@ -322,6 +332,16 @@ class Auto(Solver):
             return str(exc)
         return None
 
+    def check_accepts(self, problem: Problem) -> None:
+        """As every solver's, keeping the choice for :meth:`_run` (the rules run once a call)."""
+        if isinstance(problem, Problem) and problem.kind not in _NO_EXACT:
+            try:
+                self._choice = (problem, choose(problem))
+                return
+            except TypeError:
+                pass
+        super().check_accepts(problem)
+
     @classmethod
     def memory_estimate(cls, problem: Problem, **options) -> float | None:
         """The first chosen method's estimate (a fallback runs after it, not beside it)."""
@@ -340,83 +360,88 @@ class Auto(Solver):
             options["trace"] = self.trace
         return options
 
-    def _run(self, problem, warm_start, clock, callback) -> Outcome:
-        choice = choose(problem)
-        chosen, result, compile_time, excluded = [], None, 0.0, 0.0
-        start, unused = warm_start, ""
+    def _inner(self, name: str, time_left: float) -> Solver:
+        """The chosen method's solver; one per name while no time limit makes options vary."""
+        options = self._options(name, time_left)
+        if math.isfinite(time_left):
+            return registry.get(name, **options)
+        key = (name, tuple(sorted(options.items())))
+        cache = self.__dict__.setdefault("_solvers", {})
+        if key not in cache:
+            cache[key] = registry.get(name, **options)
+        return cache[key]
+
+    def solve(self, problem: Problem, *, warm_start=None, callback=None) -> SolveResult:
+        """Run the chosen method, and its fallbacks while they stop short of ``tol``; return the
+        last one's record, certified by the problem as it was, under the name ``auto`` with
+        ``info["auto"]``. Its times are the whole call's: ``wall_time`` from entering here,
+        ``solve_time`` and ``certify_time`` summed over the methods run, compilation apart."""
+        entered = time.perf_counter()
+        self.check_accepts(problem)
+        start = self.parse_warm_start(warm_start, problem)
+        choice, self._choice = self._choice[1], None
         first = registry.solver_class(choice.solvers[0])
-        if not _takes(first, warm_start):
+        unused = ""
+        if not _takes(first, start):
             # the choice does not bend to a warm start; say that this one goes unused
             start, unused = None, f"{first.name} {first.warm_start_refusal}: warm start not used"
+        results: list[SolveResult] = []
+        compile_time = 0.0
         for name in choice.solvers if self.fallback else choice.solvers[:1]:
-            if chosen and not _takes(registry.solver_class(name), start):
+            if results and not _takes(registry.solver_class(name), start):
                 start = None  # the next method starts itself
-            time_left = self.time_limit - (clock.wall - compile_time)
-            solver = registry.get(name, **self._options(name, time_left))
-            compiled = solver.warm_up()
-            compile_time += compiled
-            entered = time.perf_counter()
+            solver = self._inner(name, self.time_limit - self._spent(entered, compile_time))
+            compile_time += solver.warm_up()
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore", ConvergenceWarning)  # auto warns once, below
                 result = solver.solve(problem, warm_start=start, callback=callback)
-            # the inner call's own certificates (trace, record) are certify time here too
-            excluded += compiled + (time.perf_counter() - entered) - result.solve_time
-            clock.certify_time += result.certify_time
-            chosen.append(name)
+            compile_time += result.compile_time
+            results.append(result)
             retry = result.status in (Status.MAX_ITER, Status.TIME_LIMIT) and not (
                 callback is not None and "callback" in result.message
             )
-            if not retry or clock.wall - compile_time >= self.time_limit:
+            if not retry or self._spent(entered, compile_time) >= self.time_limit:
                 break
             start = WarmStart.parse(result, problem) if result.variables else None
+        return self._record(results, choice, unused, entered, compile_time)
+
+    @staticmethod
+    def _spent(entered: float, compile_time: float) -> float:
+        return time.perf_counter() - entered - compile_time
+
+    def _record(self, results, choice: Choice, unused: str, entered, compile_time) -> SolveResult:
+        result = results[-1]
+        chosen = tuple(r.solver for r in results)
         info = dict(result.info)
-        info["auto"] = {
-            "chose": chosen[-1],
-            "why": choice.why,
-            "rule": choice.rule,
-            "tried": tuple(chosen),
-        }
+        info["auto"] = {"chose": chosen[-1], "why": choice.why, "rule": choice.rule}
+        info["auto"]["tried"] = chosen
         if unused:
             info["auto"]["warm_start"] = unused
         if len(chosen) > 1:
             info["auto"]["why"] += (
                 f"; {', '.join(chosen[:-1])} stopped short of tol, {chosen[-1]} went on"
             )
-        certificate = None
-        if not math.isnan(result.primal):
-            certificate = Certificate(
-                result.primal,
-                result.dual,
-                result.gap,
-                result.rel_gap,
-                result.certified,
-                dict(result.residuals),
+        if result.status in (Status.MAX_ITER, Status.TIME_LIMIT):
+            warnings.warn(
+                f"auto ({chosen[-1]}): {STATUS_MESSAGES[result.status]} ({result.message})",
+                ConvergenceWarning,
+                stacklevel=2,
             )
-        self._chosen = registry.solver_class(chosen[-1])
-        self._inner_tol = solver._certified_tol()
-        return Outcome(
-            status=result.status,
-            variables=result.variables,
-            iterations=result.iterations,
-            certificate=certificate,
-            farkas=result.farkas,
+        return replace(
+            result,
+            solver=self.name,
             message=f"{chosen[-1]}: {result.message}" + (f" ({unused})" if unused else ""),
             info=info,
-            model=result.model,
-            trace=result.trace,
+            solve_time=sum(r.solve_time for r in results),
+            certify_time=sum(r.certify_time for r in results),
             compile_time=compile_time,
-            excluded_time=excluded,
+            wall_time=max(0.0, self._spent(entered, compile_time)),
         )
 
-    def _certified_tol(self) -> float:
-        return getattr(self, "_inner_tol", self.tol)
-
-    def _result(self, problem, **fields):
-        result = super()._result(problem, **fields)
-        chosen = getattr(self, "_chosen", None)
-        if chosen is None:
-            return result
-        return replace(result, iteration_unit=chosen.iteration_unit)
+    def _run(self, problem, warm_start, clock, callback) -> Outcome:
+        """Not used: :meth:`solve` hands the problem to the chosen solvers whole, so that each
+        validates, rescales and certifies it once, as it would alone."""
+        raise NotImplementedError("auto dispatches in solve()")
 
 
 def rules_markdown() -> str:
