@@ -52,8 +52,11 @@ from svmbench.solvers.registry import register
 @dataclass(frozen=True)
 class Features:
     """What the rules look at, read from a problem: sizes and parameters, and for the linear
-    soft margin one pass over X for ``C_R2 = C_max · mean ‖x_i‖²``, the scale that decides how
-    many epochs dual coordinate descent needs (its box against the diagonal of Q)."""
+    soft margin (and the linear and polynomial kernels) one pass over X for
+    ``C_R2 = C_max · mean K(x_i, x_i)`` (``mean ‖x_i‖²`` for linear features), the scale that
+    decides how many epochs coordinate descent or SMO needs (its box against the diagonal of Q);
+    and ``kernel_rank``, the dimension of the kernel's feature space where it is finite (d for
+    the linear kernel, the number of monomials for the polynomial one)."""
 
     kind: str
     n: int
@@ -67,6 +70,7 @@ class Features:
     C_max: float
     n_classes: int
     C_R2: float = math.nan
+    kernel_rank: float = math.inf
 
     @classmethod
     def of(cls, problem: Problem) -> Features:
@@ -90,21 +94,49 @@ class Features:
             convex=problem.convex,
             C_max=C_max,
             n_classes=getattr(problem, "n_classes", 2),
-            C_R2=C_max * _mean_squared_norm(X) if _scaled(problem) else math.nan,
+            C_R2=C_max * _mean_kernel_diagonal(problem) if _scaled(problem) else math.nan,
+            kernel_rank=_kernel_rank(problem),
         )
 
 
 def _scaled(problem: Problem) -> bool:
-    """Whether C·mean‖x‖² says how hard the problem is (linear features, or the linear kernel)."""
-    linear_kernel = problem.kind == "kernel_dual" and getattr(problem, "kernel", "") == "linear"
-    return problem.kind in _SCALED or linear_kernel
+    """Whether C·mean K(x_i, x_i) says how hard the problem is (linear features, or the linear
+    or polynomial kernel)."""
+    kernel = getattr(problem, "kernel", "") if problem.kind == "kernel_dual" else ""
+    return problem.kind in _SCALED or kernel in ("linear", "poly")
 
 
-def _mean_squared_norm(X) -> float:
-    """``mean_i ‖x_i‖²`` in one pass over the stored entries."""
-    if sparse.issparse(X):
-        return float(X.data @ X.data) / max(1, X.shape[0])
-    return float(np.einsum("ij,ij->", X, X)) / max(1, X.shape[0])
+def _mean_kernel_diagonal(problem: Problem) -> float:
+    """``mean_i K(x_i, x_i)``: ``‖x_i‖²`` for linear features and the linear kernel,
+    ``(γ‖x_i‖² + c₀)^deg`` for the polynomial one; one pass over the stored entries."""
+    X = problem.X
+    n = max(1, X.shape[0])
+    if getattr(problem, "kernel", "linear") == "linear":
+        if sparse.issparse(X):
+            return float(X.data @ X.data) / n
+        return float(np.einsum("ij,ij->", X, X)) / n
+    squares = (
+        np.asarray(X.multiply(X).sum(axis=1)).ravel()
+        if sparse.issparse(X)
+        else np.einsum("ij,ij->i", X, X)
+    )
+    kp = problem.kernel_params
+    return float(np.mean((kp["gamma"] * squares + kp["coef0"]) ** kp["degree"]))
+
+
+def _kernel_rank(problem: Problem) -> float:
+    """The dimension of the kernel's feature space, a bound on the rank of K: d for the linear
+    kernel; for ``(γ x·x' + c₀)^deg``, the monomials of degree deg in d variables,
+    ``C(d + deg − 1, deg)``, or of degree up to deg when c₀ ≠ 0, ``C(d + deg, deg)``."""
+    if problem.kind != "kernel_dual":
+        return math.inf
+    if problem.kernel == "linear":
+        return problem.n_features
+    if problem.kernel != "poly":
+        return math.inf
+    kp = problem.kernel_params
+    degree = int(kp["degree"])
+    return math.comb(problem.n_features + degree - (kp["coef0"] == 0), degree)
 
 
 @dataclass(frozen=True)
@@ -201,6 +233,15 @@ RULES: tuple[Rule, ...] = (
         "gaussian d=20, C=100: barrier 0.11 s vs smo 5.8 s (n=500); 2.6 s vs smo past 20 s "
         "(n=2000); unscaled breast cancer, C=1: barrier 1.2 s, smo past 10 s; C·mean‖x‖² = 340: "
         "smo 0.045 vs barrier 0.063 s",
+    ),
+    Rule(
+        ("kernel_dual",),
+        lambda f: f.kernel == "poly" and f.kernel_rank <= f.n / 4 and f.n <= 5000 and f.C_R2 >= 1e3,
+        "a polynomial kernel of low rank (monomials <= n/4), C·mean K_ii >= 1e3, n <= 5000",
+        ("barrier", "smo", "clarabel"),
+        "degree 3, C·mean K_ii = 2.2e3-2.8e3: barrier 2.2 vs smo 10 s (circles n=1500), 1.9 vs "
+        "6.6 s (xor), 4.2 s vs smo max_iter (gaussian n=2000, d=4); at 230: 3.5 vs 0.9 s, 0.9 vs "
+        "1.2 s; full rank (breast cancer, C=1e3): smo 0.1 vs barrier 0.55 s",
     ),
     Rule(
         ("kernel_dual",),
