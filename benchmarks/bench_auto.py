@@ -4,10 +4,10 @@ For each case, every exact registered solver that accepts the problem runs to ``
 references with ``gap_check=tol``), and so does ``auto``; the table gives auto's choice, its wall
 time, the fastest solver that reached ``tol`` and the ratio. Wall times are medians of
 ``--repeat`` calls (compilation excluded, as in every record); auto's and the best solver's are
-then re-measured in alternating calls (:func:`paired`), which the ratio uses. The cases are the
-default and scaling suites (the cases the rules in :data:`svmbench.solvers.auto.RULES` were
-fitted on resemble them) and cases the rules were not fitted on: other data sets, C from 1e-3 to
-1e3, unscaled features.
+then re-measured in alternating pairs of calls (:func:`paired`), and the ratio is the median
+of the pairs' ratios. The cases are the default and scaling suites (the cases the rules in
+:data:`svmbench.solvers.auto.RULES` were fitted on resemble them) and cases the rules were not
+fitted on: other data sets, C from 1e-3 to 1e3, unscaled features.
 
 Run: ``OPENBLAS_NUM_THREADS=1 python -m svmbench.benchmarks.bench_auto [--quick] [--json F]``.
 """
@@ -110,24 +110,30 @@ def timed(name: str, problem, tol: float, repeat: int):
     return result, statistics.median(walls)
 
 
-def paired(best: str, problem, tol: float, repeat: int) -> tuple[float, float]:
-    """Medians of ``auto`` and ``best`` called alternately (at least ``max(repeat, 5)`` pairs,
-    more while they add up to under 0.6 s): the ratio then compares two calls under the same
-    load, where timing them one after the other let a change of the machine's load in between
-    decide the cases of a few milliseconds."""
+def paired(best: str, problem, tol: float, repeat: int) -> tuple[float, float, float]:
+    """``auto`` and ``best`` called alternately, back to back (at least ``max(repeat, 7)`` pairs,
+    more, up to 31, while they add up to under 1 s): their median walls and the median of the
+    pairs' ratios. A pair shares the machine's load of its moment, so the median ratio compares
+    the two methods where timing them one after the other let a change of load in between decide
+    the cases of a few milliseconds."""
     solvers = {n: registry.get(n, **options(n, tol)) for n in ("auto", best)}
     walls: dict[str, list[float]] = {"auto": [], best: []}
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        while len(walls["auto"]) < max(repeat, 5) or (
-            sum(walls["auto"]) + sum(walls[best]) < 0.6 and len(walls["auto"]) < 25
+        while len(walls["auto"]) < max(repeat, 7) or (
+            sum(walls["auto"]) + sum(walls[best]) < 1.0 and len(walls["auto"]) < 31
         ):
             order = ("auto", best) if len(walls["auto"]) % 2 == 0 else (best, "auto")
             for name in order:
                 walls[name].append(solvers[name].solve(problem).wall_time)
             if walls["auto"][-1] > 2.0:
                 break
-    return statistics.median(walls["auto"]), statistics.median(walls[best])
+    ratios = [a / max(b, 1e-9) for a, b in zip(walls["auto"], walls[best], strict=True)]
+    return (
+        statistics.median(walls["auto"]),
+        statistics.median(walls[best]),
+        statistics.median(ratios),
+    )
 
 
 def skip_reason(name: str, problem) -> str | None:
@@ -159,8 +165,9 @@ def run(cases, tol: float, repeat: int, out=sys.stdout) -> list[dict]:
                 times[name] = wall
         auto, auto_wall = timed("auto", problem, tol, repeat)
         best = min(times, key=times.get) if times else None
+        ratio = auto_wall / times[best] if best else float("nan")
         if best is not None and auto.status.value in ("optimal", "infeasible"):
-            auto_wall, times[best] = paired(best, problem, tol, repeat)
+            auto_wall, times[best], ratio = paired(best, problem, tol, repeat)
         label = f"{problem.describe()} | {spec}"
         row = {
             "case": label,
@@ -170,7 +177,7 @@ def run(cases, tol: float, repeat: int, out=sys.stdout) -> list[dict]:
             "auto_wall": auto_wall,
             "best": best,
             "best_wall": times.get(best, float("nan")),
-            "ratio": auto_wall / times[best] if best else float("nan"),
+            "ratio": ratio,
             # the rule's choice against the best, both from the same candidates' runs (auto's
             # own call adds its overhead and a second sample of the machine's noise)
             "rule_ratio": times.get(auto.info["auto"]["chose"], float("nan")) / times[best]

@@ -68,6 +68,11 @@ CASES = {
         KernelDual(OVERLAP.X, OVERLAP.y, C=100.0, kernel="linear"),
         "barrier",
     ),
+    # degree 3 in 4 variables: K has rank <= 20 monomials <= n/4, and C·mean K_ii is ~1e4
+    "kernel-poly-low-rank-large-C": (
+        KernelDual(OVERLAP.X, OVERLAP.y, C=100.0, kernel="poly", gamma=1.0),
+        "barrier",
+    ),
     "multiclass-small": (MulticlassHinge(BLOBS.X, BLOBS.y, C=10.0), "clarabel"),
     "multiclass-small-C": (MulticlassHinge(BLOBS.X, BLOBS.y, C=1e-3), "cs_dcd"),
 }
@@ -188,6 +193,28 @@ def test_the_linear_kernel_on_large_features_goes_to_the_barrier():
     assert auto.Features.of(problem).C_R2 > 1e3 and auto.choose(problem).solvers[0] == "barrier"
     unit = KernelDual(data.X, data.y, kernel="linear")
     assert auto.choose(unit).solvers[0] == "smo"
+    r = registry.get("auto").solve(problem)
+    assert r.status is Status.OPTIMAL and r.info["auto"]["chose"] == "barrier"
+    ref = reference_solution(problem)
+    assert abs(r.primal - ref.primal) <= 1e-5 * max(1.0, abs(ref.primal))
+
+
+def test_a_polynomial_kernel_goes_to_the_barrier_only_when_low_rank_and_large_C():
+    """SMO's updates grow with C·mean K_ii on a kernel of low rank (degree 3 on circles,
+    C·mean K_ii = 2.3e3: smo 10 s, barrier 2.2 s), but not on a full-rank one."""
+    low = auto.Features.of(CASES["kernel-poly-low-rank-large-C"][0])
+    assert low.kernel_rank == 20  # the monomials x_a x_b x_c, a <= b <= c in 1..4
+    squares = (OVERLAP.X**2).sum(1)
+    assert low.C_R2 == pytest.approx(100.0 * np.mean(squares**3), rel=1e-12)
+    affine = KernelDual(OVERLAP.X, OVERLAP.y, kernel="poly", coef0=1.0, degree=2)
+    assert auto.Features.of(affine).kernel_rank == 15  # degree <= 2 in 4 variables
+    small_C = KernelDual(OVERLAP.X, OVERLAP.y, C=1e-3, kernel="poly", gamma=1.0)
+    assert auto.choose(small_C).solvers[0] == "smo"
+    y_wide = np.sign(X_WIDE[:, 0] + 0.1)
+    full_rank = KernelDual(X_WIDE, y_wide, C=100.0, kernel="poly", gamma=1.0)
+    assert auto.Features.of(full_rank).C_R2 > 1e3
+    assert auto.choose(full_rank).solvers[0] == "smo"
+    problem = CASES["kernel-poly-low-rank-large-C"][0]
     r = registry.get("auto").solve(problem)
     assert r.status is Status.OPTIMAL and r.info["auto"]["chose"] == "barrier"
     ref = reference_solution(problem)
