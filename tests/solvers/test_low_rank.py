@@ -172,3 +172,18 @@ def test_bad_problems_are_refused_naming_the_solver_and_the_problem():
         solver.solve(_problem(bias="none"), warm_start=np.zeros(ds.X.shape[0]))
     with pytest.raises(TypeError, match="svmbench problem"):
         solver.solve(ds.X)
+
+
+def test_the_memory_estimate_follows_the_rank_and_memory_caps():
+    from types import SimpleNamespace
+
+    cls = registry.solver_class("low_rank")
+    big = SimpleNamespace(n_samples=1_000_000, bias="regularized")
+    estimate = cls.memory_estimate(big)  # r = 536 (4 GB of float64 factor), dcd's vectors
+    assert 8 * 1_000_000 * 536 < estimate < 5 * 2**30
+    assert cls.memory_estimate(big, memory_mb=1024) < estimate / 3
+    small = SimpleNamespace(n_samples=10_000, bias="regularized")
+    assert cls.memory_estimate(small, rank=10) < cls.memory_estimate(small)
+    # a free bias goes to the barrier, whose n×r blocks come on top
+    free = SimpleNamespace(n_samples=10_000, bias="free")
+    assert cls.memory_estimate(free) > 2 * cls.memory_estimate(small)
