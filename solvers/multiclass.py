@@ -44,14 +44,12 @@ from scipy import sparse
 
 from svmbench.problems import MulticlassHinge
 from svmbench.problems.scaling import lambda_from_C
-from svmbench.problems.validation import check_bool, check_int, check_option
+from svmbench.problems.validation import check_bool, check_int
+from svmbench.solvers._averaged_sgd import AveragedSGD, AveragedState
 from svmbench.solvers._jit import multiclass as _jit
 from svmbench.solvers._jit.common import shuffle_active
 from svmbench.solvers._jit.rows import as_rows
-from svmbench.solvers.base import (
-    IterativeSolver,
-    StepOutcome,
-)
+from svmbench.solvers.base import IterativeSolver, StepOutcome
 from svmbench.solvers.registry import register
 
 # ---------------------------------------------------------------------------------------------
@@ -324,31 +322,23 @@ class CrammerSingerDCD(IterativeSolver):
 
 
 @dataclass
-class _SGDState:
+class _SGDState(AveragedState):
     X: Any  # dense rows, or the CSR tuple (indptr, indices, data) with int64 indices
     y: np.ndarray
     weight: np.ndarray
     cost: np.ndarray
     s: float
     reg: bool
-    lam: float
     U: np.ndarray
     Ub: np.ndarray
     V: np.ndarray
     Vb: np.ndarray
-    H: np.ndarray
-    t: int
-    epochs: int
-    rng: np.random.Generator
-    #: (epoch, number of iterates, their sum W̃ (k, d+1)) at the end of the epochs of the
-    #: suffix window (``averaging="suffix"``)
-    sums: list = None
 
 
 @register
-class CrammerSingerSGD(IterativeSolver):
+class CrammerSingerSGD(AveragedSGD):
     """The lecture's SGD for the multiclass SVM (Shalev-Shwartz & Ben-David, *Understanding
-    Machine Learning*, 2014, §17.2.5), averaged.
+    Machine Learning*, 2014, §17.2.5), averaged (:mod:`solvers._averaged_sgd`).
 
     It minimizes the λ-form ``λ‖W̃‖_F² + (1/n) Σ_i sw_i ℓ_i(W̃)`` (no ½; ``sw_i`` the sample
     weights), the same problem as ``MulticlassHinge`` with ``λ = 1/(2nC)`` — taken from
@@ -378,27 +368,9 @@ class CrammerSingerSGD(IterativeSolver):
     """
 
     name = "cs_sgd"
-    iteration_unit = "epochs"
-    stochastic = True
     supported: ClassVar = {MulticlassHinge: {}}
-    stop_rules = ("epochs", "gap")
-    budget_rules = ("epochs",)
     default_max_iter = 20
-    warm_start_refusal = "does not take a warm start (its average starts at w = 0)"
-
-    def __init__(
-        self,
-        *,
-        sampling: str = "permutation",
-        averaging: str = "uniform",
-        seed: int = 0,
-        stop_rule: str = "epochs",
-        **common,
-    ):
-        super().__init__(stop_rule=stop_rule, **common)
-        self.averaging = check_option("averaging", averaging, ("uniform", "suffix", "last"))
-        self.sampling = check_option("sampling", sampling, ("permutation", "uniform"))
-        self.seed = check_int("seed", seed, low=0)
+    default_averaging = "uniform"
 
     def warm_up(self) -> float:
         t0 = time.perf_counter()
@@ -421,48 +393,28 @@ class CrammerSingerSGD(IterativeSolver):
             X=X,
             y=problem.y.astype(np.int64), weight=np.ascontiguousarray(sw),
             cost=np.ascontiguousarray(problem.cost), s=float(problem.bias_scale) if reg else 0.0,
-            reg=reg, lam=lambda_from_C(problem.C, n, form="multiclass_lecture"),
-            U=np.zeros((d, k)), Ub=np.zeros(k), V=np.zeros((d, k)), Vb=np.zeros(k),
-            H=np.zeros(1), t=0, epochs=0, rng=np.random.default_rng(self.seed),
-            sums=[(0, 1, np.zeros((k, d + 1)))],
+            reg=reg, U=np.zeros((d, k)), Ub=np.zeros(k), V=np.zeros((d, k)), Vb=np.zeros(k),
+            **self._averaging_state(
+                lambda_from_C(problem.C, n, form="multiclass_lecture"), (k, d + 1)
+            ),
         )  # fmt: skip
 
-    def _step(self, problem, st: _SGDState) -> StepOutcome:
-        n = st.y.shape[0]
-        if self.sampling == "permutation":
-            order = st.rng.permutation(n).astype(np.int64)
-        else:
-            order = st.rng.integers(0, n, size=n).astype(np.int64)
-        st.t = _jit.cs_sgd_epoch(
+    def _n_examples(self, problem, st: _SGDState) -> int:
+        return st.y.shape[0]
+
+    def _epoch(self, st: _SGDState, order: np.ndarray) -> int:
+        return _jit.cs_sgd_epoch(
             st.X, st.y, st.weight, st.cost, st.s, st.reg, st.lam, order, st.t, st.U, st.Ub,
             st.V, st.Vb, st.H,
         )  # fmt: skip
-        st.epochs += 1
-        if self.averaging == "suffix":
-            st.sums.append((st.epochs, st.t + 1, self._iterate_sum(st)))
-            start = st.epochs - math.ceil(st.epochs / 2)  # the window: epochs start+1 … E
-            while st.sums[0][0] < start:
-                st.sums.pop(0)
-        return StepOutcome(1)
 
-    @staticmethod
-    def _iterate_sum(st: _SGDState) -> np.ndarray:
-        """``Σ_{t=1}^{T+1} w̃⁽ᵗ⁾ = −(H_T U_T − V_T)/(2λ)`` as a (k, d+1) array (last column: the
-        bias feature's weights)."""
-        Wt = np.vstack([st.H[0] * st.U - st.V, (st.H[0] * st.Ub - st.Vb)[None, :]])
-        return (-1.0 / (2.0 * st.lam)) * Wt.T
+    def _accumulators(self, st: _SGDState) -> tuple[np.ndarray, np.ndarray]:
+        """``U_t, V_t`` as (k, d+1) arrays: ``W̃`` with the bias feature's weights last."""
+        return np.vstack([st.U, st.Ub[None, :]]).T, np.vstack([st.V, st.Vb[None, :]]).T
 
     def _variables(self, problem, st: _SGDState) -> dict[str, Any]:
-        k = st.cost.shape[0]
-        if self.averaging == "last":  # w⁽ᵀ⁺¹⁾ = −U_T/(2λT)
-            scale = -1.0 / (2.0 * st.lam * max(st.t, 1))
-            Wt = scale * np.vstack([st.U, st.Ub[None, :]]).T
-        elif self.averaging == "suffix" and len(st.sums) > 1:
-            (_, c0, S0), (_, c1, S1) = st.sums[0], st.sums[-1]
-            Wt = (S1 - S0) / (c1 - c0)
-        else:  # the average of w⁽¹⁾ … w⁽ᵀ⁺¹⁾ (_jit.cs_sgd_epoch)
-            Wt = self._iterate_sum(st) / (st.t + 1)
-        b = st.s * Wt[:, -1] if st.reg else np.zeros(k)
+        Wt = self._average(st)
+        b = st.s * Wt[:, -1] if st.reg else np.zeros(st.cost.shape[0])
         return {"W": np.ascontiguousarray(Wt[:, :-1]), "b": np.ascontiguousarray(b)}
 
     def _info(self, st: _SGDState) -> dict[str, Any]:

@@ -20,7 +20,6 @@ have to be handed (and check) for the gap to stay the problem's.
 
 from __future__ import annotations
 
-import math
 import time
 from dataclasses import dataclass
 from typing import Any, ClassVar
@@ -29,34 +28,28 @@ import numpy as np
 
 from svmbench.problems.scaling import lambda_from_C
 from svmbench.problems.structured import ChainStructuredHinge
-from svmbench.problems.validation import check_int, check_option
+from svmbench.solvers._averaged_sgd import AveragedSGD, AveragedState
 from svmbench.solvers._jit import structured as _jit
-from svmbench.solvers.base import IterativeSolver, StepOutcome
 from svmbench.solvers.registry import register
 
 
 @dataclass
-class _State:
+class _State(AveragedState):
     X: np.ndarray
     y: np.ndarray
     offsets: np.ndarray
     use_T: bool
     weight: np.ndarray
-    lam: float
     UE: np.ndarray
     UT: np.ndarray
     VE: np.ndarray
     VT: np.ndarray
-    H: np.ndarray
-    t: int
-    epochs: int
-    rng: np.random.Generator
-    sums: list
 
 
 @register
-class StructuredSGD(IterativeSolver):
-    """Stochastic subgradient method for the chain structured SVM, averaged.
+class StructuredSGD(AveragedSGD):
+    """Stochastic subgradient method for the chain structured SVM, averaged
+    (:mod:`solvers._averaged_sgd`).
 
     Parameters
     ----------
@@ -74,27 +67,9 @@ class StructuredSGD(IterativeSolver):
     """
 
     name = "ssvm_sgd"
-    iteration_unit = "epochs"
-    stochastic = True
     supported: ClassVar = {ChainStructuredHinge: {}}
-    stop_rules = ("epochs", "gap")
-    budget_rules = ("epochs",)
     default_max_iter = 30
-    warm_start_refusal = "does not take a warm start (its average starts at w = 0)"
-
-    def __init__(
-        self,
-        *,
-        averaging: str = "suffix",
-        sampling: str = "permutation",
-        seed: int = 0,
-        stop_rule: str = "epochs",
-        **common,
-    ):
-        super().__init__(stop_rule=stop_rule, **common)
-        self.averaging = check_option("averaging", averaging, ("uniform", "suffix", "last"))
-        self.sampling = check_option("sampling", sampling, ("permutation", "uniform"))
-        self.seed = check_int("seed", seed, low=0)
+    default_averaging = "suffix"
 
     def warm_up(self) -> float:
         t0 = time.perf_counter()
@@ -114,46 +89,31 @@ class StructuredSGD(IterativeSolver):
         return _State(
             X=np.ascontiguousarray(problem.X), y=problem.y, offsets=problem.offsets,
             use_T=problem.transitions, weight=problem.upper_bounds / problem.C,
-            lam=lambda_from_C(problem.C, problem.n_samples, form="multiclass_lecture"),
             UE=np.zeros((q, d)), UT=np.zeros((q, q)), VE=np.zeros((q, d)), VT=np.zeros((q, q)),
-            H=np.zeros(1), t=0, epochs=0, rng=np.random.default_rng(self.seed),
-            sums=[(0, 1, np.zeros(q * d + q * q))],
+            **self._averaging_state(
+                lambda_from_C(problem.C, problem.n_samples, form="multiclass_lecture"),
+                q * d + q * q,
+            ),
         )  # fmt: skip
 
-    def _step(self, problem, st: _State) -> StepOutcome:
-        n = problem.n_samples
-        if self.sampling == "permutation":
-            order = st.rng.permutation(n).astype(np.int64)
-        else:
-            order = st.rng.integers(0, n, size=n).astype(np.int64)
-        st.t = _jit.ssvm_sgd_epoch(
+    def _n_examples(self, problem, st: _State) -> int:
+        return problem.n_samples
+
+    def _epoch(self, st: _State, order: np.ndarray) -> int:
+        return _jit.ssvm_sgd_epoch(
             st.X, st.y, st.offsets, st.use_T, st.weight, st.lam, order, st.t,
             st.UE, st.UT, st.VE, st.VT, st.H,
         )  # fmt: skip
-        st.epochs += 1
-        if self.averaging == "suffix":
-            st.sums.append((st.epochs, st.t + 1, self._iterate_sum(st)))
-            start = st.epochs - math.ceil(st.epochs / 2)
-            while st.sums[0][0] < start:
-                st.sums.pop(0)
-        return StepOutcome(1)
 
-    @staticmethod
-    def _iterate_sum(st: _State) -> np.ndarray:
-        """``Σ_{t=1}^{T+1} w⁽ᵗ⁾ = −(H_T U_T − V_T)/(2λ)``, flattened as ``(E, T)``."""
-        h = st.H[0]
-        flat = np.concatenate([(h * st.UE - st.VE).ravel(), (h * st.UT - st.VT).ravel()])
-        return (-1.0 / (2.0 * st.lam)) * flat
+    def _accumulators(self, st: _State) -> tuple[np.ndarray, np.ndarray]:
+        """``U_t, V_t`` flattened as ``w = (E, T)``."""
+        return (
+            np.concatenate([st.UE.ravel(), st.UT.ravel()]),
+            np.concatenate([st.VE.ravel(), st.VT.ravel()]),
+        )
 
     def _variables(self, problem, st: _State) -> dict[str, Any]:
-        if self.averaging == "last":
-            flat = np.concatenate([st.UE.ravel(), st.UT.ravel()])
-            w = (-1.0 / (2.0 * st.lam * max(st.t, 1))) * flat
-        elif self.averaging == "suffix" and len(st.sums) > 1:
-            (_, c0, S0), (_, c1, S1) = st.sums[0], st.sums[-1]
-            w = (S1 - S0) / (c1 - c0)
-        else:
-            w = self._iterate_sum(st) / (st.t + 1)
+        w = self._average(st)
         if not problem.transitions:
             w = w[: problem.n_states * problem.X.shape[1]]
         return {"w": w}
