@@ -13,25 +13,29 @@ import math
 import time
 import warnings
 from collections.abc import Mapping
-from dataclasses import dataclass, field, replace
+from dataclasses import replace
 from typing import Any, ClassVar
 
 import numpy as np
 
 from svmbench.problems.base import Certificate, Problem
 from svmbench.problems.validation import check_int, check_option, check_real
-from svmbench.solvers.clock import Clock, _CheckSchedule, _TraceSchedule
+from svmbench.solvers.chunk_loop import _all_finite, run_chunks
+from svmbench.solvers.clock import Clock
 from svmbench.solvers.records import (
     STATUS_MESSAGES,
     Callback,
     Checkpoint,
     ConvergenceWarning,
+    Outcome,
+    Prepared,
     SolveResult,
     Status,
+    StepOutcome,
     WarmStart,
 )
 
-#: The record's names, re-exported: the solvers import them from here.
+#: The records' names, re-exported: the solvers import them from here.
 __all__ = [
     "STATUS_MESSAGES",
     "Callback",
@@ -46,55 +50,6 @@ __all__ = [
     "StepOutcome",
     "WarmStart",
 ]
-
-
-@dataclass(frozen=True)
-class StepOutcome:
-    """What one chunk of an iterative method did.
-
-    ``iterations`` in the solver's ``iteration_unit``; ``converged`` when the method's native
-    rule holds; ``failure`` a sentence when the method cannot go on (it ends the run as
-    ``numerical_error`` with the certified point so far).
-    """
-
-    iterations: int
-    converged: bool = False
-    failure: str | None = None
-
-
-@dataclass(frozen=True)
-class Prepared:
-    """What ``_prepare`` hands to the iterations: the problem they run on (the given one, or a
-    surrogate such as a low-rank factorization's linear problem), the starting point, and work
-    already done (phase I's steps). ``final`` ends the solve there (phase I's Farkas vector)."""
-
-    problem: Problem
-    warm_start: Any = None
-    iterations: int = 0
-    info: Mapping[str, Any] = field(default_factory=dict)
-    message: str = ""
-    final: Outcome | None = None
-
-
-@dataclass(frozen=True)
-class Outcome:
-    """The end of a one-shot solve (``Solver._run``), before the record is built."""
-
-    status: Status
-    variables: Mapping[str, Any]
-    iterations: int
-    certificate: Certificate | None = None
-    farkas: np.ndarray | None = None
-    message: str = ""
-    info: Mapping[str, Any] = field(default_factory=dict)
-    model: Any = None
-    trace: tuple[Checkpoint, ...] = ()
-    #: the problem that certifies the variables, when not the one given (a low-rank surrogate)
-    problem: Problem | None = None
-    compile_time: float = 0.0
-    #: seconds inside the solve that were not the method's (the reductions' binary solvers
-    #: compiling, say); subtracted from the solve clock
-    excluded_time: float = 0.0
 
 
 class Solver(abc.ABC):
@@ -419,29 +374,11 @@ class Solver(abc.ABC):
         )
 
 
-#: What a chunk may raise from deep inside NumPy/SciPy when the arithmetic fails (SciPy's
-#: "array must not contain infs or NaNs" is a ValueError, and only that one is caught): the run
-#: ends as ``numerical_error`` with the certified point so far, never with the exception.
-_NUMERICAL_FAILURES = (
-    np.linalg.LinAlgError,
-    FloatingPointError,
-    ZeroDivisionError,
-    OverflowError,
-    ValueError,
-)
-
-
-def _all_finite(variables: Mapping[str, Any]) -> bool:
-    for v in variables.values():
-        if v is not None and not np.all(np.isfinite(np.asarray(v, dtype=float))):
-            return False
-    return True
-
-
 class IterativeSolver(Solver):
     """Template for methods that run in chunks (an epoch, a batch of pair updates, a Newton step).
 
-    Subclasses implement the hooks, never ``solve``:
+    Subclasses implement the hooks, never ``solve``; the loop that calls them and decides when to
+    stop is :func:`solvers.chunk_loop.run_chunks`:
 
     - :meth:`warm_up` (untimed JIT compilation);
     - :meth:`_prepare` (timed; optional): a transform of the problem before the iterations
@@ -533,128 +470,4 @@ class IterativeSolver(Solver):
         return None
 
     def _run(self, problem: Problem, warm_start: WarmStart | None, clock: Clock, callback):
-        prepared = self._prepare(problem, warm_start)
-        if prepared.final is not None:
-            return prepared.final
-        problem = prepared.problem
-        state = self._init_state(problem, prepared.warm_start)
-        schedule = _TraceSchedule(self.trace)
-        checks = (
-            _CheckSchedule(self.check_every, None)
-            if self.check_every is not None
-            else _CheckSchedule(self.default_check_every, self._certificate_work(problem))
-        )
-        trace: list[Checkpoint] = []
-        iterations, chunks = prepared.iterations, 0
-        status, cert, message = None, None, ""
-        while status is None:
-            try:
-                step = self._step(problem, state)
-            except _NUMERICAL_FAILURES as exc:
-                arithmetic = not isinstance(exc, ValueError) or isinstance(
-                    exc, np.linalg.LinAlgError
-                )
-                if not arithmetic and "infs or NaNs" not in str(exc):
-                    raise
-                step = StepOutcome(0, failure=f"numerical failure: {type(exc).__name__}: {exc}")
-            iterations += step.iterations
-            chunks += 1
-            cert = None
-            if step.failure:
-                # the status stays true: the point so far may already be certified to tol
-                variables = self._variables(problem, state)
-                if _all_finite(variables):
-                    cert = problem.certificate(**variables)
-                if cert is not None and cert.certified and cert.rel_gap <= self.tol:
-                    status, message = Status.OPTIMAL, f"certified to tol; then {step.failure}"
-                else:
-                    status, message = Status.NUMERICAL_ERROR, step.failure
-                break
-            # a warm start is judged after its first chunk: it may already be the optimum
-            first_warm = chunks == 1 and prepared.warm_start is not None
-            work = self._chunk_work(problem, state) if checks.adaptive else None
-            due = checks.due(chunks, work) or step.converged or first_warm
-            if checks.adaptive and not due:
-                # the last chunk before max_iter or time_limit is tested too: sparse checks must
-                # not turn a run that met tol into one that reached its limit
-                due = iterations >= self.max_iter or clock.wall >= self.time_limit
-            checks.checks += due
-            wanted = callback is not None or schedule.wants(chunks, clock)
-            if due or wanted:
-                # the finiteness check costs O(n): only where the point is looked at anyway
-                variables = self._variables(problem, state)
-                if not _all_finite(variables):
-                    status, message = Status.NUMERICAL_ERROR, "the iterates contain NaN or inf"
-                    break
-            if self.stop_rule == "gap" and due:
-                cert = problem.certificate(**variables)
-                if cert.certified and cert.rel_gap <= self.tol:
-                    status = Status.OPTIMAL
-                elif not problem.convex and step.converged:  # no certificate can ever hold
-                    status = Status.NOT_CERTIFIED
-                    message = "a stationary point of an indefinite problem: no certificate exists"
-            elif self.stop_rule == "native" and step.converged:
-                status = Status.OPTIMAL  # if the certificate agrees (Solver._result)
-            if cert is not None or wanted:
-                estimate = None
-                if cert is None and callback is None and self.trace is True:
-                    with clock.certifying():
-                        estimate = self._trace_estimate(problem, state)
-                if estimate is not None:
-                    P, D = estimate
-                    point = Checkpoint(
-                        iterations, clock.elapsed, P, D, P - D, clock.wall, certified=False
-                    )
-                else:
-                    if cert is None:
-                        with clock.certifying():
-                            cert = problem.certificate(**variables)
-                    point = Checkpoint(
-                        iterations, clock.elapsed, cert.primal, cert.dual, cert.gap, clock.wall
-                    )
-                if self.trace:
-                    trace.append(point)
-                if callback is not None:
-                    with clock.paused():
-                        stop = callback(point)
-                    if stop and status is None:
-                        status, message = Status.MAX_ITER, "stopped by the callback"
-            if status is None and step.iterations == 0:
-                # a chunk that did no work will do none the next time: end instead of looping
-                status = Status.NUMERICAL_ERROR
-                message = "the method can make no further progress before its stopping rule holds"
-            if status is None and iterations >= self.max_iter:
-                status = Status.MAX_ITER
-            if status is None and clock.wall >= self.time_limit:  # wall time: all included
-                status = Status.TIME_LIMIT
-        final = self._variables(problem, state)
-        if self.trace and _all_finite(final) and (not trace or trace[-1].iteration != iterations):
-            # the trace ends at the result: its certificate is the record's, drawn once
-            with clock.certifying():
-                cert = cert or problem.certificate(**final)
-            trace.append(
-                Checkpoint(iterations, clock.elapsed, cert.primal, cert.dual, cert.gap, clock.wall)
-            )
-        if status is Status.MAX_ITER and not message and self.stop_rule in self.budget_rules:
-            with clock.certifying():  # judging the final point is not part of a planned run
-                if cert is None:
-                    cert = problem.certificate(**final)
-            met = cert.rel_gap <= self.tol
-            status = Status.OPTIMAL if met else Status.MAX_ITER
-            message = (
-                f"ran the planned {iterations} {self.iteration_unit} (stop_rule="
-                f"{self.stop_rule!r}); certified relative gap {cert.rel_gap:.3g} "
-                f"{'<=' if met else '>'} tol={self.tol:g}"
-            )
-        if prepared.message:
-            message = f"{message or STATUS_MESSAGES[status]}; {prepared.message}"
-        return Outcome(
-            status=status,
-            variables=final,
-            iterations=iterations,
-            certificate=cert,
-            message=message,
-            info={**prepared.info, **self._info(state)},
-            problem=problem,
-            trace=tuple(trace),
-        )
+        return run_chunks(self, problem, warm_start, clock, callback)

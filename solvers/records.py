@@ -5,6 +5,8 @@
 - :class:`Checkpoint`, :class:`SolveResult`: a trace point and the record, whose ``primal``,
   ``dual`` and ``gap`` always come from ``problem.certificate``.
 - :class:`WarmStart`: a starting point, parsed and validated once by ``Solver.solve``.
+- :class:`StepOutcome`, :class:`Prepared`, :class:`Outcome`: what a chunk, a solver's
+  preparation and a whole run hand back to ``Solver.solve`` before the record is built.
 """
 
 from __future__ import annotations
@@ -17,7 +19,7 @@ from typing import Any
 
 import numpy as np
 
-from svmbench.problems.base import Problem
+from svmbench.problems.base import Certificate, Problem
 
 
 class Status(enum.StrEnum):
@@ -239,6 +241,55 @@ class WarmStart:
             return problem.project_dual(self.alpha)
         b = 0.0 if self.b is None or problem.bias == "none" else float(self.b)
         return problem.project_dual(problem.dual_from_primal(self.w, b))
+
+
+@dataclass(frozen=True)
+class StepOutcome:
+    """What one chunk of an iterative method did.
+
+    ``iterations`` in the solver's ``iteration_unit``; ``converged`` when the method's native
+    rule holds; ``failure`` a sentence when the method cannot go on (it ends the run as
+    ``numerical_error`` with the certified point so far).
+    """
+
+    iterations: int
+    converged: bool = False
+    failure: str | None = None
+
+
+@dataclass(frozen=True)
+class Prepared:
+    """What ``_prepare`` hands to the iterations: the problem they run on (the given one, or a
+    surrogate such as a low-rank factorization's linear problem), the starting point, and work
+    already done (phase I's steps). ``final`` ends the solve there (phase I's Farkas vector)."""
+
+    problem: Problem
+    warm_start: Any = None
+    iterations: int = 0
+    info: Mapping[str, Any] = field(default_factory=dict)
+    message: str = ""
+    final: Outcome | None = None
+
+
+@dataclass(frozen=True)
+class Outcome:
+    """The end of a one-shot solve (``Solver._run``), before the record is built."""
+
+    status: Status
+    variables: Mapping[str, Any]
+    iterations: int
+    certificate: Certificate | None = None
+    farkas: np.ndarray | None = None
+    message: str = ""
+    info: Mapping[str, Any] = field(default_factory=dict)
+    model: Any = None
+    trace: tuple[Checkpoint, ...] = ()
+    #: the problem that certifies the variables, when not the one given (a low-rank surrogate)
+    problem: Problem | None = None
+    compile_time: float = 0.0
+    #: seconds inside the solve that were not the method's (the reductions' binary solvers
+    #: compiling, say); subtracted from the solve clock
+    excluded_time: float = 0.0
 
 
 Callback = Callable[[Checkpoint], "bool | None"]

@@ -1,0 +1,183 @@
+"""The chunk loop of :class:`~solvers.base.IterativeSolver`: one stopping rule for every method.
+
+:func:`run_chunks` runs the solver's hooks (``_prepare``, ``_init_state``, then ``_step`` chunk
+after chunk) on the solver clock and decides when to stop: the certified relative gap
+``(P − D)/max(1, |P|) ≤ tol`` on the schedule of :class:`~solvers.clock._CheckSchedule`, the
+method's native rule, a planned budget of chunks, ``max_iter``, ``time_limit``, a callback, or a
+numerical failure (ARCHITECTURE.md §4). It records the trace on the geometric schedule of
+:class:`~solvers.clock._TraceSchedule`, pausing the clock while trace-only certificates are drawn.
+The options it reads (``stop_rule``, ``check_every``, ``trace``, ...) are documented on
+:class:`~solvers.base.IterativeSolver`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+import numpy as np
+
+from svmbench.problems.base import Problem
+from svmbench.solvers.clock import Clock, _CheckSchedule, _TraceSchedule
+from svmbench.solvers.records import (
+    STATUS_MESSAGES,
+    Checkpoint,
+    Outcome,
+    Status,
+    StepOutcome,
+    WarmStart,
+)
+
+#: What a chunk may raise from deep inside NumPy/SciPy when the arithmetic fails (SciPy's
+#: "array must not contain infs or NaNs" is a ValueError, and only that one is caught): the run
+#: ends as ``numerical_error`` with the certified point so far, never with the exception.
+_NUMERICAL_FAILURES = (
+    np.linalg.LinAlgError,
+    FloatingPointError,
+    ZeroDivisionError,
+    OverflowError,
+    ValueError,
+)
+
+
+def _all_finite(variables: Mapping[str, Any]) -> bool:
+    for v in variables.values():
+        if v is not None and not np.all(np.isfinite(np.asarray(v, dtype=float))):
+            return False
+    return True
+
+
+def _guarded_step(solver, problem: Problem, state) -> StepOutcome:
+    """``solver._step``, with an arithmetic failure turned into a :class:`StepOutcome` that
+    says so (any other exception propagates)."""
+    try:
+        return solver._step(problem, state)
+    except _NUMERICAL_FAILURES as exc:
+        arithmetic = not isinstance(exc, ValueError) or isinstance(exc, np.linalg.LinAlgError)
+        if not arithmetic and "infs or NaNs" not in str(exc):
+            raise
+        return StepOutcome(0, failure=f"numerical failure: {type(exc).__name__}: {exc}")
+
+
+def run_chunks(
+    solver, problem: Problem, warm_start: WarmStart | None, clock: Clock, callback
+) -> Outcome:
+    """Run ``solver`` (an :class:`~solvers.base.IterativeSolver`) chunk by chunk on ``clock``
+    until a stopping rule holds; return the :class:`~solvers.records.Outcome`."""
+    prepared = solver._prepare(problem, warm_start)
+    if prepared.final is not None:
+        return prepared.final
+    problem = prepared.problem
+    state = solver._init_state(problem, prepared.warm_start)
+    schedule = _TraceSchedule(solver.trace)
+    checks = (
+        _CheckSchedule(solver.check_every, None)
+        if solver.check_every is not None
+        else _CheckSchedule(solver.default_check_every, solver._certificate_work(problem))
+    )
+    trace: list[Checkpoint] = []
+    iterations, chunks = prepared.iterations, 0
+    status, cert, message = None, None, ""
+    while status is None:
+        step = _guarded_step(solver, problem, state)
+        iterations += step.iterations
+        chunks += 1
+        cert = None
+        if step.failure:
+            # the status stays true: the point so far may already be certified to tol
+            variables = solver._variables(problem, state)
+            if _all_finite(variables):
+                cert = problem.certificate(**variables)
+            if cert is not None and cert.certified and cert.rel_gap <= solver.tol:
+                status, message = Status.OPTIMAL, f"certified to tol; then {step.failure}"
+            else:
+                status, message = Status.NUMERICAL_ERROR, step.failure
+            break
+        # a warm start is judged after its first chunk: it may already be the optimum
+        first_warm = chunks == 1 and prepared.warm_start is not None
+        work = solver._chunk_work(problem, state) if checks.adaptive else None
+        due = checks.due(chunks, work) or step.converged or first_warm
+        if checks.adaptive and not due:
+            # the last chunk before max_iter or time_limit is tested too: sparse checks must
+            # not turn a run that met tol into one that reached its limit
+            due = iterations >= solver.max_iter or clock.wall >= solver.time_limit
+        checks.checks += due
+        wanted = callback is not None or schedule.wants(chunks, clock)
+        if due or wanted:
+            # the finiteness check costs O(n): only where the point is looked at anyway
+            variables = solver._variables(problem, state)
+            if not _all_finite(variables):
+                status, message = Status.NUMERICAL_ERROR, "the iterates contain NaN or inf"
+                break
+        if solver.stop_rule == "gap" and due:
+            cert = problem.certificate(**variables)
+            if cert.certified and cert.rel_gap <= solver.tol:
+                status = Status.OPTIMAL
+            elif not problem.convex and step.converged:  # no certificate can ever hold
+                status = Status.NOT_CERTIFIED
+                message = "a stationary point of an indefinite problem: no certificate exists"
+        elif solver.stop_rule == "native" and step.converged:
+            status = Status.OPTIMAL  # if the certificate agrees (Solver._result)
+        if cert is not None or wanted:
+            estimate = None
+            if cert is None and callback is None and solver.trace is True:
+                with clock.certifying():
+                    estimate = solver._trace_estimate(problem, state)
+            if estimate is not None:
+                P, D = estimate
+                point = Checkpoint(
+                    iterations, clock.elapsed, P, D, P - D, clock.wall, certified=False
+                )
+            else:
+                if cert is None:
+                    with clock.certifying():
+                        cert = problem.certificate(**variables)
+                point = Checkpoint(
+                    iterations, clock.elapsed, cert.primal, cert.dual, cert.gap, clock.wall
+                )
+            if solver.trace:
+                trace.append(point)
+            if callback is not None:
+                with clock.paused():
+                    stop = callback(point)
+                if stop and status is None:
+                    status, message = Status.MAX_ITER, "stopped by the callback"
+        if status is None and step.iterations == 0:
+            # a chunk that did no work will do none the next time: end instead of looping
+            status = Status.NUMERICAL_ERROR
+            message = "the method can make no further progress before its stopping rule holds"
+        if status is None and iterations >= solver.max_iter:
+            status = Status.MAX_ITER
+        if status is None and clock.wall >= solver.time_limit:  # wall time: all included
+            status = Status.TIME_LIMIT
+    final = solver._variables(problem, state)
+    if solver.trace and _all_finite(final) and (not trace or trace[-1].iteration != iterations):
+        # the trace ends at the result: its certificate is the record's, drawn once
+        with clock.certifying():
+            cert = cert or problem.certificate(**final)
+        trace.append(
+            Checkpoint(iterations, clock.elapsed, cert.primal, cert.dual, cert.gap, clock.wall)
+        )
+    if status is Status.MAX_ITER and not message and solver.stop_rule in solver.budget_rules:
+        with clock.certifying():  # judging the final point is not part of a planned run
+            if cert is None:
+                cert = problem.certificate(**final)
+        met = cert.rel_gap <= solver.tol
+        status = Status.OPTIMAL if met else Status.MAX_ITER
+        message = (
+            f"ran the planned {iterations} {solver.iteration_unit} (stop_rule="
+            f"{solver.stop_rule!r}); certified relative gap {cert.rel_gap:.3g} "
+            f"{'<=' if met else '>'} tol={solver.tol:g}"
+        )
+    if prepared.message:
+        message = f"{message or STATUS_MESSAGES[status]}; {prepared.message}"
+    return Outcome(
+        status=status,
+        variables=final,
+        iterations=iterations,
+        certificate=cert,
+        message=message,
+        info={**prepared.info, **solver._info(state)},
+        problem=problem,
+        trace=tuple(trace),
+    )
