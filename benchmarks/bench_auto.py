@@ -7,9 +7,10 @@ time, the fastest solver that reached ``tol`` and the ratio. Wall times are medi
 then re-measured in alternating pairs of calls (:func:`paired`), and the ratio is the median
 of the pairs' ratios. ``auto`` runs first: where it certified, a method is capped at 10x its
 time (past that it cannot be the best) and one call past 2x its time is that method's median,
-which keeps the whole run within an hour on a quiet machine. The cases are the default and scaling suites (the cases the rules in
-:data:`svmbench.solvers.auto.RULES` were fitted on resemble them) and cases the rules were not
-fitted on: other data sets, C from 1e-3 to 1e3, unscaled features.
+which keeps the whole run within an hour on a quiet machine. The cases are the default and
+scaling suites (the cases the rules in :data:`svmbench.solvers.auto.RULES` were fitted on
+resemble them) and cases the rules were not fitted on: other data sets, C from 1e-3 to 1e3,
+unscaled features.
 
 Run: ``OPENBLAS_NUM_THREADS=1 python -m svmbench.benchmarks.bench_auto [--quick] [--json F]``.
 """
