@@ -5,9 +5,10 @@ exact kernel problem.
 
 Problem (ARCHITECTURE.md §2): the kernel dual ``max Σα_i − ½αᵀQ̃α``, ``Q_ij = y_i y_j K_ij``, its
 box, ``yᵀα = 0`` for a free bias, ``K + s²`` for a regularized one. The method solves the same
-problem with ``FFᵀ`` in place of K (``SoftMarginDual(F)``: same C_i, loss and bias), to the
-certified relative gap of *that* problem ≤ ``tol``: ``primal``, ``dual``, ``gap`` and the status
-of the result refer to the approximate kernel. In ``result.info``:
+problem with ``FFᵀ`` in place of K (the linear SVM on F, ``SoftMarginDual(F)`` for dcd and
+``SoftMarginPrimal(F)`` for the barrier: same C_i, loss and bias), to the certified relative gap
+of *that* problem ≤ ``tol``: ``primal``, ``dual``, ``gap`` and the status of the result refer to
+the approximate kernel. In ``result.info``:
 
 - ``bracket_upper`` ≥ P*: the linear model ``w`` is the RKHS function ``f = Σ_j c_j K(z_j, ·)``,
   ``c = T w`` on the landmarks z_j, of norm ``‖f‖_H = ‖w‖`` (:mod:`problems.low_rank`), a primal
@@ -51,7 +52,7 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from svmbench.problems import KernelDual, SoftMarginDual
+from svmbench.problems import KernelDual, SoftMarginDual, SoftMarginPrimal
 from svmbench.problems.low_rank import (
     landmark_model_primal,
     nystrom,
@@ -233,7 +234,12 @@ class LowRankKernelSVM(Solver):
     def _run(self, problem: KernelDual, warm_start, clock: Clock, callback) -> Outcome:
         tic = time.perf_counter()
         factor, rule = self._factor(problem)
-        surrogate = SoftMarginDual(
+        inner_name = self._inner_name(problem)
+        # the barrier's primal-dual method on the primal form, with its jitted row passes: on
+        # circles (n = 30 000, r = 64, free bias) 29 iterations in 4.7 s against 51 in 25.7 s
+        # on the dual form; dcd's epochs are the same on either form
+        view = SoftMarginPrimal if inner_name == "barrier" else SoftMarginDual
+        surrogate = view(
             factor.F,
             problem.y,
             C=problem.C,
@@ -243,7 +249,6 @@ class LowRankKernelSVM(Solver):
             sample_weight=problem.sample_weight,
         )
         factor_time = time.perf_counter() - tic
-        inner_name = self._inner_name(problem)
         inner = self._inner_solver(inner_name)
         outcome = inner._run(surrogate, None, clock, callback)
         variables = dict(outcome.variables)
