@@ -7,10 +7,10 @@ NumPy array operations and six products with X̃:
 
 1. :func:`ppd_prepare` (no X): ``D = 1/(s/λ + e)`` and the two vectors whose products with X̃ᵀ
    build both right-hand sides; the caller forms ``X̃ᵀDX̃`` and those products in one blocked pass.
-2. :func:`ppd_affine_dense` / ``_csr``: the affine-scaling direction of every row from
+2. :func:`ppd_affine`: the affine-scaling direction of every row from
    ``Δm = y ⊙ X̃Δz``, its step to the boundary, the coefficients of the complementarity along
    it and ``X̃ᵀ(y ⊙ c)`` with ``c`` the second-order term of the corrector (one pass over X).
-3. :func:`ppd_corrector_dense` / ``_csr``: the corrected direction, its step to the boundary and
+3. :func:`ppd_corrector`: the corrected direction, its step to the boundary and
    ``X̃ᵀ(y ⊙ Δλ)``, which updates ``X̃ᵀ(y ⊙ λ)`` (one pass over X).
 4. :func:`ppd_update` (no X): the step, the new residuals and the complementarity.
 
@@ -24,12 +24,19 @@ and ``τ − Δξ_aΔν_a``. The directions are never stored: each pass recomput
 and the stored ``Δm`` of the two steps, which costs a few flops per row and saves memory traffic
 (at n = 10⁶ every pass over an O(n) vector is a pass over main memory). Each formula is the
 NumPy one in the same order of operations; no ``fastmath``.
+
+Each pass is one body for dense rows and CSR rows (:mod:`solvers._jit.rows`, compiled once per
+storage); ``x̃_i · Δz`` is :func:`~solvers._jit.rows.row_dot4`, whose dense order (four partial
+sums) differs from the CSR one (one sum): the two storages give the same iterates to rounding,
+not bitwise (dcd, whose docs promise the same bits, uses ``row_dot``).
 """
 
 from __future__ import annotations
 
 import numba
 import numpy as np
+
+from svmbench.solvers._jit.rows import row_axpy, row_dot4
 
 #: Loss codes (the ``loss`` argument of every kernel).
 HINGE, SQUARED_HINGE, HARD = 0, 1, 2
@@ -128,52 +135,21 @@ BLOCK = 256
 
 
 @numba.njit(cache=True, inline="always", error_model="numpy")
-def _dot_dense(X, E, i, z):
-    """``x̃_i · z`` (four partial sums over the row of X)."""
-    d = X.shape[1]
-    t0, t1, t2, t3 = 0.0, 0.0, 0.0, 0.0
-    j = 0
-    while j + 4 <= d:
-        t0 += X[i, j] * z[j]
-        t1 += X[i, j + 1] * z[j + 1]
-        t2 += X[i, j + 2] * z[j + 2]
-        t3 += X[i, j + 3] * z[j + 3]
-        j += 4
-    while j < d:
-        t0 += X[i, j] * z[j]
-        j += 1
-    t = (t0 + t1) + (t2 + t3)
+def _dot(X, E, i, z, d):
+    """``x̃_i · z``: :func:`~solvers._jit.rows.row_dot4` of the row of X (dense: four partial
+    sums), then the k columns of E."""
+    t = row_dot4(X, i, z, 0.0)
     for j in range(E.shape[1]):
         t += E[i, j] * z[d + j]
     return t
 
 
 @numba.njit(cache=True, inline="always", error_model="numpy")
-def _axpy_dense(X, E, i, c, acc):
+def _axpy(X, E, i, c, acc, d):
     """``acc += c x̃_i``."""
-    d = X.shape[1]
-    for j in range(d):
-        acc[j] += X[i, j] * c
+    row_axpy(X, i, c, acc)
     for j in range(E.shape[1]):
-        acc[d + j] += E[i, j] * c
-
-
-@numba.njit(cache=True, inline="always", error_model="numpy")
-def _dot_csr(indptr, indices, data, E, i, z, d):
-    t = 0.0
-    for p in range(indptr[i], indptr[i + 1]):
-        t += data[p] * z[indices[p]]
-    for j in range(E.shape[1]):
-        t += E[i, j] * z[d + j]
-    return t
-
-
-@numba.njit(cache=True, inline="always", error_model="numpy")
-def _axpy_csr(indptr, indices, data, E, i, c, acc, d):
-    for p in range(indptr[i], indptr[i + 1]):
-        acc[indices[p]] += data[p] * c
-    for j in range(E.shape[1]):
-        acc[d + j] += E[i, j] * c
+        acc[d + j] += c * E[i, j]
 
 
 @numba.njit(cache=True, inline="always", error_model="numpy")
@@ -210,30 +186,11 @@ def _affine_block(loss, a, b, y, C, m, s, lam, xi, nu, dm, buf):
 
 
 @numba.njit(cache=True, error_model="numpy")
-def ppd_affine_dense(loss, X, E, y, C, m, s, lam, xi, nu, dz, dm_out, acc, buf):
-    """Affine pass over dense rows (X n×d C-contiguous, E n×k, ``buf`` 4×BLOCK):
-    ``dm_out = y ⊙ X̃Δz``, ``acc = X̃ᵀ(y ⊙ c)``; returns ``(worst, Σ(sΔλ + λΔs + ξΔν + νΔξ),
-    Σ(ΔsΔλ + ΔξΔν))``: the complementarity after a step α is ``sᵀλ + ξᵀν + α lin + α² quad``."""
-    n = X.shape[0]
-    acc[:] = 0.0
-    worst, lin, quad = 0.0, 0.0, 0.0
-    for a in range(0, n, BLOCK):
-        b = min(n, a + BLOCK)
-        for i in range(a, b):
-            dm_out[i] = y[i] * _dot_dense(X, E, i, dz)
-        _affine_block(loss, a, b, y, C, m, s, lam, xi, nu, dm_out, buf)
-        for i in range(a, b):
-            w = buf[0, i - a]
-            worst = w if w > worst else worst
-            lin += buf[1, i - a]
-            quad += buf[2, i - a]
-            _axpy_dense(X, E, i, buf[3, i - a], acc)
-    return worst, lin, quad
-
-
-@numba.njit(cache=True, error_model="numpy")
-def ppd_affine_csr(loss, indptr, indices, data, E, y, C, m, s, lam, xi, nu, dz, dm_out, acc, buf):
-    """:func:`ppd_affine_dense` for CSR rows ``(indptr, indices, data)``."""
+def ppd_affine(loss, X, E, y, C, m, s, lam, xi, nu, dz, dm_out, acc, buf):
+    """Affine pass over the rows (X n×d C-contiguous or the CSR tuple of
+    :func:`~solvers._jit.rows.as_rows`, E n×k, ``buf`` 4×BLOCK): ``dm_out = y ⊙ X̃Δz``,
+    ``acc = X̃ᵀ(y ⊙ c)``; returns ``(worst, Σ(sΔλ + λΔs + ξΔν + νΔξ), Σ(ΔsΔλ + ΔξΔν))``: the
+    complementarity after a step α is ``sᵀλ + ξᵀν + α lin + α² quad``."""
     n, k = E.shape
     d = acc.shape[0] - k
     acc[:] = 0.0
@@ -241,14 +198,14 @@ def ppd_affine_csr(loss, indptr, indices, data, E, y, C, m, s, lam, xi, nu, dz, 
     for a in range(0, n, BLOCK):
         b = min(n, a + BLOCK)
         for i in range(a, b):
-            dm_out[i] = y[i] * _dot_csr(indptr, indices, data, E, i, dz, d)
+            dm_out[i] = y[i] * _dot(X, E, i, dz, d)
         _affine_block(loss, a, b, y, C, m, s, lam, xi, nu, dm_out, buf)
         for i in range(a, b):
             w = buf[0, i - a]
             worst = w if w > worst else worst
             lin += buf[1, i - a]
             quad += buf[2, i - a]
-            _axpy_csr(indptr, indices, data, E, i, buf[3, i - a], acc, d)
+            _axpy(X, E, i, buf[3, i - a], acc, d)
     return worst, lin, quad
 
 
@@ -286,29 +243,9 @@ def _corrector_block(loss, a, b, y, C, m, s, lam, xi, nu, dm_aff, tau, dm, buf):
 
 
 @numba.njit(cache=True, error_model="numpy")
-def ppd_corrector_dense(loss, X, E, y, C, m, s, lam, xi, nu, dm_aff, tau, dz, dm_out, acc, buf):
-    """Corrector pass over dense rows: ``dm_out = y ⊙ X̃Δz``, ``acc = X̃ᵀ(y ⊙ Δλ)``; returns
-    ``worst`` (the step to the boundary is ``1/max(1, worst)``)."""
-    n = X.shape[0]
-    acc[:] = 0.0
-    worst = 0.0
-    for a in range(0, n, BLOCK):
-        b = min(n, a + BLOCK)
-        for i in range(a, b):
-            dm_out[i] = y[i] * _dot_dense(X, E, i, dz)
-        _corrector_block(loss, a, b, y, C, m, s, lam, xi, nu, dm_aff, tau, dm_out, buf)
-        for i in range(a, b):
-            w = buf[0, i - a]
-            worst = w if w > worst else worst
-            _axpy_dense(X, E, i, buf[1, i - a], acc)
-    return worst
-
-
-@numba.njit(cache=True, error_model="numpy")
-def ppd_corrector_csr(
-    loss, indptr, indices, data, E, y, C, m, s, lam, xi, nu, dm_aff, tau, dz, dm_out, acc, buf
-):
-    """:func:`ppd_corrector_dense` for CSR rows."""
+def ppd_corrector(loss, X, E, y, C, m, s, lam, xi, nu, dm_aff, tau, dz, dm_out, acc, buf):
+    """Corrector pass over the rows (as :func:`ppd_affine`): ``dm_out = y ⊙ X̃Δz``,
+    ``acc = X̃ᵀ(y ⊙ Δλ)``; returns ``worst`` (the step to the boundary is ``1/max(1, worst)``)."""
     n, k = E.shape
     d = acc.shape[0] - k
     acc[:] = 0.0
@@ -316,12 +253,12 @@ def ppd_corrector_csr(
     for a in range(0, n, BLOCK):
         b = min(n, a + BLOCK)
         for i in range(a, b):
-            dm_out[i] = y[i] * _dot_csr(indptr, indices, data, E, i, dz, d)
+            dm_out[i] = y[i] * _dot(X, E, i, dz, d)
         _corrector_block(loss, a, b, y, C, m, s, lam, xi, nu, dm_aff, tau, dm_out, buf)
         for i in range(a, b):
             w = buf[0, i - a]
             worst = w if w > worst else worst
-            _axpy_csr(indptr, indices, data, E, i, buf[1, i - a], acc, d)
+            _axpy(X, E, i, buf[1, i - a], acc, d)
     return worst
 
 

@@ -48,6 +48,7 @@ import scipy.linalg as sla
 from scipy import sparse
 
 from svmbench.solvers._jit import barrier as jit
+from svmbench.solvers._jit.rows import as_rows
 from svmbench.solvers.barrier.normal_equations import _cholesky, _Features, _normal_solver
 from svmbench.solvers.barrier.primal_dual import PD_TO_BOUNDARY, _pd_max_step
 
@@ -291,21 +292,12 @@ def _ppd_iteration(s: _PrimalPDState, fraction: float) -> None:
 
 
 class _RowPasses:
-    """The rows of X̃ for the jitted passes of :func:`_ppd_fused_iteration` (dense X as a
-    C-contiguous float64 array, CSR as ``(indptr, indices, data)`` with one index dtype; E
-    apart), and their O(n) work arrays."""
+    """The rows of X̃ for the jitted passes of :func:`_ppd_fused_iteration` (X as
+    :func:`~solvers._jit.rows.as_rows` gives it, dense or CSR; E apart), and their O(n) work
+    arrays."""
 
     def __init__(self, feat: _Features):
-        X = feat.X
-        if feat.sparse:
-            indptr, indices = X.indptr, X.indices
-            if indptr.dtype != indices.dtype or indptr.dtype not in (np.int32, np.int64):
-                indptr, indices = indptr.astype(np.int64), indices.astype(np.int64)
-            data = np.ascontiguousarray(X.data, dtype=np.float64)
-            self.rows = (np.ascontiguousarray(indptr), np.ascontiguousarray(indices), data)
-        else:
-            self.rows = (np.ascontiguousarray(X, dtype=np.float64),)
-        self.sparse = feat.sparse
+        self.rows = as_rows(feat.X)
         self.E = feat.E
         n, dim = feat.n, feat.dim
         self.sqD, self.V = np.empty(n), np.empty((n, 2))
@@ -314,15 +306,13 @@ class _RowPasses:
         self.buf = np.empty((5, jit.BLOCK))  # per-row results of a block
 
     def affine(self, code, s: _PrimalPDState, xi, nu, dz) -> tuple[float, float, float]:
-        run = jit.ppd_affine_csr if self.sparse else jit.ppd_affine_dense
         args = (s.y, s.C, s.m, s.s, s.lam, xi, nu, dz, self.dm_aff, self.acc_aff, self.buf)
-        return run(code, *self.rows, self.E, *args)
+        return jit.ppd_affine(code, self.rows, self.E, *args)
 
     def corrector(self, code, s: _PrimalPDState, xi, nu, tau, dz) -> float:
-        run = jit.ppd_corrector_csr if self.sparse else jit.ppd_corrector_dense
         state = (s.y, s.C, s.m, s.s, s.lam, xi, nu)
-        return run(
-            code, *self.rows, self.E, *state, self.dm_aff, tau, dz, self.dm, self.acc, self.buf
+        return jit.ppd_corrector(
+            code, self.rows, self.E, *state, self.dm_aff, tau, dz, self.dm, self.acc, self.buf
         )
 
 

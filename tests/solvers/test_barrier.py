@@ -383,6 +383,43 @@ def test_jitted_iteration_matches_the_numpy_iteration(loss, bias, fmt, rng):
         np.testing.assert_allclose(sums, ref.sums, rtol=1e-12, atol=1e-12)
 
 
+@pytest.mark.parametrize("loss", ["hinge", "squared_hinge"])
+def test_jitted_passes_give_dense_and_csr_rows_the_same_iterates(loss, rng):
+    """One body of the passes for both storages: from the same start, dense rows (four partial
+    sums per dot product) and their CSR form (one) give the same iterates to rounding, and the
+    whole solve the same Newton steps and certified gap."""
+    from svmbench.solvers.barrier import BarrierSolver
+    from svmbench.solvers.barrier.forms import _linear_features
+    from svmbench.solvers.barrier.primal_dual import PD_TO_BOUNDARY
+    from svmbench.solvers.barrier.primal_dual_margins import _ppd_fused_iteration, _ppd_start
+
+    n, d = 150, 13  # d mod 4 = 1: the dense tail is summed too
+    X = rng.standard_normal((n, d)) * (rng.random((n, d)) < 0.4)
+    y = np.where(X @ rng.standard_normal(d) + 0.2 > 0, 1.0, -1.0)
+    states = []
+    for rows in (X, sparse.csr_matrix(X)):
+        problem = SoftMarginPrimal(rows, y, C=2.0, loss=loss, bias="regularized")
+        feat, p = _linear_features(problem)
+        state = _ppd_start(feat, y, problem.upper_bounds, loss, p, np.zeros(feat.dim), None, False)
+        assert state.passes is not None
+        for _ in range(8):
+            _ppd_fused_iteration(state, PD_TO_BOUNDARY)
+        states.append(state)
+    dense, csr = states
+    for name in ("z", "m", "s", "lam", "a_lam"):
+        a, b = getattr(dense, name), getattr(csr, name)
+        np.testing.assert_allclose(a, b, rtol=0, atol=1e-11 * max(1.0, np.abs(b).max()))
+    assert dense.complementarity == pytest.approx(csr.complementarity, rel=1e-10)
+    solver = BarrierSolver(tol=1e-8)
+    r_dense = solver.solve(SoftMarginPrimal(X, y, C=2.0, loss=loss, bias="regularized"))
+    r_csr = solver.solve(
+        SoftMarginPrimal(sparse.csr_matrix(X), y, C=2.0, loss=loss, bias="regularized")
+    )
+    assert r_dense.certified and r_csr.certified
+    assert r_dense.iterations == r_csr.iterations
+    np.testing.assert_allclose(r_dense.w, r_csr.w, rtol=0, atol=1e-9 * np.abs(r_csr.w).max())
+
+
 @pytest.mark.parametrize("upper", [1.0, 100.0, np.inf])
 def test_multipliers_are_handed_over_exactly_feasible(upper, rng):
     """Clipped to the box, ``yᵀλ = 0`` exact in floating point (whatever the order of the sum),

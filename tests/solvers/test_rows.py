@@ -39,6 +39,11 @@ def _axpy(X, i, c, w):
 
 
 @numba.njit(cache=True)
+def _dot4(X, i, w, start):
+    return rows.row_dot4(X, i, w, start)
+
+
+@numba.njit(cache=True)
 def _sqnorm(X, i):
     return rows.row_sqnorm(X, i)
 
@@ -104,6 +109,25 @@ def test_helpers_sum_left_to_right_and_agree_bitwise_dense_and_csr():
     # reference: the exactly rounded sum, to rounding level
     exact = [np.float64(np.sum(np.longdouble(X[i]) * w)) for i in range(12)]
     np.testing.assert_allclose([_dot(X, i, w, 0.0) for i in range(12)], exact, rtol=1e-12)
+
+
+@pytest.mark.parametrize("d", [1, 3, 4, 37, 40])
+def test_row_dot4_sums_dense_rows_in_four_partial_sums(d):
+    """Dense: ``t_r`` over ``j ≡ r (mod 4)`` below ``4⌊d/4⌋``, the tail into ``t_0``, then
+    ``start + ((t_0 + t_1) + (t_2 + t_3))``, exactly; CSR: :func:`row_dot`'s order, exactly."""
+    rng = np.random.default_rng(d)
+    X = _sparse_data(rng, 6, d, density=0.7)
+    w = rng.standard_normal(d) * 1e3
+    q = d - d % 4
+    for i in range(X.shape[0]):
+        t = [0.0, 0.0, 0.0, 0.0]
+        for j in range(d):
+            r = j % 4 if j < q else 0
+            t[r] += X[i, j] * w[j]
+        assert _dot4(X, i, w, 0.25) == 0.25 + ((t[0] + t[1]) + (t[2] + t[3]))
+        for R in _storages(X)[1:]:
+            assert _dot4(R, i, w, 0.25) == _python_dot(X[i], w, 0.25)
+        assert _dot4(X, i, w, 0.0) == pytest.approx(_python_dot(X[i], w, 0.0), rel=1e-12, abs=1e-9)
 
 
 def test_as_rows_canonical_form():
@@ -295,7 +319,7 @@ def test_cache_dir_is_keyed_on_the_sources(tmp_path):
         "import svmbench.solvers._jit as p\n"
         "from svmbench.solvers._jit import barrier, dcd, multiclass, pegasos, perceptron\n"
         "paths = [f._cache._cache_path for f in (dcd.dcd_epoch, multiclass.cs_dcd_epoch,"
-        " pegasos.pegasos_epoch, perceptron.perceptron_epoch, barrier.ppd_affine_dense)]\n"
+        " pegasos.pegasos_epoch, perceptron.perceptron_epoch, barrier.ppd_affine)]\n"
         "dirs = [str(p.CACHE_DIR), numba.config.CACHE_DIR, p._sources_digest()]\n"
         "print(json.dumps([*dirs, paths]))\n"
     )
