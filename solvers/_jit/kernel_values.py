@@ -1,0 +1,103 @@
+"""Kernel values from inner products, shared by the dense and CSR column loops of
+:mod:`solvers._jit.kernel_columns` and :mod:`solvers._jit.kernel_columns_csr`.
+
+Codes of the kernels (``KERNEL_CODES``) and their formulas, as in :mod:`problems.kernels`, each
+computed from an inner product by :func:`problems._kernel_products.kernel_from_dot` (one formula
+for these columns and for the certificates' products; its exponential is the vectorizable
+:func:`~problems._kernel_products.exp_nonpositive`):
+
+- 0 ``linear``: ``x·x'``
+- 1 ``poly``: ``(γ x·x' + c₀)^p``
+- 2 ``rbf``: ``exp(−γ‖x − x'‖²)`` computed as ``exp(−γ(‖x‖² + ‖x'‖² − 2x·x'))`` from the
+  precomputed squared norms (clipped at 0, and exactly 0 on the diagonal, as scikit-learn's
+  ``euclidean_distances``)
+- 3 ``sigmoid``: ``tanh(γ x·x' + c₀)``
+- 4 ``precomputed``: ``X`` is the Gram matrix and the column is read from it.
+
+The transforms of a whole column of inner products run one loop per kind, so that each
+vectorizes.
+"""
+
+from __future__ import annotations
+
+import numba
+
+from svmbench.problems._kernel_products import kernel_from_dot
+
+KERNEL_CODES = {"linear": 0, "poly": 1, "rbf": 2, "sigmoid": 3, "precomputed": 4}
+
+
+#: Columns with ``len(idx) · d`` at least this are computed by all Numba threads.
+PARALLEL_MIN_WORK = 100_000
+
+#: Entries per block of a whole column (``kernel_columns.kernel_column_full``; the block of
+#: ``out`` stays in L1/L2 while the d rows of ``XT`` stream through it).
+FULL_BLOCK = 2048
+
+
+@numba.njit(cache=True, inline="always")
+def _from_dot(dot, sqi, sqk, same, kind, gamma, coef0, degree):
+    """``K(x_i, x_k)`` from ``x_i·x_k`` (kind < 4): the formula of
+    :func:`~problems._kernel_products.kernel_from_dot`, and exactly 1 for the RBF kernel of a row
+    with itself (``same``), where rounding could leave ``‖x‖² + ‖x‖² − 2x·x`` above 0."""
+    if kind == 2 and same:
+        return 1.0
+    return kernel_from_dot(dot, sqi, sqk, kind, gamma, coef0, degree)
+
+
+@numba.njit(cache=True, inline="always")
+def _entry(X, sqn, i, k, kind, gamma, coef0, degree):
+    """``K(x_i, x_k)`` for one pair (kind < 4)."""
+    d = X.shape[1]
+    dot = 0.0
+    for f in range(d):
+        dot += X[i, f] * X[k, f]
+    return _from_dot(dot, sqn[i], sqn[k], i == k, kind, gamma, coef0, degree)
+
+
+@numba.njit(cache=True, inline="always")
+def _from_gathered_dots(out, sqn, i, idx, kind, gamma, coef0, degree):
+    """``out[t] = K(x_i, x_{idx[t]})`` from ``out[t] = x_i·x_{idx[t]}`` (kind < 4), one loop per
+    kind so that each vectorizes; :func:`_from_dot`'s values."""
+    m = idx.shape[0]
+    si = sqn[i]
+    if kind == 1:
+        for t in range(m):
+            out[t] = kernel_from_dot(out[t], si, sqn[idx[t]], 1, gamma, coef0, degree)
+    elif kind == 2:
+        for t in range(m):
+            v = kernel_from_dot(out[t], si, sqn[idx[t]], 2, gamma, coef0, degree)
+            out[t] = 1.0 if idx[t] == i else v
+    elif kind == 3:
+        for t in range(m):
+            out[t] = kernel_from_dot(out[t], si, sqn[idx[t]], 3, gamma, coef0, degree)
+
+
+@numba.njit(cache=True, inline="always")
+def _from_dots_block(out, sqn, i, lo, hi, kind, gamma, coef0, degree):
+    """``out[t] = K(x_i, x_t)`` from ``out[t] = x_i·x_t`` for ``lo ≤ t < hi`` (kind < 4), one
+    loop per kind so that each vectorizes."""
+    m = hi - lo
+    o = out[lo:hi]
+    q = sqn[lo:hi]
+    si = sqn[i]
+    if kind == 1:
+        for t in range(m):
+            o[t] = kernel_from_dot(o[t], si, q[t], 1, gamma, coef0, degree)
+    elif kind == 2:
+        for t in range(m):
+            o[t] = kernel_from_dot(o[t], si, q[t], 2, gamma, coef0, degree)
+        if lo <= i < hi:
+            out[i] = 1.0
+    elif kind == 3:
+        for t in range(m):
+            o[t] = kernel_from_dot(o[t], si, q[t], 3, gamma, coef0, degree)
+
+
+@numba.njit(cache=True, parallel=True)
+def _from_dots_parallel(out, sqn, i, kind, gamma, coef0, degree):
+    n = out.shape[0]
+    nb = (n + FULL_BLOCK - 1) // FULL_BLOCK
+    for b in numba.prange(nb):
+        lo = b * FULL_BLOCK
+        _from_dots_block(out, sqn, i, lo, min(n, lo + FULL_BLOCK), kind, gamma, coef0, degree)

@@ -1,0 +1,78 @@
+"""The kernel columns in three modules (formulas, dense rows, CSR rows): every name still comes
+from ``kernel_columns``, the jitted caches follow every one of the three files, and dense and CSR
+rows give the same columns bit for bit."""
+
+from __future__ import annotations
+
+import os
+import shutil
+from pathlib import Path
+
+import numpy as np
+import pytest
+from scipy import sparse
+
+import svmbench.solvers._jit as jit_package
+from svmbench.solvers._jit import kernel_columns as kc
+from svmbench.solvers._jit import kernel_columns_csr, kernel_values
+
+MOVED = {
+    kernel_values: ("KERNEL_CODES", "PARALLEL_MIN_WORK", "FULL_BLOCK", "_entry", "_from_dot",
+                    "_from_gathered_dots", "_from_dots_block", "_from_dots_parallel"),
+    kernel_columns_csr: ("CSR_FIELDS", "DOT_ROWS_BLOCK_ENTRIES", "FULL_FRACTION_CSR",
+                         "PARALLEL_MIN_N_CSR", "csr_rows", "kernel_column_csr",
+                         "kernel_column_full_csr", "kernel_diag_csr", "kernel_dot_rows_csr",
+                         "kernel_rows_csr", "squared_norms_csr", "_kernel_column_csr_parallel",
+                         "_dots_csr", "_scatter", "_dot_scattered"),
+}  # fmt: skip
+
+
+def test_moved_names_are_the_same_objects_in_kernel_columns():
+    for module, names in MOVED.items():
+        for name in names:
+            assert getattr(kc, name) is getattr(module, name), name
+
+
+@pytest.mark.parametrize("name", ["kernel_values.py", "kernel_columns_csr.py"])
+def test_sources_digest_follows_the_new_modules(tmp_path, name):
+    src = Path(jit_package.__file__).parent
+    copy = tmp_path / "_jit"
+    shutil.copytree(src, copy, ignore=shutil.ignore_patterns("__pycache__"))
+    before = jit_package._sources_digest(copy)
+    assert before == jit_package._sources_digest(src)
+    (copy / name).write_text((copy / name).read_text() + "\n# an edit of a callee\n")
+    assert jit_package._sources_digest(copy) != before
+
+
+def test_new_modules_cache_under_the_keyed_dir():
+    functions = (
+        kernel_columns_csr.kernel_column_csr,
+        kernel_columns_csr.kernel_dot_rows_csr,
+        kernel_values._from_dots_parallel,
+        kc.kernel_column,
+    )
+    root = str(jit_package.CACHE_DIR) + os.sep
+    assert root.startswith(os.path.join(str(jit_package._cache_root()), "src-"))
+    assert all(f._cache._cache_path.startswith(root) for f in functions)
+
+
+@pytest.mark.parametrize("kernel", ["linear", "poly", "rbf", "sigmoid"])
+def test_dense_and_csr_columns_agree_bit_for_bit(rng, kernel):
+    n, d = 30, 12
+    X = rng.normal(size=(n, d))
+    X[rng.random(X.shape) < 0.6] = 0.0
+    S = kc.csr_rows(sparse.csr_matrix(X))
+    sqn = kc.squared_norms_csr(S[0], S[2])
+    code, g, c0, p = kc.KERNEL_CODES[kernel], 0.3, 0.5, 3
+    idx = rng.permutation(n)[:17].astype(np.int64)
+    i = int(idx[4])
+    dense, csr = np.empty(17), np.empty(17)
+    kc.kernel_column(X, sqn, i, idx, dense, code, g, c0, p, 1)
+    kc.kernel_column_csr(S[0], S[1], S[2], S[6], sqn, i, idx, csr, code, g, c0, p, 1)
+    np.testing.assert_array_equal(dense, csr)
+    full_dense, full_csr = np.empty(n), np.empty(n)
+    kc.kernel_column_full(np.ascontiguousarray(X.T), sqn, i, full_dense, code, g, c0, p, 1)
+    kc.kernel_column_full_csr(*S[:6], sqn, i, full_csr, code, g, c0, p, 1)
+    np.testing.assert_array_equal(full_dense, full_csr)
+    np.testing.assert_array_equal(full_dense[idx], dense)
+    assert not S[6].any()  # the scratch vector is zero again
