@@ -34,7 +34,7 @@ from svmbench.problems import (
     SoftMarginDual,
     SoftMarginPrimal,
 )
-from svmbench.problems.base import Problem
+from svmbench.problems.base import Certificate, Problem
 from svmbench.problems.validation import check_bool
 from svmbench.solvers import registry
 from svmbench.solvers.base import (
@@ -441,79 +441,108 @@ class Auto(Solver):
             cache[key] = registry.get(name, **options)
         return cache[key]
 
-    def solve(self, problem: Problem, *, warm_start=None, callback=None) -> SolveResult:
-        """Run the chosen method, and its fallbacks while they stop short of ``tol``; return the
-        last one's record, certified by the problem as it was, under the name ``auto`` with
-        ``info["auto"]``. Its times are the whole call's: ``wall_time`` from entering here,
-        ``solve_time`` and ``certify_time`` summed over the methods run, compilation apart."""
-        entered = time.perf_counter()
-        self.check_accepts(problem)
-        start = self.parse_warm_start(warm_start, problem)
-        choice, self._choice = self._choice[1], None
+    def _run(self, problem, warm_start, clock, callback) -> Outcome:
+        kept = getattr(self, "_choice", None)
+        choice = kept[1] if kept is not None and kept[0] is problem else choose(problem)
+        self._choice = None
+        chosen, result, compile_time, excluded = [], None, 0.0, 0.0
+        start, unused = warm_start, ""
         first = registry.solver_class(choice.solvers[0])
-        unused = ""
-        if not _takes(first, start):
+        if not _takes(first, warm_start):
             # the choice does not bend to a warm start; say that this one goes unused
             start, unused = None, f"{first.name} {first.warm_start_refusal}: warm start not used"
-        results: list[SolveResult] = []
-        compile_time = 0.0
         for name in choice.solvers if self.fallback else choice.solvers[:1]:
-            if results and not _takes(registry.solver_class(name), start):
+            if chosen and not _takes(registry.solver_class(name), start):
                 start = None  # the next method starts itself
-            probe = choice.probe if self.fallback and not results else 0
-            time_left = self.time_limit - self._spent(entered, compile_time)
-            solver = self._inner(name, time_left, probe)
-            compile_time += solver.warm_up()
+            probe = choice.probe if self.fallback and not chosen else 0
+            solver = self._inner(name, self.time_limit - (clock.wall - compile_time), probe)
+            compiled = solver.warm_up()
+            compile_time += compiled
+            entered = time.perf_counter()
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore", ConvergenceWarning)  # auto warns once, below
                 result = solver.solve(problem, warm_start=start, callback=callback)
-            compile_time += result.compile_time
-            results.append(result)
+            # the inner call's own certificates (trace, record) are certify time here too
+            excluded += compiled + (time.perf_counter() - entered) - result.solve_time
+            clock.certify_time += result.certify_time
+            chosen.append(name)
             retry = result.status in (Status.MAX_ITER, Status.TIME_LIMIT) and not (
                 callback is not None and "callback" in result.message
             )
-            if not retry or self._spent(entered, compile_time) >= self.time_limit:
+            if not retry or clock.wall - compile_time >= self.time_limit:
                 break
             start = WarmStart.parse(result, problem) if result.variables else None
-        return self._record(results, choice, unused, entered, compile_time)
-
-    @staticmethod
-    def _spent(entered: float, compile_time: float) -> float:
-        return time.perf_counter() - entered - compile_time
-
-    def _record(self, results, choice: Choice, unused: str, entered, compile_time) -> SolveResult:
-        result = results[-1]
-        chosen = tuple(r.solver for r in results)
         info = dict(result.info)
-        info["auto"] = {"chose": chosen[-1], "why": choice.why, "rule": choice.rule}
-        info["auto"]["tried"] = chosen
+        info["auto"] = {
+            "chose": chosen[-1],
+            "why": choice.why,
+            "rule": choice.rule,
+            "tried": tuple(chosen),
+        }
         if unused:
             info["auto"]["warm_start"] = unused
         if len(chosen) > 1:
             info["auto"]["why"] += (
                 f"; {', '.join(chosen[:-1])} stopped short of tol, {chosen[-1]} went on"
             )
-        if result.status in (Status.MAX_ITER, Status.TIME_LIMIT):
-            warnings.warn(
-                f"auto ({chosen[-1]}): {STATUS_MESSAGES[result.status]} ({result.message})",
-                ConvergenceWarning,
-                stacklevel=2,
-            )
-        return replace(
-            result,
-            solver=self.name,
+        self._chosen, self._last = registry.solver_class(chosen[-1]), result
+        self._inner_tol = solver._certified_tol()
+        return Outcome(
+            status=result.status,
+            variables=result.variables,
+            iterations=result.iterations,
+            certificate=_certificate_of(result),
+            farkas=result.farkas,
             message=f"{chosen[-1]}: {result.message}" + (f" ({unused})" if unused else ""),
             info=info,
-            solve_time=sum(r.solve_time for r in results),
-            certify_time=sum(r.certify_time for r in results),
+            model=result.model,
+            trace=result.trace,
             compile_time=compile_time,
-            wall_time=max(0.0, self._spent(entered, compile_time)),
+            excluded_time=excluded,
         )
 
-    def _run(self, problem, warm_start, clock, callback) -> Outcome:
-        """Not used: :meth:`solve` hands the problem to the chosen solvers whole, so that each
-        validates, rescales and certifies it once, as it would alone."""
-        raise NotImplementedError("auto dispatches in solve()")
+    def _certified_tol(self) -> float:
+        return getattr(self, "_inner_tol", self.tol)
+
+    def _result(self, problem, **fields):
+        last, self._last = getattr(self, "_last", None), None
+        if last is not None and last.problem_key == problem.key:
+            # the chosen method's record, certified by this problem already: renamed, not
+            # built and checked twice (a rescaled run falls through to the base, its record
+            # having been certified on the rescaled problem)
+            if last.status in (Status.MAX_ITER, Status.TIME_LIMIT):
+                warnings.warn(
+                    f"auto ({last.solver}): {STATUS_MESSAGES[last.status]} ({last.iterations} "
+                    f"{last.iteration_unit})",
+                    ConvergenceWarning,
+                    stacklevel=3,
+                )
+            return replace(
+                last,
+                solver=self.name,
+                solve_time=float(fields["solve_time"]),
+                compile_time=float(fields["compile_time"]),
+                message=fields["message"],
+                info=fields["info"],
+            )
+        result = super()._result(problem, **fields)
+        chosen = getattr(self, "_chosen", None)
+        if chosen is None:
+            return result
+        return replace(result, iteration_unit=chosen.iteration_unit)
+
+
+def _certificate_of(result: SolveResult) -> Certificate | None:
+    if math.isnan(result.primal):
+        return None
+    return Certificate(
+        result.primal,
+        result.dual,
+        result.gap,
+        result.rel_gap,
+        result.certified,
+        dict(result.residuals),
+    )
 
 
 def rules_markdown() -> str:
