@@ -14,12 +14,9 @@ SMO updates one variable at a time. The jitted core is :mod:`solvers._jit.smo`; 
 come from :mod:`solvers._jit.kernel_columns` through an LRU cache of ``cache_mb`` megabytes, with
 LIBSVM's shrinking and gradient reconstruction (Chang & Lin, ACM TIST 2, 2011, §5).
 
-Rows. A CSR X is kept sparse unless it is dense and small enough to be worth densifying
-(:func:`use_dense_rows`): the columns then come from X and Xᵀ in CSR (whole columns by the columns
-of X, ``O(n + Σ_{f ∈ x_i} nnz(X_:f))``), and no dense n×d array is ever built (memory: 32 bytes
-per non-zero for X and Xᵀ with int64 indices, plus ``16·d`` bytes). The kernel values
-are those of the densified rows bit for bit (the sums run in the same order), but for the RBF
-squared norms, which may differ in the last bit.
+Rows, dense or CSR (:func:`use_dense_rows`), the cache's precision (:func:`cache_dtype`) and the
+gradients of a warm start (``_gradients``) come from :mod:`solvers.smo_arrays`, shared with
+:mod:`solvers.smo_batch`, and are importable from here too.
 
 Stopping. ``stop_rule="native"``: LIBSVM's maximal violating pair ``m(α) − M(α) < eps`` (max
 ``|PG_t| < eps`` without the equality). ``stop_rule="gap"`` (default): the certified relative gap
@@ -49,114 +46,19 @@ import numpy as np
 from scipy import sparse
 
 from svmbench.problems import KernelDual
-from svmbench.problems.kernels import kernel_dot
 from svmbench.problems.validation import check_bool, check_int, check_option, check_real
 from svmbench.solvers._jit import kernel_columns as kc
 from svmbench.solvers._jit import smo as jit
 from svmbench.solvers.base import IterativeSolver, StepOutcome
 from svmbench.solvers.registry import register
 
+# (DENSE_MAX_BYTES and _gradients stay importable from here, as smo_batch and the tests do)
+from svmbench.solvers.smo_arrays import DENSE_MAX_BYTES as DENSE_MAX_BYTES
+from svmbench.solvers.smo_arrays import STORAGES, cache_dtype, problem_arrays, use_dense_rows
+from svmbench.solvers.smo_arrays import gradients as _gradients
+
 #: The native tolerance is never tightened below this (the gradient is O(1): rounding level).
 EPS_FLOOR = 1e-13
-
-#: Largest ``|Q̃_tk|`` (off the diagonal) whose columns are cached in single precision.
-FLOAT32_MAX_ENTRY = 2.0
-
-
-def cache_dtype(problem: KernelDual, cache_mb: float = math.inf) -> type:
-    """Precision of the cached columns: float32 (as LIBSVM's ``Qfloat``) when every entry is
-    bounded, i.e. RBF with ``s² ≤ 1`` (``|Q̃_tk| ≤ 1 + s²``), and the whole matrix would not fit
-    the budget in float64: the budget then holds twice the columns and the O(n) loops read half
-    the bytes, for an absolute error ≤ 2⁻²³ per entry. That rounding makes the maintained
-    gradient drift (by ≤ 2⁻²³ |Δα| per update): at n = 2000, C = 38, the gap it hid was ten
-    times a 1e-6 target, and the phases spent on a drifted G took a fifth of the updates
-    (:meth:`SMO._refresh_gradient` repairs G once a certificate refuses). So when all ``n``
-    columns fit in float64, they are float64. Kernels whose entries grow with ``‖x‖`` (linear,
-    poly, sigmoid's argument, a precomputed Gram) always keep float64. α, G and Ḡ are float64
-    in every case, and ``Q̃_ii`` comes from ``QD`` (float64)."""
-    s2 = problem.bias_scale**2 if problem.bias == "regularized" else 0.0
-    n = problem.n_samples
-    fits = 8.0 * n * n <= float(cache_mb) * 2**20
-    if problem.kernel == "rbf" and 1.0 + s2 <= FLOAT32_MAX_ENTRY and not fits:
-        return np.float32
-    return np.float64
-
-
-#: CSR rows are never densified when the dense copies (X and Xᵀ, ``2·n·d·8`` bytes) exceed this.
-DENSE_MAX_BYTES = 1 << 30
-
-#: CSR rows are densified (within :data:`DENSE_MAX_BYTES`) from this density on. Whole CSR columns
-#: cost ``O(n + Σ_{f ∈ x_i} nnz(X_:f))`` (about ``n·d·ρ²`` scattered products at density ρ),
-#: dense ones ``n·d`` vectorized products. Measured end to end (RBF, γ="scale", C = 1, free bias,
-#: certified gap 1e-6, one Numba thread, median of 3 interleaved runs, a loaded 2-core machine),
-#: CSR time / dense time at density 1 %, 10 %, 25 %, 50 %, 75 %, 100 %:
-#: d = 100, n = 3000: 0.44, 0.48, -, 0.97 and 0.93 (two runs), 1.40, 1.85;
-#: d = 10⁴, n = 3000: 0.005 (0.32 s against 65 s), 0.08, -, 0.80; n = 1000: -, -, 0.59, 1.19,
-#: 1.37, 1.41. The iterates are the same. At ρ = 0.5 the times are even and so is the memory
-#: (CSR of X and Xᵀ with int64 indices: ``32·ρ·n·d`` bytes, dense: ``16·n·d``).
-DENSE_MIN_DENSITY = 0.5
-
-STORAGES = ("auto", "dense", "csr")
-
-
-def use_dense_rows(X, storage: str = "auto") -> bool:
-    """Whether the kernel columns run over dense rows (True) or over CSR rows (False).
-
-    ``storage="auto"``: dense input stays dense; CSR input is densified when its density is at
-    least :data:`DENSE_MIN_DENSITY` and the two dense copies take at most
-    :data:`DENSE_MAX_BYTES`, and kept sparse otherwise. ``"dense"`` densifies within
-    :data:`DENSE_MAX_BYTES` (a ``ValueError`` beyond), ``"csr"`` never densifies (a dense X is
-    converted to CSR).
-    """
-    if storage == "csr":
-        return False
-    if not sparse.issparse(X):
-        return True
-    n, d = X.shape
-    fits = 2 * 8 * n * d <= DENSE_MAX_BYTES
-    if storage == "dense":
-        if not fits:
-            gib = 2 * 8 * n * d / 2**30
-            raise ValueError(
-                f"storage='dense' would densify a {n}×{d} CSR matrix into {gib:.1f} GiB (X and "
-                f"Xᵀ), beyond DENSE_MAX_BYTES = {DENSE_MAX_BYTES / 2**30:.1f} GiB; use "
-                "storage='csr' or 'auto'"
-            )
-        return True
-    return fits and X.nnz >= DENSE_MIN_DENSITY * n * d
-
-
-def dense_rows(X) -> np.ndarray:
-    """X as C-contiguous float64 rows (a CSR matrix is densified)."""
-    if sparse.issparse(X):
-        X = X.toarray()
-    return np.ascontiguousarray(X, dtype=np.float64)
-
-
-def _rows(problem: KernelDual, storage: str):
-    """``(X, XT, sqn, diag)`` for the jitted core: dense rows and their C-contiguous transpose,
-    or the CSR tuple of :func:`solvers._jit.kernel_columns.csr_rows` (X and Xᵀ in one, passed as
-    both); the Gram matrix twice for a precomputed kernel."""
-    kind, g, c0, p = kc.KERNEL_CODES[problem.kernel], problem.gamma, problem.coef0, problem.degree
-    if problem.kernel == "precomputed":
-        X = problem.X
-        sqn = np.zeros(problem.n_samples)
-        return X, X, sqn, kc.kernel_diag(X, sqn, kind, g, c0, p)
-    if use_dense_rows(problem.X, storage):
-        X = dense_rows(problem.X)
-        sqn = kc.squared_norms(X)
-        return X, np.ascontiguousarray(X.T), sqn, kc.kernel_diag(X, sqn, kind, g, c0, p)
-    X = kc.csr_rows(problem.X)
-    sqn = kc.squared_norms_csr(X[0], X[2])
-    return X, X, sqn, kc.kernel_diag_csr(X[0], X[2], kind, g, c0, p)
-
-
-def _kernel_dot_rows(X, sqn, rows, cols, coef, kind, gamma, coef0, degree, shift):
-    if isinstance(X, tuple):
-        return kc.kernel_dot_rows_csr(
-            *X[:6], sqn, rows, cols, coef, kind, gamma, coef0, degree, shift
-        )
-    return kc.kernel_dot_rows(X, sqn, rows, cols, coef, kind, gamma, coef0, degree, shift)
 
 
 def _column_key(state: _State) -> str:
@@ -164,13 +66,13 @@ def _column_key(state: _State) -> str:
     import hashlib
 
     h = hashlib.sha256()
-    X = state.X
-    parts = X if isinstance(X, tuple) else (X,)
-    for part in (*parts, state.y, state.QD, state.kint[:2], state.kflt):
+    c = state.core
+    parts = c.X if isinstance(c.X, tuple) else (c.X,)
+    for part in (*parts, c.y, c.QD, c.kint[:2], c.kflt):
         a = np.ascontiguousarray(part)
         h.update(f"{a.dtype}{a.shape}".encode())
         h.update(a.tobytes())
-    h.update(f"{state.cache.dtype}{state.cache.shape}".encode())
+    h.update(f"{c.cache.dtype}{c.cache.shape}".encode())
     return h.hexdigest()
 
 
@@ -181,112 +83,15 @@ def _bound_status(y, alpha, C) -> np.ndarray:
     return (up.astype(np.uint8) | (low.astype(np.uint8) << 1)).astype(np.uint8)
 
 
-_KERNEL_NAMES = {code: name for name, code in kc.KERNEL_CODES.items()}
-
-
-def problem_arrays(problem: KernelDual, storage: str):
-    """What the jitted SMO cores read from a kernel problem: ``(X, XT, sqn, kint, kflt, y, Cw,
-    C, dplus, QD)``, the rows (:func:`_rows`), ``kint = (kernel code, degree, Numba threads)``,
-    ``kflt = (γ, coef0, s²)``, the labels, the loss weights C_t, the box's upper bounds (∞ for
-    the squared hinge), ``δ_tt/(2C_t)`` of the squared hinge and the diagonal ``Q̃_tt``; every
-    array contiguous float64 (shared by ``smo`` and ``smo_batch``)."""
-    n = problem.n_samples
-    X, XT, sqn, diag = _rows(problem, storage)
-    code = kc.KERNEL_CODES[problem.kernel]
-    s2 = problem.bias_scale**2 if problem.bias == "regularized" else 0.0
-    kint = np.array([code, problem.degree, numba.get_num_threads()], dtype=np.int64)
-    kflt = np.array([problem.gamma, problem.coef0, s2], dtype=np.float64)
-    y = np.ascontiguousarray(problem.y, dtype=np.float64)
-    Cw = np.ascontiguousarray(problem.upper_bounds, dtype=np.float64)
-    C = np.ascontiguousarray(problem.dual_box()[1], dtype=np.float64)
-    dplus = np.zeros(n)
-    if problem.loss == "squared_hinge":
-        pos = Cw > 0
-        dplus[pos] = 1.0 / (2.0 * Cw[pos])
-    QD = np.ascontiguousarray(diag + s2 + dplus)
-    sqn = np.ascontiguousarray(sqn, dtype=np.float64)
-    return X, XT, sqn, kint, kflt, y, Cw, C, dplus, QD
-
-
-def _kernel_times(X, sqn, cols, coef, code, gamma, coef0, degree, shift) -> np.ndarray:
-    """``Σ_j coef_j (K(x_i, x_cols_j) + shift)`` for every row i, in float64. Dense rows use the
-    certificate's fused product (no kernel value stored, about 2x the kernel rows' speed)."""
-    name = _KERNEL_NAMES[code]
-    if isinstance(X, tuple) or name == "precomputed":
-        all_idx = np.arange(sqn.shape[0], dtype=np.int64)
-        return _kernel_dot_rows(X, sqn, all_idx, cols, coef, code, gamma, coef0, degree, shift)
-    sqn = np.asarray(sqn, dtype=np.float64)
-    f = kernel_dot(
-        X, X[cols], coef, kernel=name, gamma=gamma, degree=degree, coef0=coef0,
-        sqn_X=sqn, sqn_Z=sqn[cols],
-    )  # fmt: skip
-    return f + shift * coef.sum() if shift else f
-
-
-def _gradients(X, sqn, kint, kflt, y, C, dplus, alpha, previous=None):
-    """``G = Q̃α − 1`` and ``Ḡ = Σ_{α_j = C_j} C_j Q̃_:j`` in float64, from the kernel.
-
-    ``previous = (α₀, G₀)``, the exact gradient at another point of the same Q̃ (the last solve
-    of a path over C): G is updated over the coordinates that changed, ``G₀ + Q̃(α − α₀)``,
-    when they are fewer than the support (the same α as the last optimum: no kernel work)."""
-    n = y.shape[0]
-    code, degree = int(kint[0]), int(kint[1])
-    gamma, coef0, s2 = float(kflt[0]), float(kflt[1]), float(kflt[2])
-    support = np.flatnonzero(alpha > 0)
-    if previous is not None and np.count_nonzero(alpha != previous[0]) < support.size:
-        delta = alpha - previous[0]
-        cols = np.flatnonzero(delta)
-        G = previous[1].copy()
-        if cols.size:
-            coef = delta[cols] * y[cols]
-            G += y * _kernel_times(X, sqn, cols, coef, code, gamma, coef0, degree, s2)
-            G += dplus * delta
-    else:
-        G = -np.ones(n)
-        if support.size:
-            coef = alpha[support] * y[support]
-            dots = _kernel_times(X, sqn, support, coef, code, gamma, coef0, degree, s2)
-            G += y * dots + dplus * alpha
-    Gbar = np.zeros(n)
-    upper = np.flatnonzero((alpha >= C) & (alpha > 0))
-    if upper.size:
-        coef = C[upper] * y[upper]
-        Gbar = y * _kernel_times(X, sqn, upper, coef, code, gamma, coef0, degree, s2)
-    return G, Gbar
-
-
 @dataclass
 class _State:
-    """Arrays of the jitted core and the driver's bookkeeping (see :mod:`solvers._jit.smo`)."""
+    """The jitted loops' arrays (one record, :class:`solvers._jit.smo.Core`) and the driver's
+    bookkeeping."""
 
-    pairs: bool
-    X: np.ndarray | tuple  # dense rows, the CSR tuple (kernel_columns.csr_rows) or the Gram matrix
-    XT: np.ndarray | tuple  # X transposed, C-contiguous (d × n): whole kernel columns; X itself
-    # if CSR (the tuple holds Xᵀ) or a Gram matrix
-    sqn: np.ndarray
-    kint: np.ndarray  # (kernel code, degree, Numba threads)
-    kflt: np.ndarray  # (gamma, coef0, s²)
-    y: np.ndarray
-    C: np.ndarray  # upper bounds (∞ for the squared hinge)
+    core: jit.Core  # rows, labels, box, Q̃_tt, α, G, Ḡ, the active set and the column cache
+    pairs: bool  # pair updates (free bias) or single-variable ones
     Cw: np.ndarray  # the problem's C_t (loss weights)
-    QD: np.ndarray  # Q̃_tt
     dplus: np.ndarray  # δ_tt / (2 C_t) (squared hinge), 0 otherwise
-    alpha: np.ndarray
-    G: np.ndarray  # ∇f = Q̃α − 1 (exact on the active set)
-    Gbar: np.ndarray  # Σ_{α_j = C_j} C_j Q̃_:j (kept only when shrinking)
-    active: np.ndarray
-    is_active: np.ndarray
-    all_idx: np.ndarray
-    cache: np.ndarray
-    slot_col: np.ndarray
-    col_slot: np.ndarray
-    slot_full: np.ndarray
-    stamp: np.ndarray
-    ist: np.ndarray
-    idx_buf: np.ndarray
-    tmp: np.ndarray
-    shrink_buf: np.ndarray
-    status: np.ndarray  # bit 0: in I_up, bit 1: in I_low (free bias only)
     eps: float
     iterations: int = 0
     asked: bool = False  # the last chunk handed the point to the certificate
@@ -415,16 +220,17 @@ class SMO(IterativeSolver):
                         tiny, None, pairs=pairs, n_slots=2, dtype=dtype, storage=storage
                     )
                     run = jit.smo_pairs if pairs else jit.smo_single
-                    run(50, 1e-3, True, *self._jit_args(state))
+                    run(50, 1e-3, True, *state.core)
             alpha = np.array([1.0, 1.0, 0.5, 0.5])  # G and Ḡ of a warm start
-            _gradients(state.X, state.sqn, state.kint, state.kflt, y, state.C, 0.0 * y, alpha)
+            c = state.core
+            _gradients(c.X, c.sqn, c.kint, c.kflt, y, c.C, 0.0 * y, alpha)
         idx = np.arange(4, dtype=np.int64)
         out = np.empty(4)
         sqn = kc.squared_norms(X)
         kc._kernel_column_parallel(X, sqn, 0, idx, out, 2, 0.5, 0.0, 3)
         kc._kernel_column_full_parallel(np.ascontiguousarray(X.T), sqn, 0, out, 2, 0.5, 0.0, 3)
         kc.kernel_rows(X, sqn, idx, idx, 2, 0.5, 0.0, 3, 1)
-        S = state.X  # the CSR tuple
+        S = state.core.X  # the CSR tuple
         kc._kernel_column_csr_parallel(S[0], S[1], S[2], S[6], sqn, 0, idx, out, 2, 0.5, 0.0, 3)
         kc._from_dots_parallel(out, sqn, 0, 2, 0.5, 0.0, 3)
         kc.kernel_rows_csr(S[0], S[1], S[2], S[6], sqn, idx, idx, 2, 0.5, 0.0, 3, 1)
@@ -463,8 +269,7 @@ class SMO(IterativeSolver):
         ist = np.zeros(jit.N_IST, dtype=np.int64)
         ist[jit.N_ACTIVE] = n
         ist[jit.SHRINK_COUNTER] = min(n, 1000)
-        return _State(
-            pairs=pairs,
+        core = jit.Core(
             X=X,
             XT=XT,
             sqn=sqn,
@@ -472,9 +277,7 @@ class SMO(IterativeSolver):
             kflt=kflt,
             y=y,
             C=C,
-            Cw=Cw,
             QD=QD,
-            dplus=dplus,
             alpha=alpha,
             G=G,
             Gbar=Gbar,
@@ -491,37 +294,8 @@ class SMO(IterativeSolver):
             tmp=np.empty(n),
             shrink_buf=np.zeros(n, dtype=np.bool_),
             status=_bound_status(y, alpha, C),
-            eps=max(self.eps, EPS_FLOOR),
         )
-
-    @staticmethod
-    def _jit_args(s: _State) -> tuple:
-        return (
-            s.X,
-            s.XT,
-            s.sqn,
-            s.kint,
-            s.kflt,
-            s.y,
-            s.C,
-            s.QD,
-            s.alpha,
-            s.G,
-            s.Gbar,
-            s.active,
-            s.is_active,
-            s.all_idx,
-            s.cache,
-            s.slot_col,
-            s.col_slot,
-            s.slot_full,
-            s.stamp,
-            s.ist,
-            s.idx_buf,
-            s.tmp,
-            s.shrink_buf,
-            s.status,
-        )
+        return _State(core, pairs, Cw, dplus, eps=max(self.eps, EPS_FLOOR))
 
     def _init_state(self, problem: KernelDual, warm_start) -> _State:
         # the box (and yᵀα = 0) of this problem: a result for another C fits
@@ -554,20 +328,26 @@ class SMO(IterativeSolver):
         key = _column_key(state)
         memo = self._columns
         same = memo is not None and memo[0] == key
+        c = state.core
+        old = memo[1].core if same else None
         previous = None
-        if same and memo[1].ist[jit.N_ACTIVE] == state.y.shape[0]:
-            previous = (memo[1].alpha, memo[1].G)
-        s = state
-        s.G, s.Gbar = _gradients(s.X, s.sqn, s.kint, s.kflt, s.y, s.C, s.dplus, s.alpha, previous)
-        if same and memo[1].cache.shape == state.cache.shape:
-            old = memo[1]
+        if same and old.ist[jit.N_ACTIVE] == c.y.shape[0]:
+            previous = (old.alpha, old.G)
+        G, Gbar = _gradients(c.X, c.sqn, c.kint, c.kflt, c.y, c.C, state.dplus, c.alpha, previous)
+        c = c._replace(G=G, Gbar=Gbar)
+        if same and old.cache.shape == c.cache.shape:
             full = (old.slot_col >= 0) & (old.slot_full == 1)
-            state.cache = old.cache
-            state.slot_col = np.where(full, old.slot_col, -1)
-            state.slot_full = np.where(full, 1, 0).astype(np.uint8)
-            state.stamp = np.where(full, old.stamp, 0)
-            state.col_slot = np.full(state.col_slot.shape, -1, dtype=np.int64)
-            state.col_slot[state.slot_col[full]] = np.flatnonzero(full)
+            slot_col = np.where(full, old.slot_col, -1)
+            col_slot = np.full(c.col_slot.shape, -1, dtype=np.int64)
+            col_slot[slot_col[full]] = np.flatnonzero(full)
+            c = c._replace(
+                cache=old.cache,
+                slot_col=slot_col,
+                slot_full=np.where(full, 1, 0).astype(np.uint8),
+                stamp=np.where(full, old.stamp, 0),
+                col_slot=col_slot,
+            )
+        state.core = c
         self._columns = (key, state)
 
     # ---- one chunk -------------------------------------------------------------------------------
@@ -578,20 +358,20 @@ class SMO(IterativeSolver):
             if state.eps <= EPS_FLOOR:  # nothing left to tighten: no further progress is possible
                 return StepOutcome(0, converged=True)
             drifted = False
-            if state.cache.dtype != np.float64:
+            if state.core.cache.dtype != np.float64:
                 self._refresh_gradient(state)
                 # the float32 columns' rounding had hidden part of the gap: go on at this eps
                 # with the exact gradient instead of a tenfold tighter one (over-solving)
                 drifted = self._gap_estimate(problem, state) > self.tol
             if drifted:
-                state.ist[jit.UNSHRUNK] = 0
+                state.core.ist[jit.UNSHRUNK] = 0
             else:
                 self._tighten(state)
         run = jit.smo_pairs if state.pairs else jit.smo_single
         total = 0
         while True:
             budget = min(self.chunk - total, max(1, self.max_iter - state.iterations))
-            done, code = run(budget, state.eps, self.shrinking, *self._jit_args(state))
+            done, code = run(budget, state.eps, self.shrinking, *state.core)
             total += done
             state.iterations += done
             state.converged = code == jit.CONVERGED
@@ -612,10 +392,8 @@ class SMO(IterativeSolver):
         """Recompute G and Ḡ in float64 from α: float32 columns make the maintained gradient drift
         by rounding (≤ 2⁻²³ |Δα| per update), which may hide the last digits a tight gap target
         needs. Done only when the certificate refused a point (a cost of the same order)."""
-        s = state
-        G, Gbar = _gradients(s.X, s.sqn, s.kint, s.kflt, s.y, s.C, s.dplus, s.alpha)
-        s.G[:] = G
-        s.Gbar[:] = Gbar
+        c = state.core
+        c.G[:], c.Gbar[:] = _gradients(c.X, c.sqn, c.kint, c.kflt, c.y, c.C, state.dplus, c.alpha)
 
     @staticmethod
     def _tighten(state: _State, wanted: float = 0.0) -> None:
@@ -628,15 +406,16 @@ class SMO(IterativeSolver):
         estimate (the certificate refused a point the estimate had accepted): tenfold."""
         factor = 0.1 if wanted <= 0.0 else min(0.5, max(0.01, 0.5 * wanted))
         state.eps = max(EPS_FLOOR, state.eps * factor)
-        state.ist[jit.UNSHRUNK] = 0
+        state.core.ist[jit.UNSHRUNK] = 0
 
     def _bias(self, problem: KernelDual, state: _State) -> float:
         if problem.bias == "none":
             return 0.0
+        c = state.core
         if problem.bias == "regularized":
-            return float(state.kflt[2] * (state.alpha @ state.y))
-        act = state.active[: state.ist[jit.N_ACTIVE]]
-        a, y, G, C = state.alpha[act], state.y[act], state.G[act], state.C[act]
+            return float(c.kflt[2] * (c.alpha @ c.y))
+        act = c.active[: c.ist[jit.N_ACTIVE]]
+        a, y, G, C = c.alpha[act], c.y[act], c.G[act], c.C[act]
         v = -y * G  # −y_t G_t: equals b at a free support vector
         free = (a > 0) & (a < C)
         if free.any():
@@ -667,7 +446,7 @@ class SMO(IterativeSolver):
 
     def _estimates(self, problem: KernelDual, state: _State) -> tuple[float, float]:
         """``(P, P − D)`` of ``(α, b)`` from the maintained gradient ``G = Q̃α − 1``, O(n)."""
-        a, y, G, Cw = state.alpha, state.y, state.G, state.Cw
+        a, y, G, Cw = state.core.alpha, state.core.y, state.core.G, state.Cw
         b = self._bias(problem, state) if problem.bias == "free" else 0.0
         r = G + y * b
         if problem.loss == "hinge":
@@ -683,13 +462,13 @@ class SMO(IterativeSolver):
         return P, gap
 
     def _variables(self, problem: KernelDual, state: _State) -> dict:
-        return {"alpha": state.alpha.copy(), "b": self._bias(problem, state)}
+        return {"alpha": state.core.alpha.copy(), "b": self._bias(problem, state)}
 
     def _info(self, state: _State) -> dict:
-        ist = state.ist
+        ist, cache = state.core.ist, state.core.cache
         return {
-            "cache_columns": int(state.cache.shape[0]),
-            "cache_bytes_per_entry": int(state.cache.itemsize),
+            "cache_columns": int(cache.shape[0]),
+            "cache_bytes_per_entry": int(cache.itemsize),
             "cache_hits": int(ist[jit.HITS]),
             "cache_misses": int(ist[jit.MISSES]),
             "reconstructions": int(ist[jit.RECONSTRUCTIONS]),
@@ -698,5 +477,5 @@ class SMO(IterativeSolver):
             "gap_estimate": state.estimate,
             "native_converged": state.converged,
             "numba_threads": numba.get_num_threads(),
-            "rows": "csr" if isinstance(state.X, tuple) else "dense",
+            "rows": "csr" if isinstance(state.core.X, tuple) else "dense",
         }

@@ -41,9 +41,16 @@ and ``XT`` are dense arrays, or both the CSR tuple of :mod:`solvers._jit.kernel_
 column is computed whole from ``FULL_FRACTION_CSR·n`` wanted entries on). The cache is float32
 (LIBSVM's ``Qfloat``) or float64, as the driver chose (``solvers.smo``); the gradient arithmetic
 is float64 either way.
+
+The driver keeps these arrays as one record, :class:`Core`, unpacked into the loops' arguments
+(the record passed whole into the jitted code ran as fast but compiled 1.5x slower: see
+``benchmarks/bench_smo_record.py``); the two loops share the shrinking (:func:`_shrink`) and the
+growing back (:func:`_grow_back`).
 """
 
 from __future__ import annotations
+
+from typing import NamedTuple
 
 import numba
 import numpy as np
@@ -72,6 +79,37 @@ N_IST = 7
 # Return codes of the chunk runners.
 BUDGET = 0  # the update budget of the chunk was spent
 CONVERGED = 1  # the native rule holds on every variable (G is then complete)
+
+
+class Core(NamedTuple):
+    """The arrays the loops read and update in place, in the order of their arguments: the
+    driver keeps them as one record and calls ``smo_pairs(max_updates, eps, shrinking, *core)``
+    (n examples, ``n_slots`` cached columns)."""
+
+    X: np.ndarray | tuple  # dense rows (n × d), the CSR tuple of kernel_columns, or the Gram
+    XT: np.ndarray | tuple  # X transposed, C-contiguous (d × n); X itself if CSR or Gram
+    sqn: np.ndarray  # ‖x_t‖²
+    kint: np.ndarray  # (kernel code, degree, Numba threads)
+    kflt: np.ndarray  # (γ, coef0, s²)
+    y: np.ndarray
+    C: np.ndarray  # upper bounds C_t (∞ for the squared hinge)
+    QD: np.ndarray  # Q̃_tt
+    alpha: np.ndarray
+    G: np.ndarray  # ∇f = Q̃α − 1 (exact on the active set)
+    Gbar: np.ndarray  # Ḡ = Σ_{α_j = C_j} C_j Q̃_:j (kept only when shrinking)
+    active: np.ndarray  # int64: the active set is active[:ist[N_ACTIVE]]
+    is_active: np.ndarray  # uint8
+    all_idx: np.ndarray  # 0, …, n − 1
+    cache: np.ndarray  # (n_slots × n) float32 or float64: the cached columns Q̃_:i
+    slot_col: np.ndarray  # column in each slot (−1: free)
+    col_slot: np.ndarray  # slot of each column (−1: not cached)
+    slot_full: np.ndarray  # uint8: 1 if the slot's column was computed on every index
+    stamp: np.ndarray  # LRU stamp of each slot
+    ist: np.ndarray  # int64 counters, positions N_ACTIVE … RECONSTRUCTIONS
+    idx_buf: np.ndarray  # int64 scratch of n
+    tmp: np.ndarray  # float64 scratch of n
+    shrink_buf: np.ndarray  # bool scratch of n
+    status: np.ndarray  # uint8: bit 0 t ∈ I_up, bit 1 t ∈ I_low (free bias only)
 
 
 # ---- kernel-column cache -------------------------------------------------------------------------
@@ -252,9 +290,78 @@ def bound_status(yt, at, ct):
 
 
 @numba.njit(cache=True)
-def _compact(active, is_active, shrink, ist):
-    """Remove the variables flagged in ``shrink`` from the active set (order kept)."""
+def _shrink(
+    eps,
+    pairs,
+    X,
+    sqn,
+    kint,
+    kflt,
+    y,
+    C,
+    alpha,
+    G,
+    Gbar,
+    active,
+    is_active,
+    all_idx,
+    slot_col,
+    col_slot,
+    slot_full,
+    ist,
+    shrink,
+):
+    """Every ``min(n, 1000)`` updates (both loops): grow back once at ``10·eps``
+    (:func:`_reconstruct`), then remove from the active set the variables at a bound whose
+    gradient pushes them into it harder than the current maximal violation (Chang & Lin 2011,
+    §5.1; the order kept). ``pairs``: the violation of the pair loop, else of the single one."""
     n_active = ist[N_ACTIVE]
+    ist[SHRINK_COUNTER] = min(y.shape[0], 1000)
+    if pairs:
+        g1, g2 = violation_pairs(y, C, alpha, G, active, n_active)
+        violation = g1 + g2
+    else:
+        g1 = violation_single(C, alpha, G, active, n_active)
+        g2 = g1
+        violation = g1
+    if ist[UNSHRUNK] == 0 and violation <= 10.0 * eps:
+        ist[UNSHRUNK] = 1
+        _reconstruct(
+            X,
+            sqn,
+            kint,
+            kflt,
+            y,
+            C,
+            alpha,
+            G,
+            Gbar,
+            active,
+            is_active,
+            all_idx,
+            slot_col,
+            col_slot,
+            slot_full,
+            ist,
+        )
+    n_active = ist[N_ACTIVE]
+    for s in range(n_active):
+        t = active[s]
+        if pairs:
+            up = _in_up(y[t], alpha[t], C[t])
+            low = _in_low(y[t], alpha[t], C[t])
+            if up and low:
+                shrink[t] = False
+            elif up:
+                shrink[t] = y[t] * G[t] > g2
+            elif low:
+                shrink[t] = -y[t] * G[t] > g1
+            else:
+                shrink[t] = True  # C_t = 0: fixed at 0
+        else:
+            shrink[t] = (
+                C[t] <= 0.0 or (alpha[t] <= 0.0 and G[t] > g1) or (alpha[t] >= C[t] and G[t] < -g1)
+            )
     m = 0
     for s in range(n_active):
         t = active[s]
@@ -264,6 +371,52 @@ def _compact(active, is_active, shrink, ist):
             active[m] = t
             m += 1
     ist[N_ACTIVE] = m
+
+
+@numba.njit(cache=True)
+def _grow_back(
+    X,
+    sqn,
+    kint,
+    kflt,
+    y,
+    C,
+    alpha,
+    G,
+    Gbar,
+    active,
+    is_active,
+    all_idx,
+    slot_col,
+    col_slot,
+    slot_full,
+    ist,
+):
+    """Where the native rule holds on the active set (both loops): if variables are shrunk,
+    rebuild their gradient and make them all active again (True: go on); else the rule holds on
+    every variable (False)."""
+    if ist[N_ACTIVE] == y.shape[0]:
+        return False
+    _reconstruct(
+        X,
+        sqn,
+        kint,
+        kflt,
+        y,
+        C,
+        alpha,
+        G,
+        Gbar,
+        active,
+        is_active,
+        all_idx,
+        slot_col,
+        col_slot,
+        slot_full,
+        ist,
+    )
+    ist[SHRINK_COUNTER] = 2  # select on all variables before shrinking again
+    return True
 
 
 # ---- free bias: pair updates ---------------------------------------------------------------------
@@ -332,41 +485,27 @@ def smo_pairs(
             ist[SHRINK_COUNTER] -= 1
             if ist[SHRINK_COUNTER] <= 0:
                 have_next = False
-                ist[SHRINK_COUNTER] = min(n, 1000)
-                g1, g2 = violation_pairs(y, C, alpha, G, active, ist[N_ACTIVE])
-                if ist[UNSHRUNK] == 0 and g1 + g2 <= 10.0 * eps:
-                    ist[UNSHRUNK] = 1
-                    _reconstruct(
-                        X,
-                        sqn,
-                        kint,
-                        kflt,
-                        y,
-                        C,
-                        alpha,
-                        G,
-                        Gbar,
-                        active,
-                        is_active,
-                        all_idx,
-                        slot_col,
-                        col_slot,
-                        slot_full,
-                        ist,
-                    )
-                for s in range(ist[N_ACTIVE]):
-                    t = active[s]
-                    up = _in_up(y[t], alpha[t], C[t])
-                    low = _in_low(y[t], alpha[t], C[t])
-                    if up and low:
-                        shrink_buf[t] = False
-                    elif up:
-                        shrink_buf[t] = y[t] * G[t] > g2
-                    elif low:
-                        shrink_buf[t] = -y[t] * G[t] > g1
-                    else:
-                        shrink_buf[t] = True  # C_t = 0: fixed at 0
-                _compact(active, is_active, shrink_buf, ist)
+                _shrink(
+                    eps,
+                    True,
+                    X,
+                    sqn,
+                    kint,
+                    kflt,
+                    y,
+                    C,
+                    alpha,
+                    G,
+                    Gbar,
+                    active,
+                    is_active,
+                    all_idx,
+                    slot_col,
+                    col_slot,
+                    slot_full,
+                    ist,
+                    shrink_buf,
+                )
         if done >= max_updates:
             return done, BUDGET
         # ---- working set: i by the maximal violation, j by WSS2
@@ -428,27 +567,25 @@ def smo_pairs(
                             obj_min = obj
                             j = t
         if j < 0 or gmax + gmax2 < eps:
-            if ist[N_ACTIVE] < n:
-                # check the shrunk variables too before declaring convergence
-                _reconstruct(
-                    X,
-                    sqn,
-                    kint,
-                    kflt,
-                    y,
-                    C,
-                    alpha,
-                    G,
-                    Gbar,
-                    active,
-                    is_active,
-                    all_idx,
-                    slot_col,
-                    col_slot,
-                    slot_full,
-                    ist,
-                )
-                ist[SHRINK_COUNTER] = 2  # select on all variables before shrinking again
+            # check the shrunk variables too before declaring convergence
+            if _grow_back(
+                X,
+                sqn,
+                kint,
+                kflt,
+                y,
+                C,
+                alpha,
+                G,
+                Gbar,
+                active,
+                is_active,
+                all_idx,
+                slot_col,
+                col_slot,
+                slot_full,
+                ist,
+            ):
                 continue
             return done, CONVERGED
         # ---- update along d_i = y_i, d_j = −y_j (keeps yᵀα)
@@ -681,42 +818,32 @@ def smo_single(
     status,
 ):
     """Run at most ``max_updates`` single-variable updates; return ``(updates done, code)``."""
-    n = y.shape[0]
     done = 0
     while True:
         if shrinking:
             ist[SHRINK_COUNTER] -= 1
             if ist[SHRINK_COUNTER] <= 0:
-                ist[SHRINK_COUNTER] = min(n, 1000)
-                m = violation_single(C, alpha, G, active, ist[N_ACTIVE])
-                if ist[UNSHRUNK] == 0 and m <= 10.0 * eps:
-                    ist[UNSHRUNK] = 1
-                    _reconstruct(
-                        X,
-                        sqn,
-                        kint,
-                        kflt,
-                        y,
-                        C,
-                        alpha,
-                        G,
-                        Gbar,
-                        active,
-                        is_active,
-                        all_idx,
-                        slot_col,
-                        col_slot,
-                        slot_full,
-                        ist,
-                    )
-                for s in range(ist[N_ACTIVE]):
-                    t = active[s]
-                    shrink_buf[t] = (
-                        C[t] <= 0.0
-                        or (alpha[t] <= 0.0 and G[t] > m)
-                        or (alpha[t] >= C[t] and G[t] < -m)
-                    )
-                _compact(active, is_active, shrink_buf, ist)
+                _shrink(
+                    eps,
+                    False,
+                    X,
+                    sqn,
+                    kint,
+                    kflt,
+                    y,
+                    C,
+                    alpha,
+                    G,
+                    Gbar,
+                    active,
+                    is_active,
+                    all_idx,
+                    slot_col,
+                    col_slot,
+                    slot_full,
+                    ist,
+                    shrink_buf,
+                )
         if done >= max_updates:
             return done, BUDGET
         n_active = ist[N_ACTIVE]
@@ -745,26 +872,24 @@ def smo_single(
                 i = t
                 new_i = new
         if i < 0 or viol < eps:
-            if ist[N_ACTIVE] < n:
-                _reconstruct(
-                    X,
-                    sqn,
-                    kint,
-                    kflt,
-                    y,
-                    C,
-                    alpha,
-                    G,
-                    Gbar,
-                    active,
-                    is_active,
-                    all_idx,
-                    slot_col,
-                    col_slot,
-                    slot_full,
-                    ist,
-                )
-                ist[SHRINK_COUNTER] = 2  # select on all variables before shrinking again
+            if _grow_back(
+                X,
+                sqn,
+                kint,
+                kflt,
+                y,
+                C,
+                alpha,
+                G,
+                Gbar,
+                active,
+                is_active,
+                all_idx,
+                slot_col,
+                col_slot,
+                slot_full,
+                ist,
+            ):
                 continue
             return done, CONVERGED
         si = get_column(

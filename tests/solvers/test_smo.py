@@ -433,9 +433,8 @@ def test_a_warm_starts_gradients_match_the_dense_kernel(kernel, bias, storage):
     rng = np.random.default_rng(0)
     alpha = np.where(rng.random(120) < 0.3, 1.0, rng.random(120) * (rng.random(120) < 0.5))
     state = registry.get("smo")._make_state(problem, None, pairs=True, n_slots=2, storage=storage)
-    G, Gbar = _gradients(
-        state.X, state.sqn, state.kint, state.kflt, state.y, state.C, 0 * alpha, alpha
-    )
+    c = state.core
+    G, Gbar = _gradients(c.X, c.sqn, c.kint, c.kflt, c.y, c.C, 0 * alpha, alpha)
     s2 = problem.bias_scale**2 if bias == "regularized" else 0.0
     K = kernel_matrix(data.X, data.X, kernel=kernel, gamma=0.2, degree=3, coef0=0.5) + s2
     Q = np.outer(data.y, data.y) * K
@@ -449,13 +448,15 @@ def test_a_warm_starts_gradient_updated_from_the_last_solve(kernel, monkeypatch)
     """Along a path over C, G is the last solve's plus Q̃(α − α₀) over the changed coordinates:
     equal to the dense Q̃α − 1, and no kernel product when α is the last optimum itself."""
     from svmbench.solvers import smo as smo_module
+    from svmbench.solvers import smo_arrays
 
     data = datasets.load("gaussian:n=120,d=5,sep=1,seed=3")
     problem = KernelDual(data.X, data.y, C=1.0, kernel=kernel, gamma=0.2, coef0=0.5)
     state = registry.get("smo")._make_state(problem, None, pairs=True, n_slots=2)
     rng = np.random.default_rng(1)
     alpha0 = rng.random(120) * (rng.random(120) < 0.6)
-    args = (state.X, state.sqn, state.kint, state.kflt, state.y, state.C, 0 * alpha0)
+    c = state.core
+    args = (c.X, c.sqn, c.kint, c.kflt, c.y, c.C, 0 * alpha0)
     G0, _ = smo_module._gradients(*args, alpha0)
     alpha = alpha0.copy()
     alpha[[3, 17, 40]] = [0.0, 0.7, 1.0]  # one leaves the support, one moves, one at C
@@ -466,8 +467,8 @@ def test_a_warm_starts_gradient_updated_from_the_last_solve(kernel, monkeypatch)
     np.testing.assert_allclose(G, Q @ alpha - 1.0, rtol=0, atol=1e-11 * scale)
     np.testing.assert_allclose(Gbar, Q[:, alpha >= 1.0].sum(axis=1), rtol=0, atol=1e-11 * scale)
     calls = []
-    original = smo_module._kernel_times
-    monkeypatch.setattr(smo_module, "_kernel_times", lambda *a: calls.append(a) or original(*a))
+    original = smo_arrays._kernel_times
+    monkeypatch.setattr(smo_arrays, "_kernel_times", lambda *a: calls.append(a) or original(*a))
     G_same, _ = smo_module._gradients(*args, alpha, (alpha, G))
     # only Ḡ's column (α_40 = C) is computed: G itself costs no kernel work
     assert [list(c[2]) for c in calls] == [[40]] and np.array_equal(G_same, G)
