@@ -29,6 +29,21 @@ anchor's certified dual (the trace's resolution: an upper bound).
 Before each timed run the driver waits (at most ``--wait`` s) for the 1-minute load average to
 fall below ``--load``; the load at the start of each run is printed with it. The CPU is an AMD
 EPYC: oneDAL is tuned for Intel.
+
+Measured (defaults; 2 shared cores, 1-minute loads 2.3-8 during the runs; wall times; BLAS and
+OpenMP one thread everywhere, Numba 1 or 2 threads, oneDAL 2 TBB threads by
+``daal4py.num_threads()``):
+
+- n = 10⁵, one run each: ``smo_batch`` with 2 threads 362 s to a certified 5.1e-7 (its
+  stopping certificate inside the solve time), peak RSS 1.40 GB; its trace's gap estimate
+  0.88 / 0.30 / 8e-3 / 1.1e-4 / 6.9e-6 at 21 / 95 / 149 / 206 / 275 s. oneDAL (tol 1e-3)
+  460 s training, 488 s with its certificate (9.8e-6), peak RSS 1.91 GB; ``smo_batch``'s trace
+  passed oneDAL's dual at 275 s (0.56× oneDAL's wall time).
+- n = 10⁴ / 3·10⁴, medians of 3 interleaved rounds: LIBSVM 7.4 / 116 s, ``smo_batch`` 1
+  thread 4.8 / 32.0 s, 2 threads 3.8 / 29.3 s, oneDAL at tol 1e-3 4.2 / 33.3 s (its dual is
+  already above LIBSVM's at 1e-3). LIBSVM's wall time fits n^2.50, 2 360 s extrapolated to
+  n = 10⁵ (6.5× ``smo_batch``'s 362 s). Loads moved from 2.3 to 8 between rounds (LIBSVM at
+  3·10⁴: 280 / 116 / 98 s), so the exponent is uncertain by several tenths.
 """
 
 from __future__ import annotations
