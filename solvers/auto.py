@@ -416,7 +416,7 @@ class Auto(Solver):
         first = choose(problem).solvers[0]
         return registry.solver_class(first).memory_estimate(problem)
 
-    def _options(self, name: str, time_left: float, probe: int = 0) -> dict[str, Any]:
+    def _options(self, name: str, probe: int = 0) -> dict[str, Any]:
         cls = registry.solver_class(name)
         options: dict[str, Any] = {}
         options["gap_check" if registry.accepts_option(cls, "gap_check") else "tol"] = self.tol
@@ -424,22 +424,21 @@ class Auto(Solver):
             options["max_iter"] = self.max_iter
         elif probe:
             options["max_iter"] = probe
-        if math.isfinite(time_left):
-            options["time_limit"] = max(time_left, 1e-12)  # spent: one chunk, then stop
         if registry.accepts_option(cls, "trace"):
             options["trace"] = self.trace
         return options
 
     def _inner(self, name: str, time_left: float, probe: int = 0) -> Solver:
-        """The chosen method's solver; one per name while no time limit makes options vary."""
-        options = self._options(name, time_left, probe)
-        if math.isfinite(time_left):
-            return registry.get(name, **options)
+        """The chosen method's solver, built once per name and options, given the time left
+        (spent: one chunk, then stop)."""
+        options = self._options(name, probe)
         key = (name, tuple(sorted(options.items())))
         cache = self.__dict__.setdefault("_solvers", {})
         if key not in cache:
             cache[key] = registry.get(name, **options)
-        return cache[key]
+        solver = cache[key]
+        solver.time_limit = max(time_left, 1e-12) if math.isfinite(time_left) else math.inf
+        return solver
 
     def _run(self, problem, warm_start, clock, callback) -> Outcome:
         kept = getattr(self, "_choice", None)
@@ -485,7 +484,7 @@ class Auto(Solver):
             info["auto"]["why"] += (
                 f"; {', '.join(chosen[:-1])} stopped short of tol, {chosen[-1]} went on"
             )
-        self._chosen, self._last = registry.solver_class(chosen[-1]), result
+        self._chosen, self._last = registry.solver_class(chosen[-1]), (problem, result)
         self._inner_tol = solver._certified_tol()
         return Outcome(
             status=result.status,
@@ -505,8 +504,9 @@ class Auto(Solver):
         return getattr(self, "_inner_tol", self.tol)
 
     def _result(self, problem, **fields):
-        last, self._last = getattr(self, "_last", None), None
-        if last is not None and last.problem_key == problem.key:
+        solved, last = getattr(self, "_last", None) or (None, None)
+        self._last = None
+        if solved is problem:
             # the chosen method's record, certified by this problem already: renamed, not
             # built and checked twice (a rescaled run falls through to the base, its record
             # having been certified on the rescaled problem)
@@ -552,9 +552,10 @@ def rules_markdown() -> str:
         "|---|---|---|---|---|",
     ]
     for index, rule in enumerate(RULES):
-        runs = ", ".join(f"`{name}`" for name in rule.solvers)
+        names = [f"`{name}`" for name in rule.solvers]
         if rule.probe:
-            runs = runs.replace("`,", f"` ({rule.probe} iterations),", 1)
+            names[0] += f" ({rule.probe} iterations)"
+        runs = ", ".join(names)
         kinds = ", ".join(rule.kinds)
         lines.append(f"| {index} | {kinds} | {rule.condition} | {runs} | {rule.measured} |")
     return "\n".join(lines)
