@@ -9,10 +9,11 @@ the solver's own word (ARCHITECTURE.md §4).
 from __future__ import annotations
 
 import abc
+import functools
 import math
 import time
 import warnings
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import replace
 from typing import Any, ClassVar
 
@@ -49,7 +50,25 @@ __all__ = [
     "Status",
     "StepOutcome",
     "WarmStart",
+    "once_per_process",
 ]
+
+
+def once_per_process(warm_up: Callable[[Any], float]) -> Callable[[Any], float]:
+    """A solver's ``warm_up`` that runs its tiny problem once per process; later calls return
+    0.0 at once instead of solving it again before every solve."""
+    done = False
+
+    @functools.wraps(warm_up)
+    def run(self) -> float:
+        nonlocal done
+        if done:
+            return 0.0
+        seconds = warm_up(self)
+        done = True
+        return seconds
+
+    return run
 
 
 class Solver(abc.ABC):
@@ -157,7 +176,8 @@ class Solver(abc.ABC):
 
     def warm_up(self) -> float:
         """Compile the jitted kernels on a tiny problem (never solve time); return the seconds
-        it took. Idempotent: later calls load Numba's cache or return at once."""
+        it took. Idempotent: later calls load Numba's cache or return at once
+        (:func:`once_per_process`)."""
         return 0.0
 
     def parse_warm_start(self, warm_start, problem: Problem) -> WarmStart | None:

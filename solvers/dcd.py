@@ -43,7 +43,7 @@ from svmbench.problems import SoftMarginDual, SoftMarginPrimal
 from svmbench.problems.validation import check_bool, check_int, check_real
 from svmbench.solvers._jit import dcd as _jit
 from svmbench.solvers._jit.rows import as_rows
-from svmbench.solvers.base import IterativeSolver, StepOutcome
+from svmbench.solvers.base import IterativeSolver, StepOutcome, once_per_process
 from svmbench.solvers.registry import register
 
 _VARIANTS = {"bias": ("regularized", "none"), "loss": ("hinge", "squared_hinge")}
@@ -171,6 +171,7 @@ class DualCoordinateDescent(IterativeSolver):
         widened = 8 * (X.nnz + problem.n_samples + 1) if sparse.issparse(X) else 0
         return float(16 * 8 * problem.n_samples + 4 * 8 * problem.n_features + widened)
 
+    @once_per_process
     def warm_up(self) -> float:
         """Compile every kernel on a 2×2 problem (dense, and CSR with int32 and int64 indices)."""
         t0 = time.perf_counter()

@@ -49,7 +49,7 @@ from svmbench.solvers._averaged_sgd import AveragedSGD, AveragedState
 from svmbench.solvers._jit import multiclass as _jit
 from svmbench.solvers._jit.common import shuffle_active
 from svmbench.solvers._jit.rows import as_rows
-from svmbench.solvers.base import IterativeSolver, StepOutcome
+from svmbench.solvers.base import IterativeSolver, StepOutcome, once_per_process
 from svmbench.solvers.registry import register
 
 # ---------------------------------------------------------------------------------------------
@@ -177,6 +177,7 @@ class CrammerSingerDCD(IterativeSolver):
         self.shrinking = check_bool("shrinking", shrinking)
         self.seed = check_int("seed", seed, low=0)
 
+    @once_per_process
     def warm_up(self) -> float:
         t0 = time.perf_counter()
         X = np.array([[1.0, 0.5], [0.0, 2.0], [1.0, 1.0]])
@@ -372,6 +373,7 @@ class CrammerSingerSGD(AveragedSGD):
     default_max_iter = 20
     default_averaging = "uniform"
 
+    @once_per_process
     def warm_up(self) -> float:
         t0 = time.perf_counter()
         X = np.array([[1.0, 0.5], [0.0, 2.0], [1.0, 1.0]])

@@ -62,7 +62,7 @@ from svmbench.problems import HardMarginPrimal, SoftMarginPrimal
 from svmbench.problems.validation import check_bool, check_int, check_option, check_real
 from svmbench.solvers._jit import perceptron as _jit
 from svmbench.solvers._jit.rows import as_rows
-from svmbench.solvers.base import IterativeSolver, StepOutcome
+from svmbench.solvers.base import IterativeSolver, StepOutcome, once_per_process
 from svmbench.solvers.registry import register
 
 INITS = ("zero", "random")
@@ -152,6 +152,7 @@ class Perceptron(IterativeSolver):
         self.seed = check_int("seed", seed, low=0)
 
     # ---- set-up ----------------------------------------------------------------------------------
+    @once_per_process
     def warm_up(self) -> float:
         """Compile both epoch kernels (dense, CSR) on a 2×2 problem, untimed."""
         t0 = time.perf_counter()

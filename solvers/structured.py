@@ -30,6 +30,7 @@ from svmbench.problems.scaling import lambda_from_C
 from svmbench.problems.structured import ChainStructuredHinge
 from svmbench.solvers._averaged_sgd import AveragedSGD, AveragedState
 from svmbench.solvers._jit import structured as _jit
+from svmbench.solvers.base import once_per_process
 from svmbench.solvers.registry import register
 
 
@@ -71,6 +72,7 @@ class StructuredSGD(AveragedSGD):
     default_max_iter = 30
     default_averaging = "suffix"
 
+    @once_per_process
     def warm_up(self) -> float:
         t0 = time.perf_counter()
         X = np.array([[1.0, 0.0], [0.0, 1.0], [1.0, 1.0]])
