@@ -19,7 +19,10 @@ Stopping: by default on the certified relative gap ``(P(w, b) − D(α))/max(1, 
 objectives computed by the problem, checked once the epochs have read ten certificates' worth of
 ``X`` since the last check (or every ``check_every`` epochs); or (``stop_rule=
 "native"``) on LIBLINEAR's rule ``max PG − min PG ≤ eps`` over an epoch on the full set. An
-iteration is an epoch (one pass over the active set).
+iteration is an epoch (one pass over the active set). On small problems one chunk runs several
+epochs in one jitted call (:data:`EPOCH_WORK`), the same epochs as one per chunk: at n = 200,
+d = 5 the interpreter's cost per epoch was 25 µs against 5 µs of arithmetic, and a solve of 5 426
+epochs went from 80 ms to 7 ms.
 
 References
 ----------
@@ -55,7 +58,15 @@ EPS_DECAY = 10.0
 #: a shrunk set whose projected-gradient spread cannot fall below ``eps`` (rounding, with a tiny
 #: ``eps``) would never be re-checked and wrongly shrunk coordinates would stay frozen: the gap
 #: then stalls. One full epoch per 200 costs little next to the re-checks the rule triggers anyway.
-FORCED_RECHECK_EPOCHS = 200
+FORCED_RECHECK_EPOCHS = _jit.FORCED_RECHECK_EPOCHS
+#: One chunk runs as many epochs (at most ``MAX_EPOCHS_PER_STEP``) as read about this many
+#: nonzeros, when the checks are spaced by counted work and no trace is drawn at every epoch: an
+#: epoch over 200 rows of 5 features costs 5 µs in the jitted loop and 25 µs more in the
+#: interpreter around it. The iterates are those of one epoch per chunk; the checks come at the
+#: end of a chunk, which holds no more epochs than the ten certificates' worth of work that
+#: space them.
+EPOCH_WORK = 20_000
+MAX_EPOCHS_PER_STEP = 32
 
 
 @dataclass
@@ -71,19 +82,19 @@ class _State:
     alpha: np.ndarray
     w: np.ndarray
     wb: np.ndarray  # shape (1,): weight of the bias feature
-    index: np.ndarray  # active set = index[:active_size]
-    n_free: int  # examples with U_i > 0 (the others stay at α_i = 0)
-    active_size: int
-    pg_max_old: float
-    pg_min_old: float
+    index: np.ndarray  # active set = index[:counts[0]]
+    #: [active_size, n_free, resets, forced_resets, since_full]: n_free examples have U_i > 0
+    #: (the others stay at α_i = 0); resets are the full re-checks after a shrunk active set met
+    #: the rule, forced_resets those forced by FORCED_RECHECK_EPOCHS
+    counts: np.ndarray
+    bounds: np.ndarray  # [PGmax_old, PGmin_old], the shrinking bounds
     eps: float  # the native threshold in force
     rng_state: np.ndarray
+    row_nnz: np.ndarray  # nonzeros of each x_i, dense or CSR alike
+    epochs_per_step: int  # epochs per chunk (EPOCH_WORK)
     native_met: bool = False
-    resets: int = 0  # full re-checks after a shrunk active set met the rule
-    forced_resets: int = 0  # full re-checks forced by FORCED_RECHECK_EPOCHS
-    since_full: int = 0  # epochs since the last epoch over the full set
-    row_nnz: np.ndarray | None = None  # nonzeros of each x_i, dense or CSR alike
-    work: float = 0.0  # nonzeros of the rows the last epoch visited
+    epochs: int = 0  # epochs run so far in this solve
+    work: float = 0.0  # nonzeros of the rows the last chunk's epochs visited
 
 
 @register
@@ -186,7 +197,10 @@ class DualCoordinateDescent(IterativeSolver):
                 alpha, w, wb = np.zeros(2), np.zeros(2), np.zeros(1)
                 index = np.arange(2, dtype=np.int64)
                 rng = np.zeros(1, dtype=np.uint64)
-                _epoch(data, y, ones, 0.0 * ones, qd, 1.0, alpha, w, wb, index, 2, 1.0, -1.0, rng)
+                counts = np.array([2, 2, 0, 0, 0], dtype=np.int64)
+                bounds = np.array([1.0, -1.0])
+                _epochs(data, y, ones, 0.0 * ones, qd, 1.0, alpha, w, wb, index, rng, ones,
+                        counts, bounds, 0.1, True, 2)  # fmt: skip
                 _jit.weights(data, alpha * y, w)
         return time.perf_counter() - t0
 
@@ -215,6 +229,9 @@ class DualCoordinateDescent(IterativeSolver):
         rng_state = np.random.default_rng(self.seed).integers(
             0, np.iinfo(np.uint64).max, size=1, dtype=np.uint64, endpoint=True
         )
+        row_nnz = _row_nonzeros(problem.X)
+        batched = self.check_every is None and self.trace != "every"
+        full_work = max(1, int(row_nnz[index].sum()))
         return _State(
             X=data,
             y=y,
@@ -226,13 +243,14 @@ class DualCoordinateDescent(IterativeSolver):
             w=w,
             wb=wb,
             index=index,
-            n_free=index.size,
-            active_size=index.size,
-            pg_max_old=math.inf,
-            pg_min_old=-math.inf,
+            counts=np.array([index.size, index.size, 0, 0, 0], dtype=np.int64),
+            bounds=np.array([math.inf, -math.inf]),
             eps=self.eps,
             rng_state=rng_state,
-            row_nnz=_row_nonzeros(problem.X),
+            row_nnz=row_nnz.astype(np.float64),
+            epochs_per_step=min(MAX_EPOCHS_PER_STEP, max(1, EPOCH_WORK // full_work))
+            if batched
+            else 1,
         )
 
     # ---- iterations ------------------------------------------------------------------------------
@@ -240,17 +258,7 @@ class DualCoordinateDescent(IterativeSolver):
         if st.native_met:  # the gap rule wanted more than the native rule gave: tighten it
             st.eps /= EPS_DECAY
             st.native_met = False
-        if st.active_size < st.n_free and st.since_full >= FORCED_RECHECK_EPOCHS:
-            st.active_size = st.n_free
-            st.pg_max_old, st.pg_min_old = math.inf, -math.inf
-            st.forced_resets += 1
-        st.since_full = 0 if st.active_size == st.n_free else st.since_full + 1
-        pg_max_old, pg_min_old = (
-            (st.pg_max_old, st.pg_min_old) if self.shrinking else (math.inf, -math.inf)
-        )
-        a = st.active_size
-        st.work = float(st.row_nnz[st.index[:a]].sum())
-        active, pg_max, pg_min = _epoch(
+        epochs, st.work, converged = _epochs(
             st.X,
             st.y,
             st.upper,
@@ -261,26 +269,17 @@ class DualCoordinateDescent(IterativeSolver):
             st.w,
             st.wb,
             st.index,
-            st.active_size,
-            pg_max_old,
-            pg_min_old,
             st.rng_state,
+            st.row_nnz,
+            st.counts,
+            st.bounds,
+            st.eps,
+            self.shrinking,
+            max(1, min(st.epochs_per_step, self.max_iter - st.epochs)),
         )
-        st.active_size = int(active)
-        if pg_max - pg_min <= st.eps:
-            if st.active_size == st.n_free:
-                st.native_met = True
-                # a further epoch starts without shrinking bounds, like a fresh full pass
-                st.pg_max_old, st.pg_min_old = math.inf, -math.inf
-                return StepOutcome(1, converged=True)
-            # the shrunk set meets the rule: re-check the full set before stopping
-            st.active_size = st.n_free
-            st.pg_max_old, st.pg_min_old = math.inf, -math.inf
-            st.resets += 1
-            return StepOutcome(1)
-        st.pg_max_old = pg_max if pg_max > 0 else math.inf
-        st.pg_min_old = pg_min if pg_min < 0 else -math.inf
-        return StepOutcome(1)
+        st.epochs += epochs
+        st.native_met = bool(converged)
+        return StepOutcome(int(epochs), converged=bool(converged))
 
     def _variables(self, problem, st: _State) -> dict[str, Any]:
         return {"w": st.w, "b": st.s * float(st.wb[0]), "alpha": st.alpha}
@@ -298,9 +297,9 @@ class DualCoordinateDescent(IterativeSolver):
 
     def _info(self, st: _State) -> dict[str, Any]:
         return {
-            "active_size": st.active_size,
-            "full_rechecks": st.resets,
-            "forced_rechecks": st.forced_resets,
+            "active_size": int(st.counts[0]),
+            "full_rechecks": int(st.counts[2]),
+            "forced_rechecks": int(st.counts[3]),
             "eps_final": st.eps,
             "seed": self.seed,
         }
@@ -322,6 +321,6 @@ def _row_nonzeros(X) -> np.ndarray:
     return np.asarray((X != 0).sum(axis=1), dtype=np.int64).ravel()
 
 
-def _epoch(X, *args):
-    """:func:`solvers._jit.dcd.dcd_epoch` (a module attribute: tests count the rows it reads)."""
-    return _jit.dcd_epoch(X, *args)
+def _epochs(X, *args):
+    """:func:`solvers._jit.dcd.dcd_epochs` (a module attribute: tests count the rows it reads)."""
+    return _jit.dcd_epochs(X, *args)

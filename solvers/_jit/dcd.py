@@ -163,3 +163,57 @@ def dcd_epoch(
             wb[0] += delta * s
         k += 1
     return active_size, pg_max_new, pg_min_new
+
+
+#: A shrunk active set is reset to the full set at least once every this many epochs (see
+#: :data:`solvers.dcd.FORCED_RECHECK_EPOCHS`, which re-exports it).
+FORCED_RECHECK_EPOCHS = 200
+
+
+@numba.njit(cache=True, error_model="numpy")
+def dcd_epochs(
+    X, y, upper, diag, qd, s, alpha, w, wb, index, rng_state, row_nnz, counts, bounds, eps,
+    shrinking, max_epochs,
+):  # fmt: skip
+    """Up to ``max_epochs`` calls of :func:`dcd_epoch` with LIBLINEAR's bookkeeping between
+    them, stopping early when the native rule ``PGmax − PGmin ≤ eps`` holds on the full set.
+
+    Between epochs: the new shrinking bounds are last epoch's ``PGmax`` (if > 0, else ``inf``)
+    and ``PGmin`` (if < 0, else ``−inf``); a shrunk set that meets the rule is reset to the full
+    set (a re-check, ``counts[2]``), and so is one left shrunk for
+    :data:`FORCED_RECHECK_EPOCHS` epochs (``counts[3]``). Several epochs per call spare small
+    problems the interpreter's cost per epoch; the epochs are those of one call each.
+
+    ``counts = [active_size, n_free, resets, forced_resets, since_full]`` (int64) and
+    ``bounds = [PGmax_old, PGmin_old]`` are updated in place; ``row_nnz`` holds the nonzeros of
+    each row. Returns ``(epochs, work, converged)``: epochs run, nonzeros of the rows they
+    visited, and whether the rule held on the full set at the last one.
+    """
+    inf = np.inf
+    n_free = counts[1]
+    work = 0.0
+    for epoch in range(max_epochs):
+        if counts[0] < n_free and counts[4] >= FORCED_RECHECK_EPOCHS:
+            counts[0] = n_free
+            bounds[0], bounds[1] = inf, -inf
+            counts[3] += 1
+        counts[4] = 0 if counts[0] == n_free else counts[4] + 1
+        active = counts[0]
+        for k in range(active):
+            work += row_nnz[index[k]]
+        old_max, old_min = (bounds[0], bounds[1]) if shrinking else (inf, -inf)
+        active, pg_max, pg_min = dcd_epoch(
+            X, y, upper, diag, qd, s, alpha, w, wb, index, active, old_max, old_min, rng_state
+        )
+        counts[0] = active
+        if pg_max - pg_min <= eps:
+            # a further epoch starts without shrinking bounds, like a fresh full pass
+            bounds[0], bounds[1] = inf, -inf
+            if active == n_free:
+                return epoch + 1, work, True
+            counts[0] = n_free  # the shrunk set meets the rule: re-check the full set
+            counts[2] += 1
+        else:
+            bounds[0] = pg_max if pg_max > 0 else inf
+            bounds[1] = pg_min if pg_min < 0 else -inf
+    return max_epochs, work, False

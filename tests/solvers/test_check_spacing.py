@@ -149,27 +149,38 @@ def dcd_accounting(monkeypatch):
     """Per solve: the stopping-test certificates drawn (``trace=False``) and the nonzeros of X
     the epochs read (the active rows of each epoch, counted here from the kernel's arguments)."""
     log = {"certificates": 0, "work": 0.0, "epochs": 0}
-    epoch, certificate = dcd_module._epoch, SoftMarginPrimal.certificate
+    epochs, certificate = dcd_module._epochs, SoftMarginPrimal.certificate
 
-    def counting_epoch(data, *args):
-        index, active_size = args[8], args[9]
+    def counting_epochs(data, *args):
+        # the chunk's epochs one call at a time, counting the rows each visits: the active set,
+        # or the full one when a shrunk set is due for its forced re-check
+        index, counts, max_epochs = args[8], args[11], args[-1]
         if index.size <= 2:  # warm_up's 2×2 problem
-            return epoch(data, *args)
-        rows = index[:active_size]
-        if isinstance(data, tuple):
-            indptr, _, values = data
-            nnz = sum(np.count_nonzero(values[indptr[i] : indptr[i + 1]]) for i in rows)
-        else:
-            nnz = np.count_nonzero(data[rows])
-        log["work"] += nnz
-        log["epochs"] += 1
-        return epoch(data, *args)
+            return epochs(data, *args)
+        done, work = 0, 0.0
+        for _ in range(max_epochs):
+            active, n_free, since_full = counts[0], counts[1], counts[4]
+            if active < n_free and since_full >= dcd_module.FORCED_RECHECK_EPOCHS:
+                active = n_free
+            rows = index[:active]
+            if isinstance(data, tuple):
+                indptr, _, values = data
+                nnz = sum(np.count_nonzero(values[indptr[i] : indptr[i + 1]]) for i in rows)
+            else:
+                nnz = np.count_nonzero(data[rows])
+            log["work"] += nnz
+            log["epochs"] += 1
+            one, one_work, converged = epochs(data, *args[:-1], 1)
+            done, work = done + one, work + one_work
+            if converged:
+                return done, work, True
+        return done, work, False
 
     def counting_certificate(self, **variables):
         log["certificates"] += 1
         return certificate(self, **variables)
 
-    monkeypatch.setattr(dcd_module, "_epoch", counting_epoch)
+    monkeypatch.setattr(dcd_module, "_epochs", counting_epochs)
     monkeypatch.setattr(SoftMarginPrimal, "certificate", counting_certificate)
     return log
 

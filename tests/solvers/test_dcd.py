@@ -14,6 +14,7 @@ from scipy import sparse
 
 from svmbench.problems import SoftMarginDual, SoftMarginPrimal, datasets
 from svmbench.solvers import ConvergenceWarning, SolveResult, Status, registry
+from svmbench.solvers import dcd as dcd_module
 from svmbench.solvers._jit import dcd as jit
 from svmbench.solvers._reference import reference_solution
 from tests.conftest import BINARY_SETS, SET_C
@@ -195,6 +196,29 @@ def test_a_tiny_eps_does_not_freeze_shrunk_coordinates():
     assert r.info["forced_rechecks"] > 0
     assert r.rel_gap <= 1e-10
     assert rel(r.primal, reference_of(problem).primal) <= RTOL_OPT
+
+
+@pytest.mark.parametrize("loss", LOSSES)
+@pytest.mark.parametrize("name", ["gaussian_overlap", "duplicated"])
+def test_several_epochs_per_chunk_are_the_epochs_of_one_per_chunk(name, loss):
+    # A small problem runs several epochs per chunk (check_every=None, trace not "every"); a
+    # fixed check_every runs one per chunk. Under the native rule both stop at the same epoch, so
+    # the iterates, re-checks and shrinking must agree exactly.
+    problem = problem_on(name, loss=loss)
+    assert problem.X.size < dcd_module.EPOCH_WORK  # several epochs per chunk
+    batched = dcd(stop_rule="native", eps=1e-5, trace=True).solve(problem)
+    single = dcd(stop_rule="native", eps=1e-5, check_every=1).solve(problem)
+    assert batched.iterations == single.iterations > 1
+    np.testing.assert_array_equal(batched.alpha, single.alpha)
+    np.testing.assert_array_equal(batched.w, single.w)
+    assert batched.info["full_rechecks"] == single.info["full_rechecks"]
+    assert batched.info["active_size"] == single.info["active_size"]
+    # chunks of several epochs: the first trace point comes after the first chunk's epochs
+    assert batched.trace[0].iteration > 1
+    # and max_iter is still exact: the last chunk is cut to fit
+    with pytest.warns(ConvergenceWarning):
+        capped = dcd(stop_rule="native", eps=1e-14, max_iter=7).solve(problem)
+    assert capped.iterations == 7
 
 
 def test_max_iter_is_a_status_with_a_warning():
