@@ -167,11 +167,13 @@ SMALL_C_R2 = 1.5
 #: cs_dcd against clarabel's small QP (n·k <= 1000): iris at C·mean‖x‖² = 4 took cs_dcd half
 #: clarabel's time, at 40 ten times it.
 MULTICLASS_SMALL_C_R2 = 10.0
-#: Linear problems with at most this many stored entries are tiny: dcd's epochs cost
-#: microseconds, the barrier's and clarabel's set-up milliseconds, so dcd tries ``PROBE`` epochs
-#: first, whatever C·‖x‖² says (its epochs vary with the data beyond what the rules read).
+#: Linear problems with at most this many stored entries are tiny: dcd's epochs cost 1-6 µs,
+#: clarabel's and the barrier's solves 5-14 ms, so dcd tries ``PROBE`` epochs first, whatever
+#: C·‖x‖² says (its epochs vary with the data beyond what the rules read): 13 of 18 tiny duals
+#: (6 data sets, C = 0.1/1/10) took dcd under 750 epochs and 0.11-0.36x clarabel's time, the
+#: others 1748-30 000 epochs; a failed probe costs 1-4 ms.
 TINY = 5000
-PROBE = 50
+PROBE = 700
 #: Dense data with min(n, d) up to this: the barrier's normal equations (d×d by Woodbury, or
 #: n×n) cost little per Newton step.
 BARRIER_MIN_DIM = 200
@@ -205,9 +207,10 @@ RULES: tuple[Rule, ...] = (
         lambda f: f.n * f.d * f.density <= TINY,
         f"n·d <= {TINY} (a tiny problem)",
         ("dcd", "clarabel", "barrier"),
-        "gaussian n=100, d=2, sep=6, C=1: dcd 0.001 s (25 epochs) vs barrier 0.011 s; where dcd "
-        f"needs thousands of epochs (gaussian n=200, d=5), its {PROBE} cost a fraction of "
-        "clarabel's time, which beat the barrier's at n <= 200 (4 data sets, 0.7-0.85x)",
+        "gaussian n=100, d=2, sep=6 and quadrant n=200, d=2, C=0.1-10: dcd 0.5-2.7 ms (8-745 "
+        "epochs) vs clarabel 4.8-7.8 ms; breast cancer n=200, C=1: 3.1 vs 9.0 ms; where dcd needs "
+        f"thousands of epochs (gaussian n=200, d=5, C=1: 5426), its {PROBE} cost 1 ms more than "
+        "clarabel's 6.4 ms, which beat the barrier's at n <= 200",
         probe=PROBE,
     ),
     Rule(
@@ -266,11 +269,12 @@ RULES: tuple[Rule, ...] = (
     ),
     Rule(
         ("kernel_dual",),
-        lambda f: f.kernel == "rbf" and not f.sparse and f.n >= 2000,
-        "RBF on dense rows, n >= 2000",
+        lambda f: f.kernel == "rbf" and not f.sparse and f.n >= 1000,
+        "RBF on dense rows, n >= 1000",
         ("smo_batch", "smo", "barrier", "clarabel"),
         "gaussian d=20, C=1: smo_batch 0.046 vs smo 0.078 s (n=2000), 0.29 vs 0.60 s (n=5000), "
-        "3.1 vs 6.8 s (n=10 000; LIBSVM 12 s); C=100, n=2000: 0.57 vs 0.55 s; n=500: even",
+        "3.1 vs 6.8 s (n=10 000; LIBSVM 12 s), 0.016 vs 0.021 s (n=1000); C=100, n=2000: 0.57 vs "
+        "0.55 s; n=500: even",
     ),
     Rule(
         ("kernel_dual",),
