@@ -16,6 +16,7 @@ row, warm-started from the point reached (``fallback=True``).
 
 from __future__ import annotations
 
+import itertools
 import math
 import time
 import warnings
@@ -174,6 +175,10 @@ MULTICLASS_SMALL_C_R2 = 10.0
 #: others 1748-30 000 epochs; a failed probe costs 1-4 ms.
 TINY = 5000
 PROBE = 700
+#: A probe that ends within this factor of ``tol`` gets a second one, warm-started, before the
+#: next method starts from scratch: on quadrant n=200 (noise 0.05, C=1) dcd stood at 2.2e-6 after
+#: 700 epochs and certified 1e-6 at 1276 (6.7 ms), where clarabel's solve alone takes 8 ms.
+PROBE_NEAR = 10.0
 #: Dense data with min(n, d) up to this: the barrier's normal equations (d×d by Woodbury, or
 #: n×n) cost little per Newton step.
 BARRIER_MIN_DIM = 200
@@ -454,10 +459,13 @@ class Auto(Solver):
         if not _takes(first, warm_start):
             # the choice does not bend to a warm start; say that this one goes unused
             start, unused = None, f"{first.name} {first.warm_start_refusal}: warm start not used"
-        for name in choice.solvers if self.fallback else choice.solvers[:1]:
+        queue = list(choice.solvers if self.fallback else choice.solvers[:1])
+        # a user's max_iter replaces the probe (and is not doubled by a second one)
+        probe = choice.probe if self.fallback and self.max_iter is None else 0
+        while queue:
+            name = queue.pop(0)
             if chosen and not _takes(registry.solver_class(name), start):
                 start = None  # the next method starts itself
-            probe = choice.probe if self.fallback and not chosen else 0
             solver = self._inner(name, self.time_limit - (clock.wall - compile_time), probe)
             compiled = solver.warm_up()
             compile_time += compiled
@@ -475,6 +483,11 @@ class Auto(Solver):
             if not retry or clock.wall - compile_time >= self.time_limit:
                 break
             start = WarmStart.parse(result, problem) if result.variables else None
+            near = result.certified and result.rel_gap <= PROBE_NEAR * self.tol
+            if probe and near and chosen.count(name) == 1:
+                queue.insert(0, name)  # nearly there: one more probe, from where it stopped
+            else:
+                probe = 0
         info = dict(result.info)
         info["auto"] = {
             "chose": chosen[-1],
@@ -485,9 +498,7 @@ class Auto(Solver):
         if unused:
             info["auto"]["warm_start"] = unused
         if len(chosen) > 1:
-            info["auto"]["why"] += (
-                f"; {', '.join(chosen[:-1])} stopped short of tol, {chosen[-1]} went on"
-            )
+            info["auto"]["why"] += _fallback_note(chosen)
         self._chosen, self._last = registry.solver_class(chosen[-1]), (problem, result)
         self._inner_tol = solver._certified_tol()
         return Outcome(
@@ -534,6 +545,18 @@ class Auto(Solver):
         if chosen is None:
             return result
         return replace(result, iteration_unit=chosen.iteration_unit)
+
+
+def _fallback_note(chosen: list[str]) -> str:
+    """What happened between the methods ``auto`` ran, in order (a method twice in a row: its
+    probe came within :data:`PROBE_NEAR` of tol and it went on)."""
+    parts = []
+    for before, after in itertools.pairwise(chosen):
+        if before == after:
+            parts.append(f"{before}'s probe came within {PROBE_NEAR:g}x of tol, it went on")
+        else:
+            parts.append(f"{before} stopped short of tol, {after} went on")
+    return "; " + "; ".join(parts)
 
 
 def _certificate_of(result: SolveResult) -> Certificate | None:

@@ -244,3 +244,22 @@ def test_a_tiny_problem_gives_dcd_a_probe_then_the_next_method_goes_on():
         SoftMarginDual(separated.X, separated.y, C=1.0, bias="regularized")
     )
     assert easy.info["auto"]["tried"] == ("dcd",) and easy.status is Status.OPTIMAL
+
+
+def test_a_probe_that_ends_near_tol_gets_a_second_one_from_where_it_stopped():
+    """quadrant with noise: dcd needs about 1300 epochs and stands within PROBE_NEAR·tol after
+    PROBE; it goes on (warm-started) instead of handing over to clarabel, and certifies."""
+    data = datasets.load("quadrant:n=200,d=2,noise=0.05,seed=0")
+    problem = SoftMarginDual(data.X, data.y, C=1.0, bias="regularized")
+    probe = registry.get("dcd", max_iter=auto.PROBE).solve(problem)
+    assert probe.status is Status.MAX_ITER
+    assert 1e-6 < probe.rel_gap <= auto.PROBE_NEAR * 1e-6  # the case this test is about
+    r = registry.get("auto").solve(problem)
+    assert r.info["auto"]["tried"] == ("dcd", "dcd")
+    assert "probe came within" in r.info["auto"]["why"]
+    assert r.status is Status.OPTIMAL and r.rel_gap <= 1e-6
+    ref = reference_solution(problem)
+    assert abs(r.primal - ref.primal) <= 1e-6 * max(1.0, abs(ref.primal))
+    # a user's max_iter is never doubled by a second probe
+    capped = registry.get("auto", max_iter=auto.PROBE, fallback=False).solve(problem)
+    assert capped.info["auto"]["tried"] == ("dcd",) and capped.iterations == auto.PROBE
