@@ -148,32 +148,31 @@ def smo_pairs(
     have_next = False
     next_i = -1
     next_gmax = -np.inf
+    # the arrays of the shrinking and of the growing back (the arguments of _reconstruct)
+    shared = (
+        X,
+        sqn,
+        kint,
+        kflt,
+        y,
+        C,
+        alpha,
+        G,
+        Gbar,
+        active,
+        is_active,
+        all_idx,
+        slot_col,
+        col_slot,
+        slot_full,
+        ist,
+    )
     while True:
         if shrinking:
             ist[SHRINK_COUNTER] -= 1
             if ist[SHRINK_COUNTER] <= 0:
                 have_next = False
-                _shrink(
-                    eps,
-                    True,
-                    X,
-                    sqn,
-                    kint,
-                    kflt,
-                    y,
-                    C,
-                    alpha,
-                    G,
-                    Gbar,
-                    active,
-                    is_active,
-                    all_idx,
-                    slot_col,
-                    col_slot,
-                    slot_full,
-                    ist,
-                    shrink_buf,
-                )
+                _shrink(eps, True, *shared, shrink_buf)
         if done >= max_updates:
             return done, BUDGET
         # ---- working set: i by the maximal violation, j by WSS2
@@ -236,24 +235,7 @@ def smo_pairs(
                             j = t
         if j < 0 or gmax + gmax2 < eps:
             # check the shrunk variables too before declaring convergence
-            if _grow_back(
-                X,
-                sqn,
-                kint,
-                kflt,
-                y,
-                C,
-                alpha,
-                G,
-                Gbar,
-                active,
-                is_active,
-                all_idx,
-                slot_col,
-                col_slot,
-                slot_full,
-                ist,
-            ):
+            if _grow_back(*shared):
                 continue
             return done, CONVERGED
         # ---- update along d_i = y_i, d_j = −y_j (keeps yᵀα)
@@ -412,31 +394,30 @@ def smo_single(
 ):
     """Run at most ``max_updates`` single-variable updates; return ``(updates done, code)``."""
     done = 0
+    # the arrays of the shrinking and of the growing back (the arguments of _reconstruct)
+    shared = (
+        X,
+        sqn,
+        kint,
+        kflt,
+        y,
+        C,
+        alpha,
+        G,
+        Gbar,
+        active,
+        is_active,
+        all_idx,
+        slot_col,
+        col_slot,
+        slot_full,
+        ist,
+    )
     while True:
         if shrinking:
             ist[SHRINK_COUNTER] -= 1
             if ist[SHRINK_COUNTER] <= 0:
-                _shrink(
-                    eps,
-                    False,
-                    X,
-                    sqn,
-                    kint,
-                    kflt,
-                    y,
-                    C,
-                    alpha,
-                    G,
-                    Gbar,
-                    active,
-                    is_active,
-                    all_idx,
-                    slot_col,
-                    col_slot,
-                    slot_full,
-                    ist,
-                    shrink_buf,
-                )
+                _shrink(eps, False, *shared, shrink_buf)
         if done >= max_updates:
             return done, BUDGET
         n_active = ist[N_ACTIVE]
@@ -465,24 +446,7 @@ def smo_single(
                 i = t
                 new_i = new
         if i < 0 or viol < eps:
-            if _grow_back(
-                X,
-                sqn,
-                kint,
-                kflt,
-                y,
-                C,
-                alpha,
-                G,
-                Gbar,
-                active,
-                is_active,
-                all_idx,
-                slot_col,
-                col_slot,
-                slot_full,
-                ist,
-            ):
+            if _grow_back(*shared):
                 continue
             return done, CONVERGED
         si = get_column(
