@@ -9,7 +9,7 @@ Dense rows: ``X`` is C-contiguous float64. A column is long work when ``len(idx)
 then :func:`kernel_column` hands it to :func:`_kernel_column_parallel`, which splits it over the
 Numba threads with ``prange`` (each thread writes its own entries, no reduction).
 
-The jitted callers (:mod:`solvers._jit.smo`) take either kind of rows through :func:`column`,
+The jitted callers (:mod:`solvers._jit.smo_shrink`) take either kind of rows through :func:`column`,
 :func:`column_full` and :func:`dot_rows`, resolved when they are compiled (one specialization
 per kind); CSR rows travel as the tuple of :data:`CSR_FIELDS`, whose dot products sum in the
 dense loops' order (the same values bit for bit).

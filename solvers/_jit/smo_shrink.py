@@ -1,0 +1,460 @@
+"""Shared by SMO's two loops: the kernel-column cache, shrinking and gradient reconstruction.
+
+The problem is :mod:`solvers._jit.smo`'s, in minimization form::
+
+    min_α  f(α) = ½ αᵀQ̃α − Σ_t α_t      s.t.  0 ≤ α_t ≤ C_t   (and yᵀα = 0 for a free bias)
+
+with the gradient ``G = Q̃α − 1``, the index sets (free bias; ``status`` keeps them per variable,
+:func:`bound_status`)::
+
+    I_up  = {t : y_t = +1, α_t < C_t  or  y_t = −1, α_t > 0}
+    I_low = {t : y_t = +1, α_t > 0    or  y_t = −1, α_t < C_t}
+
+and the violations the stopping rules and the shrinking measure: ``m(α) − M(α)`` with
+``m(α) = max_{I_up} −y_t G_t``, ``M(α) = min_{I_low} −y_t G_t`` (:func:`violation_pairs`), and
+without the equality ``max_t |PG_t|``, the projected gradient of the box (:func:`violation_single`).
+
+Shrinking and gradient reconstruction follow Chang & Lin (LIBSVM, ACM TIST 2011, §5): every
+``min(n, 1000)`` updates the variables at a bound whose gradient pushes them into it harder than
+the current maximal violation are removed from the active set (:func:`_shrink`);
+``Ḡ = Σ_{α_j = C_j} C_j Q̃_:j`` is kept (:func:`_update_gbar`) so that
+``G_t = Ḡ_t − 1 + Σ_{j free} α_j Q̃_tj`` rebuilds the gradient of shrunk variables
+(:func:`_reconstruct`: once when the violation first falls below ``10·eps``, and before declaring
+convergence, :func:`_grow_back`).
+
+Kernel columns ``Q̃_:i`` live in an LRU cache of ``n_slots`` rows of length n (:func:`get_column`).
+Between two reconstructions the active set only shrinks, so a column computed on an earlier active
+set is valid on the current one; a column is "full" when computed on every index (needed for Ḡ).
+Columns that are not full are dropped when the active set grows back. A column wanted on at least
+``FULL_FRACTION·n`` indices is computed whole from the transposed rows ``XT`` (contiguous loops
+that vectorize, the same sums in the same order) rather than gathered over the active list. ``X``
+and ``XT`` are dense arrays, or both the CSR tuple of :mod:`solvers._jit.kernel_columns` (then a
+column is computed whole from ``FULL_FRACTION_CSR·n`` wanted entries on). The cache is float32
+(LIBSVM's ``Qfloat``) or float64, as the driver chose (``solvers.smo``); the gradient arithmetic
+is float64 either way. The integer counters ``ist`` (positions :data:`N_ACTIVE` …
+:data:`RECONSTRUCTIONS`) hold the size of the active set, the LRU clock and the statistics.
+"""
+
+from __future__ import annotations
+
+import numba
+import numpy as np
+
+from svmbench.solvers._jit.kernel_columns import column, column_full, dot_rows, full_fraction
+
+#: A missing column is computed whole (contiguous, from ``XT``) when at least this fraction of
+#: its entries is wanted: an entry over a gathered index list costs about twice one of a whole
+#: column (RBF, d = 20: 9.8 against 5.3 ns), and a whole column stays valid when the active set
+#: grows back (measured on gaussian n = 10 000: 0.2-0.5 alike, 1.0 about 35% slower).
+FULL_FRACTION = 0.3
+
+# Integer state ``ist``: positions.
+N_ACTIVE = 0  # size of the active set (its indices are active[:n_active])
+CLOCK = 1  # LRU clock
+HITS = 2  # cache hits
+MISSES = 3  # cache misses (columns computed)
+SHRINK_COUNTER = 4  # updates left before the next shrinking
+UNSHRUNK = 5  # 1 once the active set was grown back at 10·eps in this phase
+RECONSTRUCTIONS = 6  # gradient reconstructions done
+N_IST = 7
+
+
+# ---- kernel-column cache -------------------------------------------------------------------------
+@numba.njit(cache=True)
+def _fill(i, idx, row, tmp, X, sqn, kint, kflt, y, QD):
+    """``row[k] = Q̃_ki`` for k in idx (``row[i] = Q̃_ii`` always)."""
+    m = idx.shape[0]
+    column(X, sqn, i, idx, tmp[:m], kint[0], kflt[0], kflt[1], kint[1], kint[2])
+    s2 = kflt[2]
+    yi = y[i]
+    for t in range(m):
+        k = idx[t]
+        row[k] = yi * y[k] * (tmp[t] + s2)
+    row[i] = QD[i]
+
+
+@numba.njit(cache=True)
+def _fill_full(i, row, tmp, XT, sqn, kint, kflt, y, QD):
+    """``row[k] = Q̃_ki`` for every k, from the transposed rows (contiguous loops)."""
+    n = y.shape[0]
+    column_full(XT, sqn, i, tmp, kint[0], kflt[0], kflt[1], kint[1], kint[2])
+    s2 = kflt[2]
+    yi = y[i]
+    for k in range(n):
+        row[k] = yi * y[k] * (tmp[k] + s2)
+    row[i] = QD[i]
+
+
+@numba.njit(cache=True)
+def get_column(
+    i,
+    need_full,
+    X,
+    XT,
+    sqn,
+    kint,
+    kflt,
+    y,
+    QD,
+    active,
+    is_active,
+    all_idx,
+    cache,
+    slot_col,
+    col_slot,
+    slot_full,
+    stamp,
+    ist,
+    idx_buf,
+    tmp,
+):
+    """Slot of ``cache`` holding column ``Q̃_:i``, valid on the active set (on all if need_full).
+
+    A miss takes a free slot or evicts the least recently used one (smallest ``stamp``).
+    """
+    n = y.shape[0]
+    n_active = ist[N_ACTIVE]
+    ist[CLOCK] += 1
+    slot = col_slot[i]
+    if slot >= 0:
+        stamp[slot] = ist[CLOCK]
+        ist[HITS] += 1
+        if need_full and slot_full[slot] == 0:
+            # entries missing are those of indices inactive when the column was computed, a
+            # subset of the indices inactive now
+            m = n - n_active
+            if m >= full_fraction(X, FULL_FRACTION) * n:
+                _fill_full(i, cache[slot], tmp, XT, sqn, kint, kflt, y, QD)
+            else:
+                m = 0
+                for k in range(n):
+                    if is_active[k] == 0:
+                        idx_buf[m] = k
+                        m += 1
+                _fill(i, idx_buf[:m], cache[slot], tmp, X, sqn, kint, kflt, y, QD)
+            slot_full[slot] = 1
+        return slot
+    ist[MISSES] += 1
+    n_slots = slot_col.shape[0]
+    slot = -1
+    oldest = ist[CLOCK] + 1
+    for s in range(n_slots):
+        if slot_col[s] < 0:
+            slot = s
+            break
+        if stamp[s] < oldest:
+            oldest = stamp[s]
+            slot = s
+    if slot_col[slot] >= 0:
+        col_slot[slot_col[slot]] = -1
+    slot_col[slot] = i
+    col_slot[i] = slot
+    stamp[slot] = ist[CLOCK]
+    if need_full or n_active >= full_fraction(X, FULL_FRACTION) * n:
+        # the whole column costs less than the active part gathered: it is then full
+        _fill_full(i, cache[slot], tmp, XT, sqn, kint, kflt, y, QD)
+        slot_full[slot] = 1
+    else:
+        _fill(i, active[:n_active], cache[slot], tmp, X, sqn, kint, kflt, y, QD)
+        slot_full[slot] = 0
+    return slot
+
+
+# ---- gradient reconstruction and shrinking -------------------------------------------------------
+@numba.njit(cache=True)
+def _reconstruct(
+    X,
+    sqn,
+    kint,
+    kflt,
+    y,
+    C,
+    alpha,
+    G,
+    Gbar,
+    active,
+    is_active,
+    all_idx,
+    slot_col,
+    col_slot,
+    slot_full,
+    ist,
+):
+    """Rebuild G on the inactive set, make every variable active, drop partial columns."""
+    n = y.shape[0]
+    n_active = ist[N_ACTIVE]
+    if n_active < n:
+        n_free = 0
+        for s in range(n_active):
+            t = active[s]
+            if alpha[t] > 0.0 and alpha[t] < C[t]:
+                n_free += 1
+        cols = np.empty(n_free, dtype=np.int64)
+        coef = np.empty(n_free)
+        f = 0
+        for s in range(n_active):
+            t = active[s]
+            if alpha[t] > 0.0 and alpha[t] < C[t]:
+                cols[f] = t
+                coef[f] = alpha[t] * y[t]
+                f += 1
+        rows = np.empty(n - n_active, dtype=np.int64)
+        r = 0
+        for t in range(n):
+            if is_active[t] == 0:
+                rows[r] = t
+                r += 1
+        sums = dot_rows(X, sqn, rows, cols, coef, kint[0], kflt[0], kflt[1], kint[1], kflt[2])
+        for r in range(rows.shape[0]):
+            t = rows[r]
+            # inactive variables sit at a bound: at 0 they add nothing, at C_t they are in Ḡ
+            G[t] = Gbar[t] - 1.0 + y[t] * sums[r]
+        ist[RECONSTRUCTIONS] += 1
+    for t in range(n):
+        active[t] = all_idx[t]
+        is_active[t] = 1
+    ist[N_ACTIVE] = n
+    for s in range(slot_col.shape[0]):
+        if slot_col[s] >= 0 and slot_full[s] == 0:
+            col_slot[slot_col[s]] = -1
+            slot_col[s] = -1
+
+
+@numba.njit(cache=True, inline="always")
+def _in_up(yt, at, ct):
+    return (yt > 0.0 and at < ct) or (yt < 0.0 and at > 0.0)
+
+
+@numba.njit(cache=True, inline="always")
+def _in_low(yt, at, ct):
+    return (yt > 0.0 and at > 0.0) or (yt < 0.0 and at < ct)
+
+
+@numba.njit(cache=True)
+def bound_status(yt, at, ct):
+    """Bit 0: t ∈ I_up; bit 1: t ∈ I_low (kept for each variable, as LIBSVM's alpha_status)."""
+    return (1 if _in_up(yt, at, ct) else 0) | (2 if _in_low(yt, at, ct) else 0)
+
+
+@numba.njit(cache=True)
+def _shrink(
+    eps,
+    pairs,
+    X,
+    sqn,
+    kint,
+    kflt,
+    y,
+    C,
+    alpha,
+    G,
+    Gbar,
+    active,
+    is_active,
+    all_idx,
+    slot_col,
+    col_slot,
+    slot_full,
+    ist,
+    shrink,
+):
+    """Every ``min(n, 1000)`` updates (both loops): grow back once at ``10·eps``
+    (:func:`_reconstruct`), then remove from the active set the variables at a bound whose
+    gradient pushes them into it harder than the current maximal violation (Chang & Lin 2011,
+    §5.1; the order kept). ``pairs``: the violation of the pair loop, else of the single one."""
+    n_active = ist[N_ACTIVE]
+    ist[SHRINK_COUNTER] = min(y.shape[0], 1000)
+    if pairs:
+        g1, g2 = violation_pairs(y, C, alpha, G, active, n_active)
+        violation = g1 + g2
+    else:
+        g1 = violation_single(C, alpha, G, active, n_active)
+        g2 = g1
+        violation = g1
+    if ist[UNSHRUNK] == 0 and violation <= 10.0 * eps:
+        ist[UNSHRUNK] = 1
+        _reconstruct(
+            X,
+            sqn,
+            kint,
+            kflt,
+            y,
+            C,
+            alpha,
+            G,
+            Gbar,
+            active,
+            is_active,
+            all_idx,
+            slot_col,
+            col_slot,
+            slot_full,
+            ist,
+        )
+    n_active = ist[N_ACTIVE]
+    for s in range(n_active):
+        t = active[s]
+        if pairs:
+            up = _in_up(y[t], alpha[t], C[t])
+            low = _in_low(y[t], alpha[t], C[t])
+            if up and low:
+                shrink[t] = False
+            elif up:
+                shrink[t] = y[t] * G[t] > g2
+            elif low:
+                shrink[t] = -y[t] * G[t] > g1
+            else:
+                shrink[t] = True  # C_t = 0: fixed at 0
+        else:
+            shrink[t] = (
+                C[t] <= 0.0 or (alpha[t] <= 0.0 and G[t] > g1) or (alpha[t] >= C[t] and G[t] < -g1)
+            )
+    m = 0
+    for s in range(n_active):
+        t = active[s]
+        if shrink[t]:
+            is_active[t] = 0
+        else:
+            active[m] = t
+            m += 1
+    ist[N_ACTIVE] = m
+
+
+@numba.njit(cache=True)
+def _grow_back(
+    X,
+    sqn,
+    kint,
+    kflt,
+    y,
+    C,
+    alpha,
+    G,
+    Gbar,
+    active,
+    is_active,
+    all_idx,
+    slot_col,
+    col_slot,
+    slot_full,
+    ist,
+):
+    """Where the native rule holds on the active set (both loops): if variables are shrunk,
+    rebuild their gradient and make them all active again (True: go on); else the rule holds on
+    every variable (False)."""
+    if ist[N_ACTIVE] == y.shape[0]:
+        return False
+    _reconstruct(
+        X,
+        sqn,
+        kint,
+        kflt,
+        y,
+        C,
+        alpha,
+        G,
+        Gbar,
+        active,
+        is_active,
+        all_idx,
+        slot_col,
+        col_slot,
+        slot_full,
+        ist,
+    )
+    ist[SHRINK_COUNTER] = 2  # select on all variables before shrinking again
+    return True
+
+
+# ---- the violations of the native rules and Ḡ ----------------------------------------------------
+@numba.njit(cache=True)
+def violation_pairs(y, C, alpha, G, active, n_active):
+    """``(m(α), −M(α))`` on the active set: ``max_{I_up} −y_t G_t`` and ``max_{I_low} y_t G_t``."""
+    gmax1 = -np.inf
+    gmax2 = -np.inf
+    for s in range(n_active):
+        t = active[s]
+        if _in_up(y[t], alpha[t], C[t]):
+            v = -y[t] * G[t]
+            if v > gmax1:
+                gmax1 = v
+        if _in_low(y[t], alpha[t], C[t]):
+            v = y[t] * G[t]
+            if v > gmax2:
+                gmax2 = v
+    return gmax1, gmax2
+
+
+@numba.njit(cache=True)
+def violation_single(C, alpha, G, active, n_active):
+    """``max_t |PG_t|`` on the active set (projected gradient of the box)."""
+    m = 0.0
+    for s in range(n_active):
+        t = active[s]
+        g = G[t]
+        if alpha[t] <= 0.0:
+            g = min(g, 0.0)
+        if alpha[t] >= C[t]:
+            g = max(g, 0.0)
+        if abs(g) > m:
+            m = abs(g)
+    return m
+
+
+@numba.njit(cache=True)
+def _update_gbar(
+    i,
+    old,
+    X,
+    XT,
+    sqn,
+    kint,
+    kflt,
+    y,
+    C,
+    QD,
+    alpha,
+    Gbar,
+    active,
+    is_active,
+    all_idx,
+    cache,
+    slot_col,
+    col_slot,
+    slot_full,
+    stamp,
+    ist,
+    idx_buf,
+    tmp,
+):
+    """Keep ``Ḡ = Σ_{α_j = C_j} C_j Q̃_:j`` when α_i enters or leaves its upper bound."""
+    was_up = old >= C[i]
+    is_up = alpha[i] >= C[i]
+    if was_up == is_up:
+        return
+    s = get_column(
+        i,
+        True,
+        X,
+        XT,
+        sqn,
+        kint,
+        kflt,
+        y,
+        QD,
+        active,
+        is_active,
+        all_idx,
+        cache,
+        slot_col,
+        col_slot,
+        slot_full,
+        stamp,
+        ist,
+        idx_buf,
+        tmp,
+    )
+    Qi = cache[s]
+    c = C[i] if is_up else -C[i]
+    for t in range(y.shape[0]):
+        Gbar[t] += c * Qi[t]
