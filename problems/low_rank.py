@@ -121,16 +121,6 @@ def nystrom(problem: KernelDual, landmarks: np.ndarray) -> LandmarkFactor:
     return LandmarkFactor(F, idx, T, "nystrom")
 
 
-def nystrom_factor(problem: KernelDual, rank: int, seed: int = 0) -> np.ndarray:
-    """Nyström factor F (n×r') with ``K ≈ FFᵀ = K_{nm} K_{mm}⁺ K_{mn}`` on r landmarks drawn
-    uniformly without replacement [WS01]; eigenvalues of ``K_mm`` below ``10⁻¹² · max`` are
-    dropped (r' ≤ r). O(n r d + n r²)."""
-    n = problem.n_samples
-    rng = np.random.default_rng(seed)
-    idx = np.sort(rng.choice(n, size=min(rank, n), replace=False))
-    return nystrom(problem, idx).F
-
-
 def pivoted_cholesky(problem: KernelDual, rank: int, rtol: float = 1e-12) -> LandmarkFactor:
     """Incomplete Cholesky with greedy diagonal pivoting [FS01; HPS12], as a
     :class:`LandmarkFactor` whose landmarks are the pivots: stopped at r columns or when the
@@ -155,13 +145,6 @@ def pivoted_cholesky(problem: KernelDual, rank: int, rtol: float = 1e-12) -> Lan
         j += 1
     F = F[:, :j].copy() if j < r else F
     return LandmarkFactor(F, pivots[:j], np.ascontiguousarray(F[pivots[:j]]), "cholesky")
-
-
-def pivoted_cholesky_factor(problem: KernelDual, rank: int, rtol: float = 1e-12) -> np.ndarray:
-    """Incomplete Cholesky with greedy diagonal pivoting [FS01; HPS12]: F (n×r') with ``K ≈ FFᵀ``,
-    stopped at r columns or when the trace of the residual ``K − FFᵀ`` is below
-    ``rtol · trace(K)``. Needs r kernel columns; O(n r² + n r d)."""
-    return pivoted_cholesky(problem, rank, rtol).F
 
 
 def relative_trace_residual(problem: KernelDual, F: np.ndarray, rows=None) -> float:

@@ -1,7 +1,9 @@
 """Certified low-rank kernel SVM, registered as ``low_rank``: Nyström or pivoted-Cholesky features
 ``K ≈ FFᵀ`` (:mod:`problems.low_rank`), then the linear SVM on F by dual coordinate descent
 (:mod:`solvers.dcd`) or the interior-point method (:mod:`solvers.barrier`), with a bracket on the
-exact kernel problem.
+exact kernel problem. The barrier's ``kernel_approximation`` (``registry.get("barrier",
+kernel_approximation=..., rank=r)``) is this solver at the fixed rank r with that barrier, all
+its options kept, as the inner method (:meth:`LowRankKernelSVM.run_with_inner`): the same record.
 
 Problem (ARCHITECTURE.md §2): the kernel dual ``max Σα_i − ½αᵀQ̃α``, ``Q_ij = y_i y_j K_ij``, its
 box, ``yᵀα = 0`` for a free bias, ``K + s²`` for a regularized one. The method solves the same
@@ -63,7 +65,7 @@ from svmbench.problems.low_rank import (
 from svmbench.problems.models import KernelModel
 from svmbench.problems.validation import check_int, check_option, check_real
 from svmbench.solvers import registry
-from svmbench.solvers.base import Outcome, Solver, _all_finite
+from svmbench.solvers.base import STATUS_MESSAGES, Outcome, Solver, _all_finite
 from svmbench.solvers.clock import Clock
 from svmbench.solvers.registry import register
 
@@ -232,9 +234,20 @@ class LowRankKernelSVM(Solver):
         return factor, rule
 
     def _run(self, problem: KernelDual, warm_start, clock: Clock, callback) -> Outcome:
+        inner_name = self._inner_name(problem)
+        return self.run_with_inner(
+            problem, inner_name, self._inner_solver(inner_name), clock, callback
+        )
+
+    def run_with_inner(
+        self, problem: KernelDual, inner_name: str, inner: Solver, clock: Clock, callback
+    ) -> Outcome:
+        """Factor K, solve the linear SVM on F with ``inner`` (a configured ``dcd`` or
+        ``barrier``, named ``inner_name``) and bound the exact problem: the :class:`Outcome` of
+        the exact problem. The barrier's ``kernel_approximation`` runs here with itself as the
+        inner solver (its own ``method``, ``tol``, ``max_iter``, ``time_limit``...)."""
         tic = time.perf_counter()
         factor, rule = self._factor(problem)
-        inner_name = self._inner_name(problem)
         # the barrier's primal-dual method on the primal form, with its jitted row passes: on
         # circles (n = 30 000, r = 64, free bias) 29 iterations in 4.7 s against 51 in 25.7 s
         # on the dual form; dcd's epochs are the same on either form
@@ -249,7 +262,6 @@ class LowRankKernelSVM(Solver):
             sample_weight=problem.sample_weight,
         )
         factor_time = time.perf_counter() - tic
-        inner = self._inner_solver(inner_name)
         outcome = inner._run(surrogate, None, clock, callback)
         variables = dict(outcome.variables)
         info: dict[str, Any] = {
@@ -283,7 +295,8 @@ class LowRankKernelSVM(Solver):
             variables={"alpha": variables.get("alpha"), "b": info.get("model_b")},
             iterations=outcome.iterations,
             certificate=cert,
-            message=f"{outcome.message}; {note}" if outcome.message else note,
+            # the status's own message too (max_iter, time_limit), as the chunk loop writes it
+            message=f"{outcome.message or STATUS_MESSAGES[outcome.status]}; {note}",
             info=info,
             model=model,
             trace=outcome.trace,

@@ -259,9 +259,9 @@ class StepOutcome:
 
 @dataclass(frozen=True)
 class Prepared:
-    """What ``_prepare`` hands to the iterations: the problem they run on (the given one, or a
-    surrogate such as a low-rank factorization's linear problem), the starting point, and work
-    already done (phase I's steps). ``final`` ends the solve there (phase I's Farkas vector)."""
+    """What ``_prepare`` hands to the iterations: the problem they run on (the given one, or
+    another form of it), the starting point, and work already done (phase I's steps).
+    ``final`` ends the solve there (phase I's Farkas vector)."""
 
     problem: Problem
     warm_start: Any = None

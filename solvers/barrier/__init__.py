@@ -7,14 +7,16 @@ margin (ARCHITECTURE.md §2). Iterations are counted in Newton steps.
 The modules, each with its equations:
 
 - :mod:`~solvers.barrier.forms`: the forms as the methods see them (rows ``x̃_i``, the duals'
-  box QP, a kernel dual's low-rank surrogate);
+  box QP);
 - :mod:`~solvers.barrier.normal_equations`: the Newton systems and their linear algebra;
 - :mod:`~solvers.barrier.path`: the log-barrier path (eliminated slacks, centering, predictor);
 - :mod:`~solvers.barrier.phase_one`: phase I of the hard margin and its Farkas certificate;
 - :mod:`~solvers.barrier.primal_dual`: Mehrotra's predictor-corrector on the duals;
 - :mod:`~solvers.barrier.primal_dual_margins`: the same on the primal forms, with the jitted
   passes of :mod:`solvers._jit.barrier`;
-- :mod:`problems.low_rank`: the Nyström and pivoted-Cholesky factors ``K ≈ FFᵀ`` [WS].
+- :mod:`solvers.low_rank`: ``kernel_approximation`` (the factors ``K ≈ FFᵀ`` of
+  :mod:`problems.low_rank` [WS], the barrier on the linear SVM on F, the bracket on the exact
+  kernel problem and the landmark model).
 
 Stopping: by default the certified relative gap of the problem (``problem.certificate`` with the
 multipliers as the dual point, projected by the problem) ≤ ``tol`` after each outer step or
@@ -42,13 +44,14 @@ References
 
 from __future__ import annotations
 
+import copy
 from typing import Any, ClassVar
 
 import numpy as np
 
 from svmbench.problems import HardMarginPrimal, KernelDual, SoftMarginDual, SoftMarginPrimal
 from svmbench.problems.validation import check_int, check_option, check_real
-from svmbench.solvers.barrier.forms import _split_z, active_rows, dual_qp, low_rank_surrogate
+from svmbench.solvers.barrier.forms import _split_z, active_rows, dual_qp
 from svmbench.solvers.barrier.path import (
     MU,
     NEWTON_TOL,
@@ -123,12 +126,18 @@ class BarrierSolver(IterativeSolver):
         Barrier path only. Centering stops when ``λ²/2 ≤ newton_tol`` (λ the Newton decrement).
     kernel_approximation : {"none", "nystrom", "cholesky"}, default="none"
         Kernel dual only: ``"none"`` uses the dense Gram matrix (n×n Cholesky per Newton step);
-        the others factor ``K ≈ FFᵀ`` (rank ≤ ``rank``) and solve the linear SVM on F, O(n r²)
-        per Newton step; the certified gap then refers to the approximate kernel.
+        the others factor ``K ≈ FFᵀ`` (rank ``min(rank, n)``) and solve the linear SVM on F
+        with this solver's options, O(n r²) per Newton step: the solver ``low_rank``
+        (:mod:`solvers.low_rank`) with ``rank`` fixed and the barrier as its inner method. The
+        record is then that of the exact kernel problem (its kind and key) with the certified
+        gap and status of the approximate kernel (the message says so), the bracket on the
+        exact problem in ``info`` and a :class:`~problems.models.KernelModel` over the
+        landmarks, which predicts with the exact kernel. Linear, poly and RBF kernels only (the
+        bracket and the model need the examples' features and a PSD kernel).
     rank : int, default=200
-        Rank of the kernel factor.
+        Rank of the kernel factor (capped at n; Cholesky may stop earlier on an exact factor).
     seed : int, default=0
-        Landmarks of the Nyström factor.
+        Landmarks of the Nyström factor (the first ``rank`` of a seeded permutation).
     method : {"primal-dual", "barrier"}, default="primal-dual"
         Mehrotra's predictor-corrector primal-dual method [BV, §11.7] or log-barrier path
         following, on every form (phase I of the hard margin always follows the barrier path:
@@ -195,6 +204,13 @@ class BarrierSolver(IterativeSolver):
 
     def check_accepts(self, problem) -> None:
         super().check_accepts(problem)
+        if isinstance(problem, KernelDual) and self.kernel_approximation != "none":
+            why = self._low_rank().unsupported_reason(problem)
+            if why:
+                raise TypeError(
+                    f"solver 'barrier' cannot solve {problem.describe()} with "
+                    f"kernel_approximation={self.kernel_approximation!r}: {why}"
+                )
         if (
             isinstance(problem, KernelDual)
             and self.kernel_approximation == "none"
@@ -205,12 +221,28 @@ class BarrierSolver(IterativeSolver):
                 "exceeds the memory limit; use kernel_approximation='nystrom' or 'cholesky'"
             )
 
-    # ---- preparation (timed): low-rank factors, phase I ---------------------------------------
+    # ---- a kernel factor: the low_rank solver with this one inside ------------------------------
+    def _low_rank(self):
+        from svmbench.solvers.low_rank import LowRankKernelSVM
+
+        return LowRankKernelSVM(
+            approximation=self.kernel_approximation,
+            rank=self.rank,
+            seed=self.seed,
+            tol=self.tol,
+        )
+
+    def _run(self, problem, warm_start, clock, callback):
+        if isinstance(problem, KernelDual) and self.kernel_approximation != "none":
+            inner = copy.copy(self)  # every option of this solver, on the linear SVM on F
+            inner.kernel_approximation = "none"
+            return self._low_rank().run_with_inner(problem, "barrier", inner, clock, callback)
+        return super()._run(problem, warm_start, clock, callback)
+
+    # ---- preparation (timed): phase I ------------------------------------------------------------
     def _prepare(self, problem, warm_start) -> Prepared:
         if isinstance(problem, HardMarginPrimal):
             return phase_one(problem, self.mu, self.max_iter)
-        if isinstance(problem, KernelDual) and self.kernel_approximation != "none":
-            return low_rank_surrogate(problem, self.kernel_approximation, self.rank, self.seed)
         return Prepared(problem)
 
     # ---- IterativeSolver hooks -------------------------------------------------------------------
@@ -223,8 +255,8 @@ class BarrierSolver(IterativeSolver):
         :func:`~solvers.barrier.forms.dense_dual_is_cheaper`): six n×n matrices (K, Q̃, yyᵀ, H,
         its factor, a ridge retry). Woodbury duals and primal forms with d ≤ n: four r×r
         matrices (r = d + 2) and a scaled copy of the data; d > n: five n×n (XXᵀ, M, its factor,
-        a ridge retry). A low-rank kernel factor of rank r: four n×r blocks, then the linear
-        dual on it."""
+        a ridge retry). A low-rank kernel factor of rank r: the ``low_rank`` solver's estimate
+        (F, its blocks, the barrier's n×r blocks), then this model of the primal form on F."""
         from scipy import sparse
 
         from svmbench.solvers.barrier.forms import dense_dual_is_cheaper
@@ -236,9 +268,11 @@ class BarrierSolver(IterativeSolver):
         if isinstance(problem, KernelDual):
             if kernel_approximation == "none":
                 return total + 6 * square
-            r = min(int(rank), n) + 1
-            total += 4 * 8.0 * n * r
-            return total + (6 * square if dense_dual_is_cheaper(n, r) else 4 * 8.0 * r * r)
+            from svmbench.solvers.low_rank import LowRankKernelSVM
+
+            r = min(int(rank), n) + 2
+            factor = LowRankKernelSVM.memory_estimate(problem, rank=rank, inner="barrier")
+            return factor + total + 4 * 8.0 * r * r + 2.0**21
         r = d + 2
         if isinstance(problem, SoftMarginDual) and dense_dual_is_cheaper(n, r):
             return total + 6 * square

@@ -1,6 +1,5 @@
 """The problem forms as the interior-point methods see them, shared by the barrier path and the
-primal-dual variant: the rows of the primal forms, the box QP of the duals, the low-rank surrogate
-of a kernel dual.
+primal-dual variant: the rows of the primal forms, the box QP of the duals.
 
 Formulations (ARCHITECTURE.md §2; ``x̃_i = (x_i, 1)`` for a free bias, ``(x_i, s)`` for a
 regularized one, ``x_i`` for none; ``z = (w, b)`` or ``(w, w_b)``; ``m_i = y_i x̃_i·z``):
@@ -16,9 +15,9 @@ regularized one, ``x_i`` for none; ``z = (w, b)`` or ``(w, w_b)``; ``m_i = y_i x
   whose Woodbury step costs fewer flops than the dense one (:func:`dense_dual_is_cheaper`,
   :class:`_DualState`, :func:`dual_qp`). ``u − α`` is stored separately from α: near the upper
   bound it is far below the resolution of α.
-- Kernel dual with a factor ``K ≈ FFᵀ`` (:mod:`problems.low_rank`): the problem solved is the
-  linear SVM on the features of the factor, and the certified gap refers to that approximate
-  kernel (the result says so) (:func:`low_rank_surrogate`).
+
+A kernel dual with a factor ``K ≈ FFᵀ`` (``kernel_approximation``) is solved by
+:mod:`solvers.low_rank`, with the barrier on the linear SVM on F.
 
 References
 ----------
@@ -29,16 +28,13 @@ References
 from __future__ import annotations
 
 import math
-import time
 from dataclasses import dataclass, field
 
 import numpy as np
 from scipy import sparse
 
-from svmbench.problems import HardMarginPrimal, KernelDual, SoftMarginDual
-from svmbench.problems.low_rank import nystrom_factor, pivoted_cholesky_factor
+from svmbench.problems import HardMarginPrimal, SoftMarginDual
 from svmbench.solvers.barrier.normal_equations import _Features
-from svmbench.solvers.base import Prepared
 
 
 def dense_dual_is_cheaper(n: int, r: int) -> bool:
@@ -192,36 +188,3 @@ def dual_qp(problem, t0: float, mu: float) -> _DualState:
     # α²/(4C) − α ≥ −C for the squared hinge), so f₀(α₀) + Σ C_i bounds that difference.
     state.t = t0 * n_cons / max(1.0, state.objective() + float(C.sum()))
     return state
-
-
-# ---- kernel duals: a low-rank factor -------------------------------------------------------------
-def low_rank_surrogate(problem: KernelDual, approximation: str, rank: int, seed: int) -> Prepared:
-    """Factor ``K ≈ FFᵀ``, then solve the linear SVM on F: the same dual with the
-    approximate kernel, certified by that problem."""
-    tic = time.perf_counter()
-    if approximation == "nystrom":
-        F = nystrom_factor(problem, rank, seed)
-    else:
-        F = pivoted_cholesky_factor(problem, rank)
-    surrogate = SoftMarginDual(
-        F,
-        problem.y,
-        C=problem.C,
-        loss=problem.loss,
-        bias=problem.bias,
-        bias_scale=problem.bias_scale,
-        sample_weight=problem.sample_weight,
-    )
-    note = (
-        f"gap certified for the rank-{F.shape[1]} {approximation} approximation "
-        f"K ≈ FFᵀ of the {problem.kernel} kernel (as soft_margin_dual on F), not for the "
-        "exact kernel"
-    )
-    info = dict(
-        kernel_approximation=approximation,
-        factor_rank=F.shape[1],
-        factor_time=time.perf_counter() - tic,
-        approximates=problem.key,
-        factor=F,
-    )
-    return Prepared(surrogate, info=info, message=note)
