@@ -255,3 +255,22 @@ def test_a_numerical_failure_deep_inside_is_a_status_with_the_point_so_far():
 
     with pytest.raises(ValueError, match="programming error"):
         Bug().solve(PROBLEM)
+
+
+def test_a_trace_point_is_drawn_only_if_it_keeps_the_trace_within_its_budget():
+    # the budget is judged before the certificate, its cost taken as the mean so far: the first
+    # point is always drawn; after it (80 ms of certificates in 1 s of wall time) a second would
+    # bring the trace to 16 % and waits until the wall time has grown past 1.6 s
+    from types import SimpleNamespace
+
+    from svmbench.solvers.clock import TRACE_BUDGET, _TraceSchedule
+
+    schedule = _TraceSchedule(True)
+    clock = SimpleNamespace(certify_time=0.0, wall=0.001)
+    assert schedule.wants(1, clock)
+    clock.certify_time, clock.wall = 0.08, 1.0
+    assert not schedule.wants(2, clock)  # 0.16 > TRACE_BUDGET · 1.0
+    clock.wall = 0.17 / TRACE_BUDGET
+    assert schedule.wants(3, clock)
+    assert not schedule.wants(3, clock)  # the geometric schedule: chunk 4 is next
+    assert _TraceSchedule("every").wants(2, clock) and not _TraceSchedule(False).wants(1, clock)

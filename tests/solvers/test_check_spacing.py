@@ -10,8 +10,8 @@ import pytest
 from scipy import sparse
 
 from svmbench.problems import MulticlassHinge, SoftMarginDual, SoftMarginPrimal, datasets
+from svmbench.solvers import clock, registry
 from svmbench.solvers import dcd as dcd_module
-from svmbench.solvers import registry
 from svmbench.solvers._reference import reference_solution
 from svmbench.solvers.base import ConvergenceWarning, IterativeSolver, Status, StepOutcome
 from tests.conftest import BINARY_SETS
@@ -79,6 +79,8 @@ def checked_chunks(monkeypatch):
 
     monkeypatch.setattr(SoftMarginDual, "certificate", recording)
     monkeypatch.setattr(CountedToy, "_init_state", init_state)
+    # the toy's units are its own: no fixed cost per certificate unless a test sets one
+    monkeypatch.setattr(clock, "CERTIFICATE_FIXED_WORK", 0.0)
     return chunks
 
 
@@ -94,6 +96,13 @@ def test_adaptive_checks_fall_where_the_counted_work_says(checked_chunks):
     # the last chunk (max_iter) is checked too
     _run(14, works=[250.0] * 14, check_every=None)
     assert checked_chunks == [4, 8, 12, 14]
+
+
+def test_a_certificate_costs_its_fixed_work_on_top_of_its_arithmetic(checked_chunks, monkeypatch):
+    # 100 units of arithmetic + 900 fixed: the m-th check once 25 j >= 1000 m, j = 40 m
+    monkeypatch.setattr(clock, "CERTIFICATE_FIXED_WORK", 900.0)
+    _run(90, works=[250.0] * 90, check_every=None)
+    assert checked_chunks == [40, 80, 90]
 
 
 def test_a_costly_chunk_buys_its_check_at_once_then_cheap_ones_wait(checked_chunks):
