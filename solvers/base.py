@@ -419,15 +419,17 @@ class IterativeSolver(Solver):
     check_every : int or None, default=1
         Chunks between two gap checks (fixed spacing). None: adaptive, for methods that count
         their work (:meth:`_chunk_work`, :meth:`_certificate_work`): the (m+1)-th check comes
-        once the chunks have done ``(m + 1)/CHECK_BUDGET`` certificates' work, so that the
+        once the chunks have done ``(m + 1)/CHECK_BUDGET`` certificates' work (each priced at
+        its arithmetic plus ``CERTIFICATE_FIXED_WORK`` for the interpreter), so that the
         stopping tests cost at most 10 % of the solve in counted work (:class:`_CheckSchedule`),
         and the last chunk before ``max_iter`` or ``time_limit`` is checked too; for the other
         methods, every ``default_check_every`` chunks. Whatever the spacing, the gap is also
         checked whenever the native rule holds and after the first chunk of a warm start.
     trace : {True, False, "every"}, default=True
         ``True``: record :class:`Checkpoint` s on a geometric schedule of chunks (1, 2, 3, 4, 6, 9,
-        …, as benchopt samples its curves), skipping any that would bring the certificates drawn
-        only for the trace above ``TRACE_BUDGET`` of the wall time so far; the certificates of
+        …, as benchopt samples its curves), the first always, then skipping any that would bring
+        the certificates drawn only for the trace above ``TRACE_BUDGET`` of the wall time so far
+        (its cost taken as their mean, judged before it is drawn); the certificates of
         the stopping tests are recorded too (they cost nothing more). ``False``: no certificate
         beyond the stopping tests and the final one. ``"every"``: a certificate after every
         chunk, whatever it costs. Trace-only certificates pause the solver clock and are counted
