@@ -16,7 +16,6 @@ row, warm-started from the point reached (``fallback=True``).
 
 from __future__ import annotations
 
-import itertools
 import math
 import time
 import warnings
@@ -143,8 +142,9 @@ def _kernel_rank(problem: Problem) -> float:
 @dataclass(frozen=True)
 class Rule:
     """One row of the table: when it applies, the solvers to run in order, and why. With
-    ``probe``, the first solver runs at most that many of its iterations (unless the user fixed
-    ``max_iter``): a cheap try that often suffices, the next solver going on when it does not."""
+    ``probe``, the first solver runs at most ``max(probe, probe_work / nnz(X))`` of its
+    iterations (unless the user fixed ``max_iter``): a cheap try that often suffices, the next
+    solver going on when it does not."""
 
     kinds: tuple[str, ...]
     when: Callable[[Features], bool]
@@ -152,6 +152,7 @@ class Rule:
     solvers: tuple[str, ...]
     measured: str
     probe: int = 0
+    probe_work: float = 0.0
 
 
 def _always(f: Features) -> bool:
@@ -169,16 +170,15 @@ SMALL_C_R2 = 1.5
 #: clarabel's time, at 40 ten times it.
 MULTICLASS_SMALL_C_R2 = 10.0
 #: Linear problems with at most this many stored entries are tiny: dcd's epochs cost 1-6 µs,
-#: clarabel's and the barrier's solves 5-14 ms, so dcd tries ``PROBE`` epochs first, whatever
-#: C·‖x‖² says (its epochs vary with the data beyond what the rules read): 13 of 18 tiny duals
-#: (6 data sets, C = 0.1/1/10) took dcd under 750 epochs and 0.11-0.36x clarabel's time, the
-#: others 1748-30 000 epochs; a failed probe costs 1-4 ms.
+#: clarabel's and the barrier's solves 5-14 ms, so dcd tries a probe first, whatever C·‖x‖²
+#: says (its epochs vary with the data beyond what the rules read): ``max(PROBE, PROBE_WORK /
+#: nnz(X))`` epochs, about clarabel's time at dcd's ~1 entry per ns, so that a failed probe at
+#: most doubles the time. 13 of 18 tiny duals (6 data sets, C = 0.1/1/10) took dcd under 750
+#: epochs and 0.11-0.36x clarabel's time; gaussian n=200, d=5, C=1 took 5426 epochs in 5 ms
+#: against clarabel's 7 ms; at C=10, 30 000 epochs (max_iter).
 TINY = 5000
 PROBE = 700
-#: A probe that ends within this factor of ``tol`` gets a second one, warm-started, before the
-#: next method starts from scratch: on quadrant n=200 (noise 0.05, C=1) dcd stood at 2.2e-6 after
-#: 700 epochs and certified 1e-6 at 1276 (6.7 ms), where clarabel's solve alone takes 8 ms.
-PROBE_NEAR = 10.0
+PROBE_WORK = 6e6
 #: Dense data with min(n, d) up to this: the barrier's normal equations (d×d by Woodbury, or
 #: n×n) cost little per Newton step.
 BARRIER_MIN_DIM = 200
@@ -213,10 +213,11 @@ RULES: tuple[Rule, ...] = (
         f"n·d <= {TINY} (a tiny problem)",
         ("dcd", "clarabel", "barrier"),
         "gaussian n=100, d=2, sep=6 and quadrant n=200, d=2, C=0.1-10: dcd 0.5-2.7 ms (8-745 "
-        "epochs) vs clarabel 4.8-7.8 ms; breast cancer n=200, C=1: 3.1 vs 9.0 ms; where dcd needs "
-        f"thousands of epochs (gaussian n=200, d=5, C=1: 5426), its {PROBE} cost 1 ms more than "
-        "clarabel's 6.4 ms, which beat the barrier's at n <= 200",
+        "epochs) vs clarabel 4.8-7.8 ms; breast cancer n=200, C=1: 2.5 vs 10 ms; gaussian n=200, "
+        "d=5, C=1: 5 ms (5426 epochs) vs 7 ms; where dcd needs more, clarabel beat the barrier at "
+        "n <= 200",
         probe=PROBE,
+        probe_work=PROBE_WORK,
     ),
     Rule(
         _LINEAR,
@@ -345,8 +346,9 @@ def choose(problem: Problem) -> Choice:
                 why += f" ({rule.solvers[0]} does not accept this problem)"
                 return Choice(names, why, index)
             if rule.probe and len(names) > 1:
-                why += f" ({names[0]} gets {rule.probe} iterations, then {names[1]} goes on)"
-                return Choice(names, why, index, rule.probe)
+                probe = max(rule.probe, int(rule.probe_work / max(1.0, f.n * f.d * f.density)))
+                why += f" ({names[0]} gets {probe} iterations, then {names[1]} goes on)"
+                return Choice(names, why, index, probe)
             return Choice(names, why, index)
     raise TypeError(f"solver 'auto' has no rule for {problem.describe()}")
 
@@ -460,13 +462,10 @@ class Auto(Solver):
         if not _takes(first, warm_start):
             # the choice does not bend to a warm start; say that this one goes unused
             start, unused = None, f"{first.name} {first.warm_start_refusal}: warm start not used"
-        queue = list(choice.solvers if self.fallback else choice.solvers[:1])
-        # a user's max_iter replaces the probe (and is not doubled by a second one)
-        probe = choice.probe if self.fallback and self.max_iter is None else 0
-        while queue:
-            name = queue.pop(0)
+        for name in choice.solvers if self.fallback else choice.solvers[:1]:
             if chosen and not _takes(registry.solver_class(name), start):
                 start = None  # the next method starts itself
+            probe = choice.probe if self.fallback and not chosen else 0
             solver = self._inner(name, self.time_limit - (clock.wall - compile_time), probe)
             compiled = solver.warm_up()
             compile_time += compiled
@@ -484,11 +483,6 @@ class Auto(Solver):
             if not retry or clock.wall - compile_time >= self.time_limit:
                 break
             start = WarmStart.parse(result, problem) if result.variables else None
-            near = result.certified and result.rel_gap <= PROBE_NEAR * self.tol
-            if probe and near and chosen.count(name) == 1:
-                queue.insert(0, name)  # nearly there: one more probe, from where it stopped
-            else:
-                probe = 0
         info = dict(result.info)
         info["auto"] = {
             "chose": chosen[-1],
@@ -499,7 +493,9 @@ class Auto(Solver):
         if unused:
             info["auto"]["warm_start"] = unused
         if len(chosen) > 1:
-            info["auto"]["why"] += _fallback_note(chosen)
+            info["auto"]["why"] += (
+                f"; {', '.join(chosen[:-1])} stopped short of tol, {chosen[-1]} went on"
+            )
         self._chosen, self._last = registry.solver_class(chosen[-1]), (problem, result)
         self._inner_tol = solver._certified_tol()
         return Outcome(
@@ -548,18 +544,6 @@ class Auto(Solver):
         return replace(result, iteration_unit=chosen.iteration_unit)
 
 
-def _fallback_note(chosen: list[str]) -> str:
-    """What happened between the methods ``auto`` ran, in order (a method twice in a row: its
-    probe came within :data:`PROBE_NEAR` of tol and it went on)."""
-    parts = []
-    for before, after in itertools.pairwise(chosen):
-        if before == after:
-            parts.append(f"{before}'s probe came within {PROBE_NEAR:g}x of tol, it went on")
-        else:
-            parts.append(f"{before} stopped short of tol, {after} went on")
-    return "; " + "; ".join(parts)
-
-
 def _certificate_of(result: SolveResult) -> Certificate | None:
     if math.isnan(result.primal):
         return None
@@ -581,7 +565,9 @@ def rules_markdown() -> str:
     ]
     for index, rule in enumerate(RULES):
         names = [f"`{name}`" for name in rule.solvers]
-        if rule.probe:
+        if rule.probe_work:
+            names[0] += f" (max({rule.probe}, {rule.probe_work:.0e}/nnz(X)) iterations)"
+        elif rule.probe:
             names[0] += f" ({rule.probe} iterations)"
         runs = ", ".join(names)
         kinds = ", ".join(rule.kinds)
