@@ -28,11 +28,16 @@ G among Numba threads, each calling a one-thread BLAS. The Numba threading layer
 :mod:`benchmarks.bench_smo_vs_libsvm`). The CPU is an AMD EPYC: oneDAL is tuned for Intel.
 The first printed line is :func:`~benchmarks.environment.summary`. Timings on a shared machine
 are noisy: compare the ratios within one run.
+
+``--threads-only`` times ``smo_batch`` alone, with one and with two Numba threads (5 rounds by
+default), on Numba's default threading layer, which is what a user gets; the ratio is printed
+for the solver clock and for the wall time, with each round's.
 """
 
 from __future__ import annotations
 
 import argparse
+import math
 import os
 import statistics
 import warnings
@@ -68,20 +73,24 @@ def _onedal(threads: int, tol: float, problem):
     return result, daal4py.num_threads()
 
 
-def run_case(n: int, repeats: int, budget: float, dal_tol: float) -> dict:
+def run_case(n: int, repeats: int, budget: float, dal_tol: float, threads_only=False) -> dict:
     ds = datasets.load(f"gaussian:n={n},d={D},sep=1,seed=0")
     X, y = np.ascontiguousarray(ds.X), ds.y
     problem = KernelDual(X, y, C=1.0, kernel="rbf", gamma=1.0 / D)
     small = KernelDual(X[:1000], y[:1000], C=1.0, kernel="rbf", gamma=1.0 / D)
     ls = anchors.get("libsvm", tol=1e-3, cache_mb=CACHE_MB, n_threads=1)
     runs = {
-        "LIBSVM 1 thr": lambda: ls.solve(problem),
-        "smo 1 thr": lambda: _ours("smo", 1, problem, budget),
         "smo_batch 1 thr": lambda: _ours("smo_batch", 1, problem, budget),
         "smo_batch 2 thr": lambda: _ours("smo_batch", 2, problem, budget),
     }
+    if not threads_only:
+        runs = {
+            "LIBSVM 1 thr": lambda: ls.solve(problem),
+            "smo 1 thr": lambda: _ours("smo", 1, problem, budget),
+            **runs,
+        }
     dal_threads = {}
-    if anchors.available()["sklearnex_svc"] is None:
+    if not threads_only and anchors.available()["sklearnex_svc"] is None:
         for threads in (1, 2):
 
             def dal(threads=threads):
@@ -91,7 +100,8 @@ def run_case(n: int, repeats: int, budget: float, dal_tol: float) -> dict:
 
             runs[f"oneDAL {threads} thr"] = dal
     # untimed warm-ups: JIT compilation, imports, page faults
-    ls.solve(small)
+    if not threads_only:
+        ls.solve(small)
     for name in ("smo", "smo_batch"):
         registry.get(name).warm_up()
     if "oneDAL 1 thr" in runs:
@@ -107,7 +117,7 @@ def _median(results, attr: str) -> float:
 
 def format_case(case: dict) -> str:
     res = case["results"]
-    ls_wall = _median(res["LIBSVM 1 thr"], "wall_time")
+    ls_wall = _median(res["LIBSVM 1 thr"], "wall_time") if "LIBSVM 1 thr" in res else math.nan
     dal_wall = {t: _median(res[f"oneDAL {t} thr"], "wall_time") for t in (1, 2)
                 if f"oneDAL {t} thr" in res}  # fmt: skip
     lines = [
@@ -129,13 +139,14 @@ def format_case(case: dict) -> str:
         )
     runs = {name: [round(r.wall_time, 2) for r in results] for name, results in res.items()}
     lines.append(f"wall times of the rounds (s): {runs}")
-    b1, b2 = res["smo_batch 1 thr"][-1], res["smo_batch 2 thr"][-1]
-    speedup = _median(res["smo_batch 1 thr"], "solve_time") / _median(
-        res["smo_batch 2 thr"], "solve_time"
-    )
+    one, two = res["smo_batch 1 thr"], res["smo_batch 2 thr"]
+    speedup = _median(one, "solve_time") / _median(two, "solve_time")
+    wall_speedup = _median(one, "wall_time") / _median(two, "wall_time")
+    walls = ", ".join(f"{a.wall_time / b.wall_time:.2f}" for a, b in zip(one, two))
     lines.append(
-        f"smo_batch: two Numba threads / one: {speedup:.2f}× faster (solver clock); "
-        f"info 1 thr {_brief(b1.info)}; 2 thr {_brief(b2.info)}"
+        f"smo_batch: two Numba threads / one: {speedup:.2f}× faster (solver clock), "
+        f"{wall_speedup:.2f}× (wall time; per round {walls}); "
+        f"info 1 thr {_brief(one[-1].info)}; 2 thr {_brief(two[-1].info)}"
     )
     if case["dal_threads"]:
         lines.append(f"oneDAL threads reported by daal4py.num_threads(): {case['dal_threads']}")
@@ -154,11 +165,18 @@ def main(argv=None) -> int:
     parser.add_argument("--repeats", type=int, default=None, help="rounds (default 3)")
     parser.add_argument("--budget", type=float, default=300.0, help="seconds per run of ours")
     parser.add_argument("--dal-tol", type=float, default=1e-3, help="oneDAL's tol")
+    parser.add_argument(
+        "--threads-only",
+        action="store_true",
+        help="smo_batch with one and two Numba threads only, on Numba's default threading layer "
+        "(what a user gets); default 5 rounds",
+    )
     args = parser.parse_args(argv)
-    os.environ["OMP_NUM_THREADS"] = "1"  # read when LIBSVM's library first loads
-    numba.config.THREADING_LAYER = "workqueue"  # before the first parallel launch
+    if not args.threads_only:
+        os.environ["OMP_NUM_THREADS"] = "1"  # read when LIBSVM's library first loads
+        numba.config.THREADING_LAYER = "workqueue"  # before the first parallel launch
     sizes = args.sizes or ([3000, 10_000] if args.quick else [10_000, 30_000])
-    repeats = args.repeats or (2 if args.quick else 3)
+    repeats = args.repeats or (2 if args.quick else 5 if args.threads_only else 3)
     dal = anchors.available()["sklearnex_svc"]
     note = (
         f"{'scikit-learn-intelex installed' if dal is None else 'no oneDAL rows: ' + dal}; "
@@ -167,7 +185,7 @@ def main(argv=None) -> int:
     )
     print(summary("libsvm-official", "scikit-learn-intelex", note=note), flush=True)
     for n in sizes:
-        case = run_case(n, repeats, args.budget, args.dal_tol)
+        case = run_case(n, repeats, args.budget, args.dal_tol, args.threads_only)
         print(format_case(case), flush=True)
     print(f"Numba threading layer: {numba.threading_layer()}; pools now: {thread_info()}")
     return 0

@@ -14,6 +14,7 @@ stored, and the squared norms of the rows can be passed in, computed once.
 
 from __future__ import annotations
 
+import numba
 import numpy as np
 from scipy import sparse
 from sklearn.metrics import pairwise
@@ -23,6 +24,11 @@ KERNELS = ("linear", "poly", "rbf", "sigmoid", "precomputed")
 #: Row blocks of a kernel product hold at most this many entries (32 MB of float64), so that a
 #: certificate adds little to a solver's own memory (SMO: its column cache plus O(n)).
 BLOCK_ENTRIES = 4_000_000
+
+#: Dense fused products of at least this many multiply-adds (rows × support vectors × features)
+#: split their row blocks over the Numba threads, with the serial sums in each block (the values
+#: do not depend on the thread count). Below, a parallel launch costs more than it saves.
+PARALLEL_MIN_WORK = 20_000_000
 
 
 def kernel_matrix(
@@ -67,7 +73,8 @@ def kernel_dot(
 
     Linear: one product through ``w = Zᵀ coef``. Other kernels, dense rows: the inner products,
     the kernel and the sum fused in float64 (:mod:`problems._kernel_products`), no kernel value
-    stored; ``sqn_X``, ``sqn_Z`` are the rows' squared norms, if already known (RBF). CSR rows
+    stored, the row blocks over the Numba threads from :data:`PARALLEL_MIN_WORK` on (same
+    values); ``sqn_X``, ``sqn_Z`` are the rows' squared norms, if already known (RBF). CSR rows
     (X or Z): blocks of at most :data:`BLOCK_ENTRIES` kernel entries (scikit-learn's kernels).
     """
     coef = np.ascontiguousarray(coef, dtype=np.float64)
@@ -100,9 +107,10 @@ def kernel_dot(
     else:  # unused
         sqn_X, sqn_Z = np.zeros(n), np.zeros(Z.shape[0])
     code = kp.KERNEL_CODES[kernel]
-    return kp.kernel_dot_dense(
-        X, sqn_X, Z, sqn_Z, coef, code, float(gamma), float(coef0), int(degree)
-    )
+    product = kp.kernel_dot_dense
+    if numba.get_num_threads() > 1 and n * Z.shape[0] * X.shape[1] >= PARALLEL_MIN_WORK:
+        product = kp.kernel_dot_dense_parallel
+    return product(X, sqn_X, Z, sqn_Z, coef, code, float(gamma), float(coef0), int(degree))
 
 
 def is_psd_by_construction(kernel: str, degree: float, coef0: float) -> bool:

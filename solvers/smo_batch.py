@@ -103,8 +103,10 @@ class _State:
     missing: np.ndarray
     delta: np.ndarray
     in_ws: np.ndarray
-    work: np.ndarray  # the q×q block and five vectors of q
+    work: np.ndarray  # the q×q block and six vectors of q
     tmp: np.ndarray
+    score_a: np.ndarray  # the selection's scores (I_up, or |projected gradient|), over act
+    score_b: np.ndarray  # I_low's
     eps: float
     act: np.ndarray  # the active indices, ascending (all of them without shrinking)
     is_active: np.ndarray  # bool mask of act
@@ -229,7 +231,7 @@ class SMOBatch(IterativeSolver):
     ) -> float:
         """The row cache (``cache_mb``, at least the q rows of the working set, at most n), the
         q×q block, the rows the kernel runs over (dense X and Xᵀ, or CSR X and Xᵀ; none for a
-        Gram matrix), 16 vectors of n and the certificate's kernel blocks."""
+        Gram matrix), 18 vectors of n and the certificate's kernel blocks."""
         from svmbench.problems.kernels import BLOCK_ENTRIES
 
         n, d, X = problem.n_samples, problem.n_features, problem.X
@@ -243,8 +245,8 @@ class SMOBatch(IterativeSolver):
         else:
             nnz = X.nnz if sparse.issparse(X) else np.count_nonzero(X)
             rows = 32 * nnz + 16 * (n + d)
-        block = 8 * (q * q + 5 * q)
-        return float(rows_cached * itemsize * n + block + rows + 16 * 8 * n + 3 * 8 * BLOCK_ENTRIES)
+        block = 8 * (q * q + 6 * q)
+        return float(rows_cached * itemsize * n + block + rows + 18 * 8 * n + 3 * 8 * BLOCK_ENTRIES)
 
     # ---- JIT -------------------------------------------------------------------------------------
     def warm_up(self) -> float:
@@ -311,8 +313,10 @@ class SMOBatch(IterativeSolver):
             missing=np.empty(q, dtype=np.int64),
             delta=np.zeros(q),
             in_ws=np.zeros(n, dtype=np.uint8),
-            work=np.empty(q * q + 5 * q),
+            work=np.empty(q * q + 6 * q),
             tmp=np.empty(n),
+            score_a=np.empty(n),
+            score_b=np.empty(n),
             eps=max(self.eps, EPS_FLOOR),
             act=np.arange(n, dtype=np.int64),
             is_active=np.ones(n, dtype=bool),
@@ -336,7 +340,6 @@ class SMOBatch(IterativeSolver):
     def _select(self, s: _State) -> float:
         """Fill ``s.ws[:s.m]`` (kept half first) and return the outer violation."""
         act, q = s.act, s.q
-        y, a, C, G = s.y_a, s.alpha[act], s.C[act], s.G[act]
         n = act.shape[0]
         if n == 0:  # everything shrunk
             s.m = 0
@@ -345,13 +348,8 @@ class SMOBatch(IterativeSolver):
         keep = np.ascontiguousarray(keep[s.is_active[keep]])
         k = min(q, n)
         if s.pairs:
-            v = -y * G
-            pos = y > 0
-            up = np.where(pos, a < C, a > 0)
-            low = np.where(pos, a > 0, a < C)
-            su = np.where(up, v, -np.inf)  # I_up: the larger −y_t G_t, the more violating
-            sl = np.where(low, -v, -np.inf)  # I_low: the smaller, the more violating
-            top_u, top_l = su.max(), sl.max()
+            su, sl = s.score_a[:n], s.score_b[:n]
+            top_u, top_l = jit.pair_scores(act, s.y_a, s.alpha, s.C, s.G, su, sl)
             violation = top_u + top_l  # m(α) − M(α)
             cu, cl = _top(su, k), _top(sl, k)
             s.m = jit.merge_candidates(
@@ -359,9 +357,8 @@ class SMOBatch(IterativeSolver):
                 s.in_ws, s.ws,
             )  # fmt: skip
         else:
-            pg = np.where(a <= 0.0, np.minimum(G, 0.0), G)
-            pg = np.abs(np.where(a >= C, np.maximum(pg, 0.0), pg))
-            violation = float(pg.max()) if n else 0.0
+            pg = s.score_a[:n]
+            violation = jit.single_scores(act, s.alpha, s.C, s.G, pg)
             cu = _top(pg, k)
             empty = np.empty(0, dtype=np.int64)
             s.m = jit.merge_candidates(

@@ -14,7 +14,8 @@ One outer iteration (Wen et al., "ThunderSVM", JMLR 19, 2018; Joachims' working 
    then the kernel, the blocks shared among the Numba threads;
    :func:`fill_rows_columns`: one whole column at a time, for CSR rows and Gram matrices);
 3. SMO on the q×q block ``Q̃_BB`` (:func:`inner_pairs`, WSS2 pairs; :func:`inner_single`, greedy
-   single variables without the equality) until its violation is below the driver's target;
+   single variables without the equality) until its violation is below the driver's target,
+   a row of the block gathered from the cache when an update first reads it;
 4. ``G += Q̃_:B Δα_B`` in one pass over the rows (:func:`update_gradient`, threads over blocks of
    G).
 """
@@ -198,6 +199,45 @@ def update_gradient(G, cache, slots, delta, m, act):
 
 # ---- selection -----------------------------------------------------------------------------------
 @numba.njit(cache=True)
+def pair_scores(act, y_a, alpha, C, G, su, sl):
+    """Over the active indices ``act`` (labels ``y_a``): ``su[t] = −y_t G_t`` where t may move
+    up (I_up: ``y_t = +1, α_t < C_t`` or ``y_t = −1, α_t > 0``), ``sl[t] = y_t G_t`` where it may
+    move down (I_low), −∞ elsewhere. Returns ``(max su, max sl)``, whose sum is the violation
+    ``m(α) − M(α)``: one pass instead of a dozen NumPy temporaries."""
+    top_u = -np.inf
+    top_l = -np.inf
+    for t in range(act.shape[0]):
+        i = act[t]
+        yt = y_a[t]
+        a = alpha[i]
+        v = -yt * G[i]
+        up = a < C[i] if yt > 0 else a > 0.0
+        low = a > 0.0 if yt > 0 else a < C[i]
+        su[t] = v if up else -np.inf
+        sl[t] = -v if low else -np.inf
+        top_u = max(top_u, su[t])
+        top_l = max(top_l, sl[t])
+    return top_u, top_l
+
+
+@numba.njit(cache=True)
+def single_scores(act, alpha, C, G, pg):
+    """``pg[t] = |projected gradient|`` of the active index ``act[t]`` (``min(G, 0)`` at α = 0,
+    ``max(G, 0)`` at α = C); returns its maximum (0 for none)."""
+    top = 0.0
+    for t in range(act.shape[0]):
+        i = act[t]
+        g = G[i]
+        if alpha[i] <= 0.0:
+            g = min(g, 0.0)
+        if alpha[i] >= C[i]:
+            g = max(g, 0.0)
+        pg[t] = abs(g)
+        top = max(top, pg[t])
+    return top
+
+
+@numba.njit(cache=True)
 def merge_candidates(
     keep, n_keep, cand_a, score_a, cand_b, score_b, floor_a, floor_b, q, in_ws, ws
 ):
@@ -249,17 +289,30 @@ def merge_candidates(
 
 # ---- SMO inside the working set ------------------------------------------------------------------
 @numba.njit(cache=True)
-def _gather(ws, m, slots, cache, y, C, QD, alpha, G, Qb, a, g, yb, cb, qb):
+def _gather(ws, m, y, C, QD, alpha, G, a, g, yb, cb, qb, have):
+    """The working set's entries of α, G, y, C and Q̃_tt; no row of ``Q̃_BB`` gathered yet."""
     for k in range(m):
-        row = cache[slots[k]]
-        for c in range(m):
-            Qb[k, c] = row[ws[c]]
         i = ws[k]
         a[k] = alpha[i]
         g[k] = G[i]
         yb[k] = y[i]
         cb[k] = C[i]
         qb[k] = QD[i]
+        have[k] = 0.0
+
+
+@numba.njit(cache=True, inline="always")
+def _block_row(Qb, have, k, ws, m, slots, cache):
+    """Row k of ``Q̃_BB``, gathered from its cached row on first use: an update reads the rows
+    of its two variables only, and the gather (scattered reads of rows of n) cost more than the
+    updates when it took all m rows up front."""
+    if have[k] == 0.0:
+        row = cache[slots[k]]
+        out = Qb[k]
+        for c in range(m):
+            out[c] = row[ws[c]]
+        have[k] = 1.0
+    return Qb[k]
 
 
 @numba.njit(cache=True)
@@ -270,8 +323,8 @@ def inner_pairs(ws, m, slots, cache, y, C, QD, alpha, delta, G, target, max_step
     Qb = work[: m * m].reshape((m, m))
     a, g = work[m * m : m * m + m], work[m * m + m : m * m + 2 * m]
     yb, cb = work[m * m + 2 * m : m * m + 3 * m], work[m * m + 3 * m : m * m + 4 * m]
-    qb = work[m * m + 4 * m : m * m + 5 * m]
-    _gather(ws, m, slots, cache, y, C, QD, alpha, G, Qb, a, g, yb, cb, qb)
+    qb, have = work[m * m + 4 * m : m * m + 5 * m], work[m * m + 5 * m : m * m + 6 * m]
+    _gather(ws, m, y, C, QD, alpha, G, a, g, yb, cb, qb, have)
     steps = 0
     while steps < max_steps:
         gmax = -np.inf
@@ -287,7 +340,7 @@ def inner_pairs(ws, m, slots, cache, y, C, QD, alpha, delta, G, target, max_step
         j = -1
         gmax2 = -np.inf
         obj_min = np.inf
-        Qi = Qb[i]
+        Qi = _block_row(Qb, have, i, ws, m, slots, cache)
         for t in range(m):
             if (yb[t] > 0.0 and a[t] > 0.0) or (yb[t] < 0.0 and a[t] < cb[t]):  # I_low
                 v = yb[t] * g[t]
@@ -325,7 +378,7 @@ def inner_pairs(ws, m, slots, cache, y, C, QD, alpha, delta, G, target, max_step
             a[j] = old_j - yb[j] * step
         da_i = a[i] - old_i
         da_j = a[j] - old_j
-        Qj = Qb[j]
+        Qj = _block_row(Qb, have, j, ws, m, slots, cache)
         for t in range(m):
             g[t] += Qi[t] * da_i + Qj[t] * da_j
         steps += 1
@@ -344,8 +397,8 @@ def inner_single(ws, m, slots, cache, y, C, QD, alpha, delta, G, target, max_ste
     Qb = work[: m * m].reshape((m, m))
     a, g = work[m * m : m * m + m], work[m * m + m : m * m + 2 * m]
     yb, cb = work[m * m + 2 * m : m * m + 3 * m], work[m * m + 3 * m : m * m + 4 * m]
-    qb = work[m * m + 4 * m : m * m + 5 * m]
-    _gather(ws, m, slots, cache, y, C, QD, alpha, G, Qb, a, g, yb, cb, qb)
+    qb, have = work[m * m + 4 * m : m * m + 5 * m], work[m * m + 5 * m : m * m + 6 * m]
+    _gather(ws, m, y, C, QD, alpha, G, a, g, yb, cb, qb, have)
     steps = 0
     while steps < max_steps:
         best = 0.0
@@ -375,7 +428,7 @@ def inner_single(ws, m, slots, cache, y, C, QD, alpha, delta, G, target, max_ste
             break
         da = new_i - a[i]
         a[i] = new_i
-        Qi = Qb[i]
+        Qi = _block_row(Qb, have, i, ws, m, slots, cache)
         for t in range(m):
             g[t] += Qi[t] * da
         steps += 1

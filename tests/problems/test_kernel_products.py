@@ -7,11 +7,12 @@ from __future__ import annotations
 
 import math
 
+import numba
 import numpy as np
 import pytest
 from scipy import sparse
 
-from svmbench.problems import KernelDual, datasets
+from svmbench.problems import KernelDual, datasets, kernels
 from svmbench.problems import _kernel_products as kp
 from svmbench.problems.kernels import kernel_dot, kernel_matrix, squared_norms
 
@@ -146,6 +147,33 @@ def test_kernel_columns_share_the_formula():
             want[i] = 1.0
         np.testing.assert_array_equal(col, want)
         np.testing.assert_array_equal(full, want)
+
+
+@pytest.mark.parametrize("kernel", ["rbf", "poly"])
+def test_large_products_split_over_the_threads_with_the_serial_values(kernel, monkeypatch):
+    if numba.config.NUMBA_NUM_THREADS < 2:
+        pytest.skip("one Numba thread on this machine: no parallel path to take")
+    X, Z, c = _data(700, 60, 9, seed=21)
+    params = KERNEL_PARAMS[kernel]
+    serial = kernel_dot(X, Z, c, kernel=kernel, **params)
+    called = []
+    parallel = kp.kernel_dot_dense_parallel
+    monkeypatch.setattr(
+        kp, "kernel_dot_dense_parallel", lambda *a: called.append(1) or parallel(*a)
+    )
+    monkeypatch.setattr(kernels, "PARALLEL_MIN_WORK", 700 * 60 * 9)  # exactly this product
+    threads = numba.get_num_threads()
+    try:
+        numba.set_num_threads(2)
+        split = kernel_dot(X, Z, c, kernel=kernel, **params)
+        numba.set_num_threads(1)
+        one = kernel_dot(X, Z, c, kernel=kernel, **params)
+    finally:
+        numba.set_num_threads(threads)
+    assert called == [1]  # two threads take the parallel product, one thread the serial one
+    np.testing.assert_array_equal(split, serial)
+    np.testing.assert_array_equal(one, serial)
+    _close(split, kernel_matrix(X, Z, kernel=kernel, **params), c)
 
 
 def test_given_norms_are_used():
