@@ -62,6 +62,7 @@ from svmbench.solvers._jit.smo_shrink import (  # noqa: F401 (the loops' helpers
     _update_gbar,
     bound_status,
     get_column,
+    projected_gradient,
     violation_pairs,
     violation_single,
 )
@@ -428,11 +429,7 @@ def smo_single(
         for s in range(n_active):
             t = active[s]
             g = G[t]
-            pg = g
-            if alpha[t] <= 0.0:
-                pg = min(g, 0.0)
-            if alpha[t] >= C[t]:
-                pg = max(g, 0.0)
+            pg = projected_gradient(g, alpha[t], C[t])
             if pg == 0.0:
                 continue
             if abs(pg) > viol:

@@ -27,6 +27,7 @@ import numpy as np
 
 from svmbench.problems._kernel_products import exp_nonpositive, kernel_from_dot
 from svmbench.solvers._jit.kernel_columns import column_full
+from svmbench.solvers._jit.smo_shrink import projected_gradient
 
 #: Curvature used in place of a non-positive ``a_ij`` (indefinite kernels), as in SMO.
 TAU = 1e-12
@@ -227,12 +228,7 @@ def single_scores(act, alpha, C, G, pg):
     top = 0.0
     for t in range(act.shape[0]):
         i = act[t]
-        g = G[i]
-        if alpha[i] <= 0.0:
-            g = min(g, 0.0)
-        if alpha[i] >= C[i]:
-            g = max(g, 0.0)
-        pg[t] = abs(g)
+        pg[t] = abs(projected_gradient(G[i], alpha[i], C[i]))
         top = max(top, pg[t])
     return top
 
@@ -407,11 +403,7 @@ def inner_single(ws, m, slots, cache, y, C, QD, alpha, delta, G, target, max_ste
         new_i = 0.0
         for t in range(m):
             gt = g[t]
-            pg = gt
-            if a[t] <= 0.0:
-                pg = min(gt, 0.0)
-            if a[t] >= cb[t]:
-                pg = max(gt, 0.0)
+            pg = projected_gradient(gt, a[t], cb[t])
             if pg == 0.0:
                 continue
             if abs(pg) > viol:

@@ -385,19 +385,24 @@ def violation_pairs(y, C, alpha, G, active, n_active):
     return gmax1, gmax2
 
 
+@numba.njit(cache=True, inline="always")
+def projected_gradient(g, a, c):
+    """The projected gradient of the box ``0 ≤ a ≤ c`` at one variable: ``min(g, 0)`` at
+    ``a = 0``, ``max(g, 0)`` at ``a = c`` (0 when ``c = 0``), ``g`` inside."""
+    if a <= 0.0:
+        g = min(g, 0.0)
+    if a >= c:
+        g = max(g, 0.0)
+    return g
+
+
 @numba.njit(cache=True)
 def violation_single(C, alpha, G, active, n_active):
     """``max_t |PG_t|`` on the active set (projected gradient of the box)."""
     m = 0.0
     for s in range(n_active):
         t = active[s]
-        g = G[t]
-        if alpha[t] <= 0.0:
-            g = min(g, 0.0)
-        if alpha[t] >= C[t]:
-            g = max(g, 0.0)
-        if abs(g) > m:
-            m = abs(g)
+        m = max(m, abs(projected_gradient(G[t], alpha[t], C[t])))
     return m
 
 
