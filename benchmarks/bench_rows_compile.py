@@ -11,7 +11,7 @@
     First-call compile time of the warm-ups of dcd, cs_dcd, pegasos, perceptron and barrier:
     each run a fresh process of the given interpreter (one per source tree, e.g. a virtual
     environment with an editable install of an older commit) on an empty ``NUMBA_CACHE_DIR``,
-    the trees interleaved; medians and ratios to the first.
+    the trees interleaved; medians and ratios to the first. ``--solvers`` keeps some of them.
 """
 
 from __future__ import annotations
@@ -122,11 +122,11 @@ print(json.dumps(time.perf_counter() - start))
 """
 
 
-def compile_times(pythons: dict[str, str], reps: int) -> None:
+def compile_times(pythons: dict[str, str], reps: int, solvers=SOLVERS) -> None:
     names = list(pythons)
-    res = {(k, s): [] for k in names for s in SOLVERS}
+    res = {(k, s): [] for k in names for s in solvers}
     for r in range(reps):
-        for solver in SOLVERS:
+        for solver in solvers:
             for name in names if r % 2 == 0 else names[::-1]:
                 with tempfile.TemporaryDirectory() as cache:
                     env = dict(os.environ, NUMBA_CACHE_DIR=cache, OPENBLAS_NUM_THREADS="1")
@@ -140,7 +140,7 @@ def compile_times(pythons: dict[str, str], reps: int) -> None:
                     )
                 res[(name, solver)].append(json.loads(out.stdout.splitlines()[-1]))
     print(f"{'solver':11s}" + "".join(f"{k:>10s}" for k in names) + f"   ratio to {names[0]}")
-    for solver in SOLVERS:
+    for solver in solvers:
         med = [float(np.median(res[(k, solver)])) for k in names]
         ratios = "  ".join(f"{m / med[0]:.2f}" for m in med[1:])
         print(f"{solver:11s}" + "".join(f"{m:10.2f}" for m in med) + f"   {ratios}")
@@ -155,11 +155,12 @@ def main(argv=None) -> None:
     c = sub.add_parser("compile")
     c.add_argument("pythons", nargs="+", help="NAME=INTERPRETER, one per source tree")
     c.add_argument("--reps", type=int, default=3)
+    c.add_argument("--solvers", nargs="+", choices=SOLVERS, default=SOLVERS, help="default: all")
     args = parser.parse_args(argv)
     if args.what == "passes":
         passes(args.rev, args.reps)
     else:
-        compile_times(dict(a.split("=", 1) for a in args.pythons), args.reps)
+        compile_times(dict(a.split("=", 1) for a in args.pythons), args.reps, args.solvers)
 
 
 if __name__ == "__main__":

@@ -74,7 +74,9 @@ def weights(X, coef, out):
             row_axpy(X, i, c, out)
 
 
-@numba.njit(cache=True, error_model="numpy")
+# inlined into dcd_epochs's Numba IR: compiled there once, not a second time as a callee (dcd's
+# cold warm-up 11.4 -> 10.1 s, the same iterates and epoch times)
+@numba.njit(cache=True, error_model="numpy", inline="always")
 def dcd_epoch(
     X, y, upper, diag, qd, s, alpha, w, wb, index, active_size, pg_max_old, pg_min_old, rng_state
 ):
