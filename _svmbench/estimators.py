@@ -27,6 +27,8 @@ from sklearn.utils.class_weight import compute_sample_weight
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import _check_sample_weight, check_is_fitted, validate_data
 
+from svmbench.solvers import registry
+
 
 class SVMConvergenceWarning(SklearnConvergenceWarning):
     """The solve ended on ``max_iter`` or ``time_limit`` before its stopping rule held
@@ -40,24 +42,6 @@ _OPTIONAL_ATTRIBUTES = (
 
 #: Solvers whose solution depends on a seed (``random_state``).
 _STOCHASTIC = ("pegasos", "cs_sgd", "ssvm_sgd", "perceptron", "sklearn_sgd")
-
-
-def _solver_class(name: str):
-    from svmbench.benchmarks.cases import solver_class
-
-    return solver_class(name)
-
-
-def _make_solver(name: str, **options):
-    from svmbench.benchmarks.cases import make_solver
-
-    return make_solver(name, **options)
-
-
-def _accepts(cls, option: str) -> bool:
-    from svmbench.benchmarks.cases import accepts_option
-
-    return accepts_option(cls, option)
 
 
 class SVMClassifier(ClassifierMixin, BaseEstimator):
@@ -226,7 +210,7 @@ class SVMClassifier(ClassifierMixin, BaseEstimator):
             previous = None
         self.classes_ = classes
         problem, name, options = self._problem_and_solver(X, y_index, weights)
-        solver = _make_solver(name, **options)
+        solver = registry.get(name, **options)
         warm = previous if previous is not None and solver.warm_start_uses else None
         if warm is not None and warm.alpha is not None and warm.alpha.shape[0] != X.shape[0]:
             warm = None
@@ -267,20 +251,20 @@ class SVMClassifier(ClassifierMixin, BaseEstimator):
 
     def _solver_name(self, n_classes: int) -> str:
         try:
-            _solver_class(self.solver)
+            registry.solver_class(self.solver)
         except ValueError as exc:
             raise ValueError(f"solver: {exc}") from None
         return self.solver
 
     def _solver_options(self, name: str) -> dict[str, Any]:
-        cls = _solver_class(name)
+        cls = registry.solver_class(name)
         options = dict(self.solver_options or {})
         options.setdefault("tol", self.tol)
         if self.max_iter is not None:
             options.setdefault("max_iter", self.max_iter)
         if self.time_limit is not None:
             options.setdefault("time_limit", self.time_limit)
-        if _accepts(cls, "seed") and "seed" not in options:
+        if registry.accepts_option(cls, "seed") and "seed" not in options:
             options["seed"] = int(check_random_state(self.random_state).randint(2**31 - 1))
         return options
 
@@ -292,7 +276,7 @@ class SVMClassifier(ClassifierMixin, BaseEstimator):
             C=float(self.C), loss=self.loss, bias=self.bias, bias_scale=float(self.bias_scale),
             sample_weight=weights,
         )  # fmt: skip
-        cls = _solver_class(name)
+        cls = registry.solver_class(name)
         if self.kernel != "linear":
             problem = KernelDual(
                 X, y_pm, kernel=self.kernel, gamma=self._gamma(X, weights), degree=self.degree,
@@ -320,7 +304,9 @@ class SVMClassifier(ClassifierMixin, BaseEstimator):
         k = self.classes_.size
         name = self._solver_name(k)
         crammer_singer = self.multiclass == "crammer_singer"
-        if k == 2 and not (crammer_singer and MulticlassHinge in _solver_class(name).supported):
+        if k == 2 and not (
+            crammer_singer and MulticlassHinge in registry.solver_class(name).supported
+        ):
             y_pm = np.where(y_index == 1, 1.0, -1.0)
             return self._binary_problem(X, y_pm, weights, name), name, self._solver_options(name)
         if self.kernel == "precomputed":
@@ -336,7 +322,7 @@ class SVMClassifier(ClassifierMixin, BaseEstimator):
                     "multiclass='crammer_singer' takes bias='regularized' or 'none' (a free bias "
                     "adds k equalities that break the per-example dual)"
                 )
-            why = _solver_class(name).unsupported_reason(problem)
+            why = registry.solver_class(name).unsupported_reason(problem)
             if why is not None:
                 raise ValueError(f"solver {name!r} cannot solve the Crammer–Singer problem: {why}")
             return problem, name, self._solver_options(name)
@@ -449,7 +435,7 @@ class SVMClassifier(ClassifierMixin, BaseEstimator):
         tags.non_deterministic = name in _STOCHASTIC and self.random_state is None
         if name not in ("auto",):
             try:
-                cls = _solver_class(name)
+                cls = registry.solver_class(name)
             except ValueError:
                 return tags
             from svmbench.problems import MulticlassHinge

@@ -32,6 +32,7 @@ from sklearn.model_selection import StratifiedKFold
 from sklearn.utils.validation import check_is_fitted
 
 from svmbench.estimators import SVMClassifier
+from svmbench.solvers import registry
 
 
 @dataclass(frozen=True)
@@ -42,12 +43,6 @@ class PathPoint:
     gamma: float | None
     result: Any
     wall_time: float
-
-
-def _solver(solver, options):
-    from svmbench.benchmarks.cases import make_solver
-
-    return make_solver(solver, **options)
 
 
 def _with_C(problem, C: float, gamma=None):
@@ -82,7 +77,7 @@ def regularization_path(
     Cs = sorted(float(C) for C in Cs)
     if not Cs or any(not (C > 0 and math.isfinite(C)) for C in Cs):
         raise ValueError(f"Cs must be a non-empty list of finite positive numbers, got {Cs}")
-    engine = _solver(solver, solver_options)
+    engine = registry.get(solver, **solver_options)
     takes = bool(engine.warm_start_uses) and warm_start
     out = []
     for gamma in [None] if gammas is None else list(gammas):
@@ -178,7 +173,7 @@ def leave_one_out(
     """
     Cs = sorted(float(C) for C in Cs)
     n = problem.n_samples
-    engine = _solver(solver, solver_options)
+    engine = registry.get(solver, **solver_options)
     takes = "alpha" in engine.warm_start_uses
     norms = _row_norms(problem)
     radius = float(norms.max())

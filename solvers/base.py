@@ -119,6 +119,13 @@ class Solver(abc.ABC):
     #: False for a solver whose ``infeasible`` comes from another solver's record, where the
     #: search for a separating point was already made (``auto``).
     checks_separation: ClassVar[bool] = True
+    #: True for the anchors (another library's solver run through this interface).
+    anchor: ClassVar[bool] = False
+
+    @classmethod
+    def missing_reason(cls) -> str | None:
+        """Why this solver cannot run here (a library that is not installed), or None."""
+        return None
 
     def __init__(self, *, tol: float = 1e-6, max_iter: int | None = None, time_limit=None):
         self.tol = check_real("tol", tol, low=0.0)

@@ -1,11 +1,17 @@
-"""Names of the solvers and which problems each accepts.
+"""The one registry of solver names: this suite's methods and the anchors, and what each accepts.
 
-``get("smo", tol=1e-6)`` returns a configured solver; the names are short and stable, the same in
-the CLI, the suites and the results store.
+``get("smo", tol=1e-6)`` or ``get("libsvm")`` returns a configured solver; the names are short and
+stable, the same in the estimators, the CLI, the suites and the results store. The methods
+(:data:`SOLVER_MODULES`) and the anchors (:data:`ANCHOR_MODULES`: LIBSVM, LIBLINEAR,
+scikit-learn and oneDAL run as solvers, their libraries imported only when they train) register
+themselves with :func:`register` when their module is imported. :func:`names` lists the methods
+(what a suite's ``"*"`` means), :func:`anchor_names` the anchors; :func:`solver_class` and
+:func:`get` resolve either.
 """
 
 from __future__ import annotations
 
+import difflib
 import functools
 import importlib
 import inspect
@@ -32,6 +38,13 @@ SOLVER_MODULES = (
     "svmbench.solvers.auto",
 )
 
+#: Modules of the anchors (adapters of other libraries, judged by the same certificates).
+ANCHOR_MODULES = (
+    "svmbench.solvers.anchors.liblinear",
+    "svmbench.solvers.anchors.libsvm",
+    "svmbench.solvers.anchors.sklearn",
+)
+
 _REGISTRY: dict[str, type[Solver]] = {}
 _loaded = False
 
@@ -47,24 +60,58 @@ def register(cls: type[Solver]) -> type[Solver]:
 def _load() -> None:
     global _loaded
     if not _loaded:
-        for module in SOLVER_MODULES:
+        for module in (*SOLVER_MODULES, *ANCHOR_MODULES):
             importlib.import_module(module)
         _loaded = True
 
 
 def names() -> list[str]:
-    """All registered solver names, sorted."""
+    """The names of this suite's methods (the anchors excluded), sorted."""
     _load()
-    return sorted(_REGISTRY)
+    return sorted(n for n, cls in _REGISTRY.items() if not cls.anchor)
+
+
+def anchor_names(*, available_only: bool = False) -> list[str]:
+    """The names of the anchors, sorted; with ``available_only``, those whose library imports."""
+    _load()
+    found = sorted(n for n, cls in _REGISTRY.items() if cls.anchor)
+    if available_only:
+        return [n for n in found if _REGISTRY[n].missing_reason() is None]
+    return found
+
+
+def is_anchor(name: str) -> bool:
+    """Whether ``name`` is a registered anchor."""
+    _load()
+    cls = _REGISTRY.get(name)
+    return cls is not None and cls.anchor
+
+
+def missing_reason(name: str) -> str | None:
+    """Why the solver ``name`` cannot run here (an anchor whose library is not installed), or
+    None: methods, and anchors whose library imports."""
+    return solver_class(name).missing_reason()
+
+
+def available_anchors() -> dict[str, str | None]:
+    """Every anchor name mapped to None when its library imports, else the reason it cannot."""
+    return {name: _REGISTRY[name].missing_reason() for name in anchor_names()}
 
 
 def solver_class(name: str) -> type[Solver]:
-    """The class registered under ``name`` (``ValueError`` listing the names otherwise)."""
+    """The class registered under ``name``, a method or an anchor (``ValueError`` naming the
+    closest names and listing all of them otherwise)."""
     _load()
     try:
         return _REGISTRY[name]
     except KeyError:
-        raise ValueError(f"unknown solver {name!r}; known solvers: {', '.join(names())}") from None
+        pass
+    if not isinstance(name, str):
+        raise TypeError(f"solver must be a name (str), got {type(name).__name__}")
+    known = names() + anchor_names()
+    close = difflib.get_close_matches(name, known, n=3)
+    hint = f" (did you mean {' or '.join(map(repr, close))}?)" if close else ""
+    raise ValueError(f"unknown solver {name!r}{hint}; known solvers: {', '.join(known)}")
 
 
 def get(name: str, **options) -> Solver:
@@ -76,9 +123,11 @@ def get(name: str, **options) -> Solver:
         raise TypeError(f"solver {name!r}: {exc}") from None
 
 
-def solvers_for(problem: Problem) -> list[str]:
-    """Names of the solvers that accept ``problem``."""
-    return [n for n in names() if _REGISTRY[n].unsupported_reason(problem) is None]
+def solvers_for(problem: Problem, *, anchors: bool = False) -> list[str]:
+    """Names of the methods (and, with ``anchors``, of the available anchors) that accept
+    ``problem``."""
+    pool = names() + (anchor_names(available_only=True) if anchors else [])
+    return [n for n in pool if _REGISTRY[n].unsupported_reason(problem) is None]
 
 
 @functools.cache

@@ -78,7 +78,7 @@ def test_version_everywhere(tmp_path):
         ).version
     )
     done = subprocess.run(
-        [sys.executable, "-m", "svmbench.benchmarks.cli", "--version"],
+        [sys.executable, "-m", "svmbench.benchmarks.cli.main", "--version"],
         cwd=tmp_path, capture_output=True, text=True, timeout=120,
     )  # fmt: skip
     assert done.returncode == 0, done.stderr

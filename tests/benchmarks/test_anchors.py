@@ -14,7 +14,6 @@ import warnings
 import numpy as np
 import pytest
 
-from svmbench.benchmarks import anchors, anchors_liblinear
 from svmbench.problems import (
     KernelDual,
     MulticlassHinge,
@@ -22,7 +21,10 @@ from svmbench.problems import (
     SoftMarginPrimal,
     datasets,
 )
+from svmbench.solvers import registry
 from svmbench.solvers._reference import reference_solution
+from svmbench.solvers.anchors import liblinear as anchors_liblinear
+from svmbench.solvers.anchors.sklearn import SklearnexSVCAnchor
 from svmbench.solvers.base import ConvergenceWarning, Status
 from tests.conftest import BINARY_SETS
 
@@ -50,14 +52,14 @@ def rel(a, b):
 
 def need(name):
     """Skip, naming the package, only when the anchor's library is genuinely not installed."""
-    why = anchors.available()[name]
+    why = registry.available_anchors()[name]
     if why is not None:
         pytest.skip(f"{name}: {why}")
 
 
 def solve_tight(name, problem, **extra):
     need(name)
-    result = anchors.get(name, **{**TIGHT[name], **extra}).solve(problem)
+    result = registry.get(name, **{**TIGHT[name], **extra}).solve(problem)
     ref = reference_solution(problem)
     return result, ref
 
@@ -147,7 +149,7 @@ def test_sklearn_sgd_alpha_comes_from_lambda_from_C():
 
     X, y = BINARY_SETS["quadrant"]
     problem = SoftMarginPrimal(X, y, C=0.3, bias="free")
-    result = anchors.get("sklearn_sgd", max_iter=5, tol=None).solve(problem)
+    result = registry.get("sklearn_sgd", max_iter=5, tol=None).solve(problem)
     assert result.info["sgd_alpha"] == lambda_from_C(0.3, len(y))
 
 
@@ -172,7 +174,7 @@ def _kernel_problems(X, y):
 def test_kernel_anchors_reach_reference(name, set_name):
     X, y = BINARY_SETS[set_name]
     for problem in _kernel_problems(X, y):
-        if anchors.ANCHORS[name].unsupported_reason(problem):
+        if registry.solver_class(name).unsupported_reason(problem):
             continue  # sklearnex_svc refuses precomputed kernels (tested below)
         result, ref = solve_tight(name, problem)
         check_against_reference(result, ref, RTOL_EXACT)
@@ -253,7 +255,7 @@ def test_uniform_weights_scale_C_and_others_are_refused():
     uneven = SoftMarginPrimal(X, y, bias="none", sample_weight=np.linspace(0.5, 1.5, len(y)))
     for name in ("liblinear", "libsvm"):
         with pytest.raises(TypeError, match=rf"'{name}'.*per-example weights"):
-            anchors.get(name).solve(
+            registry.get(name).solve(
                 uneven
                 if name == "liblinear"
                 else KernelDual(X, y, sample_weight=uneven.sample_weight)
@@ -305,7 +307,7 @@ def test_loose_tolerance_reports_larger_gap(name, loose, problem_kind):
         ds = datasets.load("wine")
         problem = MulticlassHinge(ds.X, ds.y, C=0.5)
     with pytest.warns(ConvergenceWarning) if name == "sklearn_sgd" else _no_warning():
-        loose_result = anchors.get(name, **loose).solve(problem)
+        loose_result = registry.get(name, **loose).solve(problem)
     tight_result, _ = solve_tight(name, problem)
     assert loose_result.rel_gap > 10 * tight_result.rel_gap, (loose_result, tight_result)
     assert loose_result.certified and tight_result.certified
@@ -331,7 +333,7 @@ def test_iteration_cap_is_status_max_iter(name, options):
         else KernelDual(X, y, kernel="rbf")
     )
     with pytest.warns(ConvergenceWarning, match=name):
-        result = anchors.get(name, tol=1e-10, **options).solve(problem)
+        result = registry.get(name, tol=1e-10, **options).solve(problem)
     assert result.status is Status.MAX_ITER
     assert result.iterations == options["max_iter"]
     assert np.isfinite(result.rel_gap)
@@ -343,12 +345,12 @@ def test_liblinear_cap_is_status_max_iter():
     X, y = BINARY_SETS["digits"]
     problem = SoftMarginPrimal(X, y, C=10.0, bias="none")
     with pytest.warns(ConvergenceWarning, match="liblinear"):
-        result = anchors.get("liblinear", tol=1e-12).solve(problem)
+        result = registry.get("liblinear", tol=1e-12).solve(problem)
     assert result.status is Status.MAX_ITER
     assert "reaching max number of iterations" in result.info["library_output"]
 
 
-@pytest.mark.parametrize("name", sorted(anchors.ANCHORS))
+@pytest.mark.parametrize("name", registry.anchor_names())
 def test_anchors_print_nothing_and_time_only_training(name, capfd):
     need(name)
     X, y = BINARY_SETS["quadrant"]
@@ -358,10 +360,12 @@ def test_anchors_print_nothing_and_time_only_training(name, capfd):
         KernelDual(X, y, kernel="rbf"),
         MulticlassHinge(*(lambda d: (d.X, d.y))(datasets.load("blobs:n=90,d=3,k=3,seed=1"))),
     ]
-    problem = next(p for p in candidates if anchors.ANCHORS[name].unsupported_reason(p) is None)
+    problem = next(
+        p for p in candidates if registry.solver_class(name).unsupported_reason(p) is None
+    )
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", ConvergenceWarning)
-        result = anchors.get(name).solve(problem)
+        result = registry.get(name).solve(problem)
     out, err = capfd.readouterr()
     assert out == "" and err == ""
     assert result.solver == name
@@ -377,7 +381,7 @@ def test_liblinear_weight_layout_matches_get_decfun():
     ds = datasets.load("blobs:n=60,d=3,k=3,seed=2")
     for options, y in (("-s 3 -B 1.5 -q", np.where(ds.y == 0, 1.0, -1.0)), ("-s 4 -B 2 -q", ds.y)):
         model = train(problem(np.asarray(y, float), ds.X), parameter(options))
-        W = anchors_liblinear._liblinear_weights(model)
+        W = anchors_liblinear.liblinear_weights(model)
         for j in range(W.shape[1]):
             w, b = model.get_decfun(j)
             assert np.allclose(W[:-1, j], w) and np.isclose(model.bias * W[-1, j], b)
@@ -404,43 +408,45 @@ def test_unsupported_problems_raise_type_error_naming_the_anchor(name, make, why
     X, y = BINARY_SETS["quadrant"]
     problem = make(X, y)
     with pytest.raises(TypeError, match=rf"solver '{name}' cannot solve .*{why}"):
-        anchors.get(name).solve(problem)
+        registry.get(name).solve(problem)
 
 
 def test_liblinear_cs_refuses_other_costs():
     ds = datasets.load("blobs:n=60,d=3,k=3,seed=2")
     cost = np.array([[0.0, 1.0, 2.0], [1.0, 0.0, 1.0], [2.0, 1.0, 0.0]])
     with pytest.raises(TypeError, match="'liblinear_cs'.*0-1 cost"):
-        anchors.get("liblinear_cs").solve(MulticlassHinge(ds.X, ds.y, cost=cost))
+        registry.get("liblinear_cs").solve(MulticlassHinge(ds.X, ds.y, cost=cost))
 
 
 def test_get_rejects_unknown_names_and_options():
-    with pytest.raises(ValueError, match="unknown anchor 'nope'.*liblinear"):
-        anchors.get("nope")
-    with pytest.raises(TypeError, match="anchor 'liblinear'.*max_iter"):
-        anchors.get("liblinear", max_iter=10)  # LIBLINEAR's cap is compiled in
+    with pytest.raises(ValueError, match="unknown solver 'nope'.*liblinear"):
+        registry.get("nope")
+    with pytest.raises(ValueError, match="did you mean 'libsvm'"):
+        registry.get("libsmv")
+    with pytest.raises(TypeError, match="solver 'liblinear'.*max_iter"):
+        registry.get("liblinear", max_iter=10)  # LIBLINEAR's cap is compiled in
 
 
 def test_available_reports_missing_packages(monkeypatch):
-    status = anchors.available()
-    assert set(status) == set(anchors.ANCHORS)
+    status = registry.available_anchors()
+    assert set(status) == set(registry.anchor_names())
     assert all(v is None or isinstance(v, str) for v in status.values())
     # The bindings this suite depends on are installed here.
     assert status["liblinear"] is None and status["libsvm"] is None
-    monkeypatch.setattr(anchors.SklearnexSVCAnchor, "modules", ("no_such_module_svmbench",))
-    status = anchors.available()
+    monkeypatch.setattr(SklearnexSVCAnchor, "modules", ("no_such_module_svmbench",))
+    status = registry.available_anchors()
     assert "scikit-learn-intelex is not installed" in status["sklearnex_svc"]
     assert "pip install scikit-learn-intelex" in status["sklearnex_svc"]
     X, y = BINARY_SETS["quadrant"]
     with pytest.raises(ModuleNotFoundError, match="anchor 'sklearnex_svc' cannot run"):
-        anchors.get("sklearnex_svc").solve(KernelDual(X, y))
+        registry.get("sklearnex_svc").solve(KernelDual(X, y))
 
 
 def test_liblinear_seed_makes_runs_repeat():
     need("liblinear")
     X, y = BINARY_SETS["gaussian_overlap"]
     problem = SoftMarginPrimal(X, y, C=0.1, bias="regularized")
-    a, b, c = (anchors.get("liblinear", tol=1e-6, seed=s).solve(problem) for s in (4, 4, 5))
+    a, b, c = (registry.get("liblinear", tol=1e-6, seed=s).solve(problem) for s in (4, 4, 5))
     assert a.iterations == b.iterations and np.array_equal(a.w, b.w)
     assert not np.array_equal(a.w, c.w)  # another seed, another coordinate order
 
@@ -449,7 +455,7 @@ def test_time_limit_overrun_is_status_time_limit():
     need("libsvm")
     X, y = BINARY_SETS["breast_cancer"]
     with pytest.warns(ConvergenceWarning, match="libsvm"):
-        result = anchors.get("libsvm", time_limit=1e-9).solve(KernelDual(X, y))
+        result = registry.get("libsvm", time_limit=1e-9).solve(KernelDual(X, y))
     assert result.status is Status.TIME_LIMIT
     assert "cannot be interrupted" in result.message
     assert result.certified and np.isfinite(result.rel_gap)
@@ -460,7 +466,7 @@ def test_time_limit_overrun_is_status_time_limit():
 
 def test_compare_runs_solvers_and_anchors_side_by_side(monkeypatch):
     need("liblinear")
-    from svmbench.benchmarks import compare
+    from svmbench.benchmarks.harness import compare
 
     X, y = BINARY_SETS["quadrant"]
     problem = SoftMarginPrimal(X, y, C=0.1, bias="regularized")
@@ -474,7 +480,7 @@ def test_compare_runs_solvers_and_anchors_side_by_side(monkeypatch):
     assert len(liblinear["times"]) == 2 and liblinear["time"] == np.median(liblinear["times"])
     assert liblinear["accuracy"] > 0.8 and liblinear["threads"] == "1"
     assert sgd["status"] == "not run" and "bias='regularized'" in sgd["note"]
-    assert nope["status"] == "not run" and "unknown name" in nope["note"]
+    assert nope["status"] == "not run" and "unknown solver" in nope["note"]
     table = compare.format_table(rows)
     assert all(name in table for name in names)
 
@@ -486,7 +492,7 @@ def test_compare_runs_solvers_and_anchors_side_by_side(monkeypatch):
 
 def test_svmbench_compare_prints_a_row_per_name(capsys):
     need("libsvm")
-    from svmbench.benchmarks.cli import main
+    from svmbench.benchmarks.cli.main import main
 
     code = main(
         [

@@ -6,8 +6,9 @@ import re
 
 import pytest
 
-from svmbench.benchmarks import cli
-from svmbench.benchmarks.cases import expand, load_suite
+from svmbench.benchmarks.cli import main as cli
+from svmbench.benchmarks.harness.cases import expand
+from svmbench.benchmarks.harness.suite_files import load_suite
 
 
 def run(capsys, *argv):

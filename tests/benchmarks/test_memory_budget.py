@@ -10,8 +10,9 @@ import tracemalloc
 import numpy as np
 import pytest
 
-from svmbench.benchmarks import cli
-from svmbench.benchmarks.cases import Settings, estimate_memory_mb, expand, make_problem
+from svmbench.benchmarks.cli import main as cli
+from svmbench.benchmarks.harness.cases import estimate_memory_mb, expand, make_problem
+from svmbench.benchmarks.harness.settings import Settings
 from svmbench.problems import KernelDual
 from svmbench.problems import datasets as ds_module
 from svmbench.problems.datasets import DatasetInfo, estimate_bytes, load

@@ -10,10 +10,13 @@ import math
 import numpy as np
 import pytest
 
-from svmbench.benchmarks import anchors, cases, environment, evaluation, execution, runner
-from svmbench.benchmarks.report import anchor_section
+from svmbench.benchmarks.harness import cases, environment, evaluation
+from svmbench.benchmarks.harness.report import anchor_section
 from svmbench.problems import KernelDual, MulticlassHinge, SoftMarginPrimal, datasets
+from svmbench.solvers import registry
 from svmbench.solvers._reference import reference_solution
+from svmbench.solvers.anchors.liblinear import LiblinearAnchor
+from svmbench.solvers.anchors.libsvm import LibsvmAnchor
 
 STUDIES = (
     "bench_dcd_vs_liblinear",
@@ -27,47 +30,26 @@ STUDIES = (
 
 
 def _needs(name: str):
-    why = anchors.available()[name]
+    why = registry.available_anchors()[name]
     return pytest.mark.skipif(why is not None, reason=why or "")
 
 
-# ---- the runner's names stay where their users import them --------------------------------------
+# ---- one registry for the methods and the anchors ---------------------------------------------
 
 
-@pytest.mark.parametrize(
-    ("name", "module"),
-    [
-        ("environment", environment),
-        ("git_commit", environment),
-        ("thread_info", environment),
-        ("pinned_threads", environment),
-        ("PeakMemory", environment),
-        ("Record", evaluation),
-        ("execute_case", evaluation),
-        ("accuracy", evaluation),
-        ("negative_gap", evaluation),
-        ("HARNESS_STATUSES", evaluation),
-        ("run_cases", execution),
-        ("warm_up", execution),
-    ],
-)
-def test_runner_reexports_the_one_definition(name, module):
-    assert getattr(runner, name) is getattr(module, name)
-
-
-def test_the_anchor_shim_is_gone_and_names_resolve_to_the_anchors_module():
-    assert not hasattr(cases, "_anchors")
-    assert cases.solver_class("liblinear") is anchors.LiblinearAnchor
-    assert cases.is_anchor("libsvm") and not cases.is_anchor("smo")
-    assert cases.anchor_names() == sorted(anchors.ANCHORS)
+def test_anchors_resolve_through_the_one_registry():
+    assert registry.solver_class("liblinear") is LiblinearAnchor
+    assert registry.is_anchor("libsvm") and not registry.is_anchor("smo")
+    assert "libsvm" in registry.anchor_names() and "smo" not in registry.anchor_names()
+    assert "libsvm" not in registry.names()  # a suite's "*" selects the methods only
 
 
 def test_a_missing_anchor_package_is_a_reason_naming_it(monkeypatch):
-    monkeypatch.setattr(anchors.LibsvmAnchor, "modules", ("no_such_module_svmbench",))
-    why = cases._anchor_unavailable_reason("libsvm")
+    monkeypatch.setattr(LibsvmAnchor, "modules", ("no_such_module_svmbench",))
+    why = cases.unavailable_reason("libsvm")
     assert why.startswith("anchor 'libsvm' is unavailable: libsvm-official is not installed")
-    assert "libsvm" not in cases.anchor_names(available_only=True)
-    assert cases._anchor_unavailable_reason("smo") is None  # no anchor: nothing to say
+    assert "libsvm" not in registry.anchor_names(available_only=True)
+    assert cases.unavailable_reason("smo") is None  # no anchor: nothing to say
 
 
 # ---- environment ------------------------------------------------------------------------------
@@ -211,7 +193,7 @@ def test_anchor_section_is_empty_without_a_pair():
 
 @pytest.mark.parametrize("name", STUDIES)
 def test_every_study_imports_and_prints_the_one_environment_line(name):
-    module = importlib.import_module(f"svmbench.benchmarks.{name}")
+    module = importlib.import_module(f"svmbench.benchmarks.studies.{name}")
     assert not hasattr(module, "environment") or module.environment is environment.environment
     source = open(module.__file__).read()
     assert "summary(" in source
@@ -220,7 +202,7 @@ def test_every_study_imports_and_prints_the_one_environment_line(name):
 
 @_needs("liblinear")
 def test_dcd_study_measures_a_tiny_case_through_the_liblinear_anchor():
-    study = importlib.import_module("svmbench.benchmarks.bench_dcd_vs_liblinear")
+    study = importlib.import_module("svmbench.benchmarks.studies.bench_dcd_vs_liblinear")
     row = study.measure(study.Case(300, 5, 1.0, 1.0), gap_time_limit=5.0)
     ds = datasets.gaussian(300, 5, 1.0, seed=0)
     problem = SoftMarginPrimal(ds.X, ds.y, C=1.0, bias="regularized")
@@ -234,7 +216,7 @@ def test_dcd_study_measures_a_tiny_case_through_the_liblinear_anchor():
 
 @_needs("libsvm")
 def test_smo_study_judges_libsvm_through_its_anchor():
-    study = importlib.import_module("svmbench.benchmarks.bench_smo_vs_libsvm")
+    study = importlib.import_module("svmbench.benchmarks.studies.bench_smo_vs_libsvm")
     ds = datasets.gaussian(300, 20, 1.0, seed=0)
     problem = KernelDual(ds.X, ds.y, C=1.0, kernel="rbf", gamma=1 / 20)
     r = study.libsvm(1).solve(problem)
@@ -245,7 +227,7 @@ def test_smo_study_judges_libsvm_through_its_anchor():
 
 @_needs("liblinear_cs")
 def test_multiclass_study_takes_the_fastest_liblinear_run():
-    study = importlib.import_module("svmbench.benchmarks.bench_multiclass")
+    study = importlib.import_module("svmbench.benchmarks.studies.bench_multiclass")
     ds = datasets.load("blobs:n=120,d=4,k=3,seed=0")
     problem = MulticlassHinge(ds.X, ds.y, C=1.0, bias="regularized", bias_scale=1.0)
     best = study._liblinear(problem, 1e-4, 2)

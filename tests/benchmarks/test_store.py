@@ -6,9 +6,9 @@ import sqlite3
 
 import pytest
 
-from svmbench.benchmarks.cases import Case
-from svmbench.benchmarks.runner import Record
-from svmbench.benchmarks.store import Store, StoreError
+from svmbench.benchmarks.harness.cases import Case
+from svmbench.benchmarks.harness.evaluation import Record
+from svmbench.benchmarks.harness.store import Store, StoreError
 
 
 def _fresh(tmp_path):
@@ -94,7 +94,7 @@ def test_a_read_only_database_is_a_clear_error(tmp_path, monkeypatch):
 
 
 def test_a_database_of_the_first_schema_gains_the_new_columns(tmp_path):
-    from svmbench.benchmarks import store as store_module
+    from svmbench.benchmarks.harness import store as store_module
 
     old = store_module._SCHEMA.replace("    certify_time REAL,\n", "").replace(
         "    case_time REAL,\n", ""
@@ -130,8 +130,8 @@ def test_trace_points_keep_whether_they_are_certified(tmp_path):
     import json
     import math
 
-    from svmbench.benchmarks.report import _certified
-    from svmbench.benchmarks.store import row_of
+    from svmbench.benchmarks.harness.report import _certified
+    from svmbench.benchmarks.harness.store import row_of
     from svmbench.solvers.base import Checkpoint, SolveResult, Status
 
     trace = (

@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from svmbench.benchmarks.cases import Settings, data_size, expand, load_suite, shipped_suites
+from svmbench.benchmarks.harness.cases import data_size, expand
+from svmbench.benchmarks.harness.settings import Settings
+from svmbench.benchmarks.harness.suite_files import load_suite, shipped_suites
 
 GOOD = """name = "s"
 data = ["gaussian:n=20,d=2,sep=2,seed=0"]

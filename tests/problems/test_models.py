@@ -20,7 +20,6 @@ import numpy as np
 import pytest
 from scipy import sparse
 
-from svmbench.benchmarks import anchors
 from svmbench.problems import (
     ChainStructuredHinge,
     HardMarginPrimal,
@@ -566,15 +565,15 @@ def _anchor_problems():
     }
 
 
-@pytest.mark.parametrize("name", sorted(anchors.ANCHORS))
+@pytest.mark.parametrize("name", registry.anchor_names())
 def test_every_anchor_result_carries_a_working_model(name, results):
-    why = anchors.ANCHORS[name].missing_reason()
+    why = registry.solver_class(name).missing_reason()
     if why:
         pytest.skip(why)
     problem = _anchor_problems()[name]
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # sklearn_sgd's ConvergenceWarning
-        r = anchors.get(name).solve(problem)
+        r = registry.get(name).solve(problem)
     assert r.model is not None, r.message
     multiclass = isinstance(problem, MulticlassHinge)
     X_test = MULTI.X_test if multiclass else BIN.X_test
@@ -602,11 +601,11 @@ def test_every_anchor_result_carries_a_working_model(name, results):
 def test_kernel_anchor_models_predict_as_the_library_does(name):
     """The adapter's model (signs, b, the support vectors) gives the library's own decision
     values on new data: scikit-learn's SVC and LIBSVM's svm_predict, trained identically."""
-    why = anchors.ANCHORS[name].missing_reason()
+    why = registry.solver_class(name).missing_reason()
     if why:
         pytest.skip(why)
     problem = KernelDual(BIN.X, BIN.y, kernel="rbf", gamma=GAMMA)
-    model = anchors.get(name).solve(problem).model
+    model = registry.get(name).solve(problem).model
     if name == "sklearn_svc":
         from sklearn.svm import SVC
 

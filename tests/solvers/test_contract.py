@@ -21,7 +21,6 @@ from typing import ClassVar
 import numpy as np
 import pytest
 
-from svmbench.benchmarks import anchors
 from svmbench.problems import (
     ChainStructuredHinge,
     HardMarginPrimal,
@@ -82,17 +81,13 @@ def _problems() -> dict[str, Problem]:
 PROBLEMS = _problems()
 #: Small budgets keep the stochastic and non-converging methods quick.
 OPTIONS = {"perceptron": {"max_iter": 200}}
-ANCHORS = sorted(name for name, why in anchors.available().items() if why is None)
+ANCHORS = sorted(name for name, why in registry.available_anchors().items() if why is None)
 SOLVERS = registry.names()
 
 
 def make(name: str, **options) -> Solver:
     options = {**OPTIONS.get(name, {}), **options}
-    return anchors.get(name, **options) if name in ANCHORS else registry.get(name, **options)
-
-
-def solver_class(name: str) -> type[Solver]:
-    return anchors.ANCHORS[name] if name in ANCHORS else registry.solver_class(name)
+    return registry.get(name, **options)
 
 
 def pairs(names) -> list:
@@ -101,17 +96,17 @@ def pairs(names) -> list:
         pytest.param(s, p, id=f"{s}-{p}")
         for s in names
         for p, problem in PROBLEMS.items()
-        if solver_class(s).unsupported_reason(problem) is None
+        if registry.solver_class(s).unsupported_reason(problem) is None
     ]
 
 
 def is_exact(name: str) -> bool:
-    cls = solver_class(name)
+    cls = registry.solver_class(name)
     return name in SOLVERS and not cls.stochastic and cls.check_rtol is None
 
 
 def takes_warm_start(name: str) -> bool:
-    return bool(solver_class(name).warm_start_uses)
+    return bool(registry.solver_class(name).warm_start_uses)
 
 
 @cache
@@ -166,7 +161,7 @@ def check_record(result: SolveResult, name: str, problem: Problem) -> None:
     assert isinstance(result.iterations, int) and result.iterations >= 0
     # auto counts in the unit of the method it chose (and names it)
     chosen = result.info["auto"]["chose"] if name == "auto" else name
-    assert result.iteration_unit == solver_class(chosen).iteration_unit
+    assert result.iteration_unit == registry.solver_class(chosen).iteration_unit
     assert result.solve_time >= 0.0 and result.compile_time >= 0.0
     assert all(type(c) is Checkpoint for c in result.trace)
     its = [c.iteration for c in result.trace]
@@ -222,7 +217,11 @@ def test_exact_solvers_reach_the_reference_optimum(name, key):
 
 @pytest.mark.parametrize("name", EVERY)
 def test_unsupported_problems_are_refused_naming_both(name):
-    refused = [p for p in PROBLEMS.values() if solver_class(name).unsupported_reason(p) is not None]
+    refused = [
+        p
+        for p in PROBLEMS.values()
+        if registry.solver_class(name).unsupported_reason(p) is not None
+    ]
     for problem in refused[:3]:
         with pytest.raises(TypeError, match=rf"{name}.*{problem.kind}"):
             make(name).solve(problem)
@@ -310,7 +309,7 @@ def test_callbacks_see_checkpoints_and_can_stop(name, key):
     if result.status is Status.INFEASIBLE:
         return
     assert len(seen) == 1 and type(seen[0]) is Checkpoint
-    if solver_class(name).reports_progress:
+    if registry.solver_class(name).reports_progress:
         assert result.status in (Status.OPTIMAL, Status.MAX_ITER, Status.NUMERICAL_ERROR)
         assert result.iterations == seen[0].iteration
     else:
@@ -327,7 +326,7 @@ def test_no_iterative_solver_overrides_solve():
         cls = registry.solver_class(name)
         owners = [c for c in cls.__mro__ if "solve" in vars(c)]
         assert owners[0] is Solver, f"{cls.__name__} defines solve ({owners[0].__name__})"
-    for cls in anchors.ANCHORS.values():
+    for cls in map(registry.solver_class, registry.anchor_names()):
         assert next(c for c in cls.__mro__ if "solve" in vars(c)) is Solver
 
 

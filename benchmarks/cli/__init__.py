@@ -1,0 +1,1 @@
+"""The ``svmbench`` command line (entry point :func:`svmbench.benchmarks.cli.main.main`)."""

@@ -1,0 +1,88 @@
+"""``svmbench compare``: solvers and anchors side by side on one problem (the table is built by
+:mod:`svmbench.benchmarks.harness.compare`; only this module prints)."""
+
+from __future__ import annotations
+
+import argparse
+
+from svmbench.benchmarks.harness.compare import compare, format_table, parse_settings, parse_value
+from svmbench.benchmarks.harness.environment import summary
+from svmbench.problems import PROBLEMS
+from svmbench.problems.datasets import load
+
+
+def add_parser(subparsers) -> argparse.ArgumentParser:
+    """Register ``svmbench compare``."""
+    parser = subparsers.add_parser(
+        "compare",
+        help="solvers and anchors side by side on one problem, judged by one certificate",
+        description="Run solvers and anchors on one problem and compare their certified results.",
+    )
+    parser.add_argument("--problem", required=True, choices=sorted(PROBLEMS))
+    parser.add_argument("--data", required=True, help="data spec, e.g. gaussian:n=2000,d=20,sep=1")
+    parser.add_argument("--solvers", required=True, help="comma-separated solver/anchor names")
+    parser.add_argument("--repeat", type=int, default=3, help="timed runs after one warm-up")
+    parser.add_argument("--C", type=float)
+    parser.add_argument("--loss", choices=["hinge", "squared_hinge"])
+    parser.add_argument("--bias", choices=["free", "regularized", "none"])
+    parser.add_argument("--bias-scale", dest="bias_scale", type=float)
+    parser.add_argument(
+        "--kernel",
+        choices=["linear", "poly", "rbf", "sigmoid", "precomputed"],
+        help="precomputed: the Gram matrix of the linear kernel on the data",
+    )
+    parser.add_argument("--gamma", type=parse_value, help='float, "scale" or "auto"')
+    parser.add_argument("--degree", type=int)
+    parser.add_argument("--coef0", type=float)
+    parser.add_argument(
+        "--set",
+        action="append",
+        default=[],
+        metavar="NAME.OPTION=VALUE",
+        help="an option of one solver, e.g. liblinear.tol=1e-6 (repeatable)",
+    )
+    parser.add_argument(
+        "--time-limit",
+        dest="time_limit",
+        type=float,
+        help="seconds per solve for every solver that takes it (NAME.time_limit wins)",
+    )
+    parser.add_argument("--no-reference", action="store_true", help="skip Clarabel's optimum")
+    parser.set_defaults(func=run)
+    return parser
+
+
+def run(args: argparse.Namespace) -> int:
+    """``svmbench compare``: prints the table (the only printing of this module)."""
+    if args.repeat < 1:
+        raise ValueError(f"--repeat must be >= 1, got {args.repeat}")
+    params = {
+        k: getattr(args, k)
+        for k in ("C", "loss", "bias", "bias_scale", "kernel", "gamma", "degree", "coef0")
+        if getattr(args, k) is not None
+    }
+    dataset = load(args.data)
+    if args.problem == "kernel_dual" and params.get("kernel") == "precomputed":
+        from svmbench.problems.kernels import kernel_matrix
+
+        X = kernel_matrix(dataset.X, kernel="linear", gamma=1.0, degree=1, coef0=0.0)
+    else:
+        X = dataset.X
+    problem = PROBLEMS[args.problem](X, dataset.y, **params)
+    names = [n.strip() for n in args.solvers.split(",") if n.strip()]
+    options = parse_settings(args.set)
+    if args.time_limit is not None:
+        for name in names:
+            options.setdefault(name, {}).setdefault("time_limit", args.time_limit)
+    rows = compare(
+        problem, names, repeat=args.repeat, options=options, reference=not args.no_reference
+    )
+    print(f"{problem.describe()} on {dataset.spec}")
+    print(summary("scikit-learn", "libsvm-official", "liblinear-official", "scikit-learn-intelex"))
+    print(
+        f"times: medians of {args.repeat} runs after one warm-up run; wall = the whole call "
+        "(what a user waits), solve = the solver clock (the anchors: the library's train call)"
+    )
+    print()
+    print(format_table(rows))
+    return 0

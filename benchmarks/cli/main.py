@@ -1,0 +1,256 @@
+"""The ``svmbench`` command line: ``list``, ``solve``, ``predict``, ``select``, ``compare``,
+``run``, ``results``, ``report``, ``check``.
+
+The entry point, the one-problem commands (``list``, ``solve``, ``predict``) and what every
+command shares (the console, number formatting, the problem flags) live here; ``select`` and
+``compare`` register themselves from their own modules, and so do the suite commands
+(``run``, ``results``, ``report``, ``check``: :mod:`benchmarks.cli_runs`). Only the command line
+prints.
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+import sys
+import warnings
+
+import numpy as np
+from rich.table import Table
+
+import svmbench
+from svmbench.benchmarks.cli import compare, runs, select
+from svmbench.benchmarks.cli.common import add_problem_flags, console, fmt, problem_params
+from svmbench.problems import PROBLEMS
+from svmbench.problems.datasets import describe as describe_datasets
+from svmbench.problems.datasets import load
+
+
+def cmd_list(args: argparse.Namespace) -> int:
+    from svmbench.solvers import registry
+
+    table = Table(title="Problems")
+    table.add_column("kind")
+    table.add_column("description")
+    for kind, cls in PROBLEMS.items():
+        table.add_row(kind, (cls.__doc__ or "").strip().splitlines()[0])
+    console.print(table)
+
+    table = Table(title="Solvers (✓ = accepts the problem kind with at least one setting)")
+    table.add_column("solver")
+    table.add_column("iterations in")
+    for kind in PROBLEMS:
+        table.add_column(kind)
+    for name in registry.names():
+        cls = registry.solver_class(name)
+        marks = ["✓" if PROBLEMS[k] in cls.supported else "" for k in PROBLEMS]
+        table.add_row(name, cls.iteration_unit, *marks)
+    console.print(table)
+
+    table = Table(title="Anchors (official LIBSVM/LIBLINEAR bindings, scikit-learn, oneDAL)")
+    table.add_column("anchor")
+    table.add_column("installed")
+    for kind in PROBLEMS:
+        table.add_column(kind)
+    for name, why in registry.available_anchors().items():
+        cls = registry.solver_class(name)
+        marks = ["✓" if PROBLEMS[k] in cls.supported else "" for k in PROBLEMS]
+        table.add_row(name, "yes" if why is None else f"no: {why}", *marks)
+    console.print(table)
+    console.print(
+        "chain_structured_hinge: sequences, built by svmbench.problems.structured."
+        "digit_sequences (solver ssvm_sgd); ranking: svmbench.problems.ranking turns preference "
+        "pairs into a soft_margin_primal problem"
+    )
+
+    table = Table(title="Data sets (spec: name:key=value,...)")
+    table.add_column("name")
+    table.add_column("description")
+    for name, text in describe_datasets():
+        table.add_row(name, text)
+    console.print(table)
+    return 0
+
+
+def _parse_options(pairs: list[str]) -> dict:
+    options = {}
+    for pair in pairs:
+        if "=" not in pair:
+            raise ValueError(f"--option must be KEY=VALUE, got {pair!r}")
+        key, text = pair.split("=", 1)
+        for convert in (int, float):
+            try:
+                options[key] = convert(text)
+                break
+            except ValueError:
+                continue
+        else:
+            options[key] = {"true": True, "false": False}.get(text.lower(), text)
+    return options
+
+
+def cmd_solve(args: argparse.Namespace) -> int:
+    from svmbench.benchmarks.harness.cases import make_problem
+    from svmbench.benchmarks.harness.evaluation import accuracy
+    from svmbench.solvers import registry
+
+    dataset = load(args.data)
+    problem = make_problem(problem_params(args), dataset)
+    solver = registry.get(args.solver, **_parse_options(args.option))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        result = solver.solve(problem)
+    table = Table(title=f"{args.solver} on {problem.describe()}", show_header=False)
+    rows = []
+    if "auto" in result.info:  # auto says which method it ran and why
+        chosen = result.info["auto"]
+        rows.append(("auto chose", f"{chosen['chose']}: {chosen['why']}"))
+    rows += [
+        ("status", result.status.value),
+        ("message", result.message),
+        ("primal objective", fmt(result.primal, ".10g")),
+        ("dual objective", fmt(result.dual, ".10g")),
+        ("duality gap", fmt(result.gap)),
+        ("relative gap", fmt(result.rel_gap)),
+        ("certified", str(result.certified)),
+        ("iterations", f"{result.iterations} {result.iteration_unit}"),
+        ("wall time", f"{result.wall_time:.4f} s (what a stopwatch shows; JIT excluded)"),
+        ("solve time", f"{result.solve_time:.4f} s (the method and its stopping tests)"),
+        ("certify time", f"{result.certify_time:.4f} s (trace and final certificates)"),
+        ("compile time", f"{result.compile_time:.4f} s"),
+        ("training accuracy", fmt(accuracy(problem, result), ".4f")),
+    ]
+    if dataset.X_test is not None:
+        test = accuracy(problem, result, dataset.X_test, dataset.y_test)
+        rows.append(("test accuracy", f"{fmt(test, '.4f')} ({dataset.X_test.shape[0]} points)"))
+    if args.save:
+        from svmbench.problems.models import save_model
+
+        if result.model is None:
+            raise ValueError(f"--save: the result has no model (status {result.status.value})")
+        save_model(result.model, args.save)
+        rows.append(("model saved to", args.save))
+    for key, value in rows:
+        table.add_row(key, value)
+    console.print(table)
+    return 0
+
+
+def cmd_predict(args: argparse.Namespace) -> int:
+    from svmbench.problems.models import MulticlassModel, load_model
+
+    model = load_model(args.model)
+    dataset = load(args.data)
+    if args.part == "test":
+        if dataset.X_test is None:
+            raise ValueError("--part test: the data spec has no split (add split=0.3)")
+        X, y = dataset.X_test, dataset.y_test
+    else:
+        X, y = dataset.X, dataset.y
+    multiclass = isinstance(model, MulticlassModel)
+    if multiclass == dataset.is_binary:
+        raise ValueError(
+            f"the model is {'multiclass' if multiclass else 'binary'} but the data set is "
+            f"{'binary' if dataset.is_binary else 'multiclass'}"
+        )
+    pred = model.predict(X)
+    if args.out:
+        if args.out.endswith(".npy"):
+            np.save(args.out, pred)
+        else:
+            np.savetxt(args.out, pred, fmt="%g", delimiter=",")
+        console.print(f"wrote {pred.shape[0]} predictions to {args.out}")
+    console.print(f"{type(model).__name__} on {args.data} ({args.part}: {X.shape[0]} points)")
+    if y is not None:
+        console.print(f"accuracy: {np.mean(pred == y):.4f}")
+        labels = np.unique(np.concatenate([np.asarray(y), pred]))
+        table = Table(title="confusion matrix (rows: true, columns: predicted)")
+        table.add_column("")
+        for label in labels:
+            table.add_column(f"{label:g}")
+        for true in labels:
+            counts = [int(np.sum((y == true) & (pred == p))) for p in labels]
+            table.add_row(f"{true:g}", *map(str, counts))
+        console.print(table)
+    return 0
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="svmbench", description="Train SVMs by many methods and benchmark them honestly."
+    )
+    parser.add_argument("--version", action="version", version=f"svmbench {svmbench.__version__}")
+    sub = parser.add_subparsers(dest="command", required=True)
+
+    p = sub.add_parser("list", help="problems, solvers, data sets, and which solver accepts what")
+    p.set_defaults(func=cmd_list)
+
+    p = sub.add_parser("solve", help="solve one problem with one solver and print the result")
+    add_problem_flags(p, required=True)
+    p.add_argument("--data", required=True, help="data spec, e.g. gaussian:n=200,d=5,sep=1")
+    p.add_argument(
+        "--solver",
+        default="auto",
+        help="solver name (default: auto, which picks the fastest certified method and says why)",
+    )
+    p.add_argument(
+        "--option",
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        help="solver option, e.g. --option tol=1e-8 (repeatable)",
+    )
+    p.add_argument("--save", metavar="MODEL", help="save the model (.npz, svmbench format)")
+    p.set_defaults(func=cmd_solve)
+
+    p = sub.add_parser("predict", help="predict with a saved model on a data spec")
+    p.add_argument("model", help="a model file written by solve --save")
+    p.add_argument("--data", required=True, help="data spec (labels: accuracy and confusion)")
+    p.add_argument("--part", choices=["all", "test"], default="all",
+                   help="the whole data set (default) or its test split")  # fmt: skip
+    p.add_argument("--out", help="write the predictions (.npy, or CSV otherwise)")
+    p.set_defaults(func=cmd_predict)
+
+    select.add_parser(sub)
+    compare.add_parser(sub)
+    runs.add_parsers(sub)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    try:
+        _check_numbers(args)
+        return args.func(args)
+    except (ValueError, TypeError) as exc:
+        console.print(f"[red]error:[/red] {exc}")
+        return 2
+    except KeyboardInterrupt:
+        console.print("interrupted; run the same command to resume (finished cases are stored)")
+        return 130
+
+
+#: Numeric flags and the smallest value each takes (every one must be finite).
+_POSITIVE_FLAGS = {"jobs": 1, "repeat": 1, "threads": 1}
+_STRICTLY_POSITIVE_FLAGS = ("tol", "time_limit", "memory_limit", "C", "bias_scale", "gamma",
+                            "rtol", "stochastic_rtol")  # fmt: skip
+
+
+def _check_numbers(args: argparse.Namespace) -> None:
+    """Refuse ``--jobs 0``, ``--memory-limit -5``, ``--rtol -1``, ``--tol nan`` at once."""
+    for name, low in _POSITIVE_FLAGS.items():
+        value = getattr(args, name, None)
+        if value is not None and value < low:
+            raise ValueError(f"--{name.replace('_', '-')} must be >= {low}, got {value}")
+    for name in _STRICTLY_POSITIVE_FLAGS:
+        value = getattr(args, name, None)
+        if value is not None and not (math.isfinite(value) and value > 0):
+            raise ValueError(f"--{name.replace('_', '-')} must be a finite number > 0, got {value}")
+    split = getattr(args, "split", None)
+    if split is not None and not 0 < split < 1:
+        raise ValueError(f"--split must be a fraction in (0, 1), got {split}")
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,1 @@
+"""The benchmark harness: cases and suites, running them, the results store, reports, checks."""

@@ -1,0 +1,125 @@
+"""The regression check: every solver's optimum against the reference optimum.
+
+A case fails when
+
+- its solve did not end (``timeout``, ``crashed``, ``error``), or ended in ``numerical_error``;
+- the reference says the problem is infeasible and the solver does not, or the reverse;
+- its primal value ``P`` lies outside the reference's certified bracket widened by ``rtol``:
+  the reference (OSQP, or Clarabel where OSQP stops short) certifies ``D_ref ≤ P* ≤ P_ref``, so a
+  correct ``P`` satisfies ``D_ref − rtol·s ≤ P ≤ P_ref + rtol·s`` with ``s = max(1, |P_ref|)``.
+  This is "``|P − P*| ≤ rtol·s``" with the reference's own (tiny) uncertainty accounted for;
+- or its certified gap is negative beyond rounding (a broken certificate).
+
+``rtol`` is 1e-6 for exact methods and :data:`STOCHASTIC_RTOL` for stochastic ones
+(``Solver.stochastic``), unless the solver class states its own ``check_rtol``.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+from svmbench.benchmarks.harness.evaluation import HARNESS_STATUSES, Record, negative_gap
+from svmbench.solvers import registry
+from svmbench.solvers.base import Status
+
+#: Default tolerance of exact methods.
+EXACT_RTOL = 1e-6
+#: Default tolerance of stochastic methods (Pegasos, the perceptron, SGD): they stop on epochs,
+#: so only a few digits of the optimum are expected of them.
+STOCHASTIC_RTOL = 5e-2
+
+
+@dataclass(frozen=True)
+class Verdict:
+    """The judgement of one record."""
+
+    record: Record
+    ok: bool
+    rtol: float
+    reason: str
+
+
+def tolerance(solver: str, rtol: float | None = None, stochastic_rtol: float | None = None):
+    """The tolerance a solver is held to."""
+    try:
+        cls = registry.solver_class(solver)
+    except ValueError:
+        return EXACT_RTOL if rtol is None else rtol
+    own = cls.check_rtol
+    if cls.stochastic:
+        if stochastic_rtol is not None:
+            return stochastic_rtol
+        return own if own is not None else STOCHASTIC_RTOL
+    if rtol is not None:
+        return rtol
+    return own if own is not None else EXACT_RTOL
+
+
+def status_contradiction(record: Record) -> str | None:
+    """Why a record's status contradicts its own certificate (None when it does not):
+    ``optimal`` needs ``certified`` and ``rel_gap ≤ tol`` (the solver's tolerance as the case
+    configured it), whatever rule stopped the method (ARCHITECTURE.md §4)."""
+    r = record.result
+    if r is None or r.status is not Status.OPTIMAL:
+        return None
+    try:
+        solver = registry.get(record.case.solver, **record.case.solver_options)
+    except (TypeError, ValueError):
+        return None
+    if solver.optimal_by_subproblems:  # ovr/ovo: optimal for their binary problems
+        return None
+    tol = solver._certified_tol()
+    if not r.certified:
+        return "status optimal, but its certificate does not hold (certified=False)"
+    if not r.rel_gap <= tol * (1.0 + 1e-9):
+        return f"status optimal at a certified relative gap {r.rel_gap:.3g} > tol {tol:g}"
+    return None
+
+
+def judge(
+    record: Record, *, rtol: float | None = None, stochastic_rtol: float | None = None
+) -> Verdict:
+    """Whether ``record`` agrees with its reference optimum (see the module docstring)."""
+    tol = tolerance(record.case.solver, rtol, stochastic_rtol)
+    if record.status in HARNESS_STATUSES:
+        return Verdict(record, False, tol, f"{record.status}: {record.message}")
+    r = record.result
+    if r.status is Status.NUMERICAL_ERROR:
+        return Verdict(record, False, tol, f"numerical_error: {r.message}")
+    if negative_gap(record):
+        return Verdict(record, False, tol, f"negative certified gap {r.gap:.3e}")
+    contradiction = status_contradiction(record)
+    if contradiction:
+        return Verdict(record, False, tol, contradiction)
+    ref_p, ref_d = record.reference_primal, record.reference_dual
+    if math.isnan(ref_p):
+        return Verdict(record, False, tol, "no reference optimum")
+    ref_infeasible = math.isinf(ref_p)
+    if ref_infeasible or r.status is Status.INFEASIBLE:
+        if ref_infeasible and r.status is Status.INFEASIBLE:
+            return Verdict(record, True, tol, "infeasible, as the reference says")
+        if ref_infeasible and math.isinf(tol) and r.status is not Status.OPTIMAL:
+            # a baseline that does not minimize this objective only must not claim a solution
+            return Verdict(record, True, tol, f"{r.status.value} on an infeasible problem")
+        return Verdict(
+            record,
+            False,
+            tol,
+            f"status {r.status.value} but the reference is "
+            f"{'infeasible' if ref_infeasible else 'feasible'}",
+        )
+    if math.isinf(tol):
+        return Verdict(record, True, tol, "not held to the optimum (its check_rtol is inf)")
+    scale = max(1.0, abs(ref_p))
+    low = (ref_d if math.isfinite(ref_d) else ref_p) - tol * scale
+    high = ref_p + tol * scale
+    if not (low <= r.primal <= high):
+        return Verdict(
+            record,
+            False,
+            tol,
+            f"primal {r.primal:.10g} vs reference {ref_p:.10g}: relative difference "
+            f"{abs(r.primal - ref_p) / scale:.2e} > rtol {tol:.0e} (status {r.status.value})",
+        )
+    return Verdict(record, True, tol, f"relative difference {record.distance:.1e}")
