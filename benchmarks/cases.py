@@ -55,7 +55,8 @@ from svmbench.benchmarks.suite_files import load_suite as load_suite
 from svmbench.benchmarks.suite_files import shipped_suites as shipped_suites
 from svmbench.benchmarks.suite_files import validate_suite as validate_suite
 from svmbench.problems import PROBLEMS, KernelDual, MulticlassHinge, Problem
-from svmbench.problems.datasets import Dataset, estimate_bytes, load
+from svmbench.problems.dataset_record import Dataset
+from svmbench.problems.datasets import estimate_bytes, load
 from svmbench.solvers.registry import accepts_option
 
 #: The reference solvers keep their own tuned tolerances (a suite's ``tol`` is not given to them).
