@@ -33,7 +33,7 @@ from svmbench.benchmarks.environment import PeakMemory, environment, thread_info
 from svmbench.problems import HardMarginPrimal, MulticlassHinge
 from svmbench.problems.base import WEAK_DUALITY_RTOL, Problem
 from svmbench.problems.datasets import load
-from svmbench.problems.models import model_to_dict
+from svmbench.problems.model_files import model_to_dict
 from svmbench.solvers.base import ConvergenceWarning, SolveResult, Status
 
 #: Statuses the harness gives beside the solvers' own (:class:`solvers.base.Status`).
