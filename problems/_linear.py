@@ -14,7 +14,7 @@ from scipy import sparse
 from svmbench.problems._binary import BinaryDualMixin
 from svmbench.problems._qp import maximize_dual_on_subset
 from svmbench.problems.base import Problem
-from svmbench.problems.models import LinearModel, _finite
+from svmbench.problems.models import LinearModel, finite
 
 BIASES = ("free", "regularized", "none")
 LOSSES = ("hinge", "squared_hinge")
@@ -118,7 +118,7 @@ class LinearBinaryMixin(BinaryDualMixin, Problem):
         """The :class:`~svmbench.problems.models.LinearModel` ``(w, b)`` of a solution (b the
         effective intercept, ``s·w_b`` for a regularized bias), or None without a finite w."""
         w, b = variables.get("w"), variables.get("b")
-        if w is None or not _finite(w, b):
+        if w is None or not finite(w, b):
             return None
         return LinearModel(w, 0.0 if b is None else float(b))
 

@@ -22,7 +22,7 @@ from svmbench.problems._linear import BIASES, LOSSES, optimal_bias
 from svmbench.problems.base import QP, Certificate, Problem, make_certificate
 from svmbench.problems.kernels import KERNELS, is_psd_by_construction, kernel_dot, kernel_matrix
 from svmbench.problems.kernels import squared_norms as _squared_norms
-from svmbench.problems.models import KernelModel, _finite
+from svmbench.problems.models import KernelModel, finite
 from svmbench.problems.validation import (
     check_binary_labels,
     check_C_range,
@@ -307,7 +307,7 @@ class KernelDual(BinaryDualMixin, Problem):
         (``α_j ≠ 0``) and their ``α_j y_j`` only, never the whole training set; None without a
         finite α."""
         alpha, b = variables.get("alpha"), variables.get("b")
-        if alpha is None or not _finite(alpha, b):
+        if alpha is None or not finite(alpha, b):
             return None
         alpha = np.asarray(alpha, dtype=np.float64)
         support = np.flatnonzero(alpha)

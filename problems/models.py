@@ -13,56 +13,22 @@ problem (``Problem.model_from``) or by a reduction from its binary models:
 Binary models predict ±1 (``f(x) ≥ 0`` → +1); multiclass ones predict class indices 0..k−1.
 Label encoding (strings, {1, 2}, …) is the estimator's job (:mod:`svmbench.estimators`).
 
-File format
------------
-:func:`save_model` writes one NumPy ``.npz`` archive (a ZIP of ``.npy`` members, the name
-given used as it is) with ``allow_pickle=False``, and :func:`load_model` reads it with
-``allow_pickle=False``: a model file never holds pickled Python objects. The member
-``__svmbench__`` is the UTF-8 bytes (a uint8 array) of a JSON document::
-
-    {"format": "svmbench-model",
-     "version": 1,
-     "model": {"kind": "linear" | "kernel" | "crammer_singer" | "ovr" | "ovo" | "chain",
-               <scalar parameters: "b", "kernel", "gamma", "degree", "coef0", "n_train",
-                "n_classes", "tie_break", "pairs", or null for an absent array>,
-               "arrays": {<field>: "dense" | {"csr": [n_rows, n_cols]}},
-               "models": [<nested model documents, for "ovr" and "ovo">]}}
-
-Each array field is the member ``<prefix>.<field>``; a CSR matrix (the support vectors of a
-sparse kernel model) is the three members ``<prefix>.<field>.data``, ``.indices`` and
-``.indptr``, its shape in the document. The prefix is ``m`` for the model and ``m.<i>`` for the
-i-th binary model of a reduction (``m.0.w``, ``m.2.dual_coef``, …). ``version`` increases when
-the format changes; this code writes version :data:`FORMAT_VERSION` and reads every version up
-to it. A file of a newer or invalid version, of an unknown kind, missing or damaged, or that is
-not an svmbench model is a ``ValueError`` that says which.
-
-For example, a kernel model over CSR support vectors is stored as the members ``m.dual_coef``,
-``m.support``, ``m.support_vectors.data``, ``m.support_vectors.indices``,
-``m.support_vectors.indptr`` and ``__svmbench__``: its size is the support vectors plus a few
-hundred bytes.
+Saving to disk and the file format: :mod:`~svmbench.problems.model_files`.
 """
 
 from __future__ import annotations
 
 import abc
 import itertools
-import json
-import math
-import os
-import zipfile
-from dataclasses import dataclass, fields
+from dataclasses import dataclass
 from typing import Any, ClassVar
 
 import numpy as np
 from scipy import sparse
 
+from svmbench.problems.chain_decoding import viterbi
 from svmbench.problems.kernels import KERNELS, kernel_dot
 from svmbench.problems.validation import check_int, check_option, check_real
-
-#: The version of the file format this code writes (and the newest it reads).
-FORMAT_VERSION = 1
-_FORMAT = "svmbench-model"
-_META = "__svmbench__"
 
 
 def _check_X(X, n_features: int, what: str = "features"):
@@ -80,7 +46,7 @@ def _check_X(X, n_features: int, what: str = "features"):
     return X
 
 
-def _finite(*values) -> bool:
+def finite(*values) -> bool:
     """True when every given value (scalar, array or None, which is skipped) is finite: the
     problems build no model from a NaN or infinite point."""
     for v in values:
@@ -416,7 +382,7 @@ class ChainModel(Model):
     """Chain-structured labelling: emission weights E (q, d) and transitions T (q, q) (or None).
 
     A sequence ``x_1..x_r`` gets ``argmax_y Σ_t e_{y_t}·x_t / r + Σ_{t≥2} T[y_t, y_{t−1}] / r``,
-    decoded exactly by Viterbi (:func:`~svmbench.problems.structured.viterbi`), scores scaled by
+    decoded exactly by Viterbi (:func:`~svmbench.problems.chain_decoding.viterbi`), scores scaled by
     1/r as in :class:`~svmbench.problems.ChainStructuredHinge`.
 
     Parameters
@@ -456,8 +422,6 @@ class ChainModel(Model):
     def predict(self, X, lengths=None) -> np.ndarray:
         """Viterbi labels (int, 0..q−1) of every sequence of ``X`` cut by ``lengths`` (one
         sequence if None), concatenated: ndarray of shape (n_positions,)."""
-        from svmbench.problems.structured import viterbi
-
         X = _check_X(X, self.n_features)
         lengths = np.array([X.shape[0]]) if lengths is None else np.asarray(lengths, dtype=int)
         if lengths.ndim != 1 or np.any(lengths < 1) or lengths.sum() != X.shape[0]:
@@ -473,209 +437,7 @@ class ChainModel(Model):
         return np.concatenate(out)
 
 
-# ---------------------------------------------------------------------------------------------
-# Saving and loading
-# ---------------------------------------------------------------------------------------------
-
-_KINDS: dict[str, type[Model]] = {
-    cls.kind: cls
-    for cls in (
-        LinearModel,
-        KernelModel,
-        CrammerSingerModel,
-        OneVsRestModel,
-        OneVsOneModel,
-        ChainModel,
-    )
-}
-
-
-class _Damaged(Exception):
-    """A model document or archive that does not hold what its kind needs."""
-
-
-def _plain(name: str, value) -> Any:
-    """A JSON scalar of a model's parameter (NumPy scalars become Python ones)."""
-    if isinstance(value, np.generic):
-        value = value.item()
-    if value is None or isinstance(value, bool | int | str):
-        return value
-    if isinstance(value, float):
-        if not math.isfinite(value):
-            raise ValueError(f"cannot save a model whose {name} is {value}")
-        return value
-    raise TypeError(f"cannot save the {type(value).__name__} parameter {name} of a model")
-
-
-def _encode(model: Model, prefix: str, arrays: dict[str, np.ndarray]) -> dict[str, Any]:
-    if not isinstance(model, Model):
-        raise TypeError(f"model must be an svmbench model, got {type(model).__name__}")
-    doc: dict[str, Any] = {"kind": model.kind, "arrays": {}}
-    for f in fields(model):
-        value = getattr(model, f.name)
-        if f.name == "models":
-            doc["models"] = [_encode(m, f"{prefix}.{i}", arrays) for i, m in enumerate(value)]
-        elif f.name == "pairs":
-            doc["pairs"] = [list(p) for p in value]
-        elif sparse.issparse(value):
-            csr = sparse.csr_matrix(value)
-            for part in ("data", "indices", "indptr"):
-                arrays[f"{prefix}.{f.name}.{part}"] = np.asarray(getattr(csr, part))
-            doc["arrays"][f.name] = {"csr": [int(s) for s in csr.shape]}
-        elif isinstance(value, np.ndarray):
-            if value.dtype.hasobject:
-                raise TypeError(f"cannot save the object array {f.name} of a model")
-            arrays[f"{prefix}.{f.name}"] = value
-            doc["arrays"][f.name] = "dense"
-        else:
-            doc[f.name] = _plain(f.name, value)
-    return doc
-
-
-def _decode(doc, prefix: str, archive) -> Model:
-    """The model of a document; ``_Damaged`` for a missing member or ill-typed entry,
-    ``ValueError`` for an unknown kind or invalid parameters."""
-    if not isinstance(doc, dict):
-        raise _Damaged(f"a model entry is a {type(doc).__name__}, not an object")
-    kind = doc.get("kind")
-    if kind not in _KINDS:
-        raise ValueError(f"unknown model kind {kind!r}; known kinds: {sorted(_KINDS)}")
-    cls = _KINDS[kind]
-    names = {f.name for f in fields(cls)}
-    values: dict[str, Any] = {}
-    entries = doc.get("arrays", {})
-    if not isinstance(entries, dict):
-        raise _Damaged(f"the arrays of the {kind} model are not an object")
-    for name, entry in entries.items():
-        if name not in names:
-            raise _Damaged(f"the {kind} model has no array {name!r}")
-        if entry == "dense":
-            values[name] = archive[f"{prefix}.{name}"]
-        elif isinstance(entry, dict) and isinstance(entry.get("csr"), list):
-            parts = [archive[f"{prefix}.{name}.{p}"] for p in ("data", "indices", "indptr")]
-            values[name] = sparse.csr_matrix(tuple(parts), shape=tuple(entry["csr"]))
-        else:
-            raise _Damaged(f"the entry of array {name!r} is {entry!r}")
-    if "models" in names:
-        nested = doc.get("models")
-        if not isinstance(nested, list):
-            raise _Damaged(f"the {kind} model lists no binary models")
-        values["models"] = tuple(_decode(d, f"{prefix}.{i}", archive) for i, d in enumerate(nested))
-    for name, value in doc.items():
-        if name in names and name not in values:
-            values[name] = value
-    try:
-        return cls(**values)
-    except TypeError as exc:  # a missing or ill-typed parameter
-        raise _Damaged(f"the {kind} model is incomplete: {exc}") from None
-
-
-def _check_version(version) -> None:
-    if isinstance(version, bool) or not isinstance(version, int) or version < 1:
-        raise ValueError(f"model format version {version!r} is not a valid version (an int >= 1)")
-    if version > FORMAT_VERSION:
-        raise ValueError(
-            f"model format version {version} is newer than this svmbench reads "
-            f"({FORMAT_VERSION}); upgrade svmbench"
-        )
-
-
-def model_to_dict(model: Model) -> dict[str, Any]:
-    """A JSON-ready form of ``model`` (the file format's document, arrays as lists): what the
-    results store keeps for the decision-boundary plots of small 2-D problems."""
-    arrays: dict[str, np.ndarray] = {}
-    doc = _encode(model, "m", arrays)
-    return {
-        "version": FORMAT_VERSION,
-        "model": doc,
-        "arrays": {k: v.tolist() for k, v in arrays.items()},
-    }
-
-
-def model_from_dict(data: dict[str, Any]) -> Model:
-    """The model of :func:`model_to_dict`.
-
-    Raises
-    ------
-    ValueError
-        On a newer or invalid version, an unknown kind, or a damaged document.
-    """
-    if not isinstance(data, dict):
-        raise ValueError(f"a model document must be a dict, got {type(data).__name__}")
-    _check_version(data.get("version"))
-    try:
-        arrays = {k: np.asarray(v) for k, v in data["arrays"].items()}
-        return _decode(data["model"], "m", arrays)
-    except (_Damaged, KeyError, AttributeError) as exc:
-        raise ValueError(f"the model document is damaged: {exc}") from None
-
-
-def _write_npz(fh, arrays: dict[str, np.ndarray]) -> None:
-    """An ``.npz`` archive of ``arrays`` as ``np.savez`` writes it, with ``allow_pickle=False``
-    (``np.savez`` takes that flag only in recent NumPy versions)."""
-    with zipfile.ZipFile(fh, mode="w", compression=zipfile.ZIP_STORED, allowZip64=True) as zf:
-        for name, array in arrays.items():
-            with zf.open(f"{name}.npy", mode="w", force_zip64=True) as member:
-                np.lib.format.write_array(member, np.asanyarray(array), allow_pickle=False)
-
-
-def save_model(model: Model, path: str | os.PathLike) -> None:
-    """Write ``model`` to ``path``: one ``.npz`` archive (see the module docstring), the name
-    used as it is (no ``.npz`` appended), never pickled.
-
-    Raises
-    ------
-    TypeError
-        When ``model`` is not an svmbench model (the file is then not touched).
-    """
-    arrays: dict[str, np.ndarray] = {}
-    doc = {"format": _FORMAT, "version": FORMAT_VERSION, "model": _encode(model, "m", arrays)}
-    arrays[_META] = np.frombuffer(json.dumps(doc).encode(), dtype=np.uint8)
-    with open(path, "wb") as fh:
-        _write_npz(fh, arrays)
-
-
-def load_model(path: str | os.PathLike) -> Model:
-    """Read a model written by :func:`save_model` (with ``allow_pickle=False``).
-
-    Raises
-    ------
-    ValueError
-        When the file is missing, not an svmbench model (not an ``.npz`` archive, or one without
-        svmbench metadata), of a newer or invalid format version, of an unknown kind, or
-        damaged; the message names the file and says which.
-    """
-    where = os.fspath(path)
-    try:
-        archive = np.load(path, allow_pickle=False)
-    except FileNotFoundError:
-        raise ValueError(f"{where}: no such model file") from None
-    except (OSError, ValueError, EOFError, zipfile.BadZipFile) as exc:
-        raise ValueError(f"{where}: not an svmbench model file ({exc})") from None
-    if not hasattr(archive, "files"):  # a bare .npy array
-        raise ValueError(f"{where}: not an svmbench model file (a single array, not an archive)")
-    with archive:
-        if _META not in archive.files:
-            raise ValueError(f"{where}: not an svmbench model file (no svmbench metadata)")
-        try:
-            doc = json.loads(archive[_META].tobytes().decode())
-        except (ValueError, UnicodeDecodeError):
-            raise ValueError(f"{where}: not an svmbench model file (damaged metadata)") from None
-        if not isinstance(doc, dict) or doc.get("format") != _FORMAT:
-            raise ValueError(f"{where}: not an svmbench model file (metadata of another format)")
-        try:
-            _check_version(doc.get("version"))
-            return _decode(doc.get("model"), "m", archive)
-        except ValueError as exc:
-            raise ValueError(f"{where}: {exc}") from None
-        except KeyError as exc:  # NpzFile: "'m.w.npy' is not a file in the archive"
-            raise ValueError(f"{where}: damaged model file: it lacks the array {exc}") from None
-        except (_Damaged, zipfile.BadZipFile) as exc:
-            raise ValueError(f"{where}: damaged model file: {exc}") from None
-
-
 __all__ = [
-    "FORMAT_VERSION",
     "BinaryModel",
     "ChainModel",
     "CrammerSingerModel",
@@ -685,8 +447,5 @@ __all__ = [
     "MulticlassModel",
     "OneVsOneModel",
     "OneVsRestModel",
-    "load_model",
-    "model_from_dict",
-    "model_to_dict",
-    "save_model",
+    "finite",
 ]

@@ -31,7 +31,7 @@ from scipy import sparse
 from svmbench.problems._linear import MAX_FREE_MULTIPLIERS
 from svmbench.problems._qp import maximize_dual_on_subset, solve_osqp_form_with_clarabel
 from svmbench.problems.base import QP, Certificate, Problem, make_certificate
-from svmbench.problems.models import CrammerSingerModel, _finite
+from svmbench.problems.models import CrammerSingerModel, finite
 from svmbench.problems.validation import (
     check_C_range,
     check_multiclass_labels,
@@ -169,7 +169,7 @@ class MulticlassHinge(Problem):
         """The :class:`~svmbench.problems.models.CrammerSingerModel` ``(W, b)`` of a solution
         (b zero when absent), or None without a finite W."""
         W, b = variables.get("W"), variables.get("b")
-        if W is None or not _finite(W, b):
+        if W is None or not finite(W, b):
             return None
         return CrammerSingerModel(W, np.zeros(self.n_classes) if b is None else b)
 

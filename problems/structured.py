@@ -15,8 +15,9 @@ is the normalized Hamming loss ``Δ(y', y) = (1/r) Σ_t 1[y'_t ≠ y_t]``, and t
     P(w) = ½‖w‖² + Σ_i C_i max_{y'} (Δ(y', y_i) + ⟨w, Ψ(x_i, y') − Ψ(x_i, y_i)⟩).
 
 Prediction and loss-augmented decoding are exact, by Viterbi's dynamic programme (the lecture's
-``M_{s,τ}`` recursion). ``transitions=False`` drops Ψ_T: the per-position multiclass SVM with the
-same loss (the baseline the chain model must beat).
+``M_{s,τ}`` recursion; :func:`~svmbench.problems.chain_decoding.viterbi`). ``transitions=False``
+drops Ψ_T: the per-position multiclass SVM with the same loss (the baseline the chain model must
+beat).
 
 Dual and certificate: the dual has one scaled simplex per sequence over all ``q^r`` labellings,
 ``α_i ≥ 0, Σ_y α_iy = C_i``, ``w(α) = Σ_{i,y} α_iy (Ψ(x_i, y_i) − Ψ(x_i, y))``,
@@ -37,7 +38,8 @@ from typing import ClassVar
 import numpy as np
 
 from svmbench.problems.base import QP, Certificate, Problem, make_certificate
-from svmbench.problems.models import ChainModel, _finite
+from svmbench.problems.chain_decoding import viterbi
+from svmbench.problems.models import ChainModel, finite
 from svmbench.problems.validation import (
     check_C_range,
     check_int,
@@ -45,37 +47,6 @@ from svmbench.problems.validation import (
     check_sample_weight,
     check_X,
 )
-
-
-def viterbi(S: np.ndarray, T: np.ndarray | None) -> tuple[np.ndarray, float]:
-    """``argmax_y Σ_t S[t, y_t] + Σ_{t≥2} T[y_t, y_{t−1}]`` and its value (NumPy; ties go to the
-    smallest state). ``T=None``: no transitions (independent argmax per position)."""
-    r, q = S.shape
-    M = S[0].copy()
-    back = np.zeros((r, q), dtype=np.int64)
-    for t in range(1, r):
-        cand = M[None, :] + (T if T is not None else np.zeros((q, q)))  # M[s'] + T[s, s']
-        back[t] = np.argmax(cand, axis=1)
-        M = cand[np.arange(q), back[t]] + S[t]
-    y = np.empty(r, dtype=np.int64)
-    y[-1] = int(np.argmax(M))
-    for t in range(r - 1, 0, -1):
-        y[t - 1] = back[t, y[t]]
-    return y, float(M[y[-1]])
-
-
-def brute_force_decode(S: np.ndarray, T: np.ndarray | None) -> tuple[np.ndarray, float]:
-    """The same maximum by enumerating all ``q^r`` labellings (tests only; tiny r)."""
-    r, q = S.shape
-    best, arg = -np.inf, None
-    for labels in itertools.product(range(q), repeat=r):
-        y = np.array(labels)
-        v = S[np.arange(r), y].sum()
-        if T is not None:
-            v += T[y[1:], y[:-1]].sum()
-        if v > best:
-            best, arg = v, y
-    return arg, float(best)
 
 
 @dataclass(frozen=True, eq=False)
@@ -177,7 +148,7 @@ class ChainStructuredHinge(Problem):
         """The :class:`~svmbench.problems.models.ChainModel` of ``w`` (emissions, transitions),
         or None without a finite w."""
         w = variables.get("w")
-        if w is None or not _finite(w):
+        if w is None or not finite(w):
             return None
         E, T = self.split_weights(w)
         return ChainModel(E, T)

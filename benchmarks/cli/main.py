@@ -124,7 +124,7 @@ def cmd_solve(args: argparse.Namespace) -> int:
         test = accuracy(problem, result, dataset.X_test, dataset.y_test)
         rows.append(("test accuracy", f"{fmt(test, '.4f')} ({dataset.X_test.shape[0]} points)"))
     if args.save:
-        from svmbench.problems.models import save_model
+        from svmbench.problems.model_files import save_model
 
         if result.model is None:
             raise ValueError(f"--save: the result has no model (status {result.status.value})")
@@ -137,7 +137,8 @@ def cmd_solve(args: argparse.Namespace) -> int:
 
 
 def cmd_predict(args: argparse.Namespace) -> int:
-    from svmbench.problems.models import MulticlassModel, load_model
+    from svmbench.problems.model_files import load_model
+    from svmbench.problems.models import MulticlassModel
 
     model = load_model(args.model)
     dataset = load(args.data)

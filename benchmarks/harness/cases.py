@@ -53,7 +53,8 @@ from typing import Any
 from svmbench.benchmarks.harness.settings import DATA_FIELDS, REFERENCES, Settings, grid
 from svmbench.benchmarks.harness.suite_files import validate_suite
 from svmbench.problems import PROBLEMS, KernelDual, MulticlassHinge, Problem
-from svmbench.problems.datasets import Dataset, estimate_bytes, load
+from svmbench.problems.dataset_record import Dataset
+from svmbench.problems.datasets import estimate_bytes, load
 from svmbench.solvers import registry
 from svmbench.solvers.registry import accepts_option
 

@@ -34,7 +34,7 @@ from svmbench.benchmarks.harness.settings import REFERENCES, Settings
 from svmbench.problems import HardMarginPrimal, MulticlassHinge
 from svmbench.problems.base import WEAK_DUALITY_RTOL, Problem
 from svmbench.problems.datasets import load
-from svmbench.problems.models import model_to_dict
+from svmbench.problems.model_files import model_to_dict
 from svmbench.solvers import registry
 from svmbench.solvers.base import ConvergenceWarning, SolveResult, Status
 

@@ -27,7 +27,7 @@ from typing import Any
 import numpy as np
 
 from svmbench.benchmarks.harness.cases import data_family, data_size
-from svmbench.problems.models import model_from_dict
+from svmbench.problems.model_files import model_from_dict
 
 _FINISHED = ("optimal", "infeasible")
 

@@ -29,7 +29,7 @@ import pytest
 
 from svmbench.benchmarks.harness.environment import pinned_threads, thread_info
 from svmbench.problems import KernelDual, SoftMarginDual, SoftMarginPrimal
-from svmbench.problems.datasets import gaussian
+from svmbench.problems.synthetic import gaussian
 
 THREADS = int(os.environ.get("SVMBENCH_BENCH_THREADS", "1"))
 

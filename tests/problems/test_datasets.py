@@ -9,23 +9,11 @@ import pytest
 import scipy.sparse as sp
 import sklearn.datasets
 
-from svmbench.problems.datasets import (
-    DATASETS,
-    Dataset,
-    blobs,
-    breast_cancer,
-    circles,
-    describe,
-    digits,
-    gaussian,
-    iris,
-    libsvm,
-    load,
-    prepare,
-    quadrant,
-    wine,
-    xor,
-)
+from svmbench.problems.dataset_record import Dataset
+from svmbench.problems.datasets import DATASETS, describe, load, prepare
+from svmbench.problems.libsvm_files import libsvm
+from svmbench.problems.sklearn_sets import breast_cancer, digits, iris, wine
+from svmbench.problems.synthetic import blobs, circles, gaussian, quadrant, xor
 
 EXPECTED_NAMES = [
     "gaussian",
@@ -233,7 +221,7 @@ def test_digits_multiclass_and_standardized_constant_pixels():
 
 
 def test_standardize_leaves_constant_columns_at_exactly_zero():
-    from svmbench.problems.datasets import _standardize
+    from svmbench.problems.sklearn_sets import _standardize
 
     # np.full(103, c).mean() != c for this c: a naive (X - mean) / std gives -1, not 0
     c = 6.369616873214543

@@ -31,18 +31,20 @@ from svmbench.problems import (
 )
 from svmbench.problems.base import Problem
 from svmbench.problems.kernels import kernel_matrix
-from svmbench.problems.models import (
+from svmbench.problems.model_files import (
     FORMAT_VERSION,
+    load_model,
+    model_from_dict,
+    model_to_dict,
+    save_model,
+)
+from svmbench.problems.models import (
     ChainModel,
     CrammerSingerModel,
     KernelModel,
     LinearModel,
     OneVsOneModel,
     OneVsRestModel,
-    load_model,
-    model_from_dict,
-    model_to_dict,
-    save_model,
 )
 from svmbench.problems.structured import digit_sequences
 from svmbench.solvers import registry

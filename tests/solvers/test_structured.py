@@ -6,12 +6,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from svmbench.problems.structured import (
-    ChainStructuredHinge,
-    brute_force_decode,
-    digit_sequences,
-    viterbi,
-)
+from svmbench.problems.chain_decoding import brute_force_decode, viterbi
+from svmbench.problems.structured import ChainStructuredHinge, digit_sequences
 from svmbench.solvers import Status, registry
 from svmbench.solvers._jit import structured as jit
 from svmbench.solvers.base import ConvergenceWarning
