@@ -5,7 +5,8 @@ The subpackages (installed from the repository's root folders)::
 
     svmbench.problems    WHAT is solved: formulations, certificates, models, data sets
     svmbench.solvers     HOW it is solved: one module per method, ``registry.get(name, ...)``
-    svmbench.benchmarks  the harness and the ``svmbench`` command
+    svmbench.benchmarks  the harness and the ``svmbench`` command (``import svmbench.benchmarks``:
+                         the library never imports it)
 
 ``import svmbench`` is light: the numerical back ends (Numba, CVXPY, Clarabel, OSQP, matplotlib,
 Dask) load when first used. The scikit-learn estimators are ``svmbench.SVMClassifier`` and
@@ -19,7 +20,7 @@ import importlib
 #: The one place the version is written (pyproject.toml reads it from here): asking
 #: ``importlib.metadata`` instead would read a stale ``svmbench.egg-info`` left by a build in the
 #: working directory.
-__version__ = "0.1.0"
+__version__ = "0.2.0"
 
 #: Public names loaded on first access (PEP 562), so that ``import svmbench`` stays light.
 _LAZY = {
@@ -30,7 +31,6 @@ _LAZY = {
     "save_model": "svmbench.problems.model_files",
     "problems": "svmbench.problems",
     "solvers": "svmbench.solvers",
-    "benchmarks": "svmbench.benchmarks",
 }
 
 __all__ = ["__version__", *_LAZY]
