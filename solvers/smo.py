@@ -52,7 +52,7 @@ from svmbench.solvers._jit import smo as jit
 from svmbench.solvers.base import IterativeSolver, StepOutcome
 from svmbench.solvers.registry import register
 
-# (DENSE_MAX_BYTES and _gradients stay importable from here, as smo_batch and the tests do)
+# (DENSE_MAX_BYTES and _gradients stay importable from here, as the tests do)
 from svmbench.solvers.smo_arrays import DENSE_MAX_BYTES as DENSE_MAX_BYTES
 from svmbench.solvers.smo_arrays import STORAGES, cache_dtype, problem_arrays, use_dense_rows
 from svmbench.solvers.smo_arrays import gradients as _gradients
