@@ -147,15 +147,11 @@ class SMOBatch(IterativeSolver):
         (``stop_rule="gap"``).
     q : int, default=512
         Size of the working set (at most n); half of it is replaced at each outer iteration.
-        Measured (gaussian d = 20, RBF γ = 1/d, C = 1, one thread, certified 1e-6, a loaded
-        2-core machine): n = 10 000, q = 256 / 512 / 1024: 2.61 / 2.73 / 2.84 s (medians of
-        3 interleaved runs, within the noise; about 9 000 rows computed whatever q);
-        n = 30 000: 23.0 / 30.7 / 27.9 s (one run each, about 52 000 rows computed).
+        256 to 1024 measured equal within noise (docs/measurements.md, "smo_batch").
     inner_tol : float, default=0.1
         SMO inside the working set stops once its violation is below ``inner_tol`` times the
-        outer violation (and never below ``eps``); in (0, 1). Measured as ``q``, n = 10 000:
-        0.01 / 0.1 / 0.3: 2.58 / 2.73 / 2.55 s (34 615 / 22 362 / 15 991 updates; the rows
-        dominate).
+        outer violation (and never below ``eps``); in (0, 1). 0.01 to 0.3 measured equal within
+        noise, the rows dominating (docs/measurements.md, "smo_batch").
     inner_steps : int, default=10
         At most ``inner_steps · q`` updates inside one working set.
     eps : float, default=1e-3
@@ -168,10 +164,8 @@ class SMOBatch(IterativeSolver):
         LIBSVM's shrinking after every outer iteration: rows are computed, G updated and the
         working set chosen on the active variables only; G of the shrunk ones is rebuilt from
         the coordinates that moved (once at ``10·eps`` in a phase, and before converging).
-        Off by default: measured on gaussian d = 20, RBF γ = 1/d, C = 1, one thread, it
-        computed as many rows (12 555 against 8 981 at n = 10 000, 55 445 against 52 691 at
-        30 000: the rebuilt G drops the cache) and took 2.5× and 2.2× the time, the rebuilds
-        (a kernel product over the coordinates that moved) half of it.
+        Off by default: it computed as many rows or more (the rebuilt G drops the cache) and
+        took over twice the time, half of it in the rebuilds (docs/measurements.md, "smo_batch").
     chunk : int, default=10000
         Updates per chunk (the template's trace points, callbacks and limits come between
         outer iterations, once a chunk's updates are done).
