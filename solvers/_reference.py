@@ -66,11 +66,10 @@ class QPReference(Solver):
 
     @classmethod
     def memory_estimate(cls, problem: Problem, **_) -> float:
-        """The exported QP with the library's copies and factor, measured (peak RSS of one solve,
-        rbf kernel dual at n = 3000 and 5000, linear forms at n = 50 000, d = 20, multiclass at
-        n = 20 000, d = 20, k = 4): ``c·8n²`` bytes for a kernel dual, c = 12 for Clarabel (9.9
-        measured), 8 for OSQP (6.1), 32 for CVXPY (29 at n = 1500: it factors K first); for the
-        linear forms ``32·8·(nnz(X) + n)`` bytes per class (28 and 31 measured, Clarabel)."""
+        """The exported QP with the library's copies and factor, from measured peak RSS with a
+        margin (docs/measurements.md, "Reference solvers"): ``c·8n²`` bytes for a kernel dual,
+        c = 12 for Clarabel, 8 for OSQP, 32 for CVXPY (it factors K first); for the linear forms
+        ``32·8·(nnz(X) + n)`` bytes per class."""
         n, X = problem.n_samples, problem.X
         if isinstance(problem, KernelDual):
             return {"clarabel": 12, "osqp": 8}.get(cls.name, 32) * 8.0 * n * n

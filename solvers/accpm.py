@@ -242,9 +242,8 @@ class ACCPM(IterativeSolver):
     relevance_every : int, default=10
         The relevance test (``η`` of every cut, ``m·p²`` flops, as much as a Newton step, and the
         radius ``r``) runs every ``relevance_every`` oracle calls; ``keep`` also applies its cap
-        at every call where more than ``N − 1`` cuts are held. Testing at every call took 9–15%
-        more time than every 10th call (gaussian, n = 10 000, d = 50 and 100), for about the
-        same cuts held.
+        at every call where more than ``N − 1`` cuts are held. Testing at every call took more
+        time than every 10th call for about the same cuts held (docs/measurements.md, "accpm").
     lp_every : int, default=50
         Solve the cutting-plane LP (HiGHS) for the exact model lower bound every ``lp_every``
         oracle calls (0: never). The Dikin and analytic-center dual bounds are computed at every

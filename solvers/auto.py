@@ -173,9 +173,8 @@ MULTICLASS_SMALL_C_R2 = 10.0
 #: clarabel's and the barrier's solves 5-14 ms, so dcd tries a probe first, whatever C·‖x‖²
 #: says (its epochs vary with the data beyond what the rules read): ``max(PROBE, PROBE_WORK /
 #: nnz(X))`` epochs, about clarabel's time at dcd's ~1 entry per ns, so that a failed probe at
-#: most doubles the time. 13 of 18 tiny duals (6 data sets, C = 0.1/1/10) took dcd under 750
-#: epochs and 0.11-0.36x clarabel's time; gaussian n=200, d=5, C=1 took 5426 epochs in 5 ms
-#: against clarabel's 7 ms; at C=10, 30 000 epochs (max_iter).
+#: most doubles the time; most tiny duals measured took dcd a fraction of clarabel's time
+#: (docs/measurements.md, "auto").
 TINY = 5000
 PROBE = 700
 PROBE_WORK = 6e6

@@ -72,11 +72,11 @@ TRACE_GROWTH = 1.4
 #: The share of a solve's counted work that the stopping tests may take when ``check_every`` is
 #: adaptive (:class:`_CheckSchedule`).
 CHECK_BUDGET = 0.1
-#: The fixed cost of a certificate in the interpreter (a dozen NumPy calls: 82 µs at n = 200,
-#: d = 5, where its arithmetic is 2 200 entries; 117 µs at n = 2000, d = 20), counted as the
-#: entries an epoch reads in that time (about one per nanosecond) and added to every
-#: certificate's counted work: without it, tiny problems were tested after every chunk, and a
-#: 700-epoch dcd run at n = 200 spent 2 ms of its 3 ms in certificates.
+#: The fixed cost of a certificate in the interpreter (a dozen NumPy calls, about 80 µs on small
+#: problems), counted as the entries an epoch reads in that time (about one per nanosecond) and
+#: added to every certificate's counted work: without it, tiny problems were tested after every
+#: chunk and spent most of their time in certificates (docs/measurements.md, "Certificate
+#: schedule").
 CERTIFICATE_FIXED_WORK = 80_000.0
 
 
@@ -107,9 +107,9 @@ class _TraceSchedule:
     """When a trace-only certificate is wanted: chunks 1, 2, 3, 4, 6, 9, 13, … (ratio
     ``TRACE_GROWTH``), the first always, the others when the trace's certificates, this one
     included (its cost taken as their mean so far), stay within ``TRACE_BUDGET`` of the wall
-    time; every chunk for ``"every"``. Judged before the certificate rather than after, the
-    budget holds on small problems too: at n = 200 a certificate (80 µs) costs more than a chunk
-    of dcd epochs, and ten of them took 40 % of a 2 ms solve."""
+    time; every chunk for ``"every"``. Judged before the certificate rather than after, so that
+    the budget holds on small problems too, where a certificate costs more than a chunk of
+    epochs (docs/measurements.md, "Certificate schedule")."""
 
     def __init__(self, mode) -> None:
         self.mode = mode

@@ -20,9 +20,8 @@ objectives computed by the problem, checked once the epochs have read ten certif
 ``X`` since the last check (or every ``check_every`` epochs); or (``stop_rule=
 "native"``) on LIBLINEAR's rule ``max PG − min PG ≤ eps`` over an epoch on the full set. An
 iteration is an epoch (one pass over the active set). On small problems one chunk runs several
-epochs in one jitted call (:data:`EPOCH_WORK`), the same epochs as one per chunk: at n = 200,
-d = 5 the interpreter's cost per epoch was 25 µs against 5 µs of arithmetic, and a solve of 5 426
-epochs went from 80 ms to 7 ms.
+epochs in one jitted call (:data:`EPOCH_WORK`), the same epochs as one per chunk: there the
+interpreter around an epoch costs more than its arithmetic (docs/measurements.md, "dcd").
 
 References
 ----------
@@ -60,12 +59,11 @@ EPS_DECAY = 10.0
 #: then stalls. One full epoch per 200 costs little next to the re-checks the rule triggers anyway.
 FORCED_RECHECK_EPOCHS = _jit.FORCED_RECHECK_EPOCHS
 #: One chunk runs as many epochs (at most ``MAX_EPOCHS_PER_STEP``) as read about this many
-#: nonzeros, when the checks are spaced by counted work and no trace is drawn at every epoch: an
-#: epoch over 200 rows of 5 features costs 5 µs in the jitted loop and 25 µs more in the
-#: interpreter around it; at 140 rows of 30 features, 20 000 (4 epochs a chunk) left a 597-epoch
-#: solve at 4.7 ms, 100 000 (23) brings it to 2.5 ms. The iterates are those of one epoch per
-#: chunk; the checks come at the end of a chunk, a chunk holding about as much work as the
-#: certificates' (CERTIFICATE_FIXED_WORK) that space them.
+#: nonzeros, when the checks are spaced by counted work and no trace is drawn at every epoch: on
+#: small problems the interpreter around an epoch costs several times its jitted loop, and
+#: 100 000 nearly halved a small solve's time against 20 000 (docs/measurements.md, "dcd").
+#: The iterates are those of one epoch per chunk; the checks come at the end of a chunk, a chunk
+#: holding about as much work as the certificates' (CERTIFICATE_FIXED_WORK) that space them.
 EPOCH_WORK = 100_000
 MAX_EPOCHS_PER_STEP = 32
 
@@ -125,11 +123,10 @@ class DualCoordinateDescent(IterativeSolver):
         nonzeros of the *active* rows only, often a small fraction of ``X`` once shrinking has
         set in; so the checks come about every 20 epochs over the full set and further apart as
         the active set shrinks. The spacing is a count, not a time: the same epochs on every
-        machine. An int: a check every ``check_every`` epochs. On ``gaussian:n=20000,d=50,
-        sep=1``, ``C=1``, ``tol=1e-6``, every 10 epochs (the former default) drew 997
-        certificates in 9 950 epochs (1.65 s); the adaptive spacing 20 in 13 577 epochs (0.96 s,
-        with ``max_iter=20000``): fewer checks catch fewer of the early epochs where the
-        fluctuating gap dips below ``tol``. The gap is also checked whenever the native rule is
+        machine. An int: a check every ``check_every`` epochs. A fixed 10 drew many more
+        certificates and took longer than the adaptive spacing, although fewer checks catch
+        fewer of the early epochs where the fluctuating gap dips below ``tol``
+        (docs/measurements.md, "dcd"). The gap is also checked whenever the native rule is
         met on the full set, and at the last epoch before ``max_iter`` or ``time_limit``.
     shrinking : bool, default=True
         Shrink coordinates stuck at a bound (LIBLINEAR's PGmax/PGmin rule), with a full re-check

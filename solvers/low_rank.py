@@ -97,9 +97,8 @@ class LowRankKernelSVM(Solver):
         None: the rank rule (module notes); an int ≥ 1 fixes r (capped by n and the memory cap).
     trace_target : float, default=1e-3
         Target of the relative trace residual ``tr(K − FFᵀ)/tr(K)`` of the rank rule, in (0, 1).
-        On ``xor`` (n = 30 000, 5 % label noise, γ "scale") 0.02 and 0.005 gave r = 32 and a
-        test accuracy 0.67 points below exact SMO's (bracket width 1.5e-2); 1e-3 gave r = 64,
-        0.02 points below (width 3.3e-4), in about the same time (1.6 s).
+        1e-3 measured close to exact SMO's test accuracy where looser targets fell short, in
+        about the same time (docs/measurements.md, "low_rank").
     max_rank : int, default=1024
     memory_mb : float, default=4096
         Budget of F (float64): r ≤ ``memory_mb·2²⁰/(8n)``.
@@ -248,9 +247,9 @@ class LowRankKernelSVM(Solver):
         inner solver (its own ``method``, ``tol``, ``max_iter``, ``time_limit``...)."""
         tic = time.perf_counter()
         factor, rule = self._factor(problem)
-        # the barrier's primal-dual method on the primal form, with its jitted row passes: on
-        # circles (n = 30 000, r = 64, free bias) 29 iterations in 4.7 s against 51 in 25.7 s
-        # on the dual form; dcd's epochs are the same on either form
+        # the barrier's primal-dual method on the primal form, with its jitted row passes: fewer
+        # iterations and far less time than on the dual form (docs/measurements.md, "low_rank");
+        # dcd's epochs are the same on either form
         view = SoftMarginPrimal if inner_name == "barrier" else SoftMarginDual
         surrogate = view(
             factor.F,

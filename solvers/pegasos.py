@@ -41,7 +41,7 @@ certified relative gap ≤ ``tol``, ``max_iter`` otherwise (with its ``Convergen
 ``check_every`` epochs, timed). The gap is always the problem's: ``problem.certificate(w=, b=)``,
 whose dual point comes from ``dual_from_primal``: a few passes over the data far from the
 optimum, plus the small near-margin QP only once the cheap point certifies a relative gap below
-``problems._linear.QP_BELOW_REL_GAP`` (issue 13: the trace no longer solves a QP per checkpoint).
+``problems._linear.QP_BELOW_REL_GAP``, so that the trace does not solve a QP at every checkpoint.
 
 References
 ----------

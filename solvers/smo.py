@@ -52,7 +52,7 @@ from svmbench.solvers._jit import smo as jit
 from svmbench.solvers.base import IterativeSolver, StepOutcome
 from svmbench.solvers.registry import register
 
-# (DENSE_MAX_BYTES and _gradients stay importable from here, as smo_batch and the tests do)
+# (DENSE_MAX_BYTES and _gradients stay importable from here, as the tests do)
 from svmbench.solvers.smo_arrays import DENSE_MAX_BYTES as DENSE_MAX_BYTES
 from svmbench.solvers.smo_arrays import STORAGES, cache_dtype, problem_arrays, use_dense_rows
 from svmbench.solvers.smo_arrays import gradients as _gradients
@@ -322,9 +322,8 @@ class SMO(IterativeSolver):
         column depends on; a cold solve never reuses (its timings stay those of a fresh call).
 
         The gradients follow: ``G`` is updated from the last solve's (complete, i.e. no variable
-        shrunk, as at a certified stop) over the coordinates of α that changed. On this
-        project's path benchmark (RBF, n = 2000, 20 values of C) that removed a kernel product
-        per solve, as long as the final certificate's."""
+        shrunk, as at a certified stop) over the coordinates of α that changed, which saves a
+        kernel product per solve along a path (docs/measurements.md, "smo")."""
         key = _column_key(state)
         memo = self._columns
         same = memo is not None and memo[0] == key
@@ -399,11 +398,10 @@ class SMO(IterativeSolver):
     def _tighten(state: _State, wanted: float = 0.0) -> None:
         """Lower the native tolerance for a new phase (shrinking may grow back once more).
 
-        ``wanted`` = tol / estimate: the gap has followed eps nearly in proportion (RBF, n = 2000:
-        1.5·eps at every phase from 1e-3 to 1e-7), so eps goes to half the share that would
-        just meet tol, between 1/100 and 1/2 of itself. A fixed tenfold step overshot: the last
-        phase ended up to seven times below tol, a sixth of all the updates. Without an
-        estimate (the certificate refused a point the estimate had accepted): tenfold."""
+        ``wanted`` = tol / estimate: the gap has followed eps nearly in proportion, so eps goes
+        to half the share that would just meet tol, between 1/100 and 1/2 of itself; a fixed
+        tenfold step overshot tol (docs/measurements.md, "smo"). Without an estimate (the
+        certificate refused a point the estimate had accepted): tenfold."""
         factor = 0.1 if wanted <= 0.0 else min(0.5, max(0.01, 0.5 * wanted))
         state.eps = max(EPS_FLOOR, state.eps * factor)
         state.core.ist[jit.UNSHRUNK] = 0
@@ -437,8 +435,8 @@ class SMO(IterativeSolver):
 
     def _trace_estimate(self, problem: KernelDual, state: _State) -> tuple[float, float]:
         """Trace points between certificates carry this O(n) estimate (``certified=False``):
-        a certificate costs a kernel product over the support vectors, ``O(n_SV·n·d)``, which
-        at n = 10 000 took a fifth of the wall time for one trace point. The stopping tests and
+        a certificate costs a kernel product over the support vectors, ``O(n_SV·n·d)``, a large
+        share of the wall time per trace point (docs/measurements.md, "smo"). The stopping tests and
         the final point are certified. Exact when no variable is shrunk; otherwise G is stale on
         the shrunk ones."""
         P, gap = self._estimates(problem, state)

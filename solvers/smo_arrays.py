@@ -1,7 +1,7 @@
 """What the jitted SMO cores read from a kernel problem, and its gradients from the kernel.
 
-Shared by :mod:`solvers.smo` and :mod:`solvers.smo_batch` (which import these names from
-:mod:`solvers.smo`). The problem (ARCHITECTURE.md §2) is the minimization of ``f = −D``::
+Shared by :mod:`solvers.smo` and :mod:`solvers.smo_batch`, which import these names from here.
+The problem (ARCHITECTURE.md §2) is the minimization of ``f = −D``::
 
     min_α  ½ αᵀQ̃α − Σ_t α_t   s.t.  0 ≤ α_t ≤ C_t   (+ yᵀα = 0 for a free bias)
 
@@ -41,9 +41,9 @@ def cache_dtype(problem: KernelDual, cache_mb: float = math.inf) -> type:
     bounded, i.e. RBF with ``s² ≤ 1`` (``|Q̃_tk| ≤ 1 + s²``), and the whole matrix would not fit
     the budget in float64: the budget then holds twice the columns and the O(n) loops read half
     the bytes, for an absolute error ≤ 2⁻²³ per entry. That rounding makes the maintained
-    gradient drift (by ≤ 2⁻²³ |Δα| per update): at n = 2000, C = 38, the gap it hid was ten
-    times a 1e-6 target, and the phases spent on a drifted G took a fifth of the updates
-    (:meth:`solvers.smo.SMO._refresh_gradient` repairs G once a certificate refuses). So when
+    gradient drift (by ≤ 2⁻²³ |Δα| per update), enough to hide a gap well above a 1e-6 target
+    and to spend updates on a drifted G (docs/measurements.md, "smo";
+    :meth:`solvers.smo.SMO._refresh_gradient` repairs G once a certificate refuses). So when
     all ``n`` columns fit in float64, they are float64. Kernels whose entries grow with ``‖x‖``
     (linear, poly, sigmoid's argument, a precomputed Gram) always keep float64. α, G and Ḡ are
     float64 in every case, and ``Q̃_ii`` comes from ``QD`` (float64)."""
@@ -60,13 +60,9 @@ DENSE_MAX_BYTES = 1 << 30
 
 #: CSR rows are densified (within :data:`DENSE_MAX_BYTES`) from this density on. Whole CSR columns
 #: cost ``O(n + Σ_{f ∈ x_i} nnz(X_:f))`` (about ``n·d·ρ²`` scattered products at density ρ),
-#: dense ones ``n·d`` vectorized products. Measured end to end (RBF, γ="scale", C = 1, free bias,
-#: certified gap 1e-6, one Numba thread, median of 3 interleaved runs, a loaded 2-core machine),
-#: CSR time / dense time at density 1 %, 10 %, 25 %, 50 %, 75 %, 100 %:
-#: d = 100, n = 3000: 0.44, 0.48, -, 0.97 and 0.93 (two runs), 1.40, 1.85;
-#: d = 10⁴, n = 3000: 0.005 (0.32 s against 65 s), 0.08, -, 0.80; n = 1000: -, -, 0.59, 1.19,
-#: 1.37, 1.41. The iterates are the same. At ρ = 0.5 the times are even and so is the memory
-#: (CSR of X and Xᵀ with int64 indices: ``32·ρ·n·d`` bytes, dense: ``16·n·d``).
+#: dense ones ``n·d`` vectorized products. End to end, the CSR and dense times measured even at
+#: ρ = 0.5 (docs/measurements.md, "smo"), and so is the memory there (CSR of X and Xᵀ with int64
+#: indices: ``32·ρ·n·d`` bytes, dense: ``16·n·d``). The iterates are the same.
 DENSE_MIN_DENSITY = 0.5
 
 STORAGES = ("auto", "dense", "csr")

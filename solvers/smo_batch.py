@@ -15,7 +15,7 @@ Each outer iteration works on a set B of ``q`` variables:
   with a free bias, alternately the largest ``−y_t G_t`` over ``I_up`` and the smallest over
   ``I_low`` (the two sides of Fan, Chen & Lin's maximal violating pair, JMLR 6, 2005), each only
   while it still violates against the other side's extreme; without the equality, the largest
-  projected gradients ``|PG_t|``;
+  projected gradients ``|PG_t|`` (:mod:`solvers.smo_batch_selection`);
 - the rows ``Q̃_B,:`` the row cache (LRU, ``cache_mb``) lacks are computed in one batched call:
   for dense rows, blocks of rows each one BLAS product ``X_B Xᵀ`` (RBF through ``‖x‖² + ‖x'‖²
   − 2x·x'``), then the kernel, the blocks shared among the Numba threads
@@ -64,18 +64,19 @@ from svmbench.solvers._jit import kernel_columns as kc
 from svmbench.solvers._jit import smo_batch as jit
 from svmbench.solvers.base import IterativeSolver, StepOutcome
 from svmbench.solvers.registry import register
-from svmbench.solvers.smo import (
-    EPS_FLOOR,
+from svmbench.solvers.smo import EPS_FLOOR
+from svmbench.solvers.smo_arrays import (
     STORAGES,
-    _gradients,
     cache_dtype,
+    gradients,
     problem_arrays,
     use_dense_rows,
 )
+from svmbench.solvers.smo_batch_selection import select_working_set
 
 
 @dataclass
-class _State:
+class State:
     """Arrays of the jitted parts and the driver's bookkeeping."""
 
     pairs: bool
@@ -146,15 +147,11 @@ class SMOBatch(IterativeSolver):
         (``stop_rule="gap"``).
     q : int, default=512
         Size of the working set (at most n); half of it is replaced at each outer iteration.
-        Measured (gaussian d = 20, RBF γ = 1/d, C = 1, one thread, certified 1e-6, a loaded
-        2-core machine): n = 10 000, q = 256 / 512 / 1024: 2.61 / 2.73 / 2.84 s (medians of
-        3 interleaved runs, within the noise; about 9 000 rows computed whatever q);
-        n = 30 000: 23.0 / 30.7 / 27.9 s (one run each, about 52 000 rows computed).
+        256 to 1024 measured equal within noise (docs/measurements.md, "smo_batch").
     inner_tol : float, default=0.1
         SMO inside the working set stops once its violation is below ``inner_tol`` times the
-        outer violation (and never below ``eps``); in (0, 1). Measured as ``q``, n = 10 000:
-        0.01 / 0.1 / 0.3: 2.58 / 2.73 / 2.55 s (34 615 / 22 362 / 15 991 updates; the rows
-        dominate).
+        outer violation (and never below ``eps``); in (0, 1). 0.01 to 0.3 measured equal within
+        noise, the rows dominating (docs/measurements.md, "smo_batch").
     inner_steps : int, default=10
         At most ``inner_steps · q`` updates inside one working set.
     eps : float, default=1e-3
@@ -167,10 +164,8 @@ class SMOBatch(IterativeSolver):
         LIBSVM's shrinking after every outer iteration: rows are computed, G updated and the
         working set chosen on the active variables only; G of the shrunk ones is rebuilt from
         the coordinates that moved (once at ``10·eps`` in a phase, and before converging).
-        Off by default: measured on gaussian d = 20, RBF γ = 1/d, C = 1, one thread, it
-        computed as many rows (12 555 against 8 981 at n = 10 000, 55 445 against 52 691 at
-        30 000: the rebuilt G drops the cache) and took 2.5× and 2.2× the time, the rebuilds
-        (a kernel product over the coordinates that moved) half of it.
+        Off by default: it computed as many rows or more (the rebuilt G drops the cache) and
+        took over twice the time, half of it in the rebuilds (docs/measurements.md, "smo_batch").
     chunk : int, default=10000
         Updates per chunk (the template's trace points, callbacks and limits come between
         outer iterations, once a chunk's updates are done).
@@ -275,7 +270,7 @@ class SMOBatch(IterativeSolver):
         return time.perf_counter() - start
 
     # ---- state -----------------------------------------------------------------------------------
-    def _make_state(self, problem: KernelDual, alpha0, *, dtype, storage, q, slots) -> _State:
+    def _make_state(self, problem: KernelDual, alpha0, *, dtype, storage, q, slots) -> State:
         n = problem.n_samples
         X, XT, sqn, kint, kflt, y, Cw, C, dplus, QD = problem_arrays(problem, storage)
         code = int(kint[0])
@@ -283,11 +278,11 @@ class SMOBatch(IterativeSolver):
             alpha, G = np.zeros(n), -np.ones(n)
         else:
             alpha = np.array(alpha0, dtype=np.float64)
-            G, _ = _gradients(X, sqn, kint, kflt, y, C, dplus, alpha)
+            G, _ = gradients(X, sqn, kint, kflt, y, C, dplus, alpha)
         q = min(q, n)
         batched = isinstance(X, np.ndarray) and code != kc.KERNEL_CODES["precomputed"]
         G = np.ascontiguousarray(G)
-        return _State(
+        return State(
             pairs=problem.bias == "free",
             batched=batched,
             X=X,
@@ -327,7 +322,7 @@ class SMOBatch(IterativeSolver):
             G_ref=G.copy(),
         )
 
-    def _init_state(self, problem: KernelDual, warm_start) -> _State:
+    def _init_state(self, problem: KernelDual, warm_start) -> State:
         alpha0 = None if warm_start is None else warm_start.dual_point(problem)
         dtype = cache_dtype(problem, self.cache_mb)
         n, q = problem.n_samples, min(self.q, problem.n_samples)
@@ -337,42 +332,12 @@ class SMOBatch(IterativeSolver):
         )
 
     # ---- one outer iteration ---------------------------------------------------------------------
-    def _select(self, s: _State) -> float:
-        """Fill ``s.ws[:s.m]`` (kept half first) and return the outer violation."""
-        act, q = s.act, s.q
-        n = act.shape[0]
-        if n == 0:  # everything shrunk
-            s.m = 0
-            return 0.0
-        keep = s.ws[max(0, s.m - q // 2) : s.m]
-        keep = np.ascontiguousarray(keep[s.is_active[keep]])
-        k = min(q, n)
-        if s.pairs:
-            su, sl = s.score_a[:n], s.score_b[:n]
-            top_u, top_l = jit.pair_scores(act, s.y_a, s.alpha, s.C, s.G, su, sl)
-            violation = top_u + top_l  # m(α) − M(α)
-            cu, cl = _top(su, k), _top(sl, k)
-            s.m = jit.merge_candidates(
-                keep, keep.shape[0], act[cu], su[cu], act[cl], sl[cl], -top_l, -top_u, q,
-                s.in_ws, s.ws,
-            )  # fmt: skip
-        else:
-            pg = s.score_a[:n]
-            violation = jit.single_scores(act, s.alpha, s.C, s.G, pg)
-            cu = _top(pg, k)
-            empty = np.empty(0, dtype=np.int64)
-            s.m = jit.merge_candidates(
-                keep, keep.shape[0], act[cu], pg[cu], empty, np.empty(0), 0.0, -np.inf, q,
-                s.in_ws, s.ws,
-            )  # fmt: skip
-        return float(violation) if np.isfinite(violation) else 0.0
-
-    def _outer(self, s: _State, budget: int) -> int:
+    def _outer(self, s: State, budget: int) -> int:
         """One outer iteration with at most ``budget`` updates; returns the updates done (0 when
         the native rule holds, ``s.converged``)."""
         n = s.y.shape[0]
         while True:
-            violation = self._select(s)
+            violation = select_working_set(s)
             if s.act.shape[0] == n:
                 break
             if violation < s.eps or s.m == 0:
@@ -420,7 +385,7 @@ class SMOBatch(IterativeSolver):
         return done
 
     # ---- shrinking -------------------------------------------------------------------------------
-    def _shrink(self, s: _State) -> None:
+    def _shrink(self, s: State) -> None:
         """Drop from the active set the variables at a bound whose gradient pushes them into it
         harder than the current maximal violation (Chang & Lin 2011, §5.1); free ones stay."""
         act = s.act
@@ -444,7 +409,7 @@ class SMOBatch(IterativeSolver):
         self._set_active(s, np.ascontiguousarray(act[~drop]))
         s.shrinks += 1
 
-    def _set_active(self, s: _State, act: np.ndarray) -> None:
+    def _set_active(self, s: State, act: np.ndarray) -> None:
         s.act = act
         full = act.shape[0] == s.y.shape[0]
         s.y_a = s.y if full else np.ascontiguousarray(s.y[act])
@@ -452,11 +417,11 @@ class SMOBatch(IterativeSolver):
         if s.batched:
             s.XT_a = s.XT if full else np.ascontiguousarray(s.XT[:, act])
 
-    def _unshrink(self, s: _State) -> None:
+    def _unshrink(self, s: State) -> None:
         """G on the shrunk variables from their values at the last complete G (``G_ref +
         Q̃(α − α_ref)``, a kernel product over the coordinates that moved), then every variable
         active again; the cached rows, filled on the active indices only, are dropped."""
-        G, _ = _gradients(
+        G, _ = gradients(
             s.X, s.sqn, s.kint, s.kflt, s.y, s.C, s.dplus, s.alpha, (s.alpha_ref, s.G_ref)
         )
         s.G[:] = G
@@ -469,13 +434,13 @@ class SMOBatch(IterativeSolver):
         s.reconstructions += 1
 
     @staticmethod
-    def _complete(s: _State) -> None:
+    def _complete(s: State) -> None:
         """G is complete and exact at this α: the reference of later reconstructions."""
         s.alpha_ref = s.alpha.copy()
         s.G_ref = s.G.copy()
 
     # ---- one chunk -------------------------------------------------------------------------------
-    def _step(self, problem: KernelDual, state: _State) -> StepOutcome:
+    def _step(self, problem: KernelDual, state: State) -> StepOutcome:
         s = state
         if s.asked:
             # the certificate refused the point the estimate proposed: aim lower
@@ -515,15 +480,15 @@ class SMOBatch(IterativeSolver):
             if total >= self.chunk or s.iterations >= self.max_iter:
                 return StepOutcome(total)
 
-    def _refresh_gradient(self, s: _State) -> None:
+    def _refresh_gradient(self, s: State) -> None:
         """G in float64 from α (float32 rows make the maintained G drift by rounding)."""
-        G, _ = _gradients(s.X, s.sqn, s.kint, s.kflt, s.y, s.C, s.dplus, s.alpha)
+        G, _ = gradients(s.X, s.sqn, s.kint, s.kflt, s.y, s.C, s.dplus, s.alpha)
         s.G[:] = G
         self._complete(s)
         s.refreshes += 1
 
     # ---- the bias and the O(n) estimates ---------------------------------------------------------
-    def _bias(self, problem: KernelDual, s: _State) -> float:
+    def _bias(self, problem: KernelDual, s: State) -> float:
         if problem.bias == "none":
             return 0.0
         if problem.bias == "regularized":
@@ -544,7 +509,7 @@ class SMOBatch(IterativeSolver):
             return float(lo)
         return float(0.5 * (lo + hi))
 
-    def _estimates(self, problem: KernelDual, s: _State) -> tuple[float, float]:
+    def _estimates(self, problem: KernelDual, s: State) -> tuple[float, float]:
         """``(P, P − D)`` of ``(α, b)`` from G, O(n) (the formulas of the module docstring)."""
         a, y, G, Cw = s.alpha, s.y, s.G, s.Cw
         b = self._bias(problem, s) if problem.bias == "free" else 0.0
@@ -561,19 +526,19 @@ class SMOBatch(IterativeSolver):
             P = 0.5 * float(a @ (G + 1.0) - a @ half) + float(Cw @ (xi * xi))
         return P, gap
 
-    def _gap_estimate(self, problem: KernelDual, s: _State) -> float:
+    def _gap_estimate(self, problem: KernelDual, s: State) -> float:
         P, gap = self._estimates(problem, s)
         return gap / max(1.0, abs(P))
 
-    def _trace_estimate(self, problem: KernelDual, state: _State) -> tuple[float, float]:
+    def _trace_estimate(self, problem: KernelDual, state: State) -> tuple[float, float]:
         """Trace points between certificates carry the O(n) estimate (``certified=False``)."""
         P, gap = self._estimates(problem, state)
         return P, P - gap
 
-    def _variables(self, problem: KernelDual, state: _State) -> dict:
+    def _variables(self, problem: KernelDual, state: State) -> dict:
         return {"alpha": state.alpha.copy(), "b": self._bias(problem, state)}
 
-    def _info(self, state: _State) -> dict:
+    def _info(self, state: State) -> dict:
         return {
             "q": state.q,
             "outer_iterations": state.outer,
@@ -591,13 +556,3 @@ class SMOBatch(IterativeSolver):
             "numba_threads": numba.get_num_threads(),
             "rows": "dense" if state.batched else ("csr" if isinstance(state.X, tuple) else "gram"),
         }
-
-
-def _top(score: np.ndarray, k: int) -> np.ndarray:
-    """Indices of the k largest finite scores, in decreasing order (ties by index)."""
-    finite = np.flatnonzero(np.isfinite(score))
-    if finite.size > k:
-        part = np.argpartition(-score[finite], k - 1)[:k]
-        finite = finite[part]
-    order = np.lexsort((finite, -score[finite]))
-    return np.ascontiguousarray(finite[order], dtype=np.int64)

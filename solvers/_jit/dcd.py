@@ -20,10 +20,11 @@ coordinate, with LIBLINEAR's shrinking test against the previous epoch's project
 ``uint64`` state array owned by the caller (splitmix64, :mod:`solvers._jit.common`), so a seed
 reproduces every epoch. In a
 random order every row is a cache miss once ``X`` exceeds the cache, so the row a few places ahead
-is prefetched (``llvm.prefetch``, a hint that changes no value): this cut the epoch time 1.7–2.3×
-on ``X`` of 12–80 MB (measured under load). No ``fastmath``: the arithmetic is the plain loop's,
-bit for bit. The rows are read through :mod:`solvers._jit.rows` (one body for dense and CSR
-rows, one summation order), so dense and CSR storage of the same data give identical iterates.
+is prefetched (``llvm.prefetch``, a hint that changes no value), which shortens the epochs over
+an ``X`` larger than the cache (docs/measurements.md, "dcd"). No ``fastmath``: the arithmetic is
+the plain loop's, bit for bit. The rows are read through :mod:`solvers._jit.rows` (one body for
+dense and CSR rows, one summation order), so dense and CSR storage of the same data give
+identical iterates.
 
 References
 ----------
@@ -74,8 +75,8 @@ def weights(X, coef, out):
             row_axpy(X, i, c, out)
 
 
-# inlined into dcd_epochs's Numba IR: compiled there once, not a second time as a callee (dcd's
-# cold warm-up 11.4 -> 10.1 s, the same iterates and epoch times)
+# inlined into dcd_epochs's Numba IR: compiled there once, not a second time as a callee, for a
+# shorter cold warm-up and the same iterates (docs/measurements.md, "dcd")
 @numba.njit(cache=True, error_model="numpy", inline="always")
 def dcd_epoch(
     X, y, upper, diag, qd, s, alpha, w, wb, index, active_size, pg_max_old, pg_min_old, rng_state

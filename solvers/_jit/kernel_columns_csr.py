@@ -236,9 +236,9 @@ CSR_FIELDS = ("indptr", "indices", "data", "t_indptr", "t_indices", "t_data", "s
 
 
 #: For CSR rows, a missing column is computed whole (from Xᵀ) when at least this fraction of its
-#: entries is wanted (``FULL_FRACTION`` of :mod:`solvers._jit.smo_shrink` for dense rows).
-#: Measured, RBF, n = 5000, one thread: a whole column cost 0.08-0.30 of one gathered on every
-#: index at densities 0.5-10 % (d = 100 and 10⁴), 0.45-0.6 at 50 % (which is densified anyway).
+#: entries is wanted (``FULL_FRACTION`` of :mod:`solvers._jit.smo_shrink` for dense rows): at
+#: low densities a whole CSR column costs a fraction of one gathered on every index
+#: (docs/measurements.md, "smo").
 FULL_FRACTION_CSR = 0.1
 
 

@@ -59,8 +59,8 @@ N_SCALARS = 6
 
 #: The scale a is folded into v when it falls below this. It also bounds the cancellation in
 #: ``S = β v − u``: between two renormalizations ``a_s/a_t ≤ 1/RENORM``, so at most ~4 digits
-#: are lost (the early projected steps shrink ``a`` by ~100× each: renormalizing at 1e-9 lost
-#: every digit of the average in the first epoch).
+#: are lost (the early projected steps shrink ``a`` by ~100× each, so that a much smaller
+#: threshold loses the average's digits: docs/measurements.md, "pegasos").
 RENORM = 1e-4
 
 #: Averaging codes: none, ρ_t = 1, ρ_t = Γ(t+η)/Γ(t).

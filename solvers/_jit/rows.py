@@ -19,9 +19,9 @@ One exception, :func:`row_dot4`, for loops that promise no bitwise dense/CSR agr
 barrier's passes): a dense row is summed in four partial sums ``t_r`` over the columns
 ``j ≡ r (mod 4)`` below ``4⌊d/4⌋``, the last ``d mod 4`` columns into ``t_0``, and
 ``start + ((t_0 + t_1) + (t_2 + t_3))`` returned; a CSR row as :func:`row_dot`. The single
-accumulator is a chain of d dependent additions; four chains run side by side (d = 50: the
-barrier's passes 7-10 % faster). Sharing that order with CSR would mean choosing the partial sum
-of every entry from its column; done without branches it made the CSR passes 2.4× slower.
+accumulator is a chain of d dependent additions; four chains run side by side, which makes the
+barrier's passes faster. Sharing that order with CSR would mean choosing the partial sum of every
+entry from its column, which made the CSR passes slower (docs/measurements.md, "barrier").
 """
 
 from __future__ import annotations

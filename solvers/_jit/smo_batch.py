@@ -35,10 +35,8 @@ TAU = 1e-12
 #: Entries of G per block of :func:`update_gradient` (one thread's share at a time).
 BLOCK = 1024
 
-#: Rows per BLAS product in :func:`fill_rows_dense`. Measured (RBF, n = 10 000, d = 20, 256
-#: rows, float32 rows, medians of 15 interleaved runs on a loaded 2-core machine): 22 ns an
-#: entry with one thread and 13 with two, against 26 and 23 for four rows at a time against
-#: blocks of Xᵀ in Numba loops.
+#: Rows per BLAS product in :func:`fill_rows_dense`: faster per entry, on one thread and two, than
+#: four rows at a time against blocks of Xᵀ in Numba loops (docs/measurements.md, "smo_batch").
 GEMM_ROWS = 32
 
 

@@ -44,8 +44,8 @@ from svmbench.solvers._jit.kernel_columns import column, column_full, dot_rows, 
 
 #: A missing column is computed whole (contiguous, from ``XT``) when at least this fraction of
 #: its entries is wanted: an entry over a gathered index list costs about twice one of a whole
-#: column (RBF, d = 20: 9.8 against 5.3 ns), and a whole column stays valid when the active set
-#: grows back (measured on gaussian n = 10 000: 0.2-0.5 alike, 1.0 about 35% slower).
+#: column, and a whole column stays valid when the active set grows back; 0.2 to 0.5 measured
+#: alike (docs/measurements.md, "smo").
 FULL_FRACTION = 0.3
 
 # Integer state ``ist``: positions.

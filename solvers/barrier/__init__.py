@@ -141,14 +141,9 @@ class BarrierSolver(IterativeSolver):
     method : {"primal-dual", "barrier"}, default="primal-dual"
         Mehrotra's predictor-corrector primal-dual method [BV, §11.7] or log-barrier path
         following, on every form (phase I of the hard margin always follows the barrier path:
-        its multipliers are the Farkas certificate). Measured to a certified gap of 1e-8
-        (``tests/solvers/test_barrier.py``, ``benchmarks/bench_barrier.py``): on the dual QPs of
-        the test sets 3-16 iterations (the barrier 48-93 Newton steps), 4-6 times less CPU time
-        than the barrier and 2.7-4 times less than Clarabel on RBF duals with n = 500 … 2000;
-        on the primal forms of the test sets 7-13 iterations (the barrier 13-58), 15-16 on the
-        full breast_cancer hinge primal (the barrier 65-73), 11-12 on a d > n hard margin (50
-        raw digits; the barrier 55-70), and on the hinge primal with n = 20 000, d = 50
-        19 iterations in 0.09 s against 52 Newton steps in 0.24 s (Clarabel's own solve: 5.3 s).
+        its multipliers are the Farkas certificate). The primal-dual default took fewer
+        iterations and less time than the barrier on every form measured, and less time than
+        Clarabel on RBF duals (docs/measurements.md, "barrier").
     max_iter : int, default=500
         Newton steps (phase I's counted apart, in ``info``). A primal-dual iteration (one
         factorization, used for the predictor and the corrector) counts as one Newton step.

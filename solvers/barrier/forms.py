@@ -43,8 +43,8 @@ def dense_dual_is_cheaper(n: int, r: int) -> bool:
 
     Dense: ``Q = GGᵀ`` once (n²r), then per step the Cholesky factor (n³/3) and three solves
     with refinement (≈ 6n²). Woodbury: per step ``Gᵀh⁻¹G`` (n r²), its factor (r³/3) and three
-    refined solves with two right-hand sides (≈ 12 n r). Chosen by cost, not by a size: a size
-    threshold (n ≤ 2000) made the soft-margin dual 100× slower at n = 1900 than at n = 2001.
+    refined solves with two right-hand sides (≈ 12 n r). Chosen by cost, not by a size
+    threshold, which made the dual far slower just below it (docs/measurements.md, "barrier").
     """
     dense = n**3 / 3.0 + 6.0 * n * n
     woodbury = n * r * r + r**3 / 3.0 + 12.0 * n * r

@@ -36,8 +36,8 @@ from scipy import sparse
 if TYPE_CHECKING:
     from svmbench.solvers.barrier.forms import _DualState
 
-#: Bytes of X per block when forming X̃ᵀDX̃ of a dense X: the scaled copy stays in cache (at
-#: n = 10⁶, d = 20 one product took 33 ms in blocks of 1-2.5 MB, 47 ms in blocks of 10 MB).
+#: Bytes of X per block when forming X̃ᵀDX̃ of a dense X: the scaled copy stays in cache (faster
+#: than blocks of 10 MB: docs/measurements.md, "barrier").
 GRAM_BLOCK_BYTES = 2**20
 
 
@@ -155,8 +155,8 @@ def _normal_solver(feat: _Features, D: np.ndarray, p: np.ndarray):
     ``S x_e = a_e + Eᵀq₀`` (``q₀`` the solution for ``x_e = 0``): no Woodbury form around the
     singular block ρ = 0 of a free bias. Solving for q, rather than forming
     ``A⁻¹ = (I − XᵀM⁻¹X)/p_w`` on the w-block, avoids the cancellation of that difference when
-    D spans many decades late in a solve (the multipliers then kept only a few digits: the
-    primal-dual variant stalled at a certified gap of 10⁻⁴ on 50 raw digits, d = 64).
+    D spans many decades late in a solve, which left the multipliers only a few digits
+    (docs/measurements.md, "barrier").
     """
     d = feat.d
     if d <= feat.n:

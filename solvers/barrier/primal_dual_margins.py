@@ -160,8 +160,7 @@ def _ppd_start(feat, y, C, loss, p, z, active, equality) -> _PrimalPDState:
 
     Soft margin: ``z = 0``, so ``m = 0``; hinge ``ξ = 2``, ``s = 1`` (``r_p = 0``),
     ``λ = ν = C/2`` (``r_ξ = 0``); squared hinge ``s = 1``, ``λ = C``. (Multipliers capped at 1
-    instead did better at C = 10⁴ on breast_cancer, 22 iterations against 30, but worse over 96
-    primal problems with C from 10⁻² to 10⁴: 1077 iterations in all against 989.) Hard margin: z
+    took more iterations over a range of C: docs/measurements.md, "barrier".) Hard margin: z
     of phase I (smallest margin 1.1), ``s = m − 1``, ``λ_i = max(1, f₀)/(n s_i)`` (the
     multipliers of the barrier's centre at ``m/t = f₀``).
     """
@@ -197,9 +196,8 @@ def _ppd_gap_estimate(s: _PrimalPDState) -> float:
     sums come with the step): ``P = ½zᵀPz + Σ C_i ℓ(max(0, 1 − m_i))`` (hard margin:
     ``½zᵀPz / min(1, min m)²``, z scaled to feasibility), ``D = Σλ − ½ (Aᵀλ)ᵀP(Aᵀλ)``
     (``− Σλ²/(4C)`` for the squared hinge), λ taken as it is (not clipped, ``yᵀλ`` not
-    projected). It decides when to ask the problem's certificate, never the status: measured
-    on the test sets' primal forms and the benchmark's hinge primals (n ≤ 10⁵), at most 1.32
-    times the certified gap, and ≤ tol at the first iterate the certificate accepted."""
+    projected). It decides when to ask the problem's certificate, never the status; measured
+    close to the certified gap (docs/measurements.md, "barrier")."""
     loss_sum, lam_sum, lam2_sum, m_min = s.sums
     zPz = float(s.z @ (s.p * s.z))
     if s.loss != "hard":
