@@ -21,7 +21,7 @@ import numpy as np
 
 from svmbench.problems.base import Certificate, Problem
 from svmbench.problems.validation import check_int, check_option, check_real
-from svmbench.solvers.chunk_loop import _all_finite, run_chunks
+from svmbench.solvers.chunk_loop import all_finite, run_chunks
 from svmbench.solvers.clock import Clock
 from svmbench.solvers.records import (
     STATUS_MESSAGES,
@@ -340,7 +340,7 @@ class Solver(abc.ABC):
                     "solver's precision (both certificates are in the result)"
                 )
         # no point at all: a claimed infeasibility whose Farkas vector failed its check
-        usable = _all_finite(variables) and (bool(variables) or certificate is not None)
+        usable = all_finite(variables) and (bool(variables) or certificate is not None)
         if status is not Status.INFEASIBLE and not usable:
             status = Status.NUMERICAL_ERROR
             message = message or "the iterates contain NaN or inf"
@@ -428,7 +428,7 @@ class IterativeSolver(Solver):
         their work (:meth:`_chunk_work`, :meth:`_certificate_work`): the (m+1)-th check comes
         once the chunks have done ``(m + 1)/CHECK_BUDGET`` certificates' work (each priced at
         its arithmetic plus ``CERTIFICATE_FIXED_WORK`` for the interpreter), so that the
-        stopping tests cost at most 10 % of the solve in counted work (:class:`_CheckSchedule`),
+        stopping tests cost at most 10 % of the solve in counted work (:class:`CheckSchedule`),
         and the last chunk before ``max_iter`` or ``time_limit`` is checked too; for the other
         methods, every ``default_check_every`` chunks. Whatever the spacing, the gap is also
         checked whenever the native rule holds and after the first chunk of a warm start.

@@ -2,10 +2,10 @@
 
 :func:`run_chunks` runs the solver's hooks (``_prepare``, ``_init_state``, then ``_step`` chunk
 after chunk) on the solver clock and decides when to stop: the certified relative gap
-``(P − D)/max(1, |P|) ≤ tol`` on the schedule of :class:`~solvers.clock._CheckSchedule`, the
+``(P − D)/max(1, |P|) ≤ tol`` on the schedule of :class:`~solvers.clock.CheckSchedule`, the
 method's native rule, a planned budget of chunks, ``max_iter``, ``time_limit``, a callback, or a
 numerical failure (ARCHITECTURE.md §4). It records the trace on the geometric schedule of
-:class:`~solvers.clock._TraceSchedule`, pausing the clock while trace-only certificates are drawn.
+:class:`~solvers.clock.TraceSchedule`, pausing the clock while trace-only certificates are drawn.
 The options it reads (``stop_rule``, ``check_every``, ``trace``, ...) are documented on
 :class:`~solvers.base.IterativeSolver`.
 """
@@ -18,7 +18,7 @@ from typing import Any
 import numpy as np
 
 from svmbench.problems.base import Problem
-from svmbench.solvers.clock import Clock, _CheckSchedule, _TraceSchedule
+from svmbench.solvers.clock import CheckSchedule, Clock, TraceSchedule
 from svmbench.solvers.records import (
     STATUS_MESSAGES,
     Checkpoint,
@@ -40,7 +40,7 @@ _NUMERICAL_FAILURES = (
 )
 
 
-def _all_finite(variables: Mapping[str, Any]) -> bool:
+def all_finite(variables: Mapping[str, Any]) -> bool:
     for v in variables.values():
         if v is not None and not np.all(np.isfinite(np.asarray(v, dtype=float))):
             return False
@@ -69,11 +69,11 @@ def run_chunks(
         return prepared.final
     problem = prepared.problem
     state = solver._init_state(problem, prepared.warm_start)
-    schedule = _TraceSchedule(solver.trace)
+    schedule = TraceSchedule(solver.trace)
     checks = (
-        _CheckSchedule(solver.check_every, None)
+        CheckSchedule(solver.check_every, None)
         if solver.check_every is not None
-        else _CheckSchedule(solver.default_check_every, solver._certificate_work(problem))
+        else CheckSchedule(solver.default_check_every, solver._certificate_work(problem))
     )
     trace: list[Checkpoint] = []
     iterations, chunks = prepared.iterations, 0
@@ -86,7 +86,7 @@ def run_chunks(
         if step.failure:
             # the status stays true: the point so far may already be certified to tol
             variables = solver._variables(problem, state)
-            if _all_finite(variables):
+            if all_finite(variables):
                 cert = problem.certificate(**variables)
             if cert is not None and cert.certified and cert.rel_gap <= solver.tol:
                 status, message = Status.OPTIMAL, f"certified to tol; then {step.failure}"
@@ -106,7 +106,7 @@ def run_chunks(
         if due or wanted:
             # the finiteness check costs O(n): only where the point is looked at anyway
             variables = solver._variables(problem, state)
-            if not _all_finite(variables):
+            if not all_finite(variables):
                 status, message = Status.NUMERICAL_ERROR, "the iterates contain NaN or inf"
                 break
         if solver.stop_rule == "gap" and due:
@@ -151,7 +151,7 @@ def run_chunks(
         if status is None and clock.wall >= solver.time_limit:  # wall time: all included
             status = Status.TIME_LIMIT
     final = solver._variables(problem, state)
-    if solver.trace and _all_finite(final) and (not trace or trace[-1].iteration != iterations):
+    if solver.trace and all_finite(final) and (not trace or trace[-1].iteration != iterations):
         # the trace ends at the result: its certificate is the record's, drawn once
         with clock.certifying():
             cert = cert or problem.certificate(**final)

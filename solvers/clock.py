@@ -2,8 +2,8 @@
 
 :class:`Clock` keeps the solver clock (paused for certificates drawn only for the trace and for
 callbacks) beside the wall clock, which is never paused. The schedules decide when an iterative
-solver certifies: stopping tests by counted work (:class:`_CheckSchedule`), trace points on a
-geometric schedule within a share of the wall time (:class:`_TraceSchedule`).
+solver certifies: stopping tests by counted work (:class:`CheckSchedule`), trace points on a
+geometric schedule within a share of the wall time (:class:`TraceSchedule`).
 """
 
 from __future__ import annotations
@@ -70,7 +70,7 @@ TRACE_BUDGET = 0.1
 #: Ratio of the geometric schedule of trace checkpoints (in chunks).
 TRACE_GROWTH = 1.4
 #: The share of a solve's counted work that the stopping tests may take when ``check_every`` is
-#: adaptive (:class:`_CheckSchedule`).
+#: adaptive (:class:`CheckSchedule`).
 CHECK_BUDGET = 0.1
 #: The fixed cost of a certificate in the interpreter (a dozen NumPy calls, about 80 µs on small
 #: problems), counted as the entries an epoch reads in that time (about one per nanosecond) and
@@ -80,7 +80,7 @@ CHECK_BUDGET = 0.1
 CERTIFICATE_FIXED_WORK = 80_000.0
 
 
-class _CheckSchedule:
+class CheckSchedule:
     """When a stopping test is due: every ``every`` chunks (fixed), or, adaptive, by counted
     work (passes over X, kernel entries; never seconds, so that iteration counts do not depend on
     the machine): the (m+1)-th test comes at the first chunk where ``CHECK_BUDGET`` times the
@@ -103,7 +103,7 @@ class _CheckSchedule:
         return chunk % self.every == 0
 
 
-class _TraceSchedule:
+class TraceSchedule:
     """When a trace-only certificate is wanted: chunks 1, 2, 3, 4, 6, 9, 13, … (ratio
     ``TRACE_GROWTH``), the first always, the others when the trace's certificates, this one
     included (its cost taken as their mean so far), stay within ``TRACE_BUDGET`` of the wall

@@ -65,7 +65,7 @@ from svmbench.problems.low_rank import (
 from svmbench.problems.models import KernelModel
 from svmbench.problems.validation import check_int, check_option, check_real
 from svmbench.solvers import registry
-from svmbench.solvers.base import STATUS_MESSAGES, Outcome, Solver, _all_finite
+from svmbench.solvers.base import STATUS_MESSAGES, Outcome, Solver, all_finite
 from svmbench.solvers.clock import Clock
 from svmbench.solvers.registry import register
 
@@ -277,7 +277,7 @@ class LowRankKernelSVM(Solver):
         cert = outcome.certificate
         with clock.certifying():
             info["relative_trace_residual"] = relative_trace_residual(problem, factor.F)
-            if _all_finite(variables) and variables.get("alpha") is not None:
+            if all_finite(variables) and variables.get("alpha") is not None:
                 if cert is None:
                     cert = surrogate.certificate(**variables)
                 model = self._bracket(problem, factor, surrogate, variables, cert, info)

@@ -381,11 +381,11 @@ class SMOBatch(IterativeSolver):
         jit.update_gradient(s.G, s.cache, s.slots, s.delta, m, s.act)
         s.outer += 1
         if self.shrinking:
-            self._shrink(s)
+            self.shrink_active(s)
         return done
 
     # ---- shrinking -------------------------------------------------------------------------------
-    def _shrink(self, s: State) -> None:
+    def shrink_active(self, s: State) -> None:
         """Drop from the active set the variables at a bound whose gradient pushes them into it
         harder than the current maximal violation (Chang & Lin 2011, §5.1); free ones stay."""
         act = s.act

@@ -6,7 +6,7 @@ here, with the one name the jitted callers use for either kind. Every name of th
 importable from here as well.
 
 Dense rows: ``X`` is C-contiguous float64. A column is long work when ``len(idx) · d`` is large:
-then :func:`kernel_column` hands it to :func:`_kernel_column_parallel`, which splits it over the
+then :func:`kernel_column` hands it to :func:`kernel_column_parallel`, which splits it over the
 Numba threads with ``prange`` (each thread writes its own entries, no reduction).
 
 The jitted callers (:mod:`solvers._jit.smo_shrink`) take either kind of rows through :func:`column`,
@@ -27,27 +27,27 @@ from svmbench.solvers._jit.kernel_columns_csr import (  # noqa: F401
     DOT_ROWS_BLOCK_ENTRIES,
     FULL_FRACTION_CSR,
     PARALLEL_MIN_N_CSR,
-    _dot_scattered,
-    _dots_csr,
-    _kernel_column_csr_parallel,
-    _scatter,
     csr_rows,
+    dot_scattered,
+    dots_csr,
     kernel_column_csr,
+    kernel_column_csr_parallel,
     kernel_column_full_csr,
     kernel_diag_csr,
     kernel_dot_rows_csr,
     kernel_rows_csr,
+    scatter,
     squared_norms_csr,
 )
 from svmbench.solvers._jit.kernel_values import (  # noqa: F401
     FULL_BLOCK,
     KERNEL_CODES,
     PARALLEL_MIN_WORK,
-    _entry,
-    _from_dot,
-    _from_dots_block,
-    _from_dots_parallel,
-    _from_gathered_dots,
+    from_dot,
+    from_dots_block,
+    from_dots_parallel,
+    from_gathered_dots,
+    kernel_entry,
 )
 
 
@@ -67,18 +67,18 @@ def _kernel_column_serial(X, sqn, i, idx, out, kind, gamma, coef0, degree):
         for f in range(d):
             dot += X[i, f] * X[k, f]
         out[t] = dot
-    _from_gathered_dots(out, sqn, i, idx, kind, gamma, coef0, degree)
+    from_gathered_dots(out, sqn, i, idx, kind, gamma, coef0, degree)
 
 
 @numba.njit(cache=True, parallel=True)
-def _kernel_column_parallel(X, sqn, i, idx, out, kind, gamma, coef0, degree):
+def kernel_column_parallel(X, sqn, i, idx, out, kind, gamma, coef0, degree):
     m = idx.shape[0]
     if kind == 4:
         for t in numba.prange(m):
             out[t] = X[i, idx[t]]
         return
     for t in numba.prange(m):
-        out[t] = _entry(X, sqn, i, idx[t], kind, gamma, coef0, degree)
+        out[t] = kernel_entry(X, sqn, i, idx[t], kind, gamma, coef0, degree)
 
 
 @numba.njit(cache=True)
@@ -105,7 +105,7 @@ def kernel_column(X, sqn, i, idx, out, kind, gamma, coef0, degree, threads):
         function that reads it cannot be cached); 1 keeps the serial loop.
     """
     if threads > 1 and idx.shape[0] * X.shape[1] >= PARALLEL_MIN_WORK:
-        _kernel_column_parallel(X, sqn, i, idx, out, kind, gamma, coef0, degree)
+        kernel_column_parallel(X, sqn, i, idx, out, kind, gamma, coef0, degree)
     else:
         _kernel_column_serial(X, sqn, i, idx, out, kind, gamma, coef0, degree)
 
@@ -127,18 +127,18 @@ def _full_block(XT, sqn, i, out, lo, hi, kind, gamma, coef0, degree):
     d = XT.shape[0]
     for t in range(m):
         o[t] = 0.0
-    # the sum runs over f in the same order as _entry's (identical rounding), but the inner loop
-    # over t is contiguous and vectorizes
+    # the sum runs over f in the same order as kernel_entry's (identical rounding), but the inner
+    # loop over t is contiguous and vectorizes
     for f in range(d):
         xf = XT[f, i]
         r = XT[f, lo:hi]
         for t in range(m):
             o[t] += xf * r[t]
-    _from_dots_block(out, sqn, i, lo, hi, kind, gamma, coef0, degree)
+    from_dots_block(out, sqn, i, lo, hi, kind, gamma, coef0, degree)
 
 
 @numba.njit(cache=True, parallel=True)
-def _kernel_column_full_parallel(XT, sqn, i, out, kind, gamma, coef0, degree):
+def kernel_column_full_parallel(XT, sqn, i, out, kind, gamma, coef0, degree):
     n = out.shape[0]
     nb = (n + FULL_BLOCK - 1) // FULL_BLOCK
     for b in numba.prange(nb):
@@ -156,7 +156,7 @@ def kernel_column_full(XT, sqn, i, out, kind, gamma, coef0, degree, threads):
     """
     n = out.shape[0]
     if threads > 1 and n * XT.shape[0] >= PARALLEL_MIN_WORK:
-        _kernel_column_full_parallel(XT, sqn, i, out, kind, gamma, coef0, degree)
+        kernel_column_full_parallel(XT, sqn, i, out, kind, gamma, coef0, degree)
         return
     for lo in range(0, n, FULL_BLOCK):
         _full_block(XT, sqn, i, out, lo, min(n, lo + FULL_BLOCK), kind, gamma, coef0, degree)
@@ -193,7 +193,9 @@ def kernel_dot_rows(X, sqn, rows, cols, coef, kind, gamma, coef0, degree, shift)
                 acc += coef[c] * (X[i, cols[c]] + shift)
         else:
             for c in range(cols.shape[0]):
-                acc += coef[c] * (_entry(X, sqn, i, cols[c], kind, gamma, coef0, degree) + shift)
+                acc += coef[c] * (
+                    kernel_entry(X, sqn, i, cols[c], kind, gamma, coef0, degree) + shift
+                )
         out[r] = acc
     return out
 
@@ -207,7 +209,7 @@ def kernel_diag(X, sqn, kind, gamma, coef0, degree):
         if kind == 4:
             out[t] = X[t, t]
         else:
-            out[t] = _entry(X, sqn, t, t, kind, gamma, coef0, degree)
+            out[t] = kernel_entry(X, sqn, t, t, kind, gamma, coef0, degree)
     return out
 
 

@@ -10,7 +10,7 @@ ones bit for bit given the same squared norms. The kernel formulas are those of
 :mod:`solvers._jit.kernel_values`; the jitted callers take these rows as the tuple of
 :data:`CSR_FIELDS` (:func:`csr_rows`). The dense functions named here (:func:`kernel_column`,
 :func:`kernel_column_full`, :func:`kernel_dot_rows`, :func:`kernel_rows`) are in
-:mod:`solvers._jit.kernel_columns`, :func:`_entry` in :mod:`solvers._jit.kernel_values`.
+:mod:`solvers._jit.kernel_columns`, :func:`kernel_entry` in :mod:`solvers._jit.kernel_values`.
 """
 
 from __future__ import annotations
@@ -20,10 +20,10 @@ import numpy as np
 
 from svmbench.solvers._jit.kernel_values import (
     PARALLEL_MIN_WORK,
-    _from_dot,
-    _from_dots_block,
-    _from_dots_parallel,
-    _from_gathered_dots,
+    from_dot,
+    from_dots_block,
+    from_dots_parallel,
+    from_gathered_dots,
 )
 
 
@@ -49,21 +49,21 @@ def kernel_diag_csr(indptr, data, kind, gamma, coef0, degree):
         dot = 0.0
         for p in range(indptr[t], indptr[t + 1]):
             dot += data[p] * data[p]
-        out[t] = _from_dot(dot, dot, dot, True, kind, gamma, coef0, degree)
+        out[t] = from_dot(dot, dot, dot, True, kind, gamma, coef0, degree)
     return out
 
 
 @numba.njit(cache=True, inline="always")
-def _scatter(indptr, indices, data, i, scratch, clear):
+def scatter(indptr, indices, data, i, scratch, clear):
     """``scratch[f] = x_if`` on row i's non-zeros (0 again if ``clear``)."""
     for p in range(indptr[i], indptr[i + 1]):
         scratch[indices[p]] = 0.0 if clear else data[p]
 
 
 @numba.njit(cache=True, inline="always")
-def _dot_scattered(indptr, indices, data, k, scratch):
+def dot_scattered(indptr, indices, data, k, scratch):
     """``x_k · scratch`` over row k's non-zeros (ascending features when the indices are sorted:
-    the order of :func:`_entry`'s sum, zeros left out)."""
+    the order of :func:`kernel_entry`'s sum, zeros left out)."""
     acc = 0.0
     for p in range(indptr[k], indptr[k + 1]):
         acc += data[p] * scratch[indices[p]]
@@ -71,15 +71,15 @@ def _dot_scattered(indptr, indices, data, k, scratch):
 
 
 @numba.njit(cache=True, parallel=True)
-def _kernel_column_csr_parallel(
+def kernel_column_csr_parallel(
     indptr, indices, data, scratch, sqn, i, idx, out, kind, gamma, coef0, degree
 ):
     m = idx.shape[0]
     si = sqn[i]
     for t in numba.prange(m):
         k = idx[t]
-        dot = _dot_scattered(indptr, indices, data, k, scratch)
-        out[t] = _from_dot(dot, si, sqn[k], i == k, kind, gamma, coef0, degree)
+        dot = dot_scattered(indptr, indices, data, k, scratch)
+        out[t] = from_dot(dot, si, sqn[k], i == k, kind, gamma, coef0, degree)
 
 
 @numba.njit(cache=True)
@@ -89,25 +89,25 @@ def kernel_column_csr(
     """:func:`kernel_column` for CSR rows (sorted indices): row i is scattered into ``scratch``
     (length d, all zeros on entry and on return), then each entry is a dot over row k's
     non-zeros, ``O(nnz_i + Σ_t nnz_{idx[t]})``."""
-    _scatter(indptr, indices, data, i, scratch, False)
+    scatter(indptr, indices, data, i, scratch, False)
     m = idx.shape[0]
     work = m * (indptr[-1] // max(1, indptr.shape[0] - 1) + 1)
     if threads > 1 and work >= PARALLEL_MIN_WORK:
-        _kernel_column_csr_parallel(
+        kernel_column_csr_parallel(
             indptr, indices, data, scratch, sqn, i, idx, out, kind, gamma, coef0, degree
         )
     else:  # the inner products, then the kernel in a loop that vectorizes
         for t in range(m):
-            out[t] = _dot_scattered(indptr, indices, data, idx[t], scratch)
-        _from_gathered_dots(out, sqn, i, idx, kind, gamma, coef0, degree)
-    _scatter(indptr, indices, data, i, scratch, True)
+            out[t] = dot_scattered(indptr, indices, data, idx[t], scratch)
+        from_gathered_dots(out, sqn, i, idx, kind, gamma, coef0, degree)
+    scatter(indptr, indices, data, i, scratch, True)
 
 
 @numba.njit(cache=True)
-def _dots_csr(indptr, indices, data, t_indptr, t_indices, t_data, i, out):
+def dots_csr(indptr, indices, data, t_indptr, t_indices, t_data, i, out):
     """``out[t] = x_i · x_t`` for every t, by columns: for each non-zero ``x_if`` of row i, add
     ``x_if x_tf`` over column f of X (row f of ``Xᵀ`` in CSR), ``O(n + Σ_{f ∈ x_i} nnz(X_:f))``.
-    The sum of ``out[t]`` runs over ascending f, as :func:`_entry`'s."""
+    The sum of ``out[t]`` runs over ascending f, as :func:`kernel_entry`'s."""
     for t in range(out.shape[0]):
         out[t] = 0.0
     for p in range(indptr[i], indptr[i + 1]):
@@ -141,15 +141,15 @@ def kernel_column_full_csr(
 ):
     """:func:`kernel_column_full` for CSR rows: ``out[t] = K(x_i, x_t)`` for every t from the
     columns of X (``Xᵀ`` in CSR with sorted indices: ``t_indptr, t_indices, t_data``), see
-    :func:`_dots_csr`. Equal to :func:`kernel_column_csr` on all indices to the last bit."""
-    _dots_csr(indptr, indices, data, t_indptr, t_indices, t_data, i, out)
+    :func:`dots_csr`. Equal to :func:`kernel_column_csr` on all indices to the last bit."""
+    dots_csr(indptr, indices, data, t_indptr, t_indices, t_data, i, out)
     n = out.shape[0]
     if kind == 0:
         return
     if threads > 1 and n >= PARALLEL_MIN_N_CSR:
-        _from_dots_parallel(out, sqn, i, kind, gamma, coef0, degree)
+        from_dots_parallel(out, sqn, i, kind, gamma, coef0, degree)
         return
-    _from_dots_block(out, sqn, i, 0, n, kind, gamma, coef0, degree)
+    from_dots_block(out, sqn, i, 0, n, kind, gamma, coef0, degree)
 
 
 #: Entries of the block of whole columns :func:`kernel_dot_rows_csr` holds at a time (8 MB).
@@ -178,7 +178,7 @@ def kernel_dot_rows_csr(
     + shift)``.
 
     The columns ``x_c·x_t`` (all t) of a block of ``cols`` are computed from ``Xᵀ``
-    (:func:`_dots_csr`, one column per thread), then each thread adds the block's terms to its
+    (:func:`dots_csr`, one column per thread), then each thread adds the block's terms to its
     own rows in the order of ``cols``: the sums are :func:`kernel_dot_rows`'s, term by term, for
     any number of threads.
     """
@@ -191,13 +191,13 @@ def kernel_dot_rows_csr(
     for c0 in range(0, nc, nb):
         size = min(nb, nc - c0)
         for b in numba.prange(size):
-            _dots_csr(indptr, indices, data, t_indptr, t_indices, t_data, cols[c0 + b], buf[b])
+            dots_csr(indptr, indices, data, t_indptr, t_indices, t_data, cols[c0 + b], buf[b])
         for r in numba.prange(m):
             i = rows[r]
             acc = out[r]
             for b in range(size):
                 c = cols[c0 + b]
-                k = _from_dot(buf[b, i], sqn[i], sqn[c], i == c, kind, gamma, coef0, degree)
+                k = from_dot(buf[b, i], sqn[i], sqn[c], i == c, kind, gamma, coef0, degree)
                 acc += coef[c0 + b] * (k + shift)
             out[r] = acc
     return out

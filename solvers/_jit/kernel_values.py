@@ -36,7 +36,7 @@ FULL_BLOCK = 2048
 
 
 @numba.njit(cache=True, inline="always")
-def _from_dot(dot, sqi, sqk, same, kind, gamma, coef0, degree):
+def from_dot(dot, sqi, sqk, same, kind, gamma, coef0, degree):
     """``K(x_i, x_k)`` from ``x_i·x_k`` (kind < 4): the formula of
     :func:`~problems._kernel_products.kernel_from_dot`, and exactly 1 for the RBF kernel of a row
     with itself (``same``), where rounding could leave ``‖x‖² + ‖x‖² − 2x·x`` above 0."""
@@ -46,19 +46,19 @@ def _from_dot(dot, sqi, sqk, same, kind, gamma, coef0, degree):
 
 
 @numba.njit(cache=True, inline="always")
-def _entry(X, sqn, i, k, kind, gamma, coef0, degree):
+def kernel_entry(X, sqn, i, k, kind, gamma, coef0, degree):
     """``K(x_i, x_k)`` for one pair (kind < 4)."""
     d = X.shape[1]
     dot = 0.0
     for f in range(d):
         dot += X[i, f] * X[k, f]
-    return _from_dot(dot, sqn[i], sqn[k], i == k, kind, gamma, coef0, degree)
+    return from_dot(dot, sqn[i], sqn[k], i == k, kind, gamma, coef0, degree)
 
 
 @numba.njit(cache=True, inline="always")
-def _from_gathered_dots(out, sqn, i, idx, kind, gamma, coef0, degree):
+def from_gathered_dots(out, sqn, i, idx, kind, gamma, coef0, degree):
     """``out[t] = K(x_i, x_{idx[t]})`` from ``out[t] = x_i·x_{idx[t]}`` (kind < 4), one loop per
-    kind so that each vectorizes; :func:`_from_dot`'s values."""
+    kind so that each vectorizes; :func:`from_dot`'s values."""
     m = idx.shape[0]
     si = sqn[i]
     if kind == 1:
@@ -74,7 +74,7 @@ def _from_gathered_dots(out, sqn, i, idx, kind, gamma, coef0, degree):
 
 
 @numba.njit(cache=True, inline="always")
-def _from_dots_block(out, sqn, i, lo, hi, kind, gamma, coef0, degree):
+def from_dots_block(out, sqn, i, lo, hi, kind, gamma, coef0, degree):
     """``out[t] = K(x_i, x_t)`` from ``out[t] = x_i·x_t`` for ``lo ≤ t < hi`` (kind < 4), one
     loop per kind so that each vectorizes."""
     m = hi - lo
@@ -95,9 +95,9 @@ def _from_dots_block(out, sqn, i, lo, hi, kind, gamma, coef0, degree):
 
 
 @numba.njit(cache=True, parallel=True)
-def _from_dots_parallel(out, sqn, i, kind, gamma, coef0, degree):
+def from_dots_parallel(out, sqn, i, kind, gamma, coef0, degree):
     n = out.shape[0]
     nb = (n + FULL_BLOCK - 1) // FULL_BLOCK
     for b in numba.prange(nb):
         lo = b * FULL_BLOCK
-        _from_dots_block(out, sqn, i, lo, min(n, lo + FULL_BLOCK), kind, gamma, coef0, degree)
+        from_dots_block(out, sqn, i, lo, min(n, lo + FULL_BLOCK), kind, gamma, coef0, degree)

@@ -27,8 +27,8 @@ second-order greedy rule); the stopping rule is ``max_t |PG_t| ≤ eps`` (projec
 
 Shrinking and gradient reconstruction (Chang & Lin, LIBSVM, ACM TIST 2011, §5), the LRU cache of
 kernel columns ``Q̃_:i`` (float32 as LIBSVM's ``Qfloat``, or float64) and the violations of the two
-rules live in :mod:`solvers._jit.smo_shrink`, which both loops share (:func:`_shrink`,
-:func:`_grow_back`, :func:`get_column`, :func:`_update_gbar`); their names are re-exported here.
+rules live in :mod:`solvers._jit.smo_shrink`, which both loops share (:func:`shrink_active`,
+:func:`grow_back`, :func:`get_column`, :func:`update_gbar`); their names are re-exported here.
 
 The driver keeps the loops' arrays as one record, :class:`Core`, unpacked into the loops'
 arguments (the record passed whole into the jitted code ran as fast but compiled 1.5x slower: see
@@ -52,17 +52,17 @@ from svmbench.solvers._jit.smo_shrink import (  # noqa: F401 (the loops' helpers
     RECONSTRUCTIONS,
     SHRINK_COUNTER,
     UNSHRUNK,
-    _fill,
-    _fill_full,
-    _grow_back,
-    _in_low,
-    _in_up,
-    _reconstruct,
-    _shrink,
-    _update_gbar,
     bound_status,
+    fill,
+    fill_full,
     get_column,
+    grow_back,
+    in_low,
+    in_up,
     projected_gradient,
+    reconstruct,
+    shrink_active,
+    update_gbar,
     violation_pairs,
     violation_single,
 )
@@ -149,7 +149,7 @@ def smo_pairs(
     have_next = False
     next_i = -1
     next_gmax = -np.inf
-    # the arrays of the shrinking and of the growing back (the arguments of _reconstruct)
+    # the arrays of the shrinking and of the growing back (the arguments of reconstruct)
     shared = (
         X,
         sqn,
@@ -173,7 +173,7 @@ def smo_pairs(
             ist[SHRINK_COUNTER] -= 1
             if ist[SHRINK_COUNTER] <= 0:
                 have_next = False
-                _shrink(eps, True, *shared, shrink_buf)
+                shrink_active(eps, True, *shared, shrink_buf)
         if done >= max_updates:
             return done, BUDGET
         # ---- working set: i by the maximal violation, j by WSS2
@@ -236,7 +236,7 @@ def smo_pairs(
                             j = t
         if j < 0 or gmax + gmax2 < eps:
             # check the shrunk variables too before declaring convergence
-            if _grow_back(*shared):
+            if grow_back(*shared):
                 continue
             return done, CONVERGED
         # ---- update along d_i = y_i, d_j = −y_j (keeps yᵀα)
@@ -309,7 +309,7 @@ def smo_pairs(
                         next_i = t
             have_next = True
         if shrinking:
-            _update_gbar(
+            update_gbar(
                 i,
                 old_i,
                 X,
@@ -334,7 +334,7 @@ def smo_pairs(
                 idx_buf,
                 tmp,
             )
-            _update_gbar(
+            update_gbar(
                 j,
                 old_j,
                 X,
@@ -395,7 +395,7 @@ def smo_single(
 ):
     """Run at most ``max_updates`` single-variable updates; return ``(updates done, code)``."""
     done = 0
-    # the arrays of the shrinking and of the growing back (the arguments of _reconstruct)
+    # the arrays of the shrinking and of the growing back (the arguments of reconstruct)
     shared = (
         X,
         sqn,
@@ -418,7 +418,7 @@ def smo_single(
         if shrinking:
             ist[SHRINK_COUNTER] -= 1
             if ist[SHRINK_COUNTER] <= 0:
-                _shrink(eps, False, *shared, shrink_buf)
+                shrink_active(eps, False, *shared, shrink_buf)
         if done >= max_updates:
             return done, BUDGET
         n_active = ist[N_ACTIVE]
@@ -443,7 +443,7 @@ def smo_single(
                 i = t
                 new_i = new
         if i < 0 or viol < eps:
-            if _grow_back(*shared):
+            if grow_back(*shared):
                 continue
             return done, CONVERGED
         si = get_column(
@@ -476,7 +476,7 @@ def smo_single(
             t = active[s]
             G[t] += Qi[t] * da
         if shrinking:
-            _update_gbar(
+            update_gbar(
                 i,
                 old,
                 X,

@@ -16,11 +16,11 @@ without the equality ``max_t |PG_t|``, the projected gradient of the box (:func:
 
 Shrinking and gradient reconstruction follow Chang & Lin (LIBSVM, ACM TIST 2011, §5): every
 ``min(n, 1000)`` updates the variables at a bound whose gradient pushes them into it harder than
-the current maximal violation are removed from the active set (:func:`_shrink`);
-``Ḡ = Σ_{α_j = C_j} C_j Q̃_:j`` is kept (:func:`_update_gbar`) so that
+the current maximal violation are removed from the active set (:func:`shrink_active`);
+``Ḡ = Σ_{α_j = C_j} C_j Q̃_:j`` is kept (:func:`update_gbar`) so that
 ``G_t = Ḡ_t − 1 + Σ_{j free} α_j Q̃_tj`` rebuilds the gradient of shrunk variables
-(:func:`_reconstruct`: once when the violation first falls below ``10·eps``, and before declaring
-convergence, :func:`_grow_back`).
+(:func:`reconstruct`: once when the violation first falls below ``10·eps``, and before declaring
+convergence, :func:`grow_back`).
 
 Kernel columns ``Q̃_:i`` live in an LRU cache of ``n_slots`` rows of length n (:func:`get_column`).
 Between two reconstructions the active set only shrinks, so a column computed on an earlier active
@@ -61,7 +61,7 @@ N_IST = 7
 
 # ---- kernel-column cache -------------------------------------------------------------------------
 @numba.njit(cache=True)
-def _fill(i, idx, row, tmp, X, sqn, kint, kflt, y, QD):
+def fill(i, idx, row, tmp, X, sqn, kint, kflt, y, QD):
     """``row[k] = Q̃_ki`` for k in idx (``row[i] = Q̃_ii`` always)."""
     m = idx.shape[0]
     column(X, sqn, i, idx, tmp[:m], kint[0], kflt[0], kflt[1], kint[1], kint[2])
@@ -74,7 +74,7 @@ def _fill(i, idx, row, tmp, X, sqn, kint, kflt, y, QD):
 
 
 @numba.njit(cache=True)
-def _fill_full(i, row, tmp, XT, sqn, kint, kflt, y, QD):
+def fill_full(i, row, tmp, XT, sqn, kint, kflt, y, QD):
     """``row[k] = Q̃_ki`` for every k, from the transposed rows (contiguous loops)."""
     n = y.shape[0]
     column_full(XT, sqn, i, tmp, kint[0], kflt[0], kflt[1], kint[1], kint[2])
@@ -124,14 +124,14 @@ def get_column(
             # subset of the indices inactive now
             m = n - n_active
             if m >= full_fraction(X, FULL_FRACTION) * n:
-                _fill_full(i, cache[slot], tmp, XT, sqn, kint, kflt, y, QD)
+                fill_full(i, cache[slot], tmp, XT, sqn, kint, kflt, y, QD)
             else:
                 m = 0
                 for k in range(n):
                     if is_active[k] == 0:
                         idx_buf[m] = k
                         m += 1
-                _fill(i, idx_buf[:m], cache[slot], tmp, X, sqn, kint, kflt, y, QD)
+                fill(i, idx_buf[:m], cache[slot], tmp, X, sqn, kint, kflt, y, QD)
             slot_full[slot] = 1
         return slot
     ist[MISSES] += 1
@@ -152,17 +152,17 @@ def get_column(
     stamp[slot] = ist[CLOCK]
     if need_full or n_active >= full_fraction(X, FULL_FRACTION) * n:
         # the whole column costs less than the active part gathered: it is then full
-        _fill_full(i, cache[slot], tmp, XT, sqn, kint, kflt, y, QD)
+        fill_full(i, cache[slot], tmp, XT, sqn, kint, kflt, y, QD)
         slot_full[slot] = 1
     else:
-        _fill(i, active[:n_active], cache[slot], tmp, X, sqn, kint, kflt, y, QD)
+        fill(i, active[:n_active], cache[slot], tmp, X, sqn, kint, kflt, y, QD)
         slot_full[slot] = 0
     return slot
 
 
 # ---- gradient reconstruction and shrinking -------------------------------------------------------
 @numba.njit(cache=True)
-def _reconstruct(
+def reconstruct(
     X,
     sqn,
     kint,
@@ -221,23 +221,23 @@ def _reconstruct(
 
 
 @numba.njit(cache=True, inline="always")
-def _in_up(yt, at, ct):
+def in_up(yt, at, ct):
     return (yt > 0.0 and at < ct) or (yt < 0.0 and at > 0.0)
 
 
 @numba.njit(cache=True, inline="always")
-def _in_low(yt, at, ct):
+def in_low(yt, at, ct):
     return (yt > 0.0 and at > 0.0) or (yt < 0.0 and at < ct)
 
 
 @numba.njit(cache=True)
 def bound_status(yt, at, ct):
     """Bit 0: t ∈ I_up; bit 1: t ∈ I_low (kept for each variable, as LIBSVM's alpha_status)."""
-    return (1 if _in_up(yt, at, ct) else 0) | (2 if _in_low(yt, at, ct) else 0)
+    return (1 if in_up(yt, at, ct) else 0) | (2 if in_low(yt, at, ct) else 0)
 
 
 @numba.njit(cache=True)
-def _shrink(
+def shrink_active(
     eps,
     pairs,
     X,
@@ -259,7 +259,7 @@ def _shrink(
     shrink,
 ):
     """Every ``min(n, 1000)`` updates (both loops): grow back once at ``10·eps``
-    (:func:`_reconstruct`), then remove from the active set the variables at a bound whose
+    (:func:`reconstruct`), then remove from the active set the variables at a bound whose
     gradient pushes them into it harder than the current maximal violation (Chang & Lin 2011,
     §5.1; the order kept). ``pairs``: the violation of the pair loop, else of the single one."""
     n_active = ist[N_ACTIVE]
@@ -273,7 +273,7 @@ def _shrink(
         violation = g1
     if ist[UNSHRUNK] == 0 and violation <= 10.0 * eps:
         ist[UNSHRUNK] = 1
-        _reconstruct(
+        reconstruct(
             X,
             sqn,
             kint,
@@ -295,8 +295,8 @@ def _shrink(
     for s in range(n_active):
         t = active[s]
         if pairs:
-            up = _in_up(y[t], alpha[t], C[t])
-            low = _in_low(y[t], alpha[t], C[t])
+            up = in_up(y[t], alpha[t], C[t])
+            low = in_low(y[t], alpha[t], C[t])
             if up and low:
                 shrink[t] = False
             elif up:
@@ -321,7 +321,7 @@ def _shrink(
 
 
 @numba.njit(cache=True)
-def _grow_back(
+def grow_back(
     X,
     sqn,
     kint,
@@ -344,7 +344,7 @@ def _grow_back(
     every variable (False)."""
     if ist[N_ACTIVE] == y.shape[0]:
         return False
-    _reconstruct(
+    reconstruct(
         X,
         sqn,
         kint,
@@ -374,11 +374,11 @@ def violation_pairs(y, C, alpha, G, active, n_active):
     gmax2 = -np.inf
     for s in range(n_active):
         t = active[s]
-        if _in_up(y[t], alpha[t], C[t]):
+        if in_up(y[t], alpha[t], C[t]):
             v = -y[t] * G[t]
             if v > gmax1:
                 gmax1 = v
-        if _in_low(y[t], alpha[t], C[t]):
+        if in_low(y[t], alpha[t], C[t]):
             v = y[t] * G[t]
             if v > gmax2:
                 gmax2 = v
@@ -407,7 +407,7 @@ def violation_single(C, alpha, G, active, n_active):
 
 
 @numba.njit(cache=True)
-def _update_gbar(
+def update_gbar(
     i,
     old,
     X,

@@ -51,34 +51,34 @@ import numpy as np
 
 from svmbench.problems import HardMarginPrimal, KernelDual, SoftMarginDual, SoftMarginPrimal
 from svmbench.problems.validation import check_int, check_option, check_real
-from svmbench.solvers.barrier.forms import _split_z, active_rows, dual_qp
+from svmbench.solvers.barrier.forms import active_rows, dual_qp, split_z
 from svmbench.solvers.barrier.path import (
     MU,
     NEWTON_TOL,
     T0,
-    _PrimalState,
+    PrimalState,
     outer_step,
     primal_path_start,
 )
 from svmbench.solvers.barrier.phase_one import phase_one
 from svmbench.solvers.barrier.primal_dual import (
     PD_TO_BOUNDARY,
-    _pd_converged,
-    _pd_iteration,
-    _pd_start,
-    _PDState,
+    PDState,
+    pd_converged,
+    pd_iteration,
+    pd_start,
 )
 from svmbench.solvers.barrier.primal_dual_margins import (
     PD_CERTIFY_EVERY,
     PD_CERTIFY_FACTOR,
-    _feasible_multipliers,
-    _ppd_converged,
-    _ppd_fused_iteration,
-    _ppd_gap_estimate,
-    _ppd_iteration,
-    _ppd_start,
-    _PrimalPDState,
+    PrimalPDState,
     compile_row_passes,
+    feasible_multipliers,
+    ppd_converged,
+    ppd_fused_iteration,
+    ppd_gap_estimate,
+    ppd_iteration,
+    ppd_start,
 )
 from svmbench.solvers.base import IterativeSolver, Prepared, StepOutcome
 from svmbench.solvers.registry import register
@@ -285,8 +285,8 @@ class BarrierSolver(IterativeSolver):
             return self._init_primal(problem, warm_start)
         state = dual_qp(problem, self.t0, self.mu)
         if self.method == "primal-dual":
-            state.t = 1.0  # H = Q̃ + diag(h) in _dual_hessian_solver
-            return _pd_start(state)
+            state.t = 1.0  # H = Q̃ + diag(h) in dual_hessian_solver
+            return pd_start(state)
         return state
 
     def _init_primal(self, problem, warm_start):
@@ -296,7 +296,7 @@ class BarrierSolver(IterativeSolver):
         z = np.asarray(warm_start, dtype=float).copy() if hard else np.zeros(feat.dim)
         loss = "hard" if hard else problem.loss
         if self.method == "primal-dual":
-            return _ppd_start(feat, y, C, loss, p, z, active, problem.bias == "free")
+            return ppd_start(feat, y, C, loss, p, z, active, problem.bias == "free")
         return primal_path_start(feat, y, C, loss, p, z, active, self.t0, self.mu)
 
     def _step(self, problem, state) -> StepOutcome:
@@ -305,44 +305,42 @@ class BarrierSolver(IterativeSolver):
         ``stop_rule="native"``; with ``"gap"`` it asks for the certificate (every chunk by default,
         but the primal-dual variant on the primal forms asks only when its own estimate is within
         ``PD_CERTIFY_FACTOR`` of tol: the certificate costs more than its iteration at large n)."""
-        if isinstance(state, _PrimalPDState):
+        if isinstance(state, PrimalPDState):
             if state.passes is not None:
-                _ppd_fused_iteration(state, PD_TO_BOUNDARY)
+                ppd_fused_iteration(state, PD_TO_BOUNDARY)
             else:
-                _ppd_iteration(state, PD_TO_BOUNDARY)
+                ppd_iteration(state, PD_TO_BOUNDARY)
             if self.stop_rule == "native":
-                return StepOutcome(1, converged=_ppd_converged(state, self.tol))
-            return StepOutcome(
-                1, converged=_ppd_gap_estimate(state) <= PD_CERTIFY_FACTOR * self.tol
-            )
+                return StepOutcome(1, converged=ppd_converged(state, self.tol))
+            return StepOutcome(1, converged=ppd_gap_estimate(state) <= PD_CERTIFY_FACTOR * self.tol)
         every_chunk = self.stop_rule == "gap" and self._auto_check
-        if isinstance(state, _PDState):
-            _pd_iteration(state, PD_TO_BOUNDARY)
-            native = _pd_converged(state, self.tol)  # also the residuals of the info
+        if isinstance(state, PDState):
+            pd_iteration(state, PD_TO_BOUNDARY)
+            native = pd_converged(state, self.tol)  # also the residuals of the info
             return StepOutcome(1, converged=every_chunk or native)
         steps, native = outer_step(state, self.max_iter, self.newton_tol, self.tol)
         return StepOutcome(steps, converged=every_chunk or native)
 
     def _variables(self, problem, state) -> dict[str, Any]:
-        if isinstance(state, _PrimalPDState):
-            w, b = _split_z(problem, state.z)
+        if isinstance(state, PrimalPDState):
+            w, b = split_z(problem, state.z)
             upper = state.C if state.loss == "hinge" else np.inf
             lam = np.zeros(len(state.active))
-            lam[state.active] = _feasible_multipliers(state.lam, state.y, upper, state.equality)
+            lam[state.active] = feasible_multipliers(state.lam, state.y, upper, state.equality)
             return {"w": w, "b": b, "alpha": lam}
-        if isinstance(state, _PrimalState):
-            w, b = _split_z(problem, state.z)
+        if isinstance(state, PrimalState):
+            w, b = split_z(problem, state.z)
             lam = np.zeros(len(state.active))
             lam[state.active] = state.lam  # multipliers of m_i + ξ_i ≥ 1 (λ⁺ of the last step)
             return {"w": w, "b": b, "alpha": lam}
-        if isinstance(state, _PDState):
+        if isinstance(state, PDState):
             state = state.qp
         alpha = np.zeros(state.n_all)
         alpha[state.active] = state.alpha
         return {"alpha": alpha}
 
     def _info(self, state) -> dict[str, Any]:
-        if isinstance(state, (_PDState, _PrimalPDState)):
+        if isinstance(state, (PDState, PrimalPDState)):
             info = {
                 "method": "primal-dual",
                 "mu": state.mu,
@@ -351,7 +349,7 @@ class BarrierSolver(IterativeSolver):
                 "residual_dual": state.residual_dual,
                 "residual_primal": state.residual_primal,
             }
-            if isinstance(state, _PDState):
+            if isinstance(state, PDState):
                 info["bias_multiplier"] = state.b
             else:
                 info["complementarity"] = state.complementarity

@@ -5,15 +5,15 @@ Formulations (ARCHITECTURE.md §2; ``x̃_i = (x_i, 1)`` for a free bias, ``(x_i,
 regularized one, ``x_i`` for none; ``z = (w, b)`` or ``(w, w_b)``; ``m_i = y_i x̃_i·z``):
 
 - Primal forms (soft margin, hard margin): the rows ``x̃_i`` and the regularization pattern
-  ``P = diag(p)``, p = 1 for w and w_b, 0 for a free b (:func:`_linear_features`), restricted to
+  ``P = diag(p)``, p = 1 for w and w_b, 0 for a free b (:func:`linear_features`), restricted to
   the examples with ``C_i > 0`` (:func:`active_rows`: the others do not enter the problem);
-  ``(w, b)`` from z by :func:`_split_z`.
+  ``(w, b)`` from z by :func:`split_z`.
 - Duals (soft-margin dual, kernel dual): the box QP ``min ½αᵀQ̃α − Σα_i``, ``Q̃ = Q + diag(δ)``,
   ``0 ≤ α_i ≤ u_i``, with ``yᵀα = 0`` for a free bias; ``u = C``, δ = 0 for the hinge,
   ``u = ∞``, ``δ_i = 1/(2C_i)`` for the squared hinge; ``Q_ij = y_i y_j K(x_i, x_j)`` (``+ s²``
   for a regularized bias). Q is dense, or ``Q = GGᵀ`` with ``G = diag(y) X̃`` for a linear dual
   whose Woodbury step costs fewer flops than the dense one (:func:`dense_dual_is_cheaper`,
-  :class:`_DualState`, :func:`dual_qp`). ``u − α`` is stored separately from α: near the upper
+  :class:`DualState`, :func:`dual_qp`). ``u − α`` is stored separately from α: near the upper
   bound it is far below the resolution of α.
 
 A kernel dual with a factor ``K ≈ FFᵀ`` (``kernel_approximation``) is solved by
@@ -34,7 +34,7 @@ import numpy as np
 from scipy import sparse
 
 from svmbench.problems import HardMarginPrimal, SoftMarginDual
-from svmbench.solvers.barrier.normal_equations import _Features
+from svmbench.solvers.barrier.normal_equations import Features
 
 
 def dense_dual_is_cheaper(n: int, r: int) -> bool:
@@ -52,18 +52,18 @@ def dense_dual_is_cheaper(n: int, r: int) -> bool:
 
 
 # ---- primal forms --------------------------------------------------------------------------------
-def _linear_features(problem) -> tuple[_Features, np.ndarray]:
+def linear_features(problem) -> tuple[Features, np.ndarray]:
     """Rows ``x̃_i`` and the regularization pattern p (1 for w and w_b, 0 for a free b)."""
     n, d = problem.n_samples, problem.n_features
     if problem.bias == "free":
-        return _Features(problem.X, np.ones((n, 1))), np.append(np.ones(d), 0.0)
+        return Features(problem.X, np.ones((n, 1))), np.append(np.ones(d), 0.0)
     if problem.bias == "regularized":
         E = np.full((n, 1), problem.bias_scale)
-        return _Features(problem.X, E), np.ones(d + 1)
-    return _Features(problem.X), np.ones(d)
+        return Features(problem.X, E), np.ones(d + 1)
+    return Features(problem.X), np.ones(d)
 
 
-def _split_z(problem, z) -> tuple[np.ndarray, float]:
+def split_z(problem, z) -> tuple[np.ndarray, float]:
     d = problem.n_features
     if problem.bias == "free":
         return z[:d], float(z[d])
@@ -75,21 +75,21 @@ def _split_z(problem, z) -> tuple[np.ndarray, float]:
 def active_rows(problem):
     """Rows ``x̃_i`` of the examples with ``C_i > 0``, the regularization pattern p, their labels,
     their ``C_i`` (all 1 for the hard margin) and the mask of those examples."""
-    feat, p = _linear_features(problem)
+    feat, p = linear_features(problem)
     hard = isinstance(problem, HardMarginPrimal)
     C = np.ones(problem.n_samples) if hard else problem.upper_bounds
     y = problem.y
     active = C > 0
     if not np.all(active):  # C_i = 0: the example does not enter the problem
         X = problem.X[active]
-        feat = _Features(X, feat.E[active] if feat.k else None)
+        feat = Features(X, feat.E[active] if feat.k else None)
         C, y = C[active], y[active]
     return feat, p, y, C, active
 
 
 # ---- dual forms ----------------------------------------------------------------------------------
 @dataclass
-class _DualState:
+class DualState:
     """Barrier state of the box QP ``min ½αᵀQα + ½Σδα² − Σα``, ``0 < α < u`` (+ ``yᵀα = 0``).
 
     Q is given dense (``Q``) or as ``Q = GGᵀ`` with ``G = diag(y) F`` (``feat``).
@@ -100,7 +100,7 @@ class _DualState:
     delta: np.ndarray
     equality: bool
     Q: np.ndarray | None
-    feat: _Features | None
+    feat: Features | None
     alpha: np.ndarray
     t: float
     mu: float
@@ -137,7 +137,7 @@ def _dual_start(y: np.ndarray, C: np.ndarray, equality: bool) -> np.ndarray:
     return kappa * C / np.where(y > 0, S_pos, S_neg)
 
 
-def dual_qp(problem, t0: float, mu: float) -> _DualState:
+def dual_qp(problem, t0: float, mu: float) -> DualState:
     """The box QP of a soft-margin or kernel dual (examples with ``C_i > 0``) at its strictly
     feasible start (:func:`_dual_start`), with the barrier path's t₀ and μ."""
     C_all = problem.upper_bounds
@@ -149,10 +149,10 @@ def dual_qp(problem, t0: float, mu: float) -> _DualState:
     n = len(y)
     Q, feat = None, None
     if isinstance(problem, SoftMarginDual):
-        fe, _ = _linear_features(problem)
+        fe, _ = linear_features(problem)
         X = problem.X[active] if not np.all(active) else problem.X
         E = fe.E[active] if problem.bias == "regularized" else None
-        feat = _Features(X, E)
+        feat = Features(X, E)
         if dense_dual_is_cheaper(n, feat.dim):
             G = feat.X @ feat.X.T
             Q = np.asarray(G.toarray() if sparse.issparse(G) else G)
@@ -168,7 +168,7 @@ def dual_qp(problem, t0: float, mu: float) -> _DualState:
     u = C.copy() if hinge else np.full(n, np.inf)
     alpha = _dual_start(y, C, equality)
     n_cons = (2 if hinge else 1) * n
-    state = _DualState(
+    state = DualState(
         y=y,
         u=u,
         delta=delta,

@@ -1,15 +1,15 @@
 """The Newton systems of the interior-point methods and their linear algebra.
 
 Rows ``x̃_i = (x_i, e_i)``: X (dense or CSR, n×d) and k dense extra columns E (the bias column,
-phase I's s), never assembled (:class:`_Features`); ``P = diag(p)``; ``Q̃ = Q + diag(δ)``.
+phase I's s), never assembled (:class:`Features`); ``P = diag(p)``; ``Q̃ = Q + diag(δ)``.
 
 - Primal forms: the normal system ``H x = a + X̃ᵀb``, ``H = diag(p) + X̃ᵀ D X̃`` (D > 0), and
-  ``q = b − D ⊙ X̃x`` (:func:`_normal_solver`). On the barrier path it is Newton's system
+  ``q = b − D ⊙ X̃x`` (:func:`normal_solver`). On the barrier path it is Newton's system
   ``t P + X̃ᵀ D X̃``, ``D = diag(g'')``, exactly the Schur complement onto ``(w, b)`` of the
   Hessian in ``(w, b, ξ)``, whose ξ-block is diagonal; in the primal-dual variant the normal
   system ``(P + X̃ᵀDX̃) Δz = −r_z + Aᵀg`` (t = 1). Cost O(n d²) per Newton step; when d > n,
   O(n²d + n³) through the n×n system of the multipliers.
-- Duals: ``H = tQ̃ + diag(h)`` (:func:`_dual_hessian_solver`). The equality ``yᵀα = 0`` is kept
+- Duals: ``H = tQ̃ + diag(h)`` (:func:`dual_hessian_solver`). The equality ``yᵀα = 0`` is kept
   in Newton's KKT system ``[H y; yᵀ 0][Δ; ν] = [−∇ψ; 0]`` [BV, §10.2], solved by two solves
   with ``H``: dense Cholesky of H (n×n), or, for ``Q̃ = GGᵀ`` of rank r (linear features, or a
   Nyström / pivoted-Cholesky kernel factor), the Woodbury identity
@@ -17,7 +17,7 @@ phase I's s), never assembled (:class:`_Features`); ``P = diag(p)``; ``Q̃ = Q +
   per iteration (t = 1) and uses it for three solves.
 - A Cholesky factorization that fails is retried with a growing ridge
   ``10⁻¹⁴ … 10⁻⁸ · max diag(H)`` (round-off in a nearly singular Schur complement)
-  (:func:`_cholesky`).
+  (:func:`cholesky`).
 
 References
 ----------
@@ -34,7 +34,7 @@ import scipy.linalg as sla
 from scipy import sparse
 
 if TYPE_CHECKING:
-    from svmbench.solvers.barrier.forms import _DualState
+    from svmbench.solvers.barrier.forms import DualState
 
 #: Bytes of X per block when forming X̃ᵀDX̃ of a dense X: the scaled copy stays in cache (faster
 #: than blocks of 10 MB: docs/measurements.md, "barrier").
@@ -42,7 +42,7 @@ GRAM_BLOCK_BYTES = 2**20
 
 
 # ---- the rows X̃ and the normal system of the primal forms ---------------------------------------
-class _Features:
+class Features:
     """The rows ``x̃_i = (x_i, e_i)``: X (dense or CSR, n×d) and k dense extra columns E (n×k).
 
     Provides ``X̃ z``, ``X̃ᵀ u`` and ``X̃ᵀ D X̃`` without ever building ``[X E]``.
@@ -60,9 +60,9 @@ class _Features:
     def dim(self) -> int:
         return self.d + self.k
 
-    def with_column(self, col: np.ndarray) -> _Features:
+    def with_column(self, col: np.ndarray) -> Features:
         """The same rows with one more extra column."""
-        return _Features(self.X, np.column_stack([self.E, col]))
+        return Features(self.X, np.column_stack([self.E, col]))
 
     def dot(self, z: np.ndarray) -> np.ndarray:
         """``X̃ z``."""
@@ -124,7 +124,7 @@ class _Features:
         return self._xxt
 
 
-def _cholesky(H: np.ndarray):
+def cholesky(H: np.ndarray):
     """``cho_factor`` of a symmetric positive definite H; on failure a growing ridge
     ``10⁻¹⁴ … 10⁻⁸ · max diag(H)`` is added (round-off in a nearly singular Schur complement)."""
     try:
@@ -140,7 +140,7 @@ def _cholesky(H: np.ndarray):
     raise np.linalg.LinAlgError("the Newton system is not positive definite")
 
 
-def _normal_solver(feat: _Features, D: np.ndarray, p: np.ndarray):
+def normal_solver(feat: Features, D: np.ndarray, p: np.ndarray):
     """Factor the normal system of the primal forms ``H = diag(p) + X̃ᵀ D X̃`` (D > 0) once.
 
     Returns ``solve(a, b, rhs=None) -> (x, q, X̃x)`` with ``H x = a + X̃ᵀb`` (``rhs`` may pass
@@ -162,7 +162,7 @@ def _normal_solver(feat: _Features, D: np.ndarray, p: np.ndarray):
     if d <= feat.n:
         H = feat.gram(D)
         H[np.diag_indices_from(H)] += p
-        cf = _cholesky(H)
+        cf = cholesky(H)
 
         def solve_small(a, b, rhs=None):
             if rhs is None:
@@ -174,7 +174,7 @@ def _normal_solver(feat: _Features, D: np.ndarray, p: np.ndarray):
         return solve_small
     pw = float(p[0])
     X = feat.X
-    cf = _cholesky(feat.xxt() + np.diag(pw / D))  # M = p_w D⁻¹ + XXᵀ (n×n)
+    cf = cholesky(feat.xxt() + np.diag(pw / D))  # M = p_w D⁻¹ + XXᵀ (n×n)
 
     def m_inv(V):
         return sla.cho_solve(cf, V, check_finite=False)
@@ -185,7 +185,7 @@ def _normal_solver(feat: _Features, D: np.ndarray, p: np.ndarray):
 
     if feat.k:
         MiE = m_inv(feat.E)
-        cs = _cholesky(np.diag(p[d:]) + pw * (feat.E.T @ MiE))
+        cs = cholesky(np.diag(p[d:]) + pw * (feat.E.T @ MiE))
 
     def solve_large(a, b, rhs=None):
         q = m_inv(pw * b / D - x_dot(a[:d]))
@@ -201,14 +201,14 @@ def _normal_solver(feat: _Features, D: np.ndarray, p: np.ndarray):
 
 
 # ---- the Newton system of the duals --------------------------------------------------------------
-def _dual_hessian_solver(state: _DualState, h: np.ndarray):
+def dual_hessian_solver(state: DualState, h: np.ndarray):
     """A function applying ``H⁻¹``, ``H = tQ + diag(h)``: dense Cholesky, or Woodbury
     ``H⁻¹ = h⁻¹ − h⁻¹G(I/t + Gᵀh⁻¹G)⁻¹Gᵀh⁻¹`` (O(n r²)) for ``Q = GGᵀ``."""
     t = state.t
     if state.Q is not None:
         H = t * state.Q
         H[np.diag_indices_from(H)] += h
-        cf = _cholesky(H)
+        cf = cholesky(H)
 
         def refined(v):
             # late in the path H = tQ + diag(h) spans ~16 orders of magnitude: two steps of
@@ -224,7 +224,7 @@ def _dual_hessian_solver(state: _DualState, h: np.ndarray):
     hinv = 1.0 / h
     M = feat.gram(hinv)
     M[np.diag_indices_from(M)] += 1.0 / t
-    cf = _cholesky(M)
+    cf = cholesky(M)
 
     def woodbury(v):
         w = hinv * v

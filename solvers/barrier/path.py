@@ -22,7 +22,7 @@ regularized one, ``x_i`` for none; ``z = (w, b)`` or ``(w, w_b)``; ``m_i = y_i x
   ρ = 1 (regularized) or 0 (free). It is exactly the Schur complement onto ``(w, b)`` of the
   Hessian in ``(w, b, ξ)``, whose ξ-block is diagonal. Cost O(n d²) per Newton step; when
   d > n, O(n²d + n³) through the n×n system of the multipliers
-  (:func:`~solvers.barrier.normal_equations._normal_solver`).
+  (:func:`~solvers.barrier.normal_equations.normal_solver`).
 - Soft-margin primal, squared hinge: ``min ½‖w‖² + Σ C_i ξ_i²`` s.t. ``ξ_i ≥ 1 − m_i``, ξ free
   (m = n). Eliminated the same way: ``ξ(ξ − u) = 1/(2tC)``, ``g'' = 2tC/(2tC r² + 1)``.
 - Hard margin: ``min ½‖w‖²`` s.t. ``m_i ≥ 1`` (m = n), ``g = −log(m − 1)``, started from a
@@ -32,7 +32,7 @@ regularized one, ``x_i`` for none; ``z = (w, b)`` or ``(w, w_b)``; ``m_i = y_i x
   Σ log(C_i − α_i)`` with ``yᵀα = 0`` for a free bias (δ_i = 1/(2C_i) and no upper bound for the
   squared hinge; m = 2n or n). The equality is kept in Newton's KKT system
   ``[H y; yᵀ 0][Δ; ν] = [−∇ψ; 0]`` [BV, §10.2], solved by two solves with ``H``
-  (:func:`~solvers.barrier.normal_equations._dual_hessian_solver`: dense Cholesky of
+  (:func:`~solvers.barrier.normal_equations.dual_hessian_solver`: dense Cholesky of
   ``H = tQ̃ + diag(h)``, or the Woodbury identity for a low-rank Q̃).
 
 Newton details: the decrement ``λ(x)² = −∇ψᵀΔ`` ends a centering when ``λ²/2 ≤ newton_tol``
@@ -67,11 +67,11 @@ from typing import Any
 
 import numpy as np
 
-from svmbench.solvers.barrier.forms import _DualState
+from svmbench.solvers.barrier.forms import DualState
 from svmbench.solvers.barrier.normal_equations import (
-    _dual_hessian_solver,
-    _Features,
-    _normal_solver,
+    Features,
+    dual_hessian_solver,
+    normal_solver,
 )
 
 #: Default initial barrier parameter, as a multiple of ``m / max(1, f₀(x₀) − p̂)`` [BV, §11.3.1].
@@ -137,13 +137,13 @@ def _barrier_change(loss: str, t: float, C, m, r_old, g_old, m_new) -> float:
 
 # ---- primal forms ------------------------------------------------------------------------------
 @dataclass
-class _PrimalState:
+class PrimalState:
     """Barrier state of the primal forms (soft margin, hard margin, phase I).
 
     ``f₀(z) = ½ zᵀ diag(p) z + cᵀz``; the barrier is on the margins ``m = y ⊙ X̃z``.
     """
 
-    feat: _Features
+    feat: Features
     y: np.ndarray
     C: np.ndarray  # C_i of the active rows (unused for "hard")
     loss: str  # "hinge" | "squared_hinge" | "hard"
@@ -167,14 +167,14 @@ class _PrimalState:
         return float(0.5 * self.z @ (self.p * self.z) + self.c @ self.z)
 
 
-def _primal_direction(state: _PrimalState):
+def _primal_direction(state: PrimalState):
     """Newton step of ``ψ_t(z) = t f₀(z) + Σ g_i(m_i)`` and the decrement ``λ²``."""
     t = state.t
     g, r, h = _barrier_terms(state.loss, t, state.C, state.m)
     a = -t * (state.p * state.z + state.c)
     b = state.y / r
     grad = -(a + state.feat.tdot(b))
-    solve = _normal_solver(state.feat, h, t * state.p + state.ridge)
+    solve = normal_solver(state.feat, h, t * state.p + state.ridge)
     delta, q, Xd = solve(a, b, rhs=-grad)
     # Multipliers linearized along the step, λ⁺ = (1/r − g''·Δm)/t = y ⊙ q/t: the Newton
     # equation says P(z + Δ) = X̃ᵀ(y ⊙ λ⁺) exactly, so Σ y_i λ⁺_i = 0 for a free bias whatever
@@ -183,7 +183,7 @@ def _primal_direction(state: _PrimalState):
     return delta, float(-grad @ delta), g, r, state.y * Xd
 
 
-def _primal_line_search(state: _PrimalState, delta, decrement2, g, r, dm) -> tuple[float, Any]:
+def _primal_line_search(state: PrimalState, delta, decrement2, g, r, dm) -> tuple[float, Any]:
     """Backtracking [BV, Alg. 9.2] on ``ψ_t``, unit step in the quadratic phase (``dm`` the
     change of the margins along ``delta``)."""
     t, z, P = state.t, state.z, state.p
@@ -204,7 +204,7 @@ def _primal_line_search(state: _PrimalState, delta, decrement2, g, r, dm) -> tup
     return 0.0, dm
 
 
-def _center_primal(state: _PrimalState, budget: int, newton_tol: float, stop=None) -> int:
+def center_primal(state: PrimalState, budget: int, newton_tol: float, stop=None) -> int:
     """Newton's method on ``ψ_t`` from the current point; returns the Newton steps taken.
 
     ``stop(state)`` (phase I: ``s < 0``) ends the centering early.
@@ -228,7 +228,7 @@ def _center_primal(state: _PrimalState, budget: int, newton_tol: float, stop=Non
     return steps
 
 
-def _predict_primal(state: _PrimalState) -> None:
+def _predict_primal(state: PrimalState) -> None:
     """Free predictor along the central path before centering at the new t.
 
     Near the solution ``z*(t) = z* + a/t + O(1/t²)``, so ``z*(μt) − z*(t) ≈ (z*(t) − z*(t/μ))/μ``
@@ -253,7 +253,7 @@ def _predict_primal(state: _PrimalState) -> None:
         s *= 0.5
 
 
-def primal_path_start(feat, y, C, loss, p, z, active, t0: float, mu: float) -> _PrimalState:
+def primal_path_start(feat, y, C, loss, p, z, active, t0: float, mu: float) -> PrimalState:
     """The barrier state of a primal form at z, with ``t = t0 · m / max(1, |f₀|)``
     [BV, §11.3.1] (soft margin: ``f₀ = Σ C_i``, the loss at z = 0)."""
     if loss == "hard":
@@ -261,7 +261,7 @@ def primal_path_start(feat, y, C, loss, p, z, active, t0: float, mu: float) -> _
     else:
         n_cons = (2 if loss == "hinge" else 1) * len(y)
         f0 = float(C.sum())  # the loss at z = 0 (ξ = 1)
-    state = _PrimalState(
+    state = PrimalState(
         feat=feat,
         y=y,
         C=C,
@@ -279,13 +279,13 @@ def primal_path_start(feat, y, C, loss, p, z, active, t0: float, mu: float) -> _
 
 
 # ---- dual forms ----------------------------------------------------------------------------------
-def _dual_direction(state: _DualState):
+def _dual_direction(state: DualState):
     """Newton step of ``ψ_t(α)`` under ``yᵀΔ = 0`` (KKT elimination [BV, §10.4.2])."""
     t, a = state.t, state.alpha
     inv_up = 1.0 / state.slack  # 0 where u = inf
     grad = t * (state.Qa + state.delta * a - 1.0) - 1.0 / a + inv_up
     h = t * state.delta + 1.0 / (a * a) + inv_up * inv_up
-    solve = _dual_hessian_solver(state, h)
+    solve = dual_hessian_solver(state, h)
     if state.equality:
         V = solve(np.column_stack([-grad, state.y]))
         v1, v2 = V[:, 0], V[:, 1]
@@ -299,7 +299,7 @@ def _dual_direction(state: _DualState):
     return delta, float(-grad @ delta)
 
 
-def _dual_line_search(state: _DualState, delta, decrement2, Qd) -> float:
+def _dual_line_search(state: DualState, delta, decrement2, Qd) -> float:
     """Backtracking on ``ψ_t`` from the largest step keeping ``0 < α < u``."""
     a, u, t, slack = state.alpha, state.u, state.t, state.slack
     s = 1.0
@@ -331,14 +331,14 @@ def _dual_line_search(state: _DualState, delta, decrement2, Qd) -> float:
 DUAL_FLOOR = 1e-150
 
 
-def _dual_move(state: _DualState, step: np.ndarray, Q_step: np.ndarray) -> None:
+def _dual_move(state: DualState, step: np.ndarray, Q_step: np.ndarray) -> None:
     """``α += step`` and ``u − α −= step`` (both kept positive), ``Qα += Q step``."""
     state.alpha = np.maximum(state.alpha + step, DUAL_FLOOR)
     state.slack = np.maximum(state.slack - step, DUAL_FLOOR)
     state.Qa = state.Qa + Q_step
 
 
-def _dual_change(state: _DualState, d, Qd, s: float) -> float:
+def _dual_change(state: DualState, d, Qd, s: float) -> float:
     """``ψ_t(α + s d) − ψ_t(α)`` term by term (``+inf`` outside the box)."""
     a, u, t = state.alpha, state.u, state.t
     fin = np.isfinite(u)
@@ -352,7 +352,7 @@ def _dual_change(state: _DualState, d, Qd, s: float) -> float:
     return t * (s * lin + 0.5 * s * s * quad) - barrier
 
 
-def _predict_dual(state: _DualState) -> None:
+def _predict_dual(state: DualState) -> None:
     """The free predictor of :func:`_predict_primal` for the dual forms (one product with Q)."""
     if state.previous_center is None:
         return
@@ -374,7 +374,7 @@ def _predict_dual(state: _DualState) -> None:
         s *= 0.5
 
 
-def _center_dual(state: _DualState, budget: int, newton_tol: float) -> int:
+def _center_dual(state: DualState, budget: int, newton_tol: float) -> int:
     """Newton's method on the dual ``ψ_t`` from the current point; returns the steps taken."""
     steps = 0
     while steps < budget:
@@ -395,17 +395,17 @@ def _center_dual(state: _DualState, budget: int, newton_tol: float) -> int:
 
 # ---- the outer step ------------------------------------------------------------------------------
 def outer_step(state, max_iter: int, newton_tol: float, tol: float) -> tuple[int, bool]:
-    """One outer step [BV, Alg. 11.1] of a primal (:class:`_PrimalState`) or dual
-    (:class:`~solvers.barrier.forms._DualState`) form: the free predictor, centering at t (at most
+    """One outer step [BV, Alg. 11.1] of a primal (:class:`PrimalState`) or dual
+    (:class:`~solvers.barrier.forms.DualState`) form: the free predictor, centering at t (at most
     ``MAX_NEWTON_PER_CENTERING`` Newton steps, and what ``max_iter`` leaves), then ``t ← μ t``.
 
     Returns the Newton steps taken and the native rule, ``m/t ≤ tol · max(1, |f₀|)`` (the gap
     bound of the central path)."""
     budget = max(1, min(MAX_NEWTON_PER_CENTERING, max_iter - state.newton_steps))
-    if isinstance(state, _PrimalState):
+    if isinstance(state, PrimalState):
         center = state.z.copy()
         _predict_primal(state)
-        steps = _center_primal(state, budget, newton_tol)
+        steps = center_primal(state, budget, newton_tol)
         state.previous_center = center if state.outer_steps > 0 else None
     else:
         center = state.alpha.copy()

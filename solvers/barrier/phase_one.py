@@ -24,8 +24,8 @@ import time
 import numpy as np
 
 from svmbench.problems import HardMarginPrimal
-from svmbench.solvers.barrier.forms import _linear_features
-from svmbench.solvers.barrier.path import _center_primal, _PrimalState
+from svmbench.solvers.barrier.forms import linear_features
+from svmbench.solvers.barrier.path import PrimalState, center_primal
 from svmbench.solvers.base import Outcome, Prepared, Status
 
 #: Phase I centres tightly: its multipliers are the Farkas certificate.
@@ -36,9 +36,9 @@ def phase_one(problem: HardMarginPrimal, mu: float, max_iter: int) -> Prepared:
     """Phase I: either ``infeasible`` with its Farkas vector, or a strictly feasible start
     for phase II."""
     tic = time.perf_counter()
-    feat, _ = _linear_features(problem)
+    feat, _ = linear_features(problem)
     n, dim = problem.n_samples, feat.dim
-    phase1 = _PrimalState(
+    phase1 = PrimalState(
         feat=feat.with_column(problem.y),  # m_i + s = y_i x̃_i·(z, s)·(.., y_i)
         y=problem.y,
         C=np.ones(n),
@@ -56,7 +56,7 @@ def phase_one(problem: HardMarginPrimal, mu: float, max_iter: int) -> Prepared:
         # A tiny ridge keeps the system definite where X̃ᵀDX̃ is singular (p = 0 here).
         row_scale = float(np.mean(1.0 / (phase1.m - 1.0) ** 2))
         phase1.ridge = (1e-10 if feat.d <= n else 1e-6) * row_scale
-        steps += _center_primal(
+        steps += center_primal(
             phase1, max_iter - steps, PHASE1_NEWTON_TOL, stop=lambda s: s.z[-1] < 0
         )
         if phase1.z[-1] < 0:

@@ -17,7 +17,7 @@ bias). Each iteration linearizes ``r_d = Q̃α − 1 + b y − z_l + z_u = 0``, 
 ``α z_l = τ``, ``(u − α) z_u = τ`` and eliminates ``Δz_l, Δz_u``:
 ``(Q̃ + diag(z_l/α + z_u/(u − α))) Δα + y Δb = −r_d + r_l/α − r_u/(u − α)``, ``yᵀΔα = −yᵀα``.
 H is factored once per iteration (dense Cholesky, or the Woodbury form with t = 1 for a
-low-rank Q̃: :func:`~solvers.barrier.normal_equations._dual_hessian_solver`) and used for three
+low-rank Q̃: :func:`~solvers.barrier.normal_equations.dual_hessian_solver`) and used for three
 solves: with y (the Schur complement on b, ``Δb = (yᵀH⁻¹r + yᵀα)/(yᵀH⁻¹y)``) and the two
 right-hand sides. The start is α of the barrier method scaled to minimize the objective along
 its ray, with ``z_l − z_u = Q̃α − 1`` (zero dual residual), each at least
@@ -40,8 +40,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from svmbench.solvers.barrier.forms import _DualState
-from svmbench.solvers.barrier.normal_equations import _dual_hessian_solver
+from svmbench.solvers.barrier.forms import DualState
+from svmbench.solvers.barrier.normal_equations import dual_hessian_solver
 
 #: Primal-dual variant: fraction of the step to the boundary of the positive orthant.
 PD_TO_BOUNDARY = 0.995
@@ -51,15 +51,15 @@ PD_MIN_START_SCALE = 1e-3
 
 # ---- dual forms: Mehrotra predictor-corrector ----------------------------------------------------
 @dataclass
-class _PDState:
-    """Primal-dual state of the box QP of :class:`_DualState` (whose ``t`` stays 1).
+class PDState:
+    """Primal-dual state of the box QP of :class:`DualState` (whose ``t`` stays 1).
 
     Lagrangian ``½αᵀQ̃α − Σα + b yᵀα − z_lᵀα + z_uᵀ(α − u)``: ``z_l, z_u ≥ 0`` are the
     multipliers of ``α ≥ 0`` and ``α ≤ u`` (``z_u = 0`` where ``u = ∞``), b that of ``yᵀα = 0``
     (the model's bias; 0 without the equality). The upper slack ``u − α`` is ``qp.slack``.
     """
 
-    qp: _DualState
+    qp: DualState
     z_l: np.ndarray
     z_u: np.ndarray
     b: float = 0.0
@@ -71,7 +71,7 @@ class _PDState:
     residual_primal: float = math.nan
 
 
-def _pd_complementarity(s: _PDState) -> tuple[float, int]:
+def _pd_complementarity(s: PDState) -> tuple[float, int]:
     """``αᵀz_l + (u − α)ᵀz_u`` and the number m of finite bounds."""
     qp = s.qp
     fin = np.isfinite(qp.u)
@@ -79,7 +79,7 @@ def _pd_complementarity(s: _PDState) -> tuple[float, int]:
     return total, len(qp.alpha) + int(fin.sum())
 
 
-def _pd_start(qp: _DualState) -> _PDState:
+def pd_start(qp: DualState) -> PDState:
     """Interior start. α: the start of the barrier method (``yᵀα = 0``, ``0 < α ≤ u/2``) scaled
     by the minimizer ``κ = Σα/αᵀQ̃α`` of the objective along the ray, clipped to
     ``[PD_MIN_START_SCALE, 1]`` (so α stays in the box and ``yᵀα = 0`` holds). Multipliers: they
@@ -97,10 +97,10 @@ def _pd_start(qp: _DualState) -> _PDState:
     floor = max(1.0, float(np.mean(np.abs(g))))
     z_l = np.maximum(g, 0.0) + floor
     z_u = np.where(fin, np.maximum(-g, 0.0) + floor, 0.0)
-    return _PDState(qp=qp, z_l=z_l, z_u=z_u)
+    return PDState(qp=qp, z_l=z_l, z_u=z_u)
 
 
-def _pd_residuals(s: _PDState) -> tuple[np.ndarray, float]:
+def _pd_residuals(s: PDState) -> tuple[np.ndarray, float]:
     """``r_d = Q̃α − 1 + b y − z_l + z_u`` and ``r_p = yᵀα`` (0 without the equality); their
     sizes are stored in the state."""
     qp = s.qp
@@ -112,7 +112,7 @@ def _pd_residuals(s: _PDState) -> tuple[np.ndarray, float]:
     return r_d, r_p
 
 
-def _pd_converged(s: _PDState, tol: float) -> bool:
+def pd_converged(s: PDState, tol: float) -> bool:
     """Native rule: complementarity ``≤ tol · max(1, |f₀|)`` and residuals
     ``≤ tol · max(1, max_i u_i)`` (finite u_i)."""
     _pd_residuals(s)
@@ -123,13 +123,13 @@ def _pd_converged(s: _PDState, tol: float) -> bool:
     return small and comp <= tol * max(1.0, abs(s.qp.objective()))
 
 
-def _pd_max_step(x: np.ndarray, dx: np.ndarray) -> float:
+def pd_max_step(x: np.ndarray, dx: np.ndarray) -> float:
     """Largest s ≤ 1 with ``x + s dx ≥ 0`` (x > 0): ``1/max(1, max_i(−dx_i/x_i))``, no masks."""
     worst = float(np.max(-dx / x, initial=0.0))
     return 1.0 if worst <= 1.0 else 1.0 / worst
 
 
-def _pd_iteration(s: _PDState, fraction: float) -> None:
+def pd_iteration(s: PDState, fraction: float) -> None:
     """One Mehrotra predictor-corrector iteration [Wright97, ch. 10; GW03]: one factorization
     of ``H = Q̃ + diag(δ + z_l/α + z_u/(u − α))``, solves with ``y`` (Schur complement on b),
     the affine-scaling right-hand side and the corrected one."""
@@ -142,7 +142,7 @@ def _pd_iteration(s: _PDState, fraction: float) -> None:
     comp, m = _pd_complementarity(s)
     s.mu = comp / m
     h = qp.delta + s.z_l / a + s.z_u * inv_sl
-    solve = _dual_hessian_solver(qp, h)  # qp.t = 1: H = Q̃ + diag(h)
+    solve = dual_hessian_solver(qp, h)  # qp.t = 1: H = Q̃ + diag(h)
     Hy = solve(y) if qp.equality else None
     yHy = float(y @ Hy) if qp.equality else 1.0
 
@@ -160,10 +160,10 @@ def _pd_iteration(s: _PDState, fraction: float) -> None:
 
     def max_step(da, dz_l, dz_u):
         return min(
-            _pd_max_step(a, da),
-            _pd_max_step(sl[fin], -da[fin]),
-            _pd_max_step(s.z_l, dz_l),
-            _pd_max_step(s.z_u[fin], dz_u[fin]),
+            pd_max_step(a, da),
+            pd_max_step(sl[fin], -da[fin]),
+            pd_max_step(s.z_l, dz_l),
+            pd_max_step(s.z_u[fin], dz_u[fin]),
         )
 
     # Predictor (affine scaling, σ = 0).

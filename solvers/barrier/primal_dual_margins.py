@@ -15,15 +15,15 @@ boundary. Start: ``z = 0`` (``m = 0``), hinge ``ξ = 2``, ``s = 1``, ``λ = ν =
 hinge ``s = 1``, ``λ = C``; hard margin phase I's point (smallest margin 1.1),
 ``s = m − 1``, ``λ = max(1, f₀)/(n s)``. Phase I itself stays on the barrier path (its
 multipliers are the Farkas certificate). When d ≤ n the O(n) work of an iteration runs in
-the jitted passes of :mod:`solvers._jit.barrier` (:func:`_ppd_fused_iteration`: X read three
+the jitted passes of :mod:`solvers._jit.barrier` (:func:`ppd_fused_iteration`: X read three
 times per iteration instead of six, ``Aᵀλ`` updated with the steps); the NumPy
-:func:`_ppd_iteration` (d > n, and the reference of the tests) is the same iteration. The
-certificate is asked only when a gap estimate of O(d) cost (:func:`_ppd_gap_estimate`) is
+:func:`ppd_iteration` (d > n, and the reference of the tests) is the same iteration. The
+certificate is asked only when a gap estimate of O(d) cost (:func:`ppd_gap_estimate`) is
 within ``PD_CERTIFY_FACTOR`` of tol, or every ``PD_CERTIFY_EVERY`` iterations: at n = 10⁶ it
 cost more than a third of an iteration.
 
 Multipliers handed to the certificate: λ clipped to ``[0, C_i]`` and, for a free
-bias, with ``yᵀλ = 0`` made exact in floating point (:func:`_feasible_multipliers`), so that the
+bias, with ``yᵀλ = 0`` made exact in floating point (:func:`feasible_multipliers`), so that the
 problem's projection, which would otherwise cost a bisection of ~100 passes over n per check,
 only confirms it; the raw ``Σ y_i λ_i`` is part of ``r_z`` (``info["residual_dual"]``).
 
@@ -49,11 +49,11 @@ from scipy import sparse
 
 from svmbench.solvers._jit import barrier as jit
 from svmbench.solvers._jit.rows import as_rows
-from svmbench.solvers.barrier.normal_equations import _cholesky, _Features, _normal_solver
-from svmbench.solvers.barrier.primal_dual import PD_TO_BOUNDARY, _pd_max_step
+from svmbench.solvers.barrier.normal_equations import Features, cholesky, normal_solver
+from svmbench.solvers.barrier.primal_dual import PD_TO_BOUNDARY, pd_max_step
 
 #: Primal-dual variant, primal forms: the certificate is asked when the gap estimate
-#: (:func:`_ppd_gap_estimate`) is ≤ this factor times tol, and at least every
+#: (:func:`ppd_gap_estimate`) is ≤ this factor times tol, and at least every
 #: ``PD_CERTIFY_EVERY`` iterations.
 PD_CERTIFY_FACTOR = 10.0
 PD_CERTIFY_EVERY = 10
@@ -61,7 +61,7 @@ PD_CERTIFY_EVERY = 10
 
 # ---- primal forms: Mehrotra predictor-corrector --------------------------------------------------
 @dataclass
-class _PrimalPDState:
+class PrimalPDState:
     """Primal-dual state of the primal forms: ``min ½zᵀPz + Σ C_i ℓ(ξ_i)`` s.t.
     ``s = Az + ξ − 1 ≥ 0``, ``A = diag(y) X̃`` (rows of the active examples).
 
@@ -72,7 +72,7 @@ class _PrimalPDState:
     digits that ``Az + ξ − 1`` loses to cancellation.
     """
 
-    feat: _Features
+    feat: Features
     y: np.ndarray
     C: np.ndarray
     loss: str  # "hinge" | "squared_hinge" | "hard"
@@ -85,14 +85,14 @@ class _PrimalPDState:
     nu: np.ndarray | None = None  # hinge only: multipliers of ξ ≥ 0
     active: np.ndarray | None = None
     equality: bool = False  # free bias: the dual has yᵀα = 0
-    #: Jitted passes over the rows (d ≤ n: :func:`_ppd_fused_iteration`), else None (NumPy).
+    #: Jitted passes over the rows (d ≤ n: :func:`ppd_fused_iteration`), else None (NumPy).
     passes: _RowPasses | None = field(default=None, repr=False)
     #: Residuals ``r_z = Pz − Aᵀλ``, ``r_p`` and (hinge) ``r_ξ = C − λ − ν`` at the current point
     #: (the fused iteration keeps ``Aᵀλ = X̃ᵀ(y ⊙ λ)`` in ``a_lam``, updated with the steps, and
     #: recomputes r_p, r_ξ row by row: it does not store them).
     a_lam: np.ndarray = field(default=None, repr=False)
     r_z: np.ndarray = field(default=None, repr=False)
-    #: ``(Σ C_i ℓ(max(0, 1 − m_i)), Σ λ_i, Σ λ_i²/(4C_i), min m)`` for :func:`_ppd_gap_estimate`.
+    #: ``(Σ C_i ℓ(max(0, 1 − m_i)), Σ λ_i, Σ λ_i²/(4C_i), min m)`` for :func:`ppd_gap_estimate`.
     sums: np.ndarray = field(default_factory=lambda: np.zeros(4), repr=False)
     r_p: np.ndarray = field(default=None, repr=False)
     r_xi: np.ndarray | None = field(default=None, repr=False)
@@ -147,7 +147,7 @@ class _PrimalPDState:
         )
 
 
-def _ppd_complementarity(s: _PrimalPDState) -> tuple[float, int]:
+def _ppd_complementarity(s: PrimalPDState) -> tuple[float, int]:
     """``sᵀλ + ξᵀν`` (hinge) and the number of complementarity pairs."""
     total = float(s.s @ s.lam)
     if s.loss == "hinge":
@@ -155,7 +155,7 @@ def _ppd_complementarity(s: _PrimalPDState) -> tuple[float, int]:
     return total, len(s.lam)
 
 
-def _ppd_start(feat, y, C, loss, p, z, active, equality) -> _PrimalPDState:
+def ppd_start(feat, y, C, loss, p, z, active, equality) -> PrimalPDState:
     """Interior start of the primal-dual variant on the primal forms.
 
     Soft margin: ``z = 0``, so ``m = 0``; hinge ``ξ = 2``, ``s = 1`` (``r_p = 0``),
@@ -168,13 +168,13 @@ def _ppd_start(feat, y, C, loss, p, z, active, equality) -> _PrimalPDState:
     if loss == "hard":
         sl = m - 1.0
         f0 = 0.5 * float(z @ (p * z))
-        state = _PrimalPDState(feat, y, C, loss, p, z, m, sl, max(f0, 1.0) / (len(y) * sl))
+        state = PrimalPDState(feat, y, C, loss, p, z, m, sl, max(f0, 1.0) / (len(y) * sl))
     elif loss == "hinge":
         xi = np.maximum(1.0 - m, 0.0) + 1.0
-        state = _PrimalPDState(feat, y, C, loss, p, z, m, m + xi - 1.0, 0.5 * C, xi=xi, nu=0.5 * C)
+        state = PrimalPDState(feat, y, C, loss, p, z, m, m + xi - 1.0, 0.5 * C, xi=xi, nu=0.5 * C)
     else:
         sl = np.maximum(m - 1.0, 0.0) + 1.0
-        state = _PrimalPDState(feat, y, C, loss, p, z, m, sl, C.copy())
+        state = PrimalPDState(feat, y, C, loss, p, z, m, sl, C.copy())
     state.active, state.equality = active, equality
     if feat.d <= feat.n:
         state.passes = _RowPasses(feat)
@@ -182,7 +182,7 @@ def _ppd_start(feat, y, C, loss, p, z, active, equality) -> _PrimalPDState:
     return state
 
 
-def _ppd_estimate(s: _PrimalPDState) -> float:
+def _ppd_estimate(s: PrimalPDState) -> float:
     """The primal-dual's own measure of convergence, ``max(sᵀλ + ξᵀν)/max(1, |f₀|),
     ‖r_z‖_∞/c, ‖r_ξ‖_∞/c, ‖r_p‖_∞)`` with ``c = max(1, max C_i)`` (1 for the hard margin): the
     native rule is ``≤ tol``."""
@@ -191,7 +191,7 @@ def _ppd_estimate(s: _PrimalPDState) -> float:
     return max(comp, s.residual_dual / scale, s.residual_primal)
 
 
-def _ppd_gap_estimate(s: _PrimalPDState) -> float:
+def ppd_gap_estimate(s: PrimalPDState) -> float:
     """Relative duality gap ``(P − D)/max(1, |P|)`` estimated from the iterate at O(d) cost (the
     sums come with the step): ``P = ½zᵀPz + Σ C_i ℓ(max(0, 1 − m_i))`` (hard margin:
     ``½zᵀPz / min(1, min m)²``, z scaled to feasibility), ``D = Σλ − ½ (Aᵀλ)ᵀP(Aᵀλ)``
@@ -210,7 +210,7 @@ def _ppd_gap_estimate(s: _PrimalPDState) -> float:
     return (primal - dual) / max(1.0, abs(primal))
 
 
-def _ppd_converged(s: _PrimalPDState, tol: float) -> bool:
+def ppd_converged(s: PrimalPDState, tol: float) -> bool:
     """Native rule: complementarity ``sᵀλ + ξᵀν ≤ tol · max(1, |f₀|)``, ``‖r_p‖_∞ ≤ tol`` (margin
     units) and ``‖r_z‖_∞, ‖r_ξ‖_∞ ≤ tol · max(1, max C_i)`` (1 for the hard margin). The fused
     iteration's ``r_z`` is updated with the steps: it is recomputed before the rule is granted."""
@@ -222,7 +222,7 @@ def _ppd_converged(s: _PrimalPDState, tol: float) -> bool:
     return True
 
 
-def _ppd_iteration(s: _PrimalPDState, fraction: float) -> None:
+def ppd_iteration(s: PrimalPDState, fraction: float) -> None:
     """One Mehrotra predictor-corrector iteration on the primal forms [Wright97, ch. 10].
 
     Newton's equations of the KKT system at ``(z, ξ, s, λ, ν)``: ``PΔz − AᵀΔλ = −r_z``,
@@ -242,7 +242,7 @@ def _ppd_iteration(s: _PrimalPDState, fraction: float) -> None:
     else:
         e = 0.0
     D = 1.0 / (s.s / s.lam + e)
-    solve = _normal_solver(feat, D, s.p)
+    solve = normal_solver(feat, D, s.p)
 
     def direction(r_s, r_c):
         g = r_s / s.lam - r_p
@@ -258,9 +258,9 @@ def _ppd_iteration(s: _PrimalPDState, fraction: float) -> None:
         return dz, y * Xdz, ds, dlam, (r_c - s.xi * dnu) / s.nu, dnu
 
     def max_step(ds, dlam, dxi, dnu):
-        st = min(_pd_max_step(s.s, ds), _pd_max_step(s.lam, dlam))
+        st = min(pd_max_step(s.s, ds), pd_max_step(s.lam, dlam))
         if hinge:
-            st = min(st, _pd_max_step(s.xi, dxi), _pd_max_step(s.nu, dnu))
+            st = min(st, pd_max_step(s.xi, dxi), pd_max_step(s.nu, dnu))
         return st
 
     # Predictor (affine scaling, σ = 0).
@@ -290,11 +290,11 @@ def _ppd_iteration(s: _PrimalPDState, fraction: float) -> None:
 
 
 class _RowPasses:
-    """The rows of X̃ for the jitted passes of :func:`_ppd_fused_iteration` (X as
+    """The rows of X̃ for the jitted passes of :func:`ppd_fused_iteration` (X as
     :func:`~solvers._jit.rows.as_rows` gives it, dense or CSR; E apart), and their O(n) work
     arrays."""
 
-    def __init__(self, feat: _Features):
+    def __init__(self, feat: Features):
         self.rows = as_rows(feat.X)
         self.E = feat.E
         n, dim = feat.n, feat.dim
@@ -303,11 +303,11 @@ class _RowPasses:
         self.acc_aff, self.acc = np.empty(dim), np.empty(dim)
         self.buf = np.empty((5, jit.BLOCK))  # per-row results of a block
 
-    def affine(self, code, s: _PrimalPDState, xi, nu, dz) -> tuple[float, float, float]:
+    def affine(self, code, s: PrimalPDState, xi, nu, dz) -> tuple[float, float, float]:
         args = (s.y, s.C, s.m, s.s, s.lam, xi, nu, dz, self.dm_aff, self.acc_aff, self.buf)
         return jit.ppd_affine(code, self.rows, self.E, *args)
 
-    def corrector(self, code, s: _PrimalPDState, xi, nu, tau, dz) -> float:
+    def corrector(self, code, s: PrimalPDState, xi, nu, tau, dz) -> float:
         state = (s.y, s.C, s.m, s.s, s.lam, xi, nu)
         return jit.ppd_corrector(
             code, self.rows, self.E, *state, self.dm_aff, tau, dz, self.dm, self.acc, self.buf
@@ -319,8 +319,8 @@ _LOSS_CODES = {"hinge": jit.HINGE, "squared_hinge": jit.SQUARED_HINGE, "hard": j
 _NO_ROWS = np.empty(0)  # ξ, ν of the losses without them
 
 
-def _ppd_fused_iteration(s: _PrimalPDState, fraction: float) -> None:
-    """:func:`_ppd_iteration` (d ≤ n) with its O(n) work in the jitted passes of
+def ppd_fused_iteration(s: PrimalPDState, fraction: float) -> None:
+    """:func:`ppd_iteration` (d ≤ n) with its O(n) work in the jitted passes of
     :mod:`solvers._jit.barrier`: X is read three times per iteration (``X̃ᵀDX̃`` with the
     right-hand sides, then ``X̃Δz`` of each direction) instead of six.
 
@@ -334,7 +334,7 @@ def _ppd_fused_iteration(s: _PrimalPDState, fraction: float) -> None:
     jit.ppd_prepare(code, s.y, s.C, s.m, s.s, s.lam, xi, nu, rp.sqD, rp.V)
     H, B = s.feat.gram_tdot(rp.sqD, rp.V)
     H[np.diag_indices_from(H)] += s.p
-    cf = _cholesky(H)
+    cf = cholesky(H)
     # Predictor (affine scaling, σ = 0).
     rhs = B[:, 0] - s.r_z
     worst, lin, quad = rp.affine(code, s, xi, nu, sla.cho_solve(cf, rhs, check_finite=False))
@@ -358,7 +358,7 @@ def _ppd_fused_iteration(s: _PrimalPDState, fraction: float) -> None:
     s.step, s.sigma = st, sigma
 
 
-def _feasible_multipliers(lam: np.ndarray, y: np.ndarray, upper: np.ndarray, equality: bool):
+def feasible_multipliers(lam: np.ndarray, y: np.ndarray, upper: np.ndarray, equality: bool):
     """λ made dual feasible: clipped to ``[0, upper]`` and, with ``yᵀα = 0`` (free bias), that
     equality made *exact* in floating point, so that the problem's projection (a bisection of
     O(n) passes, which dominated the time per iteration at n = 3·10⁵) is only a check.
@@ -386,7 +386,7 @@ def _feasible_multipliers(lam: np.ndarray, y: np.ndarray, upper: np.ndarray, equ
 
 
 def compile_row_passes() -> float:
-    """Compile the jitted passes of :func:`_ppd_fused_iteration` (every loss; dense rows, CSR
+    """Compile the jitted passes of :func:`ppd_fused_iteration` (every loss; dense rows, CSR
     with int32 and int64 indices) on a 4×2 problem, once per process; untimed. Returns the
     seconds it took (0 once compiled)."""
     global _WARM
@@ -401,10 +401,10 @@ def compile_row_passes() -> float:
     )
     p = np.array([1.0, 1.0, 0.0])
     for rows in (X, csr, csr64):
-        feat = _Features(rows, np.ones((4, 1)))
+        feat = Features(rows, np.ones((4, 1)))
         for loss in _LOSS_CODES:
             z = np.array([1.0 if loss == "hard" else 0.0, 0.0, 0.0])  # hard: margins 2
-            state = _ppd_start(feat, y, np.ones(4), loss, p, z, None, True)
-            _ppd_fused_iteration(state, PD_TO_BOUNDARY)
+            state = ppd_start(feat, y, np.ones(4), loss, p, z, None, True)
+            ppd_fused_iteration(state, PD_TO_BOUNDARY)
     _WARM = True
     return time.perf_counter() - start

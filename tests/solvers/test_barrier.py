@@ -290,19 +290,19 @@ def test_woodbury_path_of_the_linear_dual_matches_the_reference(monkeypatch, met
 def test_normal_solver_against_a_dense_solve(n, d, k, fmt, rng):
     """``(diag(p) + X̃ᵀDX̃) x = a + X̃ᵀb``, ``q = b − D ⊙ X̃x`` and ``X̃x``, both branches (d ≤ n:
     Cholesky of the (d+k)-matrix; d > n: the n×n system for q), with a free bias (p_e = 0)."""
-    from svmbench.solvers.barrier.normal_equations import _Features, _normal_solver
+    from svmbench.solvers.barrier.normal_equations import Features, normal_solver
 
     X = rng.standard_normal((n, d))
     if fmt == "csr":
         X[rng.random((n, d)) < 0.5] = 0.0
         X = sparse.csr_matrix(X)
     E = rng.standard_normal((n, k)) if k else None
-    feat = _Features(X, E)
+    feat = Features(X, E)
     Xt = np.column_stack([X.toarray() if fmt == "csr" else X] + ([E] if k else []))
     D = 10.0 ** rng.uniform(-3, 3, n)
     p = np.concatenate([np.full(d, 0.7), np.zeros(k)])
     a, b = rng.standard_normal(d + k), rng.standard_normal(n)
-    x, q, Xx = _normal_solver(feat, D, p)(a, b)
+    x, q, Xx = normal_solver(feat, D, p)(a, b)
     x_ref = np.linalg.solve(np.diag(p) + Xt.T @ (D[:, None] * Xt), a + Xt.T @ b)
     np.testing.assert_allclose(x, x_ref, rtol=1e-8, atol=1e-10 * np.abs(x_ref).max())
     q_ref = b - D * (Xt @ x_ref)
@@ -326,17 +326,17 @@ def _pd_copy(state, passes):
 @pytest.mark.parametrize("bias", ["free", "regularized", "none"])
 @pytest.mark.parametrize("loss", ["hinge", "squared_hinge", "hard"])
 def test_jitted_iteration_matches_the_numpy_iteration(loss, bias, fmt, rng):
-    """From the same iterates, one iteration of the jitted passes (:func:`_ppd_fused_iteration`)
-    and one of the plain NumPy :func:`_ppd_iteration` agree to 1e-12 (relative to each vector's
+    """From the same iterates, one iteration of the jitted passes (:func:`ppd_fused_iteration`)
+    and one of the plain NumPy :func:`ppd_iteration` agree to 1e-12 (relative to each vector's
     size), along the first iterations of a solve; so do the gap estimate's sums."""
     from svmbench.solvers.barrier import BarrierSolver
-    from svmbench.solvers.barrier.forms import _linear_features
+    from svmbench.solvers.barrier.forms import linear_features
     from svmbench.solvers.barrier.primal_dual import PD_TO_BOUNDARY
     from svmbench.solvers.barrier.primal_dual_margins import (
-        _ppd_fused_iteration,
-        _ppd_iteration,
-        _ppd_start,
         _RowPasses,
+        ppd_fused_iteration,
+        ppd_iteration,
+        ppd_start,
     )
 
     n, d = 120, 6
@@ -355,20 +355,20 @@ def test_jitted_iteration_matches_the_numpy_iteration(loss, bias, fmt, rng):
         weights = rng.uniform(0.5, 2.0, len(y))
         problem = SoftMarginPrimal(X, y, C=1.3, loss=loss, bias=bias, sample_weight=weights)
     BarrierSolver().warm_up()
-    feat, p = _linear_features(problem)
+    feat, p = linear_features(problem)
     C = np.ones(len(y)) if loss == "hard" else problem.upper_bounds
     z = np.zeros(feat.dim)
     if loss == "hard":  # strictly feasible, smallest margin 1.1
         z[:d] = w0 * (1.1 / float(np.min(y * (X @ w0))))
-    ref = _ppd_start(feat, y, C, loss, p, z, np.ones(len(y), bool), bias == "free")
+    ref = ppd_start(feat, y, C, loss, p, z, np.ones(len(y), bool), bias == "free")
     assert ref.passes is not None
     ref.passes = None
     names = ("z", "m", "s", "lam", "r_z", "a_lam") + (("xi", "nu") if loss == "hinge" else ())
     for _ in range(6):
         fused = _pd_copy(ref, _RowPasses(feat))
         fused.sums[:] = np.nan
-        _ppd_fused_iteration(fused, PD_TO_BOUNDARY)
-        _ppd_iteration(ref, PD_TO_BOUNDARY)
+        ppd_fused_iteration(fused, PD_TO_BOUNDARY)
+        ppd_iteration(ref, PD_TO_BOUNDARY)
         for name in names:
             a, b = getattr(fused, name), getattr(ref, name)
             np.testing.assert_allclose(a, b, rtol=0, atol=1e-12 * max(1.0, np.abs(b).max()))
@@ -389,9 +389,9 @@ def test_jitted_passes_give_dense_and_csr_rows_the_same_iterates(loss, rng):
     sums per dot product) and their CSR form (one) give the same iterates to rounding, and the
     whole solve the same Newton steps and certified gap."""
     from svmbench.solvers.barrier import BarrierSolver
-    from svmbench.solvers.barrier.forms import _linear_features
+    from svmbench.solvers.barrier.forms import linear_features
     from svmbench.solvers.barrier.primal_dual import PD_TO_BOUNDARY
-    from svmbench.solvers.barrier.primal_dual_margins import _ppd_fused_iteration, _ppd_start
+    from svmbench.solvers.barrier.primal_dual_margins import ppd_fused_iteration, ppd_start
 
     n, d = 150, 13  # d mod 4 = 1: the dense tail is summed too
     X = rng.standard_normal((n, d)) * (rng.random((n, d)) < 0.4)
@@ -399,11 +399,11 @@ def test_jitted_passes_give_dense_and_csr_rows_the_same_iterates(loss, rng):
     states = []
     for rows in (X, sparse.csr_matrix(X)):
         problem = SoftMarginPrimal(rows, y, C=2.0, loss=loss, bias="regularized")
-        feat, p = _linear_features(problem)
-        state = _ppd_start(feat, y, problem.upper_bounds, loss, p, np.zeros(feat.dim), None, False)
+        feat, p = linear_features(problem)
+        state = ppd_start(feat, y, problem.upper_bounds, loss, p, np.zeros(feat.dim), None, False)
         assert state.passes is not None
         for _ in range(8):
-            _ppd_fused_iteration(state, PD_TO_BOUNDARY)
+            ppd_fused_iteration(state, PD_TO_BOUNDARY)
         states.append(state)
     dense, csr = states
     for name in ("z", "m", "s", "lam", "a_lam"):
@@ -425,7 +425,7 @@ def test_multipliers_are_handed_over_exactly_feasible(upper, rng):
     """Clipped to the box, ``yᵀλ = 0`` exact in floating point (whatever the order of the sum),
     within the imbalance plus n grid steps of the clipped λ; the problem's projection leaves
     them where they are."""
-    from svmbench.solvers.barrier.primal_dual_margins import _feasible_multipliers
+    from svmbench.solvers.barrier.primal_dual_margins import feasible_multipliers
 
     n = 501
     y = np.where(rng.random(n) < 0.4, 1.0, -1.0)
@@ -438,7 +438,7 @@ def test_multipliers_are_handed_over_exactly_feasible(upper, rng):
     target = clipped[y < 0].sum() - clipped[(y > 0) & ~pos].sum()
     lam[pos] *= target / clipped[pos].sum() * (1 + 1e-9)  # yᵀλ ≈ 1e-9 Σλ
     clipped = np.clip(lam, 0.0, C)
-    a = _feasible_multipliers(lam, y, C, equality=True)
+    a = feasible_multipliers(lam, y, C, equality=True)
     assert np.all(a >= 0) and np.all(a <= C)
     assert float(y @ a) == 0.0 and float(np.dot(y[::-1], a[::-1])) == 0.0
     assert float(np.sum(a[y > 0])) == float(np.sum(a[y < 0]))
@@ -450,11 +450,11 @@ def test_multipliers_are_handed_over_exactly_feasible(upper, rng):
     cert = problem.certificate(w=np.zeros(2), b=0.0, alpha=a)
     assert cert.residuals["dual_infeasibility"] == 0.0
     # No equality (bias regularized or none): the box only.
-    np.testing.assert_array_equal(_feasible_multipliers(lam, y, C, equality=False), clipped)
+    np.testing.assert_array_equal(feasible_multipliers(lam, y, C, equality=False), clipped)
     # An imbalance larger than any multiplier of the class in excess: left to the problem.
     lam[y > 0] *= 10.0
     np.testing.assert_array_equal(
-        _feasible_multipliers(lam, y, C, equality=True), np.clip(lam, 0.0, C)
+        feasible_multipliers(lam, y, C, equality=True), np.clip(lam, 0.0, C)
     )
 
 

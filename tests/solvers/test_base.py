@@ -263,9 +263,9 @@ def test_a_trace_point_is_drawn_only_if_it_keeps_the_trace_within_its_budget():
     # bring the trace to 16 % and waits until the wall time has grown past 1.6 s
     from types import SimpleNamespace
 
-    from svmbench.solvers.clock import TRACE_BUDGET, _TraceSchedule
+    from svmbench.solvers.clock import TRACE_BUDGET, TraceSchedule
 
-    schedule = _TraceSchedule(True)
+    schedule = TraceSchedule(True)
     clock = SimpleNamespace(certify_time=0.0, wall=0.001)
     assert schedule.wants(1, clock)
     clock.certify_time, clock.wall = 0.08, 1.0
@@ -273,4 +273,4 @@ def test_a_trace_point_is_drawn_only_if_it_keeps_the_trace_within_its_budget():
     clock.wall = 0.17 / TRACE_BUDGET
     assert schedule.wants(3, clock)
     assert not schedule.wants(3, clock)  # the geometric schedule: chunk 4 is next
-    assert _TraceSchedule("every").wants(2, clock) and not _TraceSchedule(False).wants(1, clock)
+    assert TraceSchedule("every").wants(2, clock) and not TraceSchedule(False).wants(1, clock)

@@ -17,13 +17,13 @@ from svmbench.solvers._jit import kernel_columns as kc
 from svmbench.solvers._jit import kernel_columns_csr, kernel_values
 
 MOVED = {
-    kernel_values: ("KERNEL_CODES", "PARALLEL_MIN_WORK", "FULL_BLOCK", "_entry", "_from_dot",
-                    "_from_gathered_dots", "_from_dots_block", "_from_dots_parallel"),
+    kernel_values: ("KERNEL_CODES", "PARALLEL_MIN_WORK", "FULL_BLOCK", "kernel_entry", "from_dot",
+                    "from_gathered_dots", "from_dots_block", "from_dots_parallel"),
     kernel_columns_csr: ("CSR_FIELDS", "DOT_ROWS_BLOCK_ENTRIES", "FULL_FRACTION_CSR",
                          "PARALLEL_MIN_N_CSR", "csr_rows", "kernel_column_csr",
                          "kernel_column_full_csr", "kernel_diag_csr", "kernel_dot_rows_csr",
-                         "kernel_rows_csr", "squared_norms_csr", "_kernel_column_csr_parallel",
-                         "_dots_csr", "_scatter", "_dot_scattered"),
+                         "kernel_rows_csr", "squared_norms_csr", "kernel_column_csr_parallel",
+                         "dots_csr", "scatter", "dot_scattered"),
 }  # fmt: skip
 
 
@@ -48,7 +48,7 @@ def test_new_modules_cache_under_the_keyed_dir():
     functions = (
         kernel_columns_csr.kernel_column_csr,
         kernel_columns_csr.kernel_dot_rows_csr,
-        kernel_values._from_dots_parallel,
+        kernel_values.from_dots_parallel,
         kc.kernel_column,
     )
     root = str(jit_package.CACHE_DIR) + os.sep
