@@ -1,4 +1,4 @@
-"""Features scaled by 1e±8: every solver ends in a true status, never an exception (issue 12).
+"""Features scaled by 1e±8: every solver ends in a true status, never an exception.
 
 Scaling X by s changes neither separability nor (with ``gamma ∝ 1/s²``) the RBF kernel, but it
 moves the optimum's ``w`` by up to 1/s and the linear Gram matrix by s², far from the unit scale

@@ -1,11 +1,12 @@
 """The ``svmbench`` command line: ``list``, ``solve``, ``predict``, ``select``, ``compare``,
 ``run``, ``results``, ``report``, ``check``.
 
-The entry point, the one-problem commands (``list``, ``solve``, ``predict``) and what every
-command shares (the console, number formatting, the problem flags) live here; ``select`` and
-``compare`` register themselves from their own modules, and so do the suite commands
-(``run``, ``results``, ``report``, ``check``: :mod:`benchmarks.cli_runs`). Only the command line
-prints.
+The entry point and the one-problem commands (``list``, ``solve``, ``predict``) live here; what
+every command shares (the console, number formatting, the problem flags) is in
+:mod:`benchmarks.cli.common`. ``select`` and ``compare`` register themselves from their own
+modules (:mod:`benchmarks.cli.select`, :mod:`benchmarks.cli.compare`), and so do the suite
+commands (``run``, ``results``, ``report``, ``check``: :mod:`benchmarks.cli.runs`). Only the
+command line prints.
 """
 
 from __future__ import annotations

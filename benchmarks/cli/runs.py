@@ -2,8 +2,8 @@
 
 They share a results database (``--db``), the expansion of a suite into cases, the progress bar
 around :func:`~svmbench.benchmarks.harness.execution.run_cases` and the summary table of the stored
-records; the one-problem commands (``list``, ``solve``, ``predict``) and the entry point stay in
-:mod:`benchmarks.cli`, whose console this module prints to.
+records; the one-problem commands (``list``, ``solve``, ``predict``) and the entry point are in
+:mod:`benchmarks.cli.main`, and the console this module prints to in :mod:`benchmarks.cli.common`.
 """
 
 from __future__ import annotations

@@ -3,16 +3,16 @@
 ``svmbench compare --problem soft_margin_primal --data gaussian:n=2000,d=20,sep=1
 --C 1 --bias regularized --solvers osqp,clarabel,liblinear,sklearn_linearsvc --repeat 3``
 
-Each named solver (a name of :mod:`solvers.registry`, or an anchor of :mod:`benchmarks.anchors`)
-runs once as a warm-up (JIT compilation, imports, caches), then ``repeat`` times; the time is the
-median ``solve_time`` of those runs (what each solver counts as solve time: for an anchor, only
-the library's training call). Status, iterations and the certified relative gap are those of the
-last run. The distance to the optimum is ``|P − P*| / max(1, |P*|)`` with ``P*`` the reference
-optimum of :func:`~svmbench.benchmarks.harness.evaluation.reference` (Clarabel's; OSQP's where Clarabel
-stops short), computed only when the problem is small enough for Clarabel
-(:data:`REFERENCE_MAX_N`, :data:`REFERENCE_MAX_NNZ`); otherwise it is left blank and the table says
-why. A name that cannot run (unknown, package missing, problem not supported) gets a row that
-says why.
+Each named solver (a name of :mod:`svmbench.solvers.registry`: a method or an anchor of
+:mod:`svmbench.solvers.anchors`) runs once as a warm-up (JIT compilation, imports, caches), then
+``repeat`` times; the time is the median ``solve_time`` of those runs (what each solver counts as
+solve time: for an anchor, only the library's training call). Status, iterations and the certified
+relative gap are those of the last run. The distance to the optimum is ``|P − P*| / max(1, |P*|)``
+with ``P*`` the reference optimum of :func:`~svmbench.benchmarks.harness.evaluation.reference`
+(Clarabel's; OSQP's where Clarabel stops short), computed only when the problem is small enough for
+Clarabel (:data:`REFERENCE_MAX_N`, :data:`REFERENCE_MAX_NNZ`); otherwise it is left blank and the
+table says why. A name that cannot run (unknown, package missing, problem not supported) gets a row
+that says why.
 """
 
 from __future__ import annotations

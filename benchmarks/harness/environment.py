@@ -45,10 +45,16 @@ def _cpu_model() -> str:
     return platform.processor() or platform.machine()
 
 
+#: The root of the checkout this package runs from (an editable install): the folder that holds
+#: ``benchmarks/harness/`` (this file). In an installed copy it is a folder of site-packages, with
+#: no ``.git``.
+REPO_ROOT = Path(__file__).resolve().parents[2]
+
+
 @functools.cache
 def git_commit() -> str:
     """``HEAD`` of the repository this package runs from, with ``-dirty`` for local changes."""
-    root = Path(__file__).resolve().parent.parent
+    root = REPO_ROOT
     if not (root / ".git").exists():  # an installed copy, not a checkout
         return "unknown"
     try:

@@ -11,7 +11,7 @@
   squares on the cases that reached their stopping rule (or, for stochastic methods, ran their
   epochs), when the records span several sizes;
 - each solver's median solve time over the fastest anchor's (:func:`anchor_section`), where
-  a library of :mod:`benchmarks.anchors` ran on the same problem;
+  a library of :mod:`svmbench.solvers.anchors` ran on the same problem;
 - decision boundaries and margins (f = 0, ±1) for 2-D binary data;
 - confusion matrices for multiclass data.
 """
@@ -158,7 +158,7 @@ def _is_anchor(row: dict[str, Any]) -> bool:
 def anchor_section(rows: list[dict[str, Any]]) -> list[str]:
     """Each solver's median solve time over the fastest anchor's, per (data, problem).
 
-    Only where an anchor (a library of :mod:`benchmarks.anchors`) and one of our solvers both
+    Only where an anchor (a library of :mod:`svmbench.solvers.anchors`) and one of our solvers both
     returned a result; each runs to its own stopping rule, and the certified gap and the
     distance to the reference say how far each got. Empty when there is no such pair.
     """
@@ -395,7 +395,7 @@ def write_report(rows: list[dict[str, Any]], out: str | Path, *, title: str = "s
     Parameters
     ----------
     rows : list of dict
-        Records as read by :meth:`benchmarks.store.Store.records` (JSON columns decoded).
+        Records as read by :meth:`benchmarks.harness.store.Store.records` (JSON columns decoded).
     out : path
         Output directory (created; figures it wrote before are replaced).
     title : str

@@ -44,7 +44,7 @@ def load_suite(name_or_path: str) -> dict[str, Any]:
     return suite
 
 
-#: The keys of a suite besides the fields of :class:`~svmbench.benchmarks.harness.cases.Settings`.
+#: The keys of a suite besides the fields of :class:`~benchmarks.harness.settings.Settings`.
 SUITE_KEYS = ("name", "description", "data", "problems", "solvers", "seeds", "solver_options",
               "options")  # fmt: skip
 

@@ -1,8 +1,7 @@
-"""ACCPM's three constraint-dropping strategies side by side (issue 5, part 2).
+"""ACCPM's three constraint-dropping strategies side by side: time, cuts held and bounds.
 
 ``python -m svmbench.benchmarks.studies.bench_accpm [--quick] [--repeat R]`` solves the soft-margin
-primal (hinge,
-free bias, C = 1) by ACCPM with ``dropping`` = none, relevance and keep on
+primal (hinge, free bias, C = 1) by ACCPM with ``dropping`` = none, relevance and keep on
 
 - gaussian n = 10 000, d = 20 (sep 1, overlapping classes), and
 - quadrant n = 10 000, d = 5 (noise 0.05),
@@ -18,8 +17,8 @@ over the calls), Newton steps, the problem's certified relative gap, ACCPM's own
 ``(u − l)/max(1, |u|)`` and the distance of the objective to Clarabel's. It writes
 ``reports/accpm/accpm_dropping.png`` (bounds and cuts held per oracle call) and
 ``reports/accpm/README.md``. BLAS runs single-threaded (threadpoolctl). The machine line is
-:func:`~benchmarks.environment.summary`; Clarabel's optimum comes from
-:func:`~benchmarks.evaluation.reference` (cached on disk).
+:func:`~benchmarks.harness.environment.summary`; Clarabel's optimum comes from
+:func:`~benchmarks.harness.evaluation.reference` (cached on disk).
 
 Not a suite: the figures are ACCPM's own bounds and cut counts per oracle call.
 """
@@ -54,7 +53,7 @@ OUT = Path("reports/accpm")
 
 def _rounds(problems: dict, repeat: int) -> dict:
     """``repeat`` rounds; each solves every (case, strategy) once, in an order rotated from round
-    to round (:func:`~benchmarks.evaluation.interleaved`).
+    to round (:func:`~benchmarks.harness.evaluation.interleaved`).
 
     Returns ``{case: {strategy: [result per round]}}`` (trace off: the certificate is computed
     once, at the end, outside the clock).

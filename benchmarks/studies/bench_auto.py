@@ -1,4 +1,4 @@
-"""``auto`` against every exact solver, case by case, in one run (issue 13, item 6).
+"""``auto`` against every exact solver, case by case, in one run: is its pick the fastest?
 
 For each case, every exact registered solver that accepts the problem runs to ``tol`` (the
 references with ``gap_check=tol``), and so does ``auto``; the table gives auto's choice, its wall
@@ -12,7 +12,8 @@ scaling suites (the cases the rules in :data:`svmbench.solvers.auto.RULES` were 
 resemble them) and cases the rules were not fitted on: other data sets, C from 1e-3 to 1e3,
 unscaled features.
 
-Run: ``OPENBLAS_NUM_THREADS=1 python -m svmbench.benchmarks.studies.bench_auto [--quick] [--json F]``.
+Run:
+``OPENBLAS_NUM_THREADS=1 python -m svmbench.benchmarks.studies.bench_auto [--quick] [--json F]``.
 """
 
 from __future__ import annotations

@@ -24,7 +24,7 @@ single-threaded run mostly measures the other jobs). BLAS is limited to ``--thre
 (default 1: Clarabel and OSQP are single-threaded, and on a shared machine multi-threaded
 OpenBLAS on small matrices mostly waits). ``--quick`` drops
 n = 3·10⁵, 10⁶ and 50 000 and thins the grid. The first printed line is
-:func:`~benchmarks.environment.summary` (machine, load average, versions, threads).
+:func:`~benchmarks.harness.environment.summary` (machine, load average, versions, threads).
 
 Not a suite: the figures are grids of the barrier's own parameters, CPU seconds beside the wall
 clock and fitted exponents; ``svmbench run scaling`` times the barrier beside the other solvers

@@ -1,9 +1,9 @@
 """The kernel certificate's cost: three versions of ``K(X, S)·c`` side by side in one run.
 
-Run ``python -m svmbench.benchmarks.studies.bench_certificate [--sizes 10000 30000] [--columns]``. Each
-case is a :class:`~problems.KernelDual` (hinge, free bias, ``C = 1``, RBF with ``γ = 1/d``) on
-``datasets.gaussian(n, d=20, sep=1, seed=0)`` at SMO's optimum (``registry.get("smo",
-tol=1e-6)``; α is solved once and kept in ``--cache``). The certificate
+Run ``python -m svmbench.benchmarks.studies.bench_certificate [--sizes 10000 30000]
+[--columns]``. Each case is a :class:`~problems.KernelDual` (hinge, free bias, ``C = 1``, RBF with
+``γ = 1/d``) on ``datasets.gaussian(n, d=20, sep=1, seed=0)`` at SMO's optimum
+(``registry.get("smo", tol=1e-6)``; α is solved once and kept in ``--cache``). The certificate
 (``problem.certificate(alpha=α)``, whose cost is ``g = K(αy)`` over the support vectors) is timed
 with its kernel product taken from:
 
@@ -11,7 +11,8 @@ with its kernel product taken from:
   of at most 4·10⁶ entries, then a matrix-vector product; norms recomputed per block), copied
   here;
 - ``baseline``: :mod:`problems._kernel_products` at ``--baseline`` (a git revision, read with
-  ``git show``): four support vectors against a transposed block of rows, a Horner exponential;
+  ``git show`` by :mod:`~benchmarks.studies._old_code`): four support vectors against a
+  transposed block of rows, a Horner exponential;
 - ``new``: the current module, serial (four features per pass over the inner products, the
   exponential in fused multiply-adds) and, with more than one Numba thread, ``new-par`` (its
   blocks of rows over the Numba threads).
@@ -28,11 +29,9 @@ Timings on a shared machine are noisy: compare ratios within one run, not across
 from __future__ import annotations
 
 import argparse
-import importlib.util
 import os
 import statistics
 import subprocess
-import sys
 import tempfile
 import time
 from pathlib import Path
@@ -40,11 +39,11 @@ from pathlib import Path
 import numba
 import numpy as np
 
+from svmbench.benchmarks.studies._old_code import import_source, source_at
 from svmbench.problems import KernelDual, datasets, kernel_dual
 from svmbench.problems import _kernel_products as kp
 from svmbench.problems.kernels import kernel_matrix
 
-ROOT = Path(__file__).resolve().parents[1]
 BASELINE = "3afc3e8"  # the fused product with four support vectors per pass
 UNFUSED_BLOCK_ENTRIES = 4_000_000
 
@@ -52,21 +51,14 @@ UNFUSED_BLOCK_ENTRIES = 4_000_000
 def _load_at(rev: str, relpath: str, name: str):
     """The module ``relpath`` as it was at git revision ``rev`` (None if git cannot say)."""
     try:
-        src = subprocess.run(
-            ["git", "show", f"{rev}:{relpath}"], cwd=ROOT, capture_output=True, check=True
-        ).stdout
+        src = source_at(rev, relpath)
     except (OSError, subprocess.CalledProcessError) as exc:
-        print(f"{relpath} at {rev}: unavailable ({exc}); its column is left out")
+        why = getattr(exc, "stderr", None) or exc
+        print(f"{relpath} at {rev}: unavailable ({why}); its column is left out")
         return None
     folder = Path(tempfile.gettempdir()) / f"svmbench_bench_certificate_{rev}"
     folder.mkdir(exist_ok=True)
-    path = folder / f"{name}.py"
-    path.write_bytes(src)
-    spec = importlib.util.spec_from_file_location(name, path)
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[name] = module
-    spec.loader.exec_module(module)
-    return module
+    return import_source(src, name, folder)
 
 
 def _unfused_dot(X, Z, coef, *, kernel, gamma=1.0, degree=3, coef0=0.0, sqn_X=None, sqn_Z=None):

@@ -9,16 +9,16 @@ What is measured, per case (all single-threaded: BLAS is limited to one thread, 
 dcd kernels are serial):
 
 - LIBLINEAR (official Python binding) through the ``liblinear`` anchor
-  (:class:`~svmbench.solvers.anchors.liblinear.LiblinearAnchor`): ``-s 3`` (hinge) or ``-s 1`` (squared hinge),
-  ``-B 1``, ``-c C``, its default ``eps = 0.1`` and its fixed epoch cap (300 in liblinear-official
-  2.50; a ``*`` in the table marks a run that stopped there, status ``max_iter``; with ``-s 1``
-  LIBLINEAR then switches to its primal Newton solver ``-s 2`` and finishes with it, marked
-  ``†``). One warm-up run, then six timed runs; the time is their median ``solve_time`` (the
-  anchor's clock times the ``train`` call only). Its epoch count is the anchor's ``iterations``
-  (the ``#iter = N`` that LIBLINEAR prints, captured instead of printed). ``P_LL`` is our
-  problem's primal objective at the model of the median of the first three runs (the anchor maps
-  LIBLINEAR's ``w, b`` to our labels); LIBLINEAR's order is drawn with ``rand()``, which the
-  anchor seeds: run ``k`` gets seed ``k``, so its runs differ slightly, as unseeded runs would.
+  (:class:`~svmbench.solvers.anchors.liblinear.LiblinearAnchor`): ``-s 3`` (hinge) or ``-s 1``
+  (squared hinge), ``-B 1``, ``-c C``, its default ``eps = 0.1`` and its fixed epoch cap (300 in
+  liblinear-official 2.50; a ``*`` in the table marks a run that stopped there, status ``max_iter``;
+  with ``-s 1`` LIBLINEAR then switches to its primal Newton solver ``-s 2`` and finishes with it,
+  marked ``†``). One warm-up run, then six timed runs; the time is their median ``solve_time`` (the
+  anchor's clock times the ``train`` call only). Its epoch count is the anchor's ``iterations`` (the
+  ``#iter = N`` that LIBLINEAR prints, captured instead of printed). ``P_LL`` is our problem's
+  primal objective at the model of the median of the first three runs (the anchor maps LIBLINEAR's
+  ``w, b`` to our labels); LIBLINEAR's order is drawn with ``rand()``, which the anchor seeds: run
+  ``k`` gets seed ``k``, so its runs differ slightly, as unseeded runs would.
 - dcd with LIBLINEAR's rule (``stop_rule="native", eps=0.1``, ``trace=False``): the median run of
   three. ``epoch cost = time / epochs`` on both sides, both including their O(nnz) set-up
   (``Q_ii``, ``w``) and their shrunk epochs.
@@ -36,11 +36,11 @@ dcd kernels are serial):
   compared with it.
 
 The runs of the two solvers are interleaved (LIBLINEAR, dcd, LIBLINEAR, dcd, ...:
-:func:`~benchmarks.evaluation.interleaved`) so that a change of load hits both sides alike. The
-environment line is :func:`~benchmarks.environment.summary`. ``svmbench run dcd_liblinear`` runs
-the same pairs through the harness (dcd with both stopping rules beside the ``liblinear`` anchor,
-judged against the reference optimum); this study adds the time to LIBLINEAR's objective and the
-cost of an epoch. Timings on a shared machine are noisy: compare ratios within one
+:func:`~benchmarks.harness.evaluation.interleaved`) so that a change of load hits both sides alike.
+The environment line is :func:`~benchmarks.harness.environment.summary`. ``svmbench run
+dcd_liblinear`` runs the same pairs through the harness (dcd with both stopping rules beside the
+``liblinear`` anchor, judged against the reference optimum); this study adds the time to LIBLINEAR's
+objective and the cost of an epoch. Timings on a shared machine are noisy: compare ratios within one
 run, not across runs.
 """
 
@@ -348,8 +348,8 @@ def main(argv=None) -> int:
 
 
 # ---- pytest-benchmark: the jitted epoch alone ----------------------------------------------------
-# ``python -m pytest benchmarks/bench_dcd_vs_liblinear.py --benchmark-only`` (never part of the
-# test command): one full epoch (no shrinking) from a fixed state, dense and CSR.
+# ``python -m pytest benchmarks/studies/bench_dcd_vs_liblinear.py --benchmark-only`` (never part
+# of the test command): one full epoch (no shrinking) from a fixed state, dense and CSR.
 def _kernel_args(n: int, d: int, density: float | None):
     from svmbench.solvers._jit import dcd as jit
     from svmbench.solvers._jit.rows import as_rows

@@ -1,9 +1,9 @@
 """Exact kernel SVM at n = 10⁵: ``smo_batch`` to a certified 1e-6 against LIBSVM and oneDAL.
 
-Run ``python -m svmbench.benchmarks.studies.bench_kernel_scale [--sizes ...] [--big N]``. Every case is a
-:class:`~problems.KernelDual` (hinge, free bias, ``C = 1``, RBF with ``γ = 1/d``) on
-``datasets.gaussian(n, d=20, sep=1, seed=0)``, judged by that problem (issue 15, item 2); every
-side has the same row cache, ``--cache-mb`` (default 1024 MB).
+Run ``python -m svmbench.benchmarks.studies.bench_kernel_scale [--sizes ...] [--big N]``. Every
+case is a :class:`~problems.KernelDual` (hinge, free bias, ``C = 1``, RBF with ``γ = 1/d``) on
+``datasets.gaussian(n, d=20, sep=1, seed=0)``, and every side's model is judged by that problem,
+LIBSVM's and oneDAL's too; every side has the same row cache, ``--cache-mb`` (default 1024 MB).
 
 Each run is a separate process (``--one SIDE N THREADS``, one JSON line back), so that its peak
 resident memory (the kernel's high-water mark, ``VmHWM``: data, cache and certificate included)

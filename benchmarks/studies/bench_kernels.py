@@ -2,8 +2,9 @@
 
 Run them with::
 
-    python -m pytest benchmarks/bench_kernels.py --benchmark-only
-    python -m pytest benchmarks/bench_kernels.py --benchmark-only --benchmark-json=kernels.json
+    python -m pytest benchmarks/studies/bench_kernels.py --benchmark-only
+
+(add ``--benchmark-json=kernels.json`` to keep the timings in a file).
 
 What is timed:
 

@@ -1,5 +1,5 @@
 """The certified low-rank kernel SVM (``low_rank``): accuracy against exact SMO, the bracket on the
-exact problem, and time and memory at n = 10⁶ (issue 15, item 3).
+exact problem, and time and memory at n = 10⁶, past the reach of the exact solvers.
 
 Run ``python -m svmbench.benchmarks.studies.bench_low_rank [--part accuracy|bracket|big] [--quick]``
 (each part in its own process, so that its peak memory is its own). RBF kernel, hinge, ``C = 1``,
@@ -18,7 +18,7 @@ r until the sampled relative trace residual ``tr(K − FFᵀ)/tr(K)`` ≤ 10⁻�
   ``circles:n=100000``, γ ``"scale"``: the bracket ``[D(α), P(f)]`` on the exact problem (the
   lower bound is O(n·n_SV·d), affordable here).
 - ``big``: ``gaussian:n=1000000,d=20,sep=1`` (``--quick``: 200 000), γ = 1/d, tol 1e-3: time,
-  peak resident memory of the solve (:class:`~benchmarks.environment.PeakMemory`) and of the
+  peak resident memory of the solve (:class:`~benchmarks.harness.environment.PeakMemory`) and of the
   process (``getrusage``), the approximate problem's certified gap and the upper bound.
 
 Measured (one run each, 2-core AMD EPYC shared with other jobs, load average 2.5-6):
@@ -36,8 +36,8 @@ Measured (one run each, 2-core AMD EPYC shared with other jobs, load average 2.5
   approximate problem certified to 4.5e-5 (tol 1e-3), upper bound 698 431 (5.4 s), 217 s wall
   (the factor 132 s), peak resident memory 5.1 GB (F is 4.3 GB).
 
-One thread for BLAS and Numba (``OPENBLAS_NUM_THREADS=1`` before Python starts). The first
-printed line is :func:`~benchmarks.environment.summary`; timings on a shared machine are noisy.
+One thread for BLAS and Numba (``OPENBLAS_NUM_THREADS=1`` before Python starts). The first printed
+line is :func:`~benchmarks.harness.environment.summary`; timings on a shared machine are noisy.
 """
 
 from __future__ import annotations

@@ -5,18 +5,18 @@ LinearSVC(multi_class="crammer_singer") and Clarabel), every model judged by our
         [--seed S] [--solver-seed S] [--skip-digits]
 
 For each data set: LIBLINEAR ``-s 4 -B 1`` (bias regularized, s = 1) runs through the
-``liblinear_cs`` anchor (:class:`~svmbench.solvers.anchors.liblinear.LiblinearCSAnchor`), timed around ``train``
-(best of ``--repeats``); the anchor maps its weights, rows in ``model.get_labels()`` order, to our
-``W`` (k, d) and ``b = s·w_bias``, certified by ``MulticlassHinge(bias="regularized")``. Our
-``cs_dcd`` runs with the certified-gap rule (tol 1e-6; timed gap checks spaced by counted work,
-at most 10 % of the solve, or every ``--check-every`` epochs, and whenever its native rule
-holds) and a trace; "time to LIBLINEAR's
-objective" is the solve time of the first checkpoint whose certified primal is ≤ LIBLINEAR's
-(checkpoints drawn for the trace pause the clock).
-Both sides are single-threaded; JIT compilation is excluded and reported apart. The first printed
-line is :func:`~benchmarks.environment.summary`. ``svmbench run cs_liblinear`` runs cs_dcd beside
-the anchor through the harness (each to its own rule, judged against the reference); this study
-adds the time to LIBLINEAR's objective, LinearSVC and Clarabel on digits.
+``liblinear_cs`` anchor (:class:`~svmbench.solvers.anchors.liblinear.LiblinearCSAnchor`), timed
+around ``train`` (best of ``--repeats``); the anchor maps its weights, rows in
+``model.get_labels()`` order, to our ``W`` (k, d) and ``b = s·w_bias``, certified by
+``MulticlassHinge(bias="regularized")``. Our ``cs_dcd`` runs with the certified-gap rule (tol 1e-6;
+timed gap checks spaced by counted work, at most 10 % of the solve, or every ``--check-every``
+epochs, and whenever its native rule holds) and a trace; "time to LIBLINEAR's objective" is the
+solve time of the first checkpoint whose certified primal is ≤ LIBLINEAR's (checkpoints drawn for
+the trace pause the clock). Both sides are single-threaded; JIT compilation is excluded and reported
+apart. The first printed line is :func:`~benchmarks.harness.environment.summary`. ``svmbench run
+cs_liblinear`` runs cs_dcd beside the anchor through the harness (each to its own rule, judged
+against the reference); this study adds the time to LIBLINEAR's objective, LinearSVC and Clarabel on
+digits.
 """
 
 from __future__ import annotations

@@ -1,12 +1,12 @@
 """A warm-started regularization path against cold solves, side by side in one run.
 
-``python -m svmbench.benchmarks.studies.bench_path [--quick] [--repeat R]``: for ``dcd`` (linear, bias
-regularized, gaussian d = 20; C in [1e-3, 1]) and ``smo`` (RBF, γ = 1/d, free bias, d = 20 and
-d = 100; C in [1e-2, 1e2]), 20 values of C log-spaced, solved (a) as one path, each solve
-started from the previous α, and (b) cold.
-Rounds interleave the two, and their order alternates; the table gives medians of the summed wall
-times (``SolveResult.wall_time``: what a user waits, JIT compilation excluded), the ratio, and
-the largest relative difference of the certified primal values (both sides certified to tol).
+``python -m svmbench.benchmarks.studies.bench_path [--quick] [--repeat R]``: for ``dcd`` (linear,
+bias regularized, gaussian d = 20; C in [1e-3, 1]) and ``smo`` (RBF, γ = 1/d, free bias, d = 20 and
+d = 100; C in [1e-2, 1e2]), 20 values of C log-spaced, solved (a) as one path, each solve started
+from the previous α, and (b) cold. Rounds interleave the two, and their order alternates; the table
+gives medians of the summed wall times (``SolveResult.wall_time``: what a user waits, JIT
+compilation excluded), the ratio, and the largest relative difference of the certified primal values
+(both sides certified to tol).
 """
 
 from __future__ import annotations

@@ -17,35 +17,18 @@
 from __future__ import annotations
 
 import argparse
-import importlib.util
 import json
 import os
 import subprocess
 import sys
 import tempfile
 import time
-from pathlib import Path
 
 import numpy as np
 
-ROOT = Path(__file__).parents[1]
+from svmbench.benchmarks.studies._old_code import import_source, source_at
+
 SOLVERS = ("dcd", "cs_dcd", "pegasos", "perceptron", "barrier")
-
-
-def _old_module(rev: str, path: str, directory: Path):
-    """``path`` at git revision ``rev`` as a module of its own."""
-    src = subprocess.run(
-        ["git", "-C", str(ROOT), "show", f"{rev}:{path}"],
-        capture_output=True,
-        text=True,
-        check=True,
-    ).stdout
-    file = directory / "old_barrier_passes.py"
-    file.write_text(src)
-    spec = importlib.util.spec_from_file_location("old_barrier_passes", file)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
 
 
 def passes(rev: str, reps: int) -> None:
@@ -55,7 +38,7 @@ def passes(rev: str, reps: int) -> None:
     from svmbench.solvers._jit.rows import as_rows
 
     with tempfile.TemporaryDirectory() as tmp:
-        old = _old_module(rev, "solvers/_jit/barrier.py", Path(tmp))
+        old = import_source(source_at(rev, "solvers/_jit/barrier.py"), "old_barrier_passes", tmp)
         for kind in ("dense", "csr"):
             rng = np.random.default_rng(0)
             n = 20_000

@@ -3,9 +3,9 @@
 Run ``python -m svmbench.benchmarks.studies.bench_smo_batch [--quick]``. Every case is a
 :class:`~problems.KernelDual` (hinge, free bias, ``C = 1``, RBF with ``γ = 1/d``) on
 ``datasets.gaussian(n, d=20, sep=1, seed=0)``, ``n ∈ {10 000, 30 000}`` (``--quick``: 3 000
-and 10 000, two rounds); every model is judged by that problem (issue 15, item 1).
+and 10 000, two rounds); every model is judged by that problem.
 
-Per case, ``--repeats`` interleaved rounds (:func:`~benchmarks.evaluation.interleaved`, the
+Per case, ``--repeats`` interleaved rounds (:func:`~benchmarks.harness.evaluation.interleaved`, the
 order rotating from round to round), medians reported:
 
 - ``smo_batch`` with one and with two Numba threads, ``smo`` with one, each to a certified
@@ -21,13 +21,13 @@ order rotating from round to round), medians reported:
   ``daal4py.num_threads()`` reports is printed. ``--dal-tol`` (default 1e-3, its own default)
   may be tightened until its dual reaches LIBSVM's (the table gives both duals).
 
-BLAS runs with one thread (``OPENBLAS_NUM_THREADS=1`` must be set before Python starts;
-the printout records the pools); ``smo_batch``'s two-thread runs share its blocks of rows and of
-G among Numba threads, each calling a one-thread BLAS. The Numba threading layer is
-``workqueue`` (with TBB, ``set_num_threads(1)`` slowed LIBSVM in the same process 25-100×, see
-:mod:`benchmarks.bench_smo_vs_libsvm`). The CPU is an AMD EPYC: oneDAL is tuned for Intel.
-The first printed line is :func:`~benchmarks.environment.summary`. Timings on a shared machine
-are noisy: compare the ratios within one run.
+BLAS runs with one thread (``OPENBLAS_NUM_THREADS=1`` must be set before Python starts; the printout
+records the pools); ``smo_batch``'s two-thread runs share its blocks of rows and of G among Numba
+threads, each calling a one-thread BLAS. The Numba threading layer is ``workqueue`` (with TBB,
+``set_num_threads(1)`` slowed LIBSVM in the same process 25-100×, see
+:mod:`benchmarks.studies.bench_smo_vs_libsvm`). The CPU is an AMD EPYC: oneDAL is tuned for Intel.
+The first printed line is :func:`~benchmarks.harness.environment.summary`. Timings on a shared
+machine are noisy: compare the ratios within one run.
 
 ``--threads-only`` times ``smo_batch`` alone, with one and with two Numba threads (5 rounds by
 default), on Numba's default threading layer, which is what a user gets; the ratio is printed

@@ -1,8 +1,9 @@
-"""SMO's jitted loops before and after the record and the shared shrinking (issue 14): time per
-update, iterates and compile time, old and new code side by side.
+"""SMO's jitted loops before and after the record and the shared shrinking: time per update,
+iterates and compile time, old and new code side by side.
 
 The old loops are the file ``solvers/_jit/smo.py`` of a git revision (``--old``; by default the
-one before the last commit that changed it), written to a temporary module and imported beside
+one before the last commit that changed it; read by :mod:`~benchmarks.studies._old_code`, which
+also finds a file at its former path), written to a temporary module and imported beside
 the current one; both run on copies of the same arrays, made once by the current driver (the
 fields of :class:`solvers._jit.smo.Core`, in the order of the loops' arguments; a loop taking the
 record whole gets it whole). Each run is a cold solve of the native rule (``eps``, an empty
@@ -21,7 +22,6 @@ Run: ``OPENBLAS_NUM_THREADS=1 python -m svmbench.benchmarks.studies.bench_smo_re
 from __future__ import annotations
 
 import argparse
-import importlib.util
 import json
 import os
 import statistics
@@ -29,12 +29,14 @@ import subprocess
 import sys
 import tempfile
 import time
-from pathlib import Path
 
 import numba
 import numpy as np
 
-ROOT = Path(__file__).resolve().parents[1]
+from svmbench.benchmarks.studies._old_code import import_source, last_change, source_at
+
+#: The old loops' file, by its path in this tree (:mod:`._old_code` finds it at a revision).
+SMO_JIT = "solvers/_jit/smo.py"
 
 #: (label, dataset spec, kernel, C, bias): RBF at d = 20 in the two sizes and two values of C,
 #: a linear kernel, CSR rows (1 % dense) and one single-variable case (no bias).
@@ -52,26 +54,15 @@ CASES = (
 
 def before_last_change() -> str:
     """The revision before the last commit that changed ``solvers/_jit/smo.py``."""
-    last = subprocess.run(
-        ["git", "log", "-1", "--format=%H", "--", "solvers/_jit/smo.py"],
-        cwd=ROOT, check=True, capture_output=True, text=True,
-    ).stdout.strip()  # fmt: skip
+    last = last_change(SMO_JIT)
+    if not last:
+        raise SystemExit(f"git names no commit that changed {SMO_JIT} here: pass --old REV")
     return f"{last}^"
 
 
 def load_old(rev: str):
     """The module ``solvers/_jit/smo.py`` of ``rev``, imported as ``smo_old``."""
-    text = subprocess.run(
-        ["git", "show", f"{rev}:solvers/_jit/smo.py"],
-        cwd=ROOT, check=True, capture_output=True, text=True,
-    ).stdout  # fmt: skip
-    path = Path(tempfile.mkdtemp(prefix="smo_old_")) / "smo_old.py"
-    path.write_text(text)
-    spec = importlib.util.spec_from_file_location("smo_old", path)
-    module = importlib.util.module_from_spec(spec)
-    sys.modules["smo_old"] = module
-    spec.loader.exec_module(module)
-    return module
+    return import_source(source_at(rev, SMO_JIT), "smo_old", tempfile.mkdtemp(prefix="smo_old_"))
 
 
 def make_core(spec: str, kernel: str, C: float, bias: str, *, dtype=None, storage="auto"):

@@ -1,26 +1,25 @@
 """Our SMO (``smo``) on sparse rows against LIBSVM and scikit-learn's SVC, side by side.
 
 Run ``python -m svmbench.benchmarks.studies.bench_smo_sparse [--n 5000 --d 10000 --density 0.005]``.
-The case
-is a :class:`~problems.KernelDual` (hinge, free bias, ``C = 1``, RBF) on
-``datasets.gaussian(n, d, sep, seed=0, density=ρ)`` with every row scaled to unit norm (as
-tf-idf rows are), so that ``‖x − x'‖² = 2 − 2 x·x' ∈ [0, 4]``; ``γ = 1`` by default (the sparse
-rows are nearly orthogonal: ``K ≈ e^{-2}`` off the diagonal, about what scikit-learn's
-``gamma="scale"`` gives here). X stays CSR throughout: every solver gets the same CSR matrix
-(LIBSVM and scikit-learn take sparse rows natively; smo keeps them sparse by its own rule,
-``solvers.smo.use_dense_rows``, and says so in ``info["rows"]``).
+The case is a :class:`~problems.KernelDual` (hinge, free bias, ``C = 1``, RBF) on
+``datasets.gaussian(n, d, sep, seed=0, density=ρ)`` with every row scaled to unit norm (as tf-idf
+rows are), so that ``‖x − x'‖² = 2 − 2 x·x' ∈ [0, 4]``; ``γ = 1`` by default (the sparse rows are
+nearly orthogonal: ``K ≈ e^{-2}`` off the diagonal, about what scikit-learn's ``gamma="scale"``
+gives here). X stays CSR throughout: every solver gets the same CSR matrix (LIBSVM and scikit-learn
+take sparse rows natively; smo keeps them sparse by its own rule, ``solvers.smo.use_dense_rows``,
+and says so in ``info["rows"]``).
 
 Solvers, all single-threaded: ``libsvm`` and ``sklearn_svc`` (the adapters of
-:mod:`benchmarks.anchors`, ``-e 1e-3``, 200 MB cache, shrinking; ``OMP_NUM_THREADS=1`` is set
-before LIBSVM's OpenMP library is first loaded); ``smo`` with one Numba thread (``workqueue``
-layer: see :mod:`benchmarks.bench_smo_vs_libsvm` for why), once with LIBSVM's rule
-(``stop_rule="native"``, ``eps = 1e-3``) and once to a certified relative gap of 1e-6 (the
-default). One untimed warm-up run each (JIT compilation, imports, page faults), then
-``--repeats`` rounds in which every solver runs once (interleaved, so that a change of the
-machine's load hits all alike: :func:`~benchmarks.evaluation.interleaved`); the table gives the
-median ``solve_time`` (for an anchor: its training call; for smo: its set-up, CSR transposition
-included, and its iterations) and the certified relative gap of our problem at each model. The
-first printed line is :func:`~benchmarks.environment.summary`.
+:mod:`svmbench.solvers.anchors`, ``-e 1e-3``, 200 MB cache, shrinking; ``OMP_NUM_THREADS=1`` is set
+before LIBSVM's OpenMP library is first loaded); ``smo`` with one Numba thread (``workqueue`` layer:
+see :mod:`benchmarks.studies.bench_smo_vs_libsvm` for why), once with LIBSVM's rule
+(``stop_rule="native"``, ``eps = 1e-3``) and once to a certified relative gap of 1e-6 (the default).
+One untimed warm-up run each (JIT compilation, imports, page faults), then ``--repeats`` rounds in
+which every solver runs once (interleaved, so that a change of the machine's load hits all alike:
+:func:`~benchmarks.harness.evaluation.interleaved`); the table gives the median ``solve_time`` (for
+an anchor: its training call; for smo: its set-up, CSR transposition included, and its iterations)
+and the certified relative gap of our problem at each model. The first printed line is
+:func:`~benchmarks.harness.environment.summary`.
 
 Not a suite: the rows scaled to unit norm are no data spec, and ``smo`` runs under two stopping
 rules beside each other; ``svmbench compare --problem kernel_dual --solvers smo,libsvm,...`` is

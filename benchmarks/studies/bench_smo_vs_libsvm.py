@@ -8,20 +8,20 @@ Run ``python -m svmbench.benchmarks.studies.bench_smo_vs_libsvm [--quick]``. Eve
 What is measured, per case:
 
 - LIBSVM (libsvm-official) through the ``libsvm`` anchor
-  (:class:`~svmbench.solvers.anchors.libsvm.LibsvmAnchor`): ``-s 0 -t 2 -g 1/d -c 1 -e 1e-3 -m 200 -h 1``,
-  single-threaded: the wheel's library is built with OpenMP (it links libgomp and computes kernel
-  columns in a parallel loop), so ``OMP_NUM_THREADS`` is set to ``--libsvm-threads`` (default 1)
-  before it is first loaded and the anchor pins OpenMP to as many threads. Left at the default
-  (all cores) it ran 1.2 s instead of 1.9 s at n = 10 000 on an idle machine, and 15-80 s when
-  other processes held a core (OpenMP's spinning barriers). One untimed warm-up on the first
-  2 000 points and one untimed full run (its model, its memory), then ``--repeats`` timed runs
-  (median; one run when ``n ≥ 30 000``, said in the table; the time is the anchor's
-  ``solve_time``, the ``svm_train`` call alone), interleaved with the timed smo runs below
-  (LIBSVM, smo 1 thread, smo 2 threads, LIBSVM, ...: :func:`~benchmarks.evaluation.interleaved`)
-  so that a change of the machine's load hits both sides alike. The anchor maps its model to our
-  variables (``α_i = y_i · sv_coef_i`` at ``sv_indices`` and ``b = −ρ``, both negated when
-  LIBSVM's first label, its positive class, is our −1). ``D_LS`` is our problem's dual objective
-  at that α.
+  (:class:`~svmbench.solvers.anchors.libsvm.LibsvmAnchor`):
+  ``-s 0 -t 2 -g 1/d -c 1 -e 1e-3 -m 200 -h 1``, single-threaded: the wheel's library is built with
+  OpenMP (it links libgomp and computes kernel columns in a parallel loop), so ``OMP_NUM_THREADS``
+  is set to ``--libsvm-threads`` (default 1) before it is first loaded and the anchor pins OpenMP to
+  as many threads. Left at the default (all cores) it ran 1.2 s instead of 1.9 s at n = 10 000 on an
+  idle machine, and 15-80 s when other processes held a core (OpenMP's spinning barriers). One
+  untimed warm-up on the first 2 000 points and one untimed full run (its model, its memory), then
+  ``--repeats`` timed runs (median; one run when ``n ≥ 30 000``, said in the table; the time is the
+  anchor's ``solve_time``, the ``svm_train`` call alone), interleaved with the timed smo runs below
+  (LIBSVM, smo 1 thread, smo 2 threads, LIBSVM, ...:
+  :func:`~benchmarks.harness.evaluation.interleaved`) so that a change of the machine's load hits
+  both sides alike. The anchor maps its model to our variables (``α_i = y_i · sv_coef_i`` at
+  ``sv_indices`` and ``b = −ρ``, both negated when LIBSVM's first label, its positive class, is our
+  −1). ``D_LS`` is our problem's dual objective at that α.
 - smo to ``D_LS``: a traced run (untimed; a certificate every ``n/20`` pair updates) finds the
   first checkpoint ``k`` whose certified dual is ≥ ``D_LS``; the time is the median
   ``solve_time`` of runs cut at ``max_iter = k`` without trace (the iterates are deterministic, so
@@ -29,15 +29,15 @@ What is measured, per case:
   resolution is one checkpoint interval (``n/20`` updates).
 - smo to a certified relative gap of 1e-6 (default options: gap rule, shrinking, 200 MB cache),
   one run per thread count, under ``--budget`` seconds (``>`` marks a run that hit it).
-- Peak memory: LIBSVM's peak resident set size during its untimed full run (the first big
-  thing the case does, so the pages are new), minus the size before
-  (:class:`~benchmarks.environment.PeakMemory` around the anchor's call: the peak of the
-  training, unless the certificate's blocked kernel product, at most 32 MB, rises above it);
-  smo's peak of the NumPy allocations (``tracemalloc``, during its 1e-6 runs: the cache is
-  counted in full as soon as it is allocated; the peak includes the problem's certificate, whose
-  blocked kernel product holds up to 32 MB, ``problems.kernels.BLOCK_ENTRIES``), beside the cache
-  SMO allocated (``cache_columns · n · 4`` bytes for RBF, float32 columns as LIBSVM's, within
-  the 200 MB budget) plus its O(n) vectors.
+- Peak memory: LIBSVM's peak resident set size during its untimed full run (the first big thing the
+  case does, so the pages are new), minus the size before
+  (:class:`~benchmarks.harness.environment.PeakMemory` around the anchor's call: the peak of the
+  training, unless the certificate's blocked kernel product, at most 32 MB, rises above it); smo's
+  peak of the NumPy allocations (``tracemalloc``, during its 1e-6 runs: the cache is counted in full
+  as soon as it is allocated; the peak includes the problem's certificate, whose blocked kernel
+  product holds up to 32 MB, ``problems.kernels.BLOCK_ENTRIES``), beside the cache SMO allocated
+  (``cache_columns · n · 4`` bytes for RBF, float32 columns as LIBSVM's, within the 200 MB budget)
+  plus its O(n) vectors.
 - oneDAL (scikit-learn-intelex's ``SVC`` through the ``sklearnex_svc`` anchor, all cores) when
   it is installed, judged the same way.
 
@@ -46,10 +46,10 @@ called, LIBSVM's ``svm_train`` in the same process ran 25-100× slower (0.08 s �
 n = 2 000, measured on this machine); with the ``workqueue`` or ``omp`` layers it did not. The
 benchmark therefore pins the layer (``--threading-layer``, default ``workqueue``).
 
-The first printed line is :func:`~benchmarks.environment.summary`. ``svmbench run smo_libsvm``
-runs smo beside the ``libsvm`` and ``sklearnex_svc`` anchors through the harness (each to its own
-stopping rule); this study adds the time to LIBSVM's objective, two Numba threads and memory.
-Timings on a shared machine are noisy: compare ratios within one run, not across runs.
+The first printed line is :func:`~benchmarks.harness.environment.summary`. ``svmbench run
+smo_libsvm`` runs smo beside the ``libsvm`` and ``sklearnex_svc`` anchors through the harness (each
+to its own stopping rule); this study adds the time to LIBSVM's objective, two Numba threads and
+memory. Timings on a shared machine are noisy: compare ratios within one run, not across runs.
 """
 
 from __future__ import annotations

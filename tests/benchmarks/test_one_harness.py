@@ -1,11 +1,15 @@
-"""One harness: the environment capture, the evaluation and the timed rounds that the runner and
-the comparison studies share, the report's section against the anchors, and the studies on tiny
-cases."""
+"""One harness: the environment capture, the evaluation and the timed rounds that the suite
+runner (:mod:`benchmarks.harness.execution`) and the comparison studies share, the report's
+section against the anchors, and the studies on tiny cases."""
 
 from __future__ import annotations
 
 import importlib
 import math
+import pkgutil
+import re
+import shutil
+import subprocess
 
 import numpy as np
 import pytest
@@ -189,6 +193,73 @@ def test_anchor_section_is_empty_without_a_pair():
 
 
 # ---- the studies --------------------------------------------------------------------------------
+
+
+def _studies() -> list[str]:
+    package = importlib.import_module("svmbench.benchmarks.studies")
+    return sorted(m.name for m in pkgutil.iter_modules(package.__path__))
+
+
+def test_the_studies_package_holds_every_study():
+    names = _studies()
+    assert set(STUDIES) <= set(names)
+    assert "bench_smo_record" in names and "bench_rows_compile" in names
+
+
+@pytest.mark.parametrize("name", _studies())
+def test_every_study_module_imports(name):
+    module = importlib.import_module(f"svmbench.benchmarks.studies.{name}")
+    if name.startswith("bench_") and name != "bench_kernels":  # bench_kernels: pytest only
+        assert callable(module.main)
+
+
+def _checkout() -> bool:
+    root = environment.REPO_ROOT
+    return (root / ".git").exists() and shutil.which("git") is not None
+
+
+def test_repo_root_is_the_checkout_and_the_commit_is_its_head():
+    root = environment.REPO_ROOT
+    if not (root / "benchmarks" / "harness" / "environment.py").exists():
+        pytest.skip("an installed copy, not a checkout: no commit to record")
+    assert (root / "solvers" / "registry.py").exists()
+    if _checkout():
+        assert re.fullmatch(r"[0-9a-f]{40}(-dirty)?", environment.git_commit())
+
+
+def test_old_code_looks_for_a_file_at_its_path_then_where_it_was():
+    from svmbench.benchmarks.studies._old_code import candidate_paths
+
+    assert candidate_paths("solvers/_jit/smo.py") == ["solvers/_jit/smo.py"]
+    assert candidate_paths("benchmarks/harness/cases.py") == [
+        "benchmarks/harness/cases.py",
+        "benchmarks/cases.py",
+    ]
+    assert candidate_paths("benchmarks/studies/bench_auto.py")[-1] == "benchmarks/bench_auto.py"
+    assert candidate_paths("benchmarks/cli/runs.py")[-1] == "benchmarks/cli_runs.py"
+    assert candidate_paths("solvers/anchors/libsvm.py")[-1] == "benchmarks/anchors_libsvm.py"
+
+
+#: The commit that split benchmarks/ and moved the anchors to solvers/anchors/.
+SPLIT = "93ea44e"
+
+
+def test_old_code_reads_a_moved_file_before_the_move_and_the_jit_loops_now():
+    from svmbench.benchmarks.studies import _old_code
+
+    if not _checkout():
+        pytest.skip("not a git checkout")
+    try:
+        _old_code.git("cat-file", "-e", f"{SPLIT}^{{commit}}")
+    except subprocess.CalledProcessError:
+        pytest.skip(f"{SPLIT} is not in this clone's history")
+    before = _old_code.source_at(f"{SPLIT}^", "benchmarks/harness/environment.py")
+    assert "def git_commit" in before  # read from benchmarks/environment.py
+    assert "class LibsvmAnchor" in _old_code.source_at(f"{SPLIT}^", "solvers/anchors/libsvm.py")
+    assert "def " in _old_code.source_at("HEAD", "solvers/_jit/smo.py")
+    assert re.fullmatch(r"[0-9a-f]{40}", _old_code.last_change("solvers/_jit/smo.py"))
+    with pytest.raises(subprocess.CalledProcessError, match="none of"):
+        _old_code.source_at(f"{SPLIT}^", "benchmarks/harness/settings.py")  # new in the split
 
 
 @pytest.mark.parametrize("name", STUDIES)
