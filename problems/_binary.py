@@ -1,7 +1,7 @@
 """The dual side shared by every binary problem, linear or kernel.
 
 Multipliers ``α`` live in the box ``0 ≤ α_i ≤ C_i`` (``[0, ∞)`` for the squared hinge and the hard
-margin, ``{0}`` where ``C_i = 0``), with ``yᵀα = 0`` for a free bias (ARCHITECTURE.md §2).
+margin, ``{0}`` where ``C_i = 0``), with ``yᵀα = 0`` for a free bias (docs/ARCHITECTURE.md §2).
 """
 
 from __future__ import annotations

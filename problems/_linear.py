@@ -1,7 +1,7 @@
 """Mathematics shared by the linear binary problems (hard margin, soft-margin primal and dual).
 
-Notation (ARCHITECTURE.md §2): ``f_i = w·x_i + b``, ``m_i = y_i f_i``, upper bounds ``C_i`` of the
-dual box (``+inf`` for the hard margin), bias ``"free" | "regularized" | "none"``. With a
+Notation (docs/ARCHITECTURE.md §2): ``f_i = w·x_i + b``, ``m_i = y_i f_i``, upper bounds ``C_i`` of
+the dual box (``+inf`` for the hard margin), bias ``"free" | "regularized" | "none"``. With a
 regularized bias the model carries an extra feature of constant value ``s`` whose weight is
 ``w_b = b / s``; the dual then sees ``x̃_i = (x_i, s)`` and the box only.
 """
@@ -202,7 +202,8 @@ class LinearBinaryMixin(BinaryDualMixin, Problem):
         return w, b, a, residuals
 
     def dual_from_primal(self, w, b=None) -> np.ndarray:
-        """A feasible α that closes the gap at the optimum (ARCHITECTURE.md §3), cheap elsewhere.
+        """A feasible α that closes the gap at the optimum (docs/ARCHITECTURE.md §3), cheap
+        elsewhere.
 
         Squared hinge: ``α_i = 2 C_i max(0, 1 − m_i)`` (the KKT map), projected. Hinge and hard
         margin: multipliers of points clearly off the margin (``|m_i − 1| > NEAR_MARGIN``) are

@@ -113,7 +113,8 @@ class HardMarginPrimal(LinearBinaryMixin):
         The problem is covariant in the scale of X when the bias is not regularized: on ``X/S``
         the optimum is ``(S·w*, b*)`` and the objectives are ``S²`` times those on X. Features
         ×1e-8 put ``P*`` near 1e16, where Clarabel, OSQP, CVXPY and the barrier stalled
-        (issue 12); on ``X/S`` they certify. With ``max‖x_i/S‖ = ½``, every feasible w has
+        (a hostile-input pass measured it); on ``X/S`` they certify. With ``max‖x_i/S‖ = ½``,
+        every feasible w has
         ``‖w‖ ≥ 2`` (``w·(x₊ − x₋) ≥ 2``, or ``y w·x ≥ 1`` without a bias), so ``P ≥ 2`` there and
         on X: the relative gap ``gap / max(1, |P|)`` is the same number on both. Only for
         ``max‖x_i‖ < 1e-4``: above it, X is left as given. A regularized bias is not covariant

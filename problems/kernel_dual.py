@@ -3,8 +3,8 @@
 Box ``0 ≤ α_i ≤ C_i`` (hinge) or ``α ≥ 0`` with ``Q + diag(1/(2C_i))`` (squared hinge), plus
 ``yᵀα = 0`` for a free bias; a regularized bias adds ``s²`` to every kernel entry. The primal
 value of the model ``f(x) = Σ_j α_j y_j K(x_j, x) + b`` is ``½αᵀQα + Σ_i C_i loss(y_i f(x_i))``,
-with b the exact minimizer when free (ARCHITECTURE.md §2). Sigmoid and precomputed kernels may be
-indefinite: weak duality then fails and certificates say ``certified=False``.
+with b the exact minimizer when free (docs/ARCHITECTURE.md §2). Sigmoid and precomputed kernels
+may be indefinite: weak duality then fails and certificates say ``certified=False``.
 """
 
 from __future__ import annotations

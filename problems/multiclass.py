@@ -1,6 +1,6 @@
 """The multiclass hinge (Crammer–Singer) linear SVM, with a cost matrix and an optional bias.
 
-Notation (ARCHITECTURE.md §2): k classes, labels ``y_i ∈ {0, …, k−1}``, weights ``W`` (k, d),
+Notation (docs/ARCHITECTURE.md §2): k classes, labels ``y_i ∈ {0, …, k−1}``, weights ``W`` (k, d),
 scores ``f_r(x) = w_r·x + b_r``, a cost matrix ``Δ`` (k×k, ``Δ(r, y)`` the cost of predicting r
 when the truth is y; ``Δ ≥ 0``, ``Δ(y, y) = 0``, default the 0-1 cost ``1 − I``) and
 ``C_i = C · sample_weight_i``::
@@ -275,7 +275,7 @@ class MulticlassHinge(Problem):
         return W, np.zeros(self.n_classes)
 
     def dual_from_primal(self, W, b=None) -> np.ndarray:
-        """A feasible β that closes the gap at the optimum (ARCHITECTURE.md §3).
+        """A feasible β that closes the gap at the optimum (docs/ARCHITECTURE.md §3).
 
         From the loss-augmented scores ``z_ir``: an example whose argmax is clear (every other
         ``z_ir`` lower by more than ``NEAR_ARGMAX``) gets ``β_i = C_i e_argmax`` by complementary

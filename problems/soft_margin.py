@@ -1,7 +1,7 @@
 """The soft-margin linear SVM, in its primal and dual views.
 
 ``P(w, b) = ½‖w‖² + Σ_i C_i loss(y_i (w·x_i + b))`` with ``loss(m) = max(0, 1 − m)`` (hinge) or
-``max(0, 1 − m)²`` (squared hinge), ``C_i = C · sample_weight_i``. Dual (ARCHITECTURE.md §2):
+``max(0, 1 − m)²`` (squared hinge), ``C_i = C · sample_weight_i``. Dual (docs/ARCHITECTURE.md §2):
 ``D(α) = Σα_i − ½‖Σ α_i y_i x̃_i‖²`` over ``0 ≤ α_i ≤ C_i`` (hinge) or
 ``D(α) = Σα_i − ½ αᵀ(Q + diag(1/(2C_i)))α`` over ``α ≥ 0`` (squared hinge), plus ``yᵀα = 0`` for a
 free bias. :class:`SoftMarginPrimal` and :class:`SoftMarginDual` are the same problem with the same

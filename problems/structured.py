@@ -10,7 +10,7 @@ emission features (type 1) and transition features (type 2), both divided by r::
 
 with weights ``w = (E (q, d), T (q, q))`` flattened as ``concat(E.ravel(), T.ravel())``. The loss
 is the normalized Hamming loss ``Δ(y', y) = (1/r) Σ_t 1[y'_t ≠ y_t]``, and the problem, in C-form
-(ARCHITECTURE.md §2; the lecture's λ-form has ``λ = 1/(2nC)``)::
+(docs/ARCHITECTURE.md §2; the lecture's λ-form has ``λ = 1/(2nC)``)::
 
     P(w) = ½‖w‖² + Σ_i C_i max_{y'} (Δ(y', y_i) + ⟨w, Ψ(x_i, y') − Ψ(x_i, y_i)⟩).
 

@@ -7,11 +7,11 @@ problem (and the warm start, if one is given). It says what it chose and why in
 solve`` prints it. The result is the chosen solver's, certified by the problem as every result
 is; the record's ``solver`` stays ``"auto"``.
 
-Each row of :data:`RULES` carries the measurement behind it (one core, tolerance 1e-6, wall time
-end to end, from ``benchmarks/bench_auto.py``; ratios, the machines being shared). The same table
-is in README.md. When the chosen iterative method ends at ``max_iter`` or ``time_limit`` without a
-certificate meeting ``tol``, and time is left, ``auto`` goes on with the next candidate of its
-row, warm-started from the point reached (``fallback=True``).
+Each row of :data:`RULES` carries the measurement behind it (one core, tolerance 1e-6, wall time end
+to end, from ``benchmarks/studies/bench_auto.py``; ratios, the machines being shared). The same
+table is in README.md. When the chosen iterative method ends at ``max_iter`` or ``time_limit``
+without a certificate meeting ``tol``, and time is left, ``auto`` goes on with the next candidate of
+its row, warm-started from the point reached (``fallback=True``).
 """
 
 from __future__ import annotations
@@ -183,7 +183,8 @@ PROBE_WORK = 6e6
 BARRIER_MIN_DIM = 200
 
 #: The table, read top to bottom; the first row whose kind and condition match decides. Times are
-#: CPU seconds to tol = 1e-6 on one core (the machine shared), from ``benchmarks/bench_auto.py``.
+#: CPU seconds to tol = 1e-6 on one core (the machine shared), from
+#: ``benchmarks/studies/bench_auto.py``.
 RULES: tuple[Rule, ...] = (
     Rule(
         ("hard_margin",),

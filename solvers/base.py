@@ -3,7 +3,7 @@
 A solver is configured by keyword-only options (tolerances, limits) and applied to a problem by
 ``solve(problem, warm_start=None, callback=None)``. The problem judges the outcome: ``primal``,
 ``dual`` and ``gap`` in a :class:`SolveResult` always come from ``problem.certificate``, never from
-the solver's own word (ARCHITECTURE.md §4).
+the solver's own word (docs/ARCHITECTURE.md §4).
 """
 
 from __future__ import annotations
@@ -178,7 +178,7 @@ class Solver(abc.ABC):
         """A coarse upper bound of the bytes the method allocates beyond the data, from its own
         model, or None for the harness's generic estimate. ``options`` are the case's
         constructor options (absent ones take their defaults). Every model is listed in
-        ``benchmarks.cases.estimate_memory_mb``."""
+        the harness's per-case memory budget (docs/ARCHITECTURE.md §6)."""
         return None
 
     def warm_up(self) -> float:

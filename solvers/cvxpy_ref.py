@@ -1,5 +1,5 @@
 """CVXPY (Diamond & Boyd, 2016) as an independent reference: each problem written from its
-definition in ARCHITECTURE.md §2, not from ``problem.to_qp()``, and solved by a conic solver
+definition in docs/ARCHITECTURE.md §2, not from ``problem.to_qp()``, and solved by a conic solver
 (Clarabel by default).
 
 The two other references (``osqp``, ``clarabel``) share the QP export of the problem; this one

@@ -1,6 +1,6 @@
 """Dual coordinate descent for the linear SVM (Hsieh et al., ICML 2008, Algorithm 3).
 
-Problem (ARCHITECTURE.md §2, C-form), over the examples' multipliers α:
+Problem (docs/ARCHITECTURE.md §2, C-form), over the examples' multipliers α:
 
 .. math::
 

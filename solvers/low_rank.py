@@ -5,8 +5,8 @@ exact kernel problem. The barrier's ``kernel_approximation`` (``registry.get("ba
 kernel_approximation=..., rank=r)``) is this solver at the fixed rank r with that barrier, all
 its options kept, as the inner method (:meth:`LowRankKernelSVM.run_with_inner`): the same record.
 
-Problem (ARCHITECTURE.md §2): the kernel dual ``max Σα_i − ½αᵀQ̃α``, ``Q_ij = y_i y_j K_ij``, its
-box, ``yᵀα = 0`` for a free bias, ``K + s²`` for a regularized one. The method solves the same
+Problem (docs/ARCHITECTURE.md §2): the kernel dual ``max Σα_i − ½αᵀQ̃α``, ``Q_ij = y_i y_j K_ij``,
+its box, ``yᵀα = 0`` for a free bias, ``K + s²`` for a regularized one. The method solves the same
 problem with ``FFᵀ`` in place of K (the linear SVM on F, ``SoftMarginDual(F)`` for dcd and
 ``SoftMarginPrimal(F)`` for the barrier: same C_i, loss and bias), to the certified relative gap
 of *that* problem ≤ ``tol``: ``primal``, ``dual``, ``gap`` and the status of the result refer to

@@ -1,6 +1,6 @@
 """Pegasos: primal estimated sub-gradient solver for the soft-margin hinge SVM.
 
-Problem, in the λ-form of Pegasos (ARCHITECTURE.md §2; ``λ = 1/(nC)`` from
+Problem, in the λ-form of Pegasos (docs/ARCHITECTURE.md §2; ``λ = 1/(nC)`` from
 :func:`problems.scaling.lambda_from_C`, the same optimum as the C-form ``P = nC·F``):
 
 .. math::

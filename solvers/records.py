@@ -1,6 +1,6 @@
 """The result record of every solve and what a solve may start from.
 
-- :class:`Status`: how a solve ended (ARCHITECTURE.md §4: ``optimal`` ⇔ certified and
+- :class:`Status`: how a solve ended (docs/ARCHITECTURE.md §4: ``optimal`` ⇔ certified and
   ``rel_gap ≤ tol``, whatever rule stopped the method).
 - :class:`Checkpoint`, :class:`SolveResult`: a trace point and the record, whose ``primal``,
   ``dual`` and ``gap`` always come from ``problem.certificate``.
@@ -90,9 +90,9 @@ class SolveResult:
     iterations : int
         Counted in ``iteration_unit`` (epochs, pair updates, Newton steps, oracle calls, ...).
     wall_time, solve_time, certify_time, compile_time : float
-        Seconds (ARCHITECTURE.md §4). ``wall_time``: entering ``solve`` to returning, everything
-        but JIT compilation (what a user's stopwatch shows). ``solve_time``: the method, its
-        stopping tests included. ``certify_time``: certificates drawn only for the trace and the
+        Seconds (docs/ARCHITECTURE.md §4). ``wall_time``: entering ``solve`` to returning,
+        everything but JIT compilation (what a user's stopwatch shows). ``solve_time``: the method,
+        its stopping tests included. ``certify_time``: certificates drawn only for the trace and the
         final record. ``compile_time``: JIT compilation, never counted elsewhere.
     trace : tuple of Checkpoint
     w, b, alpha : binary variables; W, beta : multiclass variables (whichever exist).

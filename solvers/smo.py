@@ -1,6 +1,6 @@
 """SMO for the kernel SVM dual (Platt 1998; Fan, Chen & Lin 2005; Chang & Lin 2011).
 
-Problem (ARCHITECTURE.md §2), written as the minimization of ``f = −D``::
+Problem (docs/ARCHITECTURE.md §2), written as the minimization of ``f = −D``::
 
     min_α  ½ αᵀQ̃α − Σ_t α_t   s.t.  0 ≤ α_t ≤ C_t   (+ yᵀα = 0 for a free bias)
 

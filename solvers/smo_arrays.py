@@ -1,7 +1,7 @@
 """What the jitted SMO cores read from a kernel problem, and its gradients from the kernel.
 
 Shared by :mod:`solvers.smo` and :mod:`solvers.smo_batch`, which import these names from here.
-The problem (ARCHITECTURE.md §2) is the minimization of ``f = −D``::
+The problem (docs/ARCHITECTURE.md §2) is the minimization of ``f = −D``::
 
     min_α  ½ αᵀQ̃α − Σ_t α_t   s.t.  0 ≤ α_t ≤ C_t   (+ yᵀα = 0 for a free bias)
 

@@ -1,6 +1,6 @@
 """Batched working-set SMO for the kernel SVM dual (Joachims 1999; Wen et al., ThunderSVM, 2018).
 
-Problem (ARCHITECTURE.md §2), as :mod:`solvers.smo` writes it, the minimization of ``f = −D``::
+Problem (docs/ARCHITECTURE.md §2), as :mod:`solvers.smo` writes it, the minimization of ``f = −D``::
 
     min_α  ½ αᵀQ̃α − Σ_t α_t   s.t.  0 ≤ α_t ≤ C_t   (+ yᵀα = 0 for a free bias)
 

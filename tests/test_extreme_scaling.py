@@ -6,7 +6,7 @@ the solvers' tolerances assume. Each result must be either ``optimal`` with a ce
 gap ≤ ``TOL`` and a primal value within ``RTOL_PRIMAL`` of the reference on the same problem, or
 an honest non-optimal status. Stochastic solvers are held to the same bound: their status is
 ``optimal`` only when the problem certifies it. The reductions (``ovr``, ``ovo``) are
-``optimal`` for their binary subproblems (ARCHITECTURE.md §4), so theirs is checked there.
+``optimal`` for their binary subproblems (docs/ARCHITECTURE.md §4), so theirs is checked there.
 """
 
 from __future__ import annotations

@@ -59,7 +59,7 @@ def tolerance(solver: str, rtol: float | None = None, stochastic_rtol: float | N
 def status_contradiction(record: Record) -> str | None:
     """Why a record's status contradicts its own certificate (None when it does not):
     ``optimal`` needs ``certified`` and ``rel_gap ≤ tol`` (the solver's tolerance as the case
-    configured it), whatever rule stopped the method (ARCHITECTURE.md §4)."""
+    configured it), whatever rule stopped the method (docs/ARCHITECTURE.md §4)."""
     r = record.result
     if r is None or r.status is not Status.OPTIMAL:
         return None

@@ -1,6 +1,6 @@
 """Jitted loops of SMO: working-set selection and updates, pairs (free bias) or single variables.
 
-The problem, in minimization form (ARCHITECTURE.md §2, with ``f = −D``)::
+The problem, in minimization form (docs/ARCHITECTURE.md §2, with ``f = −D``)::
 
     min_α  f(α) = ½ αᵀQ̃α − Σ_t α_t      s.t.  0 ≤ α_t ≤ C_t   (and yᵀα = 0 for a free bias)
 
@@ -32,7 +32,7 @@ rules live in :mod:`solvers._jit.smo_shrink`, which both loops share (:func:`shr
 
 The driver keeps the loops' arrays as one record, :class:`Core`, unpacked into the loops'
 arguments (the record passed whole into the jitted code ran as fast but compiled 1.5x slower: see
-``benchmarks/bench_smo_record.py``).
+``benchmarks/studies/bench_smo_record.py``).
 """
 
 from __future__ import annotations

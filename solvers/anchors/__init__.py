@@ -3,7 +3,7 @@
 Each adapter hands one of our problems to an external library (LIBSVM, LIBLINEAR, scikit-learn,
 oneDAL through scikit-learn-intelex), converts the trained model back to our problem's variables
 (``w, b`` and/or ``alpha``; ``W, b`` for the multiclass hinge) and lets the PROBLEM certify it
-(ARCHITECTURE.md §5): a library's own objective value or convergence claim is never reported as
+(docs/ARCHITECTURE.md §5): a library's own objective value or convergence claim is never reported as
 the result, only its status.
 
 =====================  =================================  =========================================

@@ -3,7 +3,7 @@
 
 One module per library family keeps each adapter beside the one binding it speaks to; the
 options, the timed call and the way a model is read back are described in
-:mod:`benchmarks.anchors` and on each class.
+:mod:`svmbench.solvers.anchors` and on each class.
 """
 
 from __future__ import annotations

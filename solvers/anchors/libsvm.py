@@ -1,6 +1,6 @@
 """The LIBSVM anchor (official binding): ``libsvm``, C-SVC with SMO, any of our kernels.
 
-Also what the scikit-learn SVC adapters (:mod:`benchmarks.anchors_sklearn`), which run
+Also what the scikit-learn SVC adapters (:mod:`svmbench.solvers.anchors.sklearn`), which run
 scikit-learn's fork of LIBSVM, share with it: the problems a C-SVC accepts, a problem's kernel
 parameters, and our variables from a kernel expansion.
 """

@@ -4,7 +4,7 @@ LIBLINEAR fork) and ``sklearn_sgd`` (``SGDClassifier``).
 
 They share the ``fit`` call with per-example weights and scikit-learn's ``ConvergenceWarning``
 caught (it becomes status ``max_iter``); the SVC adapters map their models as the LIBSVM anchor
-does (:mod:`benchmarks.anchors_libsvm`).
+does (:mod:`svmbench.solvers.anchors.libsvm`).
 """
 
 from __future__ import annotations

@@ -2,7 +2,7 @@
 Newton centering, Boyd & Vandenberghe, *Convex Optimization*, ch. 11 [BV, Alg. 11.1], and its
 primal-dual variant with Mehrotra's predictor-corrector [BV, §11.7; Wright97, ch. 10; GW03], on
 the soft-margin primal (hinge, squared hinge), the soft-margin and kernel duals and the hard
-margin (ARCHITECTURE.md §2). Iterations are counted in Newton steps.
+margin (docs/ARCHITECTURE.md §2). Iterations are counted in Newton steps.
 
 The modules, each with its equations:
 

@@ -1,7 +1,7 @@
 """The problem forms as the interior-point methods see them, shared by the barrier path and the
 primal-dual variant: the rows of the primal forms, the box QP of the duals.
 
-Formulations (ARCHITECTURE.md §2; ``x̃_i = (x_i, 1)`` for a free bias, ``(x_i, s)`` for a
+Formulations (docs/ARCHITECTURE.md §2; ``x̃_i = (x_i, 1)`` for a free bias, ``(x_i, s)`` for a
 regularized one, ``x_i`` for none; ``z = (w, b)`` or ``(w, w_b)``; ``m_i = y_i x̃_i·z``):
 
 - Primal forms (soft margin, hard margin): the rows ``x̃_i`` and the regularization pattern

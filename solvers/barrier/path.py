@@ -8,7 +8,7 @@ a backtracking line search started from the previous centre [BV, Alg. 11.1]. At 
 exactly ``m/t`` [BV, §11.2.2]. Iterations are counted in Newton steps; every outer step is one
 chunk of :class:`~solvers.base.IterativeSolver` and one point of the trace.
 
-Formulations (ARCHITECTURE.md §2; ``x̃_i = (x_i, 1)`` for a free bias, ``(x_i, s)`` for a
+Formulations (docs/ARCHITECTURE.md §2; ``x̃_i = (x_i, 1)`` for a free bias, ``(x_i, s)`` for a
 regularized one, ``x_i`` for none; ``z = (w, b)`` or ``(w, w_b)``; ``m_i = y_i x̃_i·z``):
 
 - Soft-margin primal, hinge: ``min ½‖w‖² (+ ½w_b²) + Σ C_i ξ_i`` s.t. ``ξ_i ≥ 0``,
@@ -76,7 +76,7 @@ from svmbench.solvers.barrier.normal_equations import (
 
 #: Default initial barrier parameter, as a multiple of ``m / max(1, f₀(x₀) − p̂)`` [BV, §11.3.1].
 T0 = 10.0
-#: Default factor by which t grows at each outer step (see benchmarks/bench_barrier.py, grid).
+#: Default factor by which t grows at each outer step (benchmarks/studies/bench_barrier.py, grid).
 MU = 15.0
 #: Centering ends when the Newton decrement satisfies ``λ²/2 ≤ NEWTON_TOL``.
 NEWTON_TOL = 1e-2

@@ -5,7 +5,7 @@ strictly feasible point found by the phase I problem ``min s s.t. m_i ≥ 1 − 
 [BV, §11.4.1], stopped as soon as ``s < 0``. The phase I dual is
 ``max Σλ_i s.t. Σλ_i = 1, Σλ_i y_i x̃_i = 0, λ ≥ 0``: at every phase I centre the normalized
 multipliers ``λ_i ∝ 1/(m_i − 1 + s)`` satisfy these equations (stationarity in ``s`` and
-``z``), i.e. they are the Farkas certificate of ARCHITECTURE.md §2 when the data are not
+``z``), i.e. they are the Farkas certificate of docs/ARCHITECTURE.md §2 when the data are not
 separable (and no centre exists when they are: the phase I problem is then unbounded).
 Phase I stays on the barrier path (:mod:`solvers.barrier.path`) whatever the method (its
 multipliers are the Farkas certificate); its Newton steps are counted apart

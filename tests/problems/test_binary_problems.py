@@ -93,7 +93,7 @@ def test_sparse_and_dense_give_the_same_problem(rng):
 
 
 def test_naive_dual_from_primal_leaves_a_gap_that_ours_closes():
-    """ARCHITECTURE.md §3: α_i = C inside the margin, 0 outside, is not enough."""
+    """docs/ARCHITECTURE.md §3: α_i = C inside the margin, 0 outside, is not enough."""
     X, y = BINARY_SETS["gaussian_overlap"]
     p = SoftMarginPrimal(X, y, C=1.0, bias="free")
     ref = reference_solution(p)

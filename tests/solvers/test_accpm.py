@@ -323,7 +323,7 @@ def test_warm_start_from_the_optimum():
 def test_registered_under_accpm():
     solver = registry.get("accpm", dropping="keep")
     assert type(solver) is ACCPM and solver.dropping == "keep"
-    assert solver.stop_rule == "gap"  # the default certifies (issue 12)
+    assert solver.stop_rule == "gap"  # the default certifies
     assert "accpm" in registry.solvers_for(_problem("quadrant"))
 
 

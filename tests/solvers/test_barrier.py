@@ -619,7 +619,7 @@ def test_hard_margin_overlap_is_infeasible_with_checked_certificate(name, bias):
     assert result.status is Status.INFEASIBLE
     lam = result.farkas
     assert lam is not None and problem.is_infeasibility_certificate(lam, rtol=FARKAS_RTOL)
-    # The same conditions written out (ARCHITECTURE.md §2).
+    # The same conditions written out (docs/ARCHITECTURE.md §2).
     assert np.all(lam >= 0) and abs(lam.sum() - 1.0) <= FARKAS_RTOL
     comb = X.T @ (lam * y)
     if bias == "regularized":

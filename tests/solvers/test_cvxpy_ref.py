@@ -129,7 +129,7 @@ def test_iteration_limit_is_a_status_not_an_exception():
     assert result.status is Status.MAX_ITER
 
 
-# ---- hostile input: every status true, never a raw exception (issue 12) ----------------------
+# ---- hostile input: every status true, never a raw exception -----------------------------------
 
 #: Hard margins no hyperplane satisfies: a point present with both labels, and XOR quadrants.
 NON_SEPARABLE = {

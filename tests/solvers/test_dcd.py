@@ -231,7 +231,7 @@ def test_max_iter_is_a_status_with_a_warning():
 
 
 def test_the_default_epoch_cap_lets_a_slow_gap_reach_tol():
-    """The case of issue 13: the gap settles below 1e-6 after ~13 600 epochs, past the old cap."""
+    """A slow case: the gap settles below 1e-6 after ~13 600 epochs, past the old cap."""
     data = datasets.load("gaussian:n=20000,d=50,sep=1,seed=0")
     problem = SoftMarginPrimal(data.X, data.y, C=1.0, bias="regularized")
     result = registry.get("dcd", tol=1e-6, trace=False).solve(problem)

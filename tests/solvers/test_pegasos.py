@@ -218,7 +218,7 @@ def test_gap_rule_stops_early_on_a_certified_gap():
     assert len(r.trace) == r.iterations and r.trace[-1].iteration == r.iterations
 
 
-# ---- the trace's certificates are cheap (issue 13) ----------------------------------------------
+# ---- the trace's certificates are cheap ---------------------------------------------------------
 #: C = 1 (λ = 5e-4): 20 epochs end about 1e-2 above P*, a cheap certificate's gap near 0.9.
 FAR = datasets.load("gaussian:n=2000,d=10,sep=1,seed=0")
 
@@ -237,7 +237,7 @@ def count_qps(monkeypatch) -> list:
 
 
 def qp_dual_objective(problem, w, b) -> float:
-    """D of the dual point built the way it was before issue 13, always with the QP:
+    """D of the dual point built the way it was before the trace was made cheap, always with the QP:
     complementary slackness off the margin, the near-margin multipliers maximized."""
     if problem.bias == "free":
         b = problem.best_bias(w)
