@@ -3,13 +3,17 @@ on the same folds, labels of any type, weights, warm starts, warnings, pickling.
 
 from __future__ import annotations
 
+import os
 import pickle
+import subprocess
+import sys
 import warnings
 
 import numpy as np
 import pytest
 from sklearn.calibration import CalibratedClassifierCV
-from sklearn.datasets import load_breast_cancer, load_digits
+from sklearn.datasets import load_breast_cancer, load_digits, load_iris
+from sklearn.exceptions import NotFittedError
 from sklearn.model_selection import GridSearchCV, StratifiedKFold, cross_val_score
 from sklearn.pipeline import make_pipeline
 from sklearn.preprocessing import StandardScaler
@@ -17,7 +21,9 @@ from sklearn.svm import SVC, LinearSVC
 from sklearn.utils._test_common.instance_generator import PER_ESTIMATOR_XFAIL_CHECKS
 from sklearn.utils.estimator_checks import parametrize_with_checks
 
-from svmbench import SVMClassifier, SVMConvergenceWarning
+import svmbench
+from svmbench import SVMClassifier, SVMClassifierCV, SVMConvergenceWarning
+from svmbench.problems.loaded_classifier import LoadedClassifier
 
 # ---- scikit-learn's checks -------------------------------------------------------------------
 #: Tight enough for the sample-weight equivalence checks (decision values to rtol 1e-7).
@@ -218,3 +224,163 @@ def test_cross_val_score_and_the_certified_result():
     assert model.result_.certified and model.result_.rel_gap <= 1e-6
     assert model.support_vectors_.shape[0] == model.support_.size == model.dual_coef_.shape[1]
     assert model.n_support_.sum() == model.support_.size
+
+
+# ---- saved and loaded with their labels (svmbench.save_model / load_model) --------------------
+BC_NAMES = load_breast_cancer().target_names  # 0: "malignant", 1: "benign"
+
+
+def _round_trip(model, path):
+    svmbench.save_model(model, path)
+    return svmbench.load_model(path)
+
+
+@pytest.mark.parametrize(
+    ("labels", "params"),
+    [
+        (BC_NAMES, {"kernel": "linear", "bias": "regularized"}),
+        (BC_NAMES, {"kernel": "rbf"}),
+        (np.array([3, 7]), {"kernel": "linear", "bias": "regularized"}),
+        (np.array([3, 7], dtype=np.int32), {"kernel": "rbf"}),
+        (np.array([False, True]), {"kernel": "linear", "bias": "regularized"}),
+        (np.array([-1.0, 2.0]), {"kernel": "poly", "degree": 2}),  # scikit-learn: integral floats
+        (np.array(["benign", "malignant"], dtype=object),
+         {"kernel": "linear", "bias": "regularized"}),
+        (BC_NAMES, {"kernel": "linear", "bias": "regularized", "multiclass": "crammer_singer",
+                    "solver": "cs_dcd"}),
+    ],
+    ids=["str-linear", "str-rbf", "int", "int32-rbf", "bool", "float-poly", "object-str",
+         "str-crammer-singer-two-classes"],
+)  # fmt: skip
+def test_a_saved_estimator_predicts_its_original_labels(tmp_path, labels, params):
+    y = labels[Y_BC]
+    model = SVMClassifier(**params).fit(X_BC, y)
+    loaded = _round_trip(model, tmp_path / "model.npz")
+    assert isinstance(loaded, LoadedClassifier)
+    assert loaded.classes_.tolist() == model.classes_.tolist()
+    kind = "U" if model.classes_.dtype.kind == "O" else model.classes_.dtype.kind
+    assert loaded.classes_.dtype.kind == kind
+    pred = loaded.predict(X_BC)
+    assert pred.dtype.kind == kind and pred.tolist() == model.predict(X_BC).tolist()
+    assert set(pred.tolist()) == set(labels.tolist())  # both classes, not ±1
+    np.testing.assert_array_equal(loaded.decision_function(X_BC), model.decision_function(X_BC))
+    assert loaded.n_features_in_ == model.n_features_in_ == X_BC.shape[1]
+    assert not hasattr(loaded, "feature_names_in_")
+    assert type(loaded.model_) is type(model.model_)
+    if params["kernel"] != "linear":  # the kernel and its parameters, gamma resolved
+        assert loaded.model_.kernel_params == model.model_.kernel_params
+        assert loaded.model_.kernel_params["kernel"] == params["kernel"]
+    with pytest.raises(ValueError, match="X has 5 features, but LoadedClassifier is expecting 30"):
+        loaded.predict(X_BC[:, :5])
+
+
+@pytest.mark.parametrize(
+    "params",
+    [
+        {"kernel": "linear", "bias": "regularized", "multiclass": "ovr"},
+        {"kernel": "rbf", "multiclass": "ovo"},
+        {"kernel": "linear", "bias": "regularized", "multiclass": "crammer_singer",
+         "solver": "cs_dcd"},
+    ],
+    ids=["ovr-linear", "ovo-rbf", "crammer_singer"],
+)  # fmt: skip
+def test_a_saved_multiclass_estimator_predicts_iris_names(tmp_path, params):
+    iris = load_iris()
+    y = iris.target_names[iris.target]
+    model = SVMClassifier(**params).fit(iris.data, y)
+    loaded = _round_trip(model, tmp_path / "iris.npz")
+    assert type(loaded.model_) is type(model.model_)
+    assert loaded.classes_.tolist() == ["setosa", "versicolor", "virginica"]
+    pred = loaded.predict(iris.data)
+    assert pred.tolist() == model.predict(iris.data).tolist()
+    assert set(pred.tolist()) == set(iris.target_names.tolist())
+    assert np.mean(pred == y) >= 0.9
+    np.testing.assert_array_equal(
+        loaded.decision_function(iris.data), model.decision_function(iris.data)
+    )
+
+
+def test_feature_names_from_a_data_frame_are_saved_and_checked(tmp_path):
+    pd = pytest.importorskip("pandas")
+    data = load_breast_cancer(as_frame=True)
+    X = data.data.iloc[:200]
+    y = BC_NAMES[data.target.iloc[:200].to_numpy()]
+    clf = SVMClassifier(kernel="linear", bias="regularized").fit(X, y)
+    loaded = _round_trip(clf, tmp_path / "named.npz")
+    assert loaded.feature_names_in_.tolist() == list(X.columns)
+    assert loaded.feature_names_in_.dtype == object
+    assert loaded.predict(X).tolist() == clf.predict(X).tolist()
+    renamed = X.rename(columns={X.columns[0]: "not a feature"})
+    with pytest.raises(ValueError, match="feature names should match.*not a feature"):
+        loaded.predict(renamed)
+    with pytest.raises(ValueError, match="feature names should match.*another order"):
+        loaded.predict(X[X.columns[::-1]])
+    assert isinstance(X, pd.DataFrame)
+
+
+def test_a_cross_validated_estimator_saves_its_best_estimator(tmp_path):
+    y = BC_NAMES[Y_BC]
+    cv = SVMClassifierCV(Cs=[0.1, 1.0], cv=3, kernel="linear", bias="regularized").fit(X_BC, y)
+    loaded = _round_trip(cv, tmp_path / "cv.npz")
+    assert loaded.predict(X_BC).tolist() == cv.predict(X_BC).tolist()
+    assert loaded.classes_.tolist() == ["benign", "malignant"]
+
+
+def _objects(*values) -> np.ndarray:
+    array = np.empty(len(values), dtype=object)
+    for i, v in enumerate(values):
+        array[i] = v
+    return array
+
+
+def test_labels_a_file_cannot_hold_are_refused(tmp_path):
+    path = tmp_path / "model.npz"
+    with pytest.raises(NotFittedError, match="not fitted"):
+        svmbench.save_model(SVMClassifier(), path)
+    with pytest.raises(NotFittedError, match="not fitted"):
+        svmbench.save_model(SVMClassifierCV(), path)
+    pipe = make_pipeline(StandardScaler(), SVMClassifier(kernel="linear", bias="regularized"))
+    with pytest.raises(TypeError, match="got Pipeline .of a pipeline, save the classifier"):
+        svmbench.save_model(pipe.fit(X_BC, Y_BC), path)
+    loaded = _round_trip(pipe[-1], path)
+    assert loaded.predict(pipe[:-1].transform(X_BC)).tolist() == pipe.predict(X_BC).tolist()
+    path.unlink()
+    model = SVMClassifier(kernel="linear", bias="regularized").fit(X_BC, Y_BC)
+    for classes, error, match in [
+        (_objects((0, 1), (1, 0)), TypeError, "label \\(0, 1\\)"),
+        (np.array([object(), object()], dtype=object), TypeError, "object"),
+        (np.array([0, "a"], dtype=object), TypeError, "mixed types"),
+        (np.array(["2020-01-01", "2021-01-01"], dtype="datetime64[D]"), TypeError, "datetime64"),
+        (np.array([b"no", b"yes"]), TypeError, "dtype \\|S3"),
+    ]:
+        model.classes_ = classes
+        with pytest.raises(error, match=match):
+            svmbench.save_model(model, path)
+        assert not path.exists()
+
+
+def test_a_saved_estimator_predicts_strings_in_a_new_process(tmp_path):
+    y = BC_NAMES[Y_BC]
+    model = SVMClassifier(kernel="rbf").fit(X_BC, y)
+    svmbench.save_model(model, tmp_path / "model.npz")
+    np.save(tmp_path / "X.npy", X_BC)
+    code = (
+        "import numpy as np, svmbench\n"
+        "clf = svmbench.load_model('model.npz')\n"
+        "pred = clf.predict(np.load('X.npy'))\n"
+        "np.save('pred.npy', pred, allow_pickle=False)\n"
+        "print(type(clf).__name__, pred.dtype.kind, pred[0])\n"
+    )
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
+    env["OPENBLAS_NUM_THREADS"] = "1"
+    done = subprocess.run(
+        [sys.executable, "-c", code], cwd=tmp_path, env=env, capture_output=True, text=True,
+        timeout=300,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    pred = np.load(tmp_path / "pred.npy", allow_pickle=False)
+    assert pred.dtype.kind == "U"
+    assert pred.tolist() == model.predict(X_BC).tolist()
+    assert set(pred.tolist()) == {"malignant", "benign"}
+    assert done.stdout.split()[:2] == ["LoadedClassifier", "U"]
+    assert done.stdout.split()[2] in ("malignant", "benign")

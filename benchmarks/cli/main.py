@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import argparse
 import math
+import numbers
 import sys
 import warnings
 
@@ -137,7 +138,35 @@ def cmd_solve(args: argparse.Namespace) -> int:
     return 0
 
 
+def _label_text(value) -> str:
+    """A label for the confusion matrix: numbers as ``%g``, strings and booleans as they are."""
+    if isinstance(value, numbers.Real) and not isinstance(value, bool | np.bool_):
+        return f"{value:g}"
+    return str(value)
+
+
+def _truth(classes, dataset, y):
+    """The data set's labels ``y`` in the terms of a classifier's ``classes`` (its names when
+    the classes are strings, else its numbers), or None when the two sets of labels differ: an
+    accuracy then compares nothing like with like."""
+    if classes.dtype.kind == "U":
+        index = (y > 0).astype(int) if dataset.is_binary else y
+        truth = np.asarray(dataset.classes)[index]
+        known = list(dataset.classes)
+    else:
+        truth = y
+        known = [-1.0, 1.0] if dataset.is_binary else list(range(dataset.n_classes))
+    if set(classes.tolist()) != set(known):
+        console.print(
+            f"no accuracy: the model's labels {classes.tolist()} are not the data set's "
+            f"labels {known}"
+        )
+        return None
+    return truth
+
+
 def cmd_predict(args: argparse.Namespace) -> int:
+    from svmbench.problems.loaded_classifier import LoadedClassifier
     from svmbench.problems.model_files import load_model
     from svmbench.problems.models import MulticlassModel
 
@@ -149,30 +178,44 @@ def cmd_predict(args: argparse.Namespace) -> int:
         X, y = dataset.X_test, dataset.y_test
     else:
         X, y = dataset.X, dataset.y
-    multiclass = isinstance(model, MulticlassModel)
+    labelled = isinstance(model, LoadedClassifier)
+    n_classes = model.classes_.size if labelled else None
+    multiclass = n_classes > 2 if labelled else isinstance(model, MulticlassModel)
     if multiclass == dataset.is_binary:
         raise ValueError(
             f"the model is {'multiclass' if multiclass else 'binary'} but the data set is "
             f"{'binary' if dataset.is_binary else 'multiclass'}"
         )
+    if labelled and n_classes != dataset.n_classes:
+        raise ValueError(
+            f"the model has {n_classes} classes but the data set has {dataset.n_classes}"
+        )
     pred = model.predict(X)
     if args.out:
         if args.out.endswith(".npy"):
-            np.save(args.out, pred)
+            np.save(args.out, pred, allow_pickle=False)
         else:
-            np.savetxt(args.out, pred, fmt="%g", delimiter=",")
+            fmt = "%g" if pred.dtype.kind in "iuf" else "%s"
+            np.savetxt(args.out, pred, fmt=fmt, delimiter=",")
         console.print(f"wrote {pred.shape[0]} predictions to {args.out}")
-    console.print(f"{type(model).__name__} on {args.data} ({args.part}: {X.shape[0]} points)")
+    name = (
+        f"{type(model.model_).__name__} with labels {model.classes_.tolist()}"
+        if labelled
+        else type(model).__name__
+    )
+    console.print(f"{name} on {args.data} ({args.part}: {X.shape[0]} points)")
+    if y is not None and labelled:
+        y = _truth(model.classes_, dataset, y)
     if y is not None:
         console.print(f"accuracy: {np.mean(pred == y):.4f}")
         labels = np.unique(np.concatenate([np.asarray(y), pred]))
         table = Table(title="confusion matrix (rows: true, columns: predicted)")
         table.add_column("")
         for label in labels:
-            table.add_column(f"{label:g}")
+            table.add_column(_label_text(label))
         for true in labels:
             counts = [int(np.sum((y == true) & (pred == p))) for p in labels]
-            table.add_row(f"{true:g}", *map(str, counts))
+            table.add_row(_label_text(true), *map(str, counts))
         console.print(table)
     return 0
 

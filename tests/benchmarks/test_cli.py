@@ -4,11 +4,15 @@ from __future__ import annotations
 
 import re
 
+import numpy as np
 import pytest
 
+from svmbench import SVMClassifier
 from svmbench.benchmarks.cli import main as cli
 from svmbench.benchmarks.harness.cases import expand
 from svmbench.benchmarks.harness.suite_files import load_suite
+from svmbench.problems.datasets import load as load_dataset
+from svmbench.problems.model_files import save_model
 
 
 def run(capsys, *argv):
@@ -159,6 +163,74 @@ def test_predict_refuses_a_model_that_does_not_fit_the_data(capsys, tmp_path):
     (tmp_path / "bad.npz").write_text("not a model")
     code, out = run(capsys, "predict", str(tmp_path / "bad.npz"), "--data", data)
     assert code == 2 and "not an svmbench model file" in out
+
+
+def _fit_and_save(path, spec, labels=None, **params):
+    """An SVMClassifier fitted on the data set of ``spec`` (its labels mapped through
+    ``labels(dataset, y)``, by default the data set's class names), saved to ``path``."""
+    dataset = load_dataset(spec)
+    if labels is None:
+        labels = _names
+    params = {"kernel": "linear", "bias": "regularized", **params}
+    model = SVMClassifier(**params).fit(dataset.X, labels(dataset, dataset.y))
+    save_model(model, path)
+    return dataset, model
+
+
+def _names(dataset, y):
+    index = (y > 0).astype(int) if dataset.is_binary else y
+    return np.asarray(dataset.classes)[index]
+
+
+@pytest.mark.parametrize(
+    ("spec", "labels", "shown"),
+    [
+        ("gaussian:n=120,d=3,sep=1,seed=0,split=0.3", None, ["-u", "+u"]),
+        ("gaussian:n=120,d=3,sep=1,seed=0,split=0.3", lambda d, y: y.astype(int), ["-1", "1"]),
+        ("iris:split=0.3,seed=0", None, ["setosa", "versicolor", "virginica"]),
+    ],
+    ids=["names", "numbers", "multiclass-names"],
+)
+def test_predict_with_a_saved_estimator_compares_its_labels_with_the_data_sets(
+    capsys, tmp_path, spec, labels, shown
+):
+    path = tmp_path / "clf.npz"
+    dataset, model = _fit_and_save(path, spec, labels)
+    truth = (labels or _names)(dataset, dataset.y_test)
+    expected = model.score(dataset.X_test, truth)
+    assert 0.5 < expected < 1.0  # a figure the comparison can get wrong
+    out_csv = tmp_path / "pred.csv"
+    code, out = run(
+        capsys, "predict", str(path), "--data", spec, "--part", "test", "--out", str(out_csv)
+    )
+    assert code == 0, out
+    assert float(re.search(r"accuracy: ([0-9.]+)", out).group(1)) == pytest.approx(
+        expected, abs=1e-4
+    )
+    assert f"with labels {model.classes_.tolist()}" in out
+    table = out[out.index("confusion matrix") :]
+    assert all(label in table for label in shown)
+    written = out_csv.read_text().split()
+    assert written == [str(v) for v in model.predict(dataset.X_test).tolist()]
+
+
+def test_predict_with_a_saved_estimator_of_other_labels_gives_no_accuracy(capsys, tmp_path):
+    spec = "gaussian:n=60,d=3,sep=1,seed=0"
+    path = tmp_path / "clf.npz"
+    _fit_and_save(path, spec, lambda d, y: np.where(y > 0, "yes", "no"))
+    code, out = run(capsys, "predict", str(path), "--data", spec)
+    assert code == 0, out
+    assert "no accuracy: the model's labels ['no', 'yes'] are not the data set's labels" in out
+    assert re.search(r"accuracy: [0-9]", out) is None and "confusion matrix" not in out
+    _fit_and_save(path, spec, lambda d, y: (y > 0).astype(int))  # 0/1 against -1/+1
+    code, out = run(capsys, "predict", str(path), "--data", spec)
+    assert code == 0 and "no accuracy: the model's labels [0, 1]" in out
+    _fit_and_save(path, "iris", None)
+    code, out = run(capsys, "predict", str(path), "--data", "gaussian:n=40,d=4,sep=1")
+    assert code == 2 and "multiclass but the data set is binary" in out
+    _fit_and_save(path, "iris")
+    code, out = run(capsys, "predict", str(path), "--data", "blobs:n=90,d=4,k=4,seed=0")
+    assert code == 2 and "the model has 3 classes but the data set has 4" in out
 
 
 def test_list_shows_every_problem_kind_and_the_anchors(capsys):
