@@ -27,6 +27,7 @@ _LAZY = {
     "SVMClassifier": "svmbench.estimators",
     "SVMClassifierCV": "svmbench.model_selection",
     "SVMConvergenceWarning": "svmbench.estimators",
+    "SVMNumericalWarning": "svmbench.estimators",
     "load_model": "svmbench.problems.model_files",
     "save_model": "svmbench.problems.model_files",
     "problems": "svmbench.problems",

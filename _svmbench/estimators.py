@@ -35,6 +35,11 @@ class SVMConvergenceWarning(SklearnConvergenceWarning):
     (``result_.status`` says which; ``result_.rel_gap`` how far it got)."""
 
 
+class SVMNumericalWarning(SVMConvergenceWarning):
+    """The solve ended in ``numerical_error``: the model is the best certified point the solver
+    reached (``result_.rel_gap`` says how good; ``result_.message`` why it stopped)."""
+
+
 #: Fitted attributes that only some models have.
 _OPTIONAL_ATTRIBUTES = (
     "coef_", "intercept_", "support_", "support_vectors_", "dual_coef_", "n_support_",
@@ -357,6 +362,18 @@ class SVMClassifier(ClassifierMixin, BaseEstimator):
                 f"{result.iteration_unit}) with a certified relative gap of {result.rel_gap:.3g}; "
                 "increase max_iter or time_limit",
                 SVMConvergenceWarning,
+                stacklevel=3,
+            )
+        if result.status is Status.NUMERICAL_ERROR:
+            if not (result.certified and np.isfinite(result.rel_gap)) or result.model is None:
+                raise RuntimeError(
+                    f"{result.solver} ended with a numerical error and no certified point: "
+                    f"{result.message}; try solver='auto' or another solver, or scale X"
+                )
+            warnings.warn(
+                f"{result.solver} ended with a numerical error ({result.message}); the model is "
+                f"its best certified point, relative gap {result.rel_gap:.3g} (tol {solver.tol:g})",
+                SVMNumericalWarning,
                 stacklevel=3,
             )
         if result.model is None:

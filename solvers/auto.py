@@ -11,7 +11,8 @@ Each row of :data:`RULES` carries the measurement behind it (one core, tolerance
 to end, from ``benchmarks/studies/bench_auto.py``; ratios, the machines being shared). The same
 table is in README.md. When the chosen iterative method ends at ``max_iter`` or ``time_limit``
 without a certificate meeting ``tol``, and time is left, ``auto`` goes on with the next candidate of
-its row, warm-started from the point reached (``fallback=True``).
+its row, warm-started from the point reached (``fallback=True``); after ``numerical_error`` it goes
+on too, the next method starting from scratch.
 """
 
 from __future__ import annotations
@@ -160,6 +161,8 @@ def _always(f: Features) -> bool:
 
 
 _LINEAR = ("soft_margin_primal", "soft_margin_dual")
+#: Statuses after which the next method of the choice goes on (a limit, or a numerical failure).
+RETRIED = (Status.MAX_ITER, Status.TIME_LIMIT, Status.NUMERICAL_ERROR)
 #: Kinds whose dual coordinate descent slows down as C·‖x‖² grows (dcd, cs_dcd).
 _SCALED = (*_LINEAR, "multiclass_hinge")
 #: dcd needs few epochs when C·mean‖x‖² is small (each coordinate's box is tight against the
@@ -477,12 +480,14 @@ class Auto(Solver):
             excluded += compiled + (time.perf_counter() - entered) - result.solve_time
             clock.certify_time += result.certify_time
             chosen.append(name)
-            retry = result.status in (Status.MAX_ITER, Status.TIME_LIMIT) and not (
+            retry = result.status in RETRIED and not (
                 callback is not None and "callback" in result.message
             )
             if not retry or clock.wall - compile_time >= self.time_limit:
                 break
-            start = WarmStart.parse(result, problem) if result.variables else None
+            # after a numerical failure the next method starts from scratch
+            failed = result.status is Status.NUMERICAL_ERROR
+            start = WarmStart.parse(result, problem) if result.variables and not failed else None
         info = dict(result.info)
         info["auto"] = {
             "chose": chosen[-1],
@@ -522,7 +527,7 @@ class Auto(Solver):
             # the chosen method's record, certified by this problem already: renamed, not
             # built and checked twice (a rescaled run falls through to the base, its record
             # having been certified on the rescaled problem)
-            if last.status in (Status.MAX_ITER, Status.TIME_LIMIT):
+            if last.status in RETRIED:
                 warnings.warn(
                     f"auto ({last.solver}): {STATUS_MESSAGES[last.status]} ({last.iterations} "
                     f"{last.iteration_unit})",

@@ -384,3 +384,47 @@ def test_a_saved_estimator_predicts_strings_in_a_new_process(tmp_path):
     assert set(pred.tolist()) == {"malignant", "benign"}
     assert done.stdout.split()[:2] == ["LoadedClassifier", "U"]
     assert done.stdout.split()[2] in ("malignant", "benign")
+
+
+def test_numerical_error_is_loud_and_auto_goes_on():
+    from sklearn.datasets import make_classification
+
+    from svmbench.solvers import registry
+    from svmbench.solvers.base import Status
+
+    X, y = make_classification(random_state=42)
+    # at C = 1e10 the first method of auto's choice fails numerically; auto goes on and certifies
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", SVMConvergenceWarning)
+        svm = SVMClassifier(C=1e10, tol=1e-6).fit(X, y)
+    assert svm.result_.status is Status.OPTIMAL and svm.result_.rel_gap <= 1e-6
+    tried = svm.result_.info["auto"]["tried"]
+    assert all(registry.solver_class(n) for n in tried)
+
+
+def test_a_numerical_error_with_a_certified_point_warns_and_one_without_raises(monkeypatch):
+    from dataclasses import replace
+
+    from svmbench import SVMNumericalWarning
+    from svmbench.solvers.base import Solver, Status
+
+    X, y = load_breast_cancer(return_X_y=True)
+    X = StandardScaler().fit_transform(X)
+    original = Solver.solve
+
+    def failing(self, problem, **kwargs):
+        result = original(self, problem, **kwargs)
+        return replace(result, status=Status.NUMERICAL_ERROR, message="forced for the test")
+
+    monkeypatch.setattr(Solver, "solve", failing)
+    with pytest.warns(SVMNumericalWarning, match="forced for the test"):
+        svm = SVMClassifier(kernel="linear", solver="clarabel").fit(X, y)
+    assert svm.score(X, y) > 0.95  # the best certified point is kept
+
+    def hopeless(self, problem, **kwargs):
+        result = original(self, problem, **kwargs)
+        return replace(result, status=Status.NUMERICAL_ERROR, certified=False, rel_gap=np.inf)
+
+    monkeypatch.setattr(Solver, "solve", hopeless)
+    with pytest.raises(RuntimeError, match="no certified point"):
+        SVMClassifier(kernel="linear", solver="clarabel").fit(X, y)
