@@ -49,6 +49,15 @@ _OPTIONAL_ATTRIBUTES = (
 _STOCHASTIC = ("pegasos", "cs_sgd", "ssvm_sgd", "perceptron", "sklearn_sgd")
 
 
+def _certified_somewhere(result) -> bool:
+    """Whether ``result`` holds a certified point: its own certificate, or for a reduction
+    (whose record speaks of its binary subproblems) a finite gap on every subproblem."""
+    gaps = result.info.get("binary_rel_gaps")
+    if gaps is not None:
+        return len(gaps) > 0 and bool(np.all(np.isfinite(gaps)))
+    return bool(result.certified and np.isfinite(result.rel_gap))
+
+
 class SVMClassifier(ClassifierMixin, BaseEstimator):
     """Support vector classifier trained by any svmbench solver, certified by its problem.
 
@@ -365,14 +374,15 @@ class SVMClassifier(ClassifierMixin, BaseEstimator):
                 stacklevel=3,
             )
         if result.status is Status.NUMERICAL_ERROR:
-            if not (result.certified and np.isfinite(result.rel_gap)) or result.model is None:
+            if not _certified_somewhere(result) or result.model is None:
                 raise RuntimeError(
                     f"{result.solver} ended with a numerical error and no certified point: "
                     f"{result.message}; try solver='auto' or another solver, or scale X"
                 )
+            gap = max(result.info.get("binary_rel_gaps") or (result.rel_gap,))
             warnings.warn(
                 f"{result.solver} ended with a numerical error ({result.message}); the model is "
-                f"its best certified point, relative gap {result.rel_gap:.3g} (tol {solver.tol:g})",
+                f"its best certified point, relative gap {gap:.3g} (tol {solver.tol:g})",
                 SVMNumericalWarning,
                 stacklevel=3,
             )
