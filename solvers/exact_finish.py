@@ -123,6 +123,8 @@ def _solve_free_set(problem, fixed, free, alpha_free, b0, upper):
 
     The kernel block of the free set and the bounded multipliers' part of its margins are
     computed once; a round that moves multipliers to a bound reads them from that block."""
+    if not free.size:  # every multiplier at a bound: nothing to solve, b by the problem's rule
+        return fixed.copy(), None, "kkt"
     y = problem.y
     K, r = _kernel_blocks(problem, fixed, free)
     alpha = fixed.copy()

@@ -231,3 +231,16 @@ def test_not_applied_short_of_optimal_nor_to_anchors(breast_cancer):
     if registry.solver_class("libsvm").missing_reason() is None:
         anchored = registry.get("libsvm").solve(problem)
         assert "anchor" in anchored.info["exact_finish"]["skipped"]
+
+
+@pytest.mark.parametrize("bias", ("free", "regularized", "none"))
+def test_no_free_multiplier(bias):
+    """At a tiny C every multiplier sits at C_i: nothing to solve, b by the problem's rule."""
+    ds = datasets.load("gaussian:n=60,d=4,sep=1,seed=0")
+    problem = KernelDual(ds.X, ds.y, C=1e-4, kernel="rbf", bias=bias)
+    result = registry.get("clarabel", tol=TOL).solve(problem)
+    report = result.info["exact_finish"]
+    assert report["free"] == 0 and report["accepted"], report
+    np.testing.assert_array_equal(result.alpha, problem.upper_bounds)
+    cert = _certify(problem, result)
+    assert cert.certified and cert.rel_gap <= TOL
