@@ -19,7 +19,10 @@ training row as a support vector. From the certified point, :func:`exact_finish`
 
 It applies to the box-constrained binary duals (:class:`SoftMarginPrimal`, :class:`SoftMarginDual`
 and :class:`KernelDual` with the hinge or squared hinge, every bias) and is skipped, with the reason
-in the report, when more than ``MAX_FREE`` multipliers are free (the dense solve).
+in the report, when the point is already exact (every multiplier near a bound is at it, in the box:
+SMO and coordinate descent, whose results then stay bit for bit), when the solver handed over no α
+(a primal method: its model is ``(w, b)``), and when more than ``MAX_FREE`` multipliers are free
+(the dense solve).
 """
 
 from __future__ import annotations
@@ -79,6 +82,8 @@ def exact_finish(
     cert = certificate
     if not cert.certified or not math.isfinite(cert.rel_gap):
         return variables, cert, {"skipped": "the point is not certified"}
+    if variables.get("alpha") is None:
+        return variables, cert, {"skipped": "the solver hands over (w, b) only, no α"}
     alpha = np.asarray(cert.dual_point, dtype=np.float64)
     _, upper = problem.dual_box()
     eps = float(np.clip(math.sqrt(max(cert.rel_gap, 0.0)), EPS_MIN, EPS_MAX))
@@ -94,6 +99,15 @@ def exact_finish(
         "eps": eps,
         "rel_gap_before": float(cert.rel_gap),
     }
+    raw = np.asarray(variables["alpha"], dtype=np.float64)
+    if (
+        np.all((raw >= 0.0) & (raw <= upper))
+        and np.all(raw[at0] == 0.0)
+        and np.all(raw[atC] == upper[atC])
+    ):
+        # SMO, coordinate descent: the bounds are already exact, the point stays bit for bit
+        report["skipped"] = "already exact: every multiplier near a bound is at it"
+        return variables, cert, report
     if free.size > MAX_FREE:
         report["skipped"] = f"{free.size} free multipliers, more than MAX_FREE={MAX_FREE}"
         return variables, cert, report

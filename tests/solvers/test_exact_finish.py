@@ -85,7 +85,9 @@ def test_support_matches_svc_and_is_certified(breast_cancer, svc_support, solver
     result = model.result_
     assert result.status is Status.OPTIMAL
     report = result.info["exact_finish"]
-    assert report["accepted"], report
+    # interior points are finished; SMO's bounds are exact already and its point is kept as is
+    exact_already = report.get("skipped", "").startswith("already exact")
+    assert report.get("accepted") or (exact_already and solver in ("smo", "auto")), report
     # within two borderline points of LIBSVM's count, in total
     assert np.abs(model.n_support_ - svc_support[kernel]).sum() <= 2, (
         model.n_support_,
@@ -244,3 +246,17 @@ def test_no_free_multiplier(bias):
     np.testing.assert_array_equal(result.alpha, problem.upper_bounds)
     cert = _certify(problem, result)
     assert cert.certified and cert.rel_gap <= TOL
+
+
+def test_exact_and_primal_only_points_are_left_as_they_are():
+    """SMO's bounds are exact: its record is not touched. ACCPM hands over (w, b) only: its model
+    is w, and the α of its certificate is not the solver's to finish."""
+    problem = SoftMarginPrimal(StandardScaler().fit_transform(SMALL.X), SMALL.y)
+    primal_only = registry.get("accpm", tol=1e-6).solve(problem)
+    assert primal_only.status is Status.OPTIMAL
+    assert "(w, b) only" in primal_only.info["exact_finish"]["skipped"]
+    assert primal_only.alpha is None
+    kernel = KernelDual(problem.X, problem.y, kernel="rbf")
+    smo = registry.get("smo", tol=TOL).solve(kernel)
+    assert smo.info["exact_finish"]["skipped"].startswith("already exact")
+    _assert_kkt(kernel, smo.alpha, smo.b, rtol=1e-3)
