@@ -107,7 +107,8 @@ class SVMClassifier(ClassifierMixin, BaseEstimator):
         one-vs-rest and Crammer–Singer.
     support_, support_vectors_, dual_coef_, n_support_
         Binary kernel models (and linear ones solved in the dual): indices of the support
-        vectors, the vectors, ``α_i y_i`` of shape (1, n_SV), counts per class.
+        vectors, the vectors, ``α_i y_i`` of shape (1, n_SV), counts per class; as SVC's,
+        grouped by class in ``classes_`` order and counted by the labels.
     n_iter_ : int
         ``result_.iterations``, in the solver's unit.
 
@@ -431,12 +432,17 @@ class SVMClassifier(ClassifierMixin, BaseEstimator):
             coef = result.alpha[support] * problem.y[support]
         else:
             return
+        # SVC's layout: the support vectors of classes_[0] (y = −1), then those of classes_[1],
+        # counted by their labels (not by the sign of α_i y_i, which rounding can flip)
+        positive = problem.y[support] > 0
+        order = np.argsort(positive, kind="stable")
+        support, coef = support[order], coef[order]
         self.support_ = support
         self.dual_coef_ = coef[None, :]
         X = problem.X
         self.support_vectors_ = X[support] if self.kernel != "precomputed" else np.empty((0, 0))
-        positive = coef > 0
-        self.n_support_ = np.array([np.sum(~positive), np.sum(positive)], dtype=np.int32)
+        n_positive = int(np.count_nonzero(positive))
+        self.n_support_ = np.array([support.size - n_positive, n_positive], dtype=np.int32)
 
     # ---- predicting ------------------------------------------------------------------------------
     def decision_function(self, X):

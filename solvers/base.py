@@ -23,6 +23,7 @@ from svmbench.problems.base import Certificate, Problem
 from svmbench.problems.validation import check_int, check_option, check_real
 from svmbench.solvers.chunk_loop import all_finite, run_chunks
 from svmbench.solvers.clock import Clock
+from svmbench.solvers.exact_finish import exact_finish, finish_applies
 from svmbench.solvers.records import (
     STATUS_MESSAGES,
     Callback,
@@ -224,6 +225,7 @@ class Solver(abc.ABC):
             outcome = self._run(problem, ws, clock, callback)
         else:
             outcome = self._run_rescaled(problem, scale, ws, clock, callback)
+        outcome = self._finish(outcome, problem, clock)
         solve_time = max(0.0, clock.stop() - outcome.excluded_time)
         final = time.perf_counter()
         result = self._result(
@@ -286,6 +288,44 @@ class Solver(abc.ABC):
             trace=tuple(back(p) for p in outcome.trace),
             info={**outcome.info, "solved_on_X_over": scale},
             message=f"{outcome.message or STATUS_MESSAGES[outcome.status]}; {note}",
+        )
+
+    def _finish(self, outcome: Outcome, problem: Problem, clock: Clock) -> Outcome:
+        """The exact finish of an ``optimal`` point of a box-constrained binary dual
+        (:func:`~solvers.exact_finish.exact_finish`): bounded multipliers set exactly, the free
+        ones solved, kept only if the problem re-certifies it; ``info["exact_finish"]`` says
+        what happened. Skipped for anchors (the library's model is reported as trained), for
+        solvers that build their own model, and where a solver inside already finished."""
+        problem = outcome.problem or problem
+        if not finish_applies(problem) or "exact_finish" in outcome.info:
+            return outcome
+        if outcome.status is not Status.OPTIMAL:
+            why = f"status {outcome.status.value}"
+        elif self.anchor:
+            why = "an anchor: the library's model is reported as trained"
+        elif outcome.model is not None or not all_finite(outcome.variables):
+            why = "the solver built its own model" if outcome.model is not None else "no point"
+        else:
+            why = None
+        if why is not None:
+            return replace(outcome, info={**outcome.info, "exact_finish": {"skipped": why}})
+        with clock.certifying():  # the certificates: the record's, before and after
+            variables, cert, report = exact_finish(
+                problem, outcome.variables, outcome.certificate, tol=self._certified_tol()
+            )
+        trace = outcome.trace
+        if report.get("accepted") and trace and trace[-1].iteration == outcome.iterations:
+            # the trace ends at the result: its last point is the finished one
+            last = replace(
+                trace[-1], primal=cert.primal, dual=cert.dual, gap=cert.gap, certified=True
+            )
+            trace = (*trace[:-1], last)
+        return replace(
+            outcome,
+            variables=variables,
+            certificate=cert,
+            trace=trace,
+            info={**outcome.info, "exact_finish": report},
         )
 
     @abc.abstractmethod

@@ -452,3 +452,22 @@ def test_a_reduction_with_certified_subproblems_warns_rather_than_raises(monkeyp
     with pytest.warns(SVMNumericalWarning, match="forced for the test"):
         svm = SVMClassifier(kernel="linear", multiclass="ovo", solver="clarabel").fit(X, y)
     assert svm.score(X, y) > 0.9
+
+
+@pytest.mark.parametrize("solver", ["barrier", "smo"])
+def test_support_layout_is_svcs(solver):
+    """Support vectors grouped by class in ``classes_`` order and counted by their labels, as
+    SVC lays them out; labels of any type."""
+    X = StandardScaler().fit_transform(X_BC)
+    labels = np.where(Y_BC == 1, "benign", "malignant")  # classes_[0] is the positive class of y
+    model = SVMClassifier(kernel="rbf", solver=solver, tol=1e-8).fit(X, labels)
+    reference = SVC(kernel="rbf", tol=1e-8).fit(X, labels)
+    np.testing.assert_array_equal(model.classes_, reference.classes_)
+    sv_labels = labels[model.support_]
+    index = np.searchsorted(model.classes_, sv_labels)
+    assert np.all(np.diff(index) >= 0)
+    np.testing.assert_array_equal(model.n_support_, np.bincount(index, minlength=2))
+    assert np.abs(model.n_support_ - reference.n_support_).sum() <= 2
+    # dual_coef_ in the same order: α_i y_i, negative for classes_[0]
+    np.testing.assert_array_equal(model.dual_coef_[0] < 0, index == 0)
+    np.testing.assert_array_equal(model.support_vectors_, X[model.support_])

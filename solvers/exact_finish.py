@@ -1,0 +1,293 @@
+"""The exact finish: a certified dual point made exact on its active set (ARCHITECTURE.md §4).
+
+Interior-point methods (the barrier, Clarabel) stop with every multiplier strictly inside its box:
+α_i of 1e-14 to 1e-8 on points far from the margin, so that a model built from α keeps every
+training row as a support vector. From the certified point, :func:`exact_finish`
+
+1. identifies the active set: ``α_i ≤ ε·min(C_i, max α)`` → 0, ``α_i ≥ (1 − ε)·C_i`` → ``C_i``,
+   the rest free, with ``ε = √rel_gap`` clipped to ``[EPS_MIN, EPS_MAX]``;
+2. sets the bounded multipliers exactly and solves the KKT equations of the free ones, for a
+   free bias ``[Q_FF y_F; y_Fᵀ 0][α_F; b] = [1 − Q_FB α_B; −y_Bᵀα_B]``, else
+   ``Q_FF α_F = 1 − Q_FB α_B`` (``Q`` with ``s²`` for a regularized bias and
+   ``diag(1/(2C_i))`` for the squared hinge, whose multipliers are bounded below only). The
+   solve is a minimum-norm correction of the point's own ``α_F`` (rank-revealing, so that a
+   singular system, α not unique, keeps the solution nearest the point); a free multiplier that
+   leaves its box is fixed at the bound it crossed and the system solved again (a few rounds),
+   and if that does not settle the thresholded point is kept as it is;
+3. re-certifies with the problem's own certificate, and accepts the finished point only when it
+   is certified with ``rel_gap ≤ max(tol, rel_gap before)``; otherwise the point is unchanged.
+
+It applies to the box-constrained binary duals (:class:`SoftMarginPrimal`, :class:`SoftMarginDual`
+and :class:`KernelDual` with the hinge or squared hinge, every bias) and is skipped, with the reason
+in the report, when the point is already exact (every multiplier near a bound is at it, in the box:
+SMO and coordinate descent, whose results then stay bit for bit), when the solver handed over no α
+(a primal method: its model is ``(w, b)``), and when more than ``MAX_FREE`` multipliers are free
+(the dense solve).
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from collections.abc import Mapping
+from typing import Any
+
+import numpy as np
+from scipy import sparse
+from scipy.linalg import lstsq
+
+from svmbench.problems import KernelDual, SoftMarginDual, SoftMarginPrimal
+from svmbench.problems.base import Certificate, Problem
+from svmbench.problems.kernels import kernel_dot, kernel_matrix
+
+#: Largest relative threshold ε of the active-set identification.
+EPS_MAX = 1e-6
+#: Smallest ε (a point certified to rounding still has rounding in α).
+EPS_MIN = 1e-12
+#: The dense KKT solve runs up to this many free multipliers; beyond, the finish is skipped.
+MAX_FREE = 2000
+#: Rounds of "fix the multipliers that left the box, solve again".
+ROUNDS = 5
+#: Relative cut-off of the rank-revealing solve (singular values below are dropped).
+RANK_RTOL = 1e-12
+
+
+def finish_applies(problem: Problem) -> bool:
+    """Whether ``problem`` has a box-constrained binary dual the finish handles."""
+    return (
+        isinstance(problem, (SoftMarginPrimal, SoftMarginDual, KernelDual))
+        and problem.loss in ("hinge", "squared_hinge")
+        and problem.convex
+    )
+
+
+def exact_finish(
+    problem: Problem,
+    variables: Mapping[str, Any],
+    certificate: Certificate | None,
+    *,
+    tol: float,
+) -> tuple[dict[str, Any], Certificate | None, dict[str, Any]]:
+    """The finished ``(variables, certificate, report)`` of a certified point.
+
+    ``certificate`` is the point's own (drawn here when None). The variables and certificate
+    returned are the finished ones when accepted, else the given ones (the certificate drawn, if
+    it was); the report says which and what was fixed (``fixed_at_0``, ``fixed_at_C``,
+    ``free``, ``accepted``, ``rel_gap_before``, ``rel_gap_after``, ``method``), or why nothing
+    was tried (``skipped``)."""
+    tic = time.perf_counter()
+    variables = dict(variables)
+    if certificate is None or certificate.dual_point is None:
+        certificate = problem.certificate(**variables)
+    cert = certificate
+    if not cert.certified or not math.isfinite(cert.rel_gap):
+        return variables, cert, {"skipped": "the point is not certified"}
+    if variables.get("alpha") is None:
+        return variables, cert, {"skipped": "the solver hands over (w, b) only, no α"}
+    alpha = np.asarray(cert.dual_point, dtype=np.float64)
+    _, upper = problem.dual_box()
+    eps = float(np.clip(math.sqrt(max(cert.rel_gap, 0.0)), EPS_MIN, EPS_MAX))
+    scale = float(np.max(alpha, initial=0.0))
+    finite_up = np.isfinite(upper)
+    at0 = (alpha <= eps * np.minimum(upper, scale)) | (upper <= 0)
+    atC = finite_up & ~at0 & (alpha >= (1.0 - eps) * upper)
+    free = np.flatnonzero(~at0 & ~atC)
+    report: dict[str, Any] = {
+        "fixed_at_0": int(at0.sum()),
+        "fixed_at_C": int(atC.sum()),
+        "free": int(free.size),
+        "eps": eps,
+        "rel_gap_before": float(cert.rel_gap),
+    }
+    raw = np.asarray(variables["alpha"], dtype=np.float64)
+    if (
+        np.all((raw >= 0.0) & (raw <= upper))
+        and np.all(raw[at0] == 0.0)
+        and np.all(raw[atC] == upper[atC])
+    ):
+        # SMO, coordinate descent: the bounds are already exact, the point stays bit for bit
+        report["skipped"] = "already exact: every multiplier near a bound is at it"
+        return variables, cert, report
+    if free.size > MAX_FREE:
+        report["skipped"] = f"{free.size} free multipliers, more than MAX_FREE={MAX_FREE}"
+        return variables, cert, report
+    fixed = np.where(atC, upper, 0.0)
+    b0 = cert.primal_point.get("b")
+    finished, b, method = _solve_free_set(problem, fixed, free, alpha[free], b0, upper)
+    report["method"] = method
+    finished = _zero_label_sum(problem, finished, upper)
+    new_vars = _variables_of(problem, finished, b)
+    new_cert = problem.certificate(**new_vars)
+    accepted = bool(new_cert.certified and new_cert.rel_gap <= max(tol, cert.rel_gap))
+    report.update(
+        accepted=accepted,
+        rel_gap_after=float(new_cert.rel_gap),
+        support=int(np.count_nonzero(finished)),
+        seconds=time.perf_counter() - tic,
+    )
+    if not accepted:
+        return variables, cert, report
+    return new_vars, new_cert, report
+
+
+def _solve_free_set(problem, fixed, free, alpha_free, b0, upper):
+    """α with the bounded multipliers at their bounds and the free ones from the KKT equations
+    (``method="kkt"``), or at their own values when the equations do not settle in the box
+    (``"thresholded"``); and the bias b the equations give (None: the certificate's rule).
+
+    The kernel block of the free set and the bounded multipliers' part of its margins are
+    computed once; a round that moves multipliers to a bound reads them from that block."""
+    if not free.size:  # every multiplier at a bound: nothing to solve, b by the problem's rule
+        return fixed.copy(), None, "kkt"
+    y = problem.y
+    K, r = _kernel_blocks(problem, fixed, free)
+    alpha = fixed.copy()
+    loc = np.arange(free.size)  # the free multipliers still free, as positions in ``free``
+    x_loc = alpha_free
+    moved = np.zeros(free.size, dtype=bool)  # positions in ``free`` moved to their upper bound
+    for _ in range(ROUNDS):
+        if not loc.size:
+            return alpha, None, "kkt"
+        idx = free[loc]
+        r_loc = r[loc]
+        if moved.any():
+            r_loc = r_loc + K[np.ix_(loc, moved)] @ (upper[free[moved]] * y[free[moved]])
+        sol = _kkt_solve(problem, alpha, idx, x_loc, b0, K[np.ix_(loc, loc)], r_loc)
+        if sol is None:
+            break
+        x, b = sol
+        up = upper[idx]
+        low, high = x < 0.0, x > up
+        if not (low.any() or high.any()):
+            alpha[idx] = x
+            return alpha, b, "kkt"
+        # a multiplier outside its box sits at the bound it crossed, the others are solved again
+        alpha[idx[high]] = up[high]
+        moved[loc[high]] = True
+        keep = ~(low | high)
+        loc, x_loc = loc[keep], x[keep]
+    alpha = fixed.copy()
+    alpha[free] = np.clip(alpha_free, 0.0, upper[free])
+    return alpha, None, "thresholded"
+
+
+def _kkt_solve(problem, alpha, free, x0, b0, K_FF, r_F):
+    """The free multipliers (and b, for a free bias) solving the KKT equations with the others
+    at ``alpha`` (``K_FF`` the kernel block of the free set, ``r_F`` the other multipliers' part
+    of its decision values): the minimum-norm correction of ``(x0, b0)``; None if not finite."""
+    y = problem.y
+    yF = y[free]
+    Q = K_FF * np.outer(yF, yF)
+    if problem.loss == "squared_hinge":
+        Q[np.diag_indices_from(Q)] += 1.0 / (2.0 * problem.upper_bounds[free])
+    rhs = 1.0 - yF * r_F
+    m = free.size
+    if problem.bias == "free":
+        M = np.empty((m + 1, m + 1))
+        M[:m, :m] = Q
+        M[:m, m] = yF
+        M[m, :m] = yF
+        M[m, m] = 0.0
+        rhs = np.append(rhs, -float(y @ alpha))
+        start = np.append(x0, 0.0 if b0 is None else float(b0))
+    else:
+        M, start = Q, x0
+    residual = rhs - M @ start
+    cut = RANK_RTOL * max(1.0, float(np.max(np.abs(M))))
+    try:
+        delta = lstsq(M, residual, cond=cut, lapack_driver="gelsy", check_finite=False)[0]
+    except (np.linalg.LinAlgError, ValueError):
+        return None
+    x = start + delta
+    if not np.all(np.isfinite(x)):
+        return None
+    if problem.bias == "free":
+        return x[:m], float(x[m])
+    return x, None
+
+
+def _kernel_blocks(problem, alpha, free):
+    """``K̃_FF`` (dense, m×m) and ``r_F = Σ_{j∉F} K̃_Fj α_j y_j`` (K̃ = K + s² for a regularized
+    bias; the linear kernel for the linear problems)."""
+    coef = alpha * problem.y
+    coef[free] = 0.0
+    nz = np.flatnonzero(coef)
+    X = problem.X
+    if isinstance(problem, KernelDual) and (
+        problem.kernel == "precomputed" or "gram" in problem.__dict__
+    ):
+        K = problem.gram
+        K_FF = K[np.ix_(free, free)]
+        r_F = K[free][:, nz] @ coef[nz]
+    elif isinstance(problem, KernelDual) and problem.kernel != "linear":
+        params = problem.kernel_params
+        XF = X[free]
+        K_FF = kernel_matrix(XF, **params)
+        sqn = problem.squared_norms if problem.kernel == "rbf" else None
+        r_F = kernel_dot(
+            XF,
+            X[nz],
+            coef[nz],
+            sqn_X=None if sqn is None else sqn[free],
+            sqn_Z=None if sqn is None else sqn[nz],
+            **params,
+        )
+    else:  # linear: X_F X_Fᵀ and X_F (X_Bᵀ c_B), no kernel machinery
+        XF = X[free]
+        K_FF = XF @ XF.T
+        K_FF = K_FF.toarray() if sparse.issparse(K_FF) else K_FF
+        r_F = XF @ (X.T @ coef)
+    if problem.bias == "regularized":
+        s2 = problem.bias_scale**2
+        K_FF = K_FF + s2
+        r_F = r_F + s2 * float(coef.sum())
+    return np.asarray(K_FF, dtype=np.float64), np.asarray(r_F, dtype=np.float64).ravel()
+
+
+def _zero_label_sum(problem, alpha, upper):
+    """For a free bias, ``yᵀα = 0`` made exact in floating point, the bounded multipliers kept
+    exact (as the barrier's ``feasible_multipliers`` does): the free multipliers rounded down to
+    multiples of ``q = 2^⌈log₂ Σα⌉ / 2⁵²`` (every partial sum of ``±α_i`` is then exact in any
+    order, when the bounds ``C_i`` in use are multiples of q too), the exact imbalance taken off
+    the largest free multiplier of the class in excess. Otherwise the rounding residue goes onto
+    the free multiplier farthest inside its box (the problem's projection removes the rest)."""
+    if problem.bias != "free":
+        return alpha
+    y = problem.y
+    total = float(alpha.sum())
+    inside = (alpha > 0.0) & (alpha < upper)
+    if 1e-200 < total < 1e200 and inside.any():
+        q = 2.0 ** (math.ceil(math.log2(total)) - 52)
+        grid = np.floor(alpha / q) * q
+        if np.array_equal(grid[~inside], alpha[~inside]):  # the bounds are on the grid
+            excess = float(y @ grid)  # exact
+            cls = np.flatnonzero(inside & (y == math.copysign(1.0, excess)))
+            j = cls[np.argmax(grid[cls])] if cls.size else None
+            if excess == 0.0:
+                return grid
+            if j is not None and grid[j] > abs(excess):
+                grid[j] -= abs(excess)  # exact: multiples of q below 2⁵³q
+                return grid
+    for _ in range(3):
+        res = float(y @ alpha)
+        free = np.flatnonzero((alpha > 0.0) & (alpha < upper))
+        if res == 0.0 or not free.size:
+            break
+        i = free[np.argmax(np.minimum(alpha[free], upper[free] - alpha[free]))]
+        alpha[i] = min(max(alpha[i] - y[i] * res, 0.0), upper[i])
+    return alpha
+
+
+def _variables_of(problem, alpha, b):
+    """The certificate's arguments of a finished α: ``(α, b)`` for the kernel dual, ``(w, b, α)``
+    for the linear views (b from the KKT solve for a free bias, else the problem's rule)."""
+    y = problem.y
+    if problem.bias == "regularized":
+        b = problem.bias_scale**2 * float(alpha @ y)
+    elif problem.bias == "none":
+        b = 0.0
+    if isinstance(problem, KernelDual):
+        return {"alpha": alpha, "b": b}
+    X = problem.X
+    w = np.asarray(X.T @ (alpha * y)).ravel()
+    return {"w": w, "b": b, "alpha": alpha}

@@ -1,0 +1,264 @@
+"""The exact finish (solvers/exact_finish.py): interior-point points made exact on their active
+set, re-certified by the problem, and the support sets that follow (ARCHITECTURE.md §4).
+
+The support counts are compared with scikit-learn's SVC (LIBSVM, exact zeros by construction) on
+standardized breast cancer; every finished point is re-certified here with a problem built
+independently of the estimator, and its multipliers checked against the complementary slackness
+of its own margins."""
+
+from __future__ import annotations
+
+import pickle
+
+import numpy as np
+import pytest
+from sklearn.datasets import load_breast_cancer
+from sklearn.preprocessing import StandardScaler
+from sklearn.svm import SVC
+
+from svmbench import SVMClassifier
+from svmbench.problems import KernelDual, SoftMarginDual, SoftMarginPrimal, datasets
+from svmbench.problems.models import KernelModel
+from svmbench.solvers import exact_finish as finish_module
+from svmbench.solvers import registry
+from svmbench.solvers._reference import reference_solution
+from svmbench.solvers.base import Status
+
+TOL = 1e-8
+SOLVERS = ("auto", "barrier", "clarabel", "osqp", "smo")
+KERNELS = ("linear", "rbf")
+
+
+@pytest.fixture(scope="module")
+def breast_cancer():
+    X, y = load_breast_cancer(return_X_y=True)
+    X = StandardScaler().fit_transform(X)
+    gamma = 1.0 / (X.shape[1] * X.var())  # gamma="scale", written out for both libraries
+    return X, y, gamma
+
+
+@pytest.fixture(scope="module")
+def svc_support(breast_cancer):
+    X, y, gamma = breast_cancer
+    return {k: SVC(kernel=k, gamma=gamma, tol=TOL).fit(X, y).n_support_ for k in KERNELS}
+
+
+def _problem(X, y01, kernel, gamma, **params):
+    """The estimator's problem, built here independently (classes_[1] is +1)."""
+    y = np.where(y01 == 1, 1.0, -1.0)
+    if kernel == "linear":
+        return SoftMarginPrimal(X, y, **params)
+    return KernelDual(X, y, kernel=kernel, gamma=gamma, **params)
+
+
+def _certify(problem, result):
+    if isinstance(problem, KernelDual):
+        return problem.certificate(alpha=result.alpha, b=result.b)
+    return problem.certificate(w=result.w, b=result.b, alpha=result.alpha)
+
+
+def _assert_kkt(problem, alpha, b, rtol=1e-6):
+    """Complementary slackness of the point's own margins: α = 0 above the margin, α = C_i
+    below it (hinge) or α = 2C_i(1 − m_i) (squared hinge), α in its box everywhere."""
+    lower, upper = problem.dual_box()
+    assert np.all(alpha >= lower) and np.all(alpha <= upper)
+    if isinstance(problem, KernelDual):
+        f = problem.decision_function(alpha, b)
+    else:
+        w = problem.X.T @ (alpha * problem.y)
+        f = problem.decision_function(w, b)
+    m = problem.y * f
+    C = problem.upper_bounds
+    assert np.all(alpha[m > 1 + rtol] == 0.0), "a multiplier above the margin is not exactly 0"
+    if problem.loss == "hinge":
+        assert np.all(alpha[m < 1 - rtol] == C[m < 1 - rtol]), "one below the margin is not C_i"
+    else:
+        below = m < 1 - rtol
+        np.testing.assert_allclose(alpha[below], 2 * C[below] * (1 - m[below]), rtol=1e-6)
+
+
+@pytest.mark.parametrize("kernel", KERNELS)
+@pytest.mark.parametrize("solver", SOLVERS)
+def test_support_matches_svc_and_is_certified(breast_cancer, svc_support, solver, kernel):
+    X, y, gamma = breast_cancer
+    model = SVMClassifier(kernel=kernel, gamma=gamma, solver=solver, tol=TOL).fit(X, y)
+    result = model.result_
+    assert result.status is Status.OPTIMAL
+    report = result.info["exact_finish"]
+    # interior points are finished; SMO's bounds are exact already and its point is kept as is
+    exact_already = report.get("skipped", "").startswith("already exact")
+    assert report.get("accepted") or (exact_already and solver in ("smo", "auto")), report
+    # within two borderline points of LIBSVM's count, in total
+    assert np.abs(model.n_support_ - svc_support[kernel]).sum() <= 2, (
+        model.n_support_,
+        svc_support[kernel],
+    )
+    # SVC's layout: grouped by class in classes_ order, counted by the labels
+    labels = y[model.support_]
+    assert np.all(np.diff(labels) >= 0)
+    np.testing.assert_array_equal(model.n_support_, [np.sum(labels == 0), np.sum(labels == 1)])
+    np.testing.assert_array_equal(model.support_vectors_, X[model.support_])
+    assert model.dual_coef_.shape == (1, model.support_.size)
+    np.testing.assert_array_equal(np.sign(model.dual_coef_[0]), np.where(labels == 1, 1, -1))
+    # the certificate, drawn again by a problem built here, meets tol
+    problem = _problem(X, y, kernel, gamma)
+    cert = _certify(problem, result)
+    assert cert.certified and cert.rel_gap <= TOL
+    assert cert.residuals.get("dual_infeasibility", 0.0) <= 1e-12
+    np.testing.assert_array_equal(np.flatnonzero(result.alpha), np.sort(model.support_))
+    # the optimum of the reference, to 1e-8 relative
+    ref = reference_solution(problem)
+    assert abs(cert.primal - ref.primal) <= TOL * max(1.0, abs(ref.primal))
+    _assert_kkt(problem, result.alpha, result.b)
+
+
+@pytest.mark.parametrize("solver", ("barrier", "clarabel"))
+def test_the_model_holds_only_the_support_vectors(breast_cancer, solver):
+    X, y, gamma = breast_cancer
+    problem = _problem(X, y, "rbf", gamma)
+    result = registry.get(solver, tol=TOL).solve(problem)
+    model = result.model
+    assert isinstance(model, KernelModel)
+    support = np.flatnonzero(result.alpha)
+    assert support.size < X.shape[0] // 2  # not every row, as an interior point would keep
+    np.testing.assert_array_equal(model.support, support)
+    assert model.support_vectors.shape == (support.size, X.shape[1])
+    np.testing.assert_array_equal(model.support_vectors, X[support])
+    saved = pickle.loads(pickle.dumps(model))
+    assert saved.support_vectors.shape[0] == support.size
+    np.testing.assert_allclose(
+        saved.decision_function(X), problem.decision_function(result.alpha, result.b), atol=1e-10
+    )
+
+
+SMALL = datasets.load("breast_cancer:n=200,seed=0")
+
+
+@pytest.mark.parametrize("loss", ("hinge", "squared_hinge"))
+@pytest.mark.parametrize("bias", ("free", "regularized", "none"))
+@pytest.mark.parametrize("view", ("kernel_rbf", "primal", "dual"))
+def test_every_bias_and_loss_is_finished_exactly(view, bias, loss):
+    X = StandardScaler().fit_transform(SMALL.X)
+    params = dict(C=2.0, bias=bias, loss=loss)
+    if view == "kernel_rbf":
+        problem = KernelDual(X, SMALL.y, kernel="rbf", **params)
+    else:
+        problem = (SoftMarginPrimal if view == "primal" else SoftMarginDual)(X, SMALL.y, **params)
+    result = registry.get("barrier", tol=TOL).solve(problem)
+    assert result.status is Status.OPTIMAL
+    report = result.info["exact_finish"]
+    assert report["accepted"], report
+    assert report["fixed_at_0"] > 0
+    cert = _certify(problem, result)
+    assert cert.certified and cert.rel_gap <= TOL
+    _assert_kkt(problem, result.alpha, result.b)
+    assert np.count_nonzero(result.alpha) == report["support"] < problem.n_samples
+
+
+def test_alpha_not_unique_still_certified():
+    """Every row twice at large C: the two copies of a free support vector share any split of
+    their multiplier, so the KKT system of the free set is singular."""
+    ds = datasets.gaussian(60, 4, 1.0, seed=3)
+    X, y = np.vstack([ds.X, ds.X]), np.concatenate([ds.y, ds.y])
+    for problem in (KernelDual(X, y, C=100.0, kernel="linear"), SoftMarginDual(X, y, C=100.0)):
+        for solver in ("barrier", "clarabel"):
+            result = registry.get(solver, tol=TOL).solve(problem)
+            assert result.status is Status.OPTIMAL, (solver, result.message)
+            cert = _certify(problem, result)
+            assert cert.certified and cert.rel_gap <= TOL
+            report = result.info["exact_finish"]
+            # the free set is larger than the kernel's rank + 1: α is not unique there
+            assert report["free"] > X.shape[1] + 1, report
+            assert report["accepted"], report
+            _assert_kkt(problem, result.alpha, result.b)
+            # the interior point splits a duplicated pair evenly (the central path is symmetric)
+            # and the minimum-norm correction keeps it so (up to the rounding yᵀα = 0 absorbs)
+            np.testing.assert_allclose(result.alpha[:60], result.alpha[60:], rtol=1e-7, atol=0)
+
+
+def test_linear_kernel_with_more_free_vectors_than_d_plus_one():
+    """Points placed exactly on the two margins of a 2-d problem: many more free multipliers
+    than d + 1 = 3, a singular KKT system, still a certified optimum with an exact support."""
+    t = np.linspace(-1.0, 1.0, 12)
+    on_margin = np.r_[np.c_[t, np.full(12, 1.0)], np.c_[t, np.full(12, -1.0)]]
+    rng = np.random.default_rng(0)
+    outside = np.c_[rng.uniform(-1, 1, 40), rng.uniform(1.5, 3.0, 40)]
+    X = np.vstack([on_margin, outside, -outside])
+    y = np.r_[np.ones(12), -np.ones(12), np.ones(40), -np.ones(40)]
+    problem = KernelDual(X, y, C=10.0, kernel="linear")
+    for solver in ("barrier", "clarabel"):
+        result = registry.get(solver, tol=TOL).solve(problem)
+        assert result.status is Status.OPTIMAL
+        report = result.info["exact_finish"]
+        assert report["accepted"], report
+        assert report["free"] > X.shape[1] + 1
+        cert = _certify(problem, result)
+        assert cert.certified and cert.rel_gap <= TOL
+        _assert_kkt(problem, result.alpha, result.b)
+        assert np.all(result.alpha[24:] == 0.0)  # the points off the margin are not SVs
+
+
+def test_a_finish_that_does_not_certify_is_refused(breast_cancer, monkeypatch):
+    """The guard: a finished point worse than tol is dropped, the original kept, optimal."""
+    X, y, gamma = breast_cancer
+    problem = _problem(X, y, "rbf", gamma)
+    good = registry.get("clarabel", tol=TOL).solve(problem)
+
+    def wrong(problem, fixed, free, alpha_free, b0, upper):
+        return np.zeros_like(fixed), None, "kkt"  # every multiplier at 0: far from optimal
+
+    monkeypatch.setattr(finish_module, "_solve_free_set", wrong)
+    result = registry.get("clarabel", tol=TOL).solve(problem)
+    report = result.info["exact_finish"]
+    assert not report["accepted"] and report["rel_gap_after"] > TOL
+    assert result.status is Status.OPTIMAL and result.rel_gap <= TOL
+    assert np.count_nonzero(result.alpha) > np.count_nonzero(good.alpha)  # interior point
+
+
+def test_skipped_when_the_free_set_is_too_large(breast_cancer, monkeypatch):
+    X, y, gamma = breast_cancer
+    problem = _problem(X, y, "rbf", gamma)
+    monkeypatch.setattr(finish_module, "MAX_FREE", 5)
+    result = registry.get("barrier", tol=TOL).solve(problem)
+    report = result.info["exact_finish"]
+    assert "MAX_FREE" in report["skipped"]
+    assert result.status is Status.OPTIMAL
+    assert np.count_nonzero(result.alpha) == X.shape[0]  # the interior point, unchanged
+
+
+def test_not_applied_short_of_optimal_nor_to_anchors(breast_cancer):
+    X, y, gamma = breast_cancer
+    problem = _problem(X, y, "rbf", gamma)
+    result = registry.get("barrier", tol=TOL, max_iter=2).solve(problem)
+    assert result.status is not Status.OPTIMAL
+    assert "status" in result.info["exact_finish"]["skipped"]
+    if registry.solver_class("libsvm").missing_reason() is None:
+        anchored = registry.get("libsvm").solve(problem)
+        assert "anchor" in anchored.info["exact_finish"]["skipped"]
+
+
+@pytest.mark.parametrize("bias", ("free", "regularized", "none"))
+def test_no_free_multiplier(bias):
+    """At a tiny C every multiplier sits at C_i: nothing to solve, b by the problem's rule."""
+    ds = datasets.load("gaussian:n=60,d=4,sep=1,seed=0")
+    problem = KernelDual(ds.X, ds.y, C=1e-4, kernel="rbf", bias=bias)
+    result = registry.get("clarabel", tol=TOL).solve(problem)
+    report = result.info["exact_finish"]
+    assert report["free"] == 0 and report["accepted"], report
+    np.testing.assert_array_equal(result.alpha, problem.upper_bounds)
+    cert = _certify(problem, result)
+    assert cert.certified and cert.rel_gap <= TOL
+
+
+def test_exact_and_primal_only_points_are_left_as_they_are():
+    """SMO's bounds are exact: its record is not touched. ACCPM hands over (w, b) only: its model
+    is w, and the α of its certificate is not the solver's to finish."""
+    problem = SoftMarginPrimal(StandardScaler().fit_transform(SMALL.X), SMALL.y)
+    primal_only = registry.get("accpm", tol=1e-6).solve(problem)
+    assert primal_only.status is Status.OPTIMAL
+    assert "(w, b) only" in primal_only.info["exact_finish"]["skipped"]
+    assert primal_only.alpha is None
+    kernel = KernelDual(problem.X, problem.y, kernel="rbf")
+    smo = registry.get("smo", tol=TOL).solve(kernel)
+    assert smo.info["exact_finish"]["skipped"].startswith("already exact")
+    _assert_kkt(kernel, smo.alpha, smo.b, rtol=1e-3)
