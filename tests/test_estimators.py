@@ -217,6 +217,24 @@ def test_pickle_round_trip_and_probabilities():
     assert np.mean(proba.argmax(axis=1) == Y_BC) >= 0.95
 
 
+@pytest.mark.parametrize("data", ["breast_cancer", "iris"])
+def test_probabilities_by_calibration_as_scikit_learn_recommends(data):
+    """SVC(probability=True) is deprecated for CalibratedClassifierCV(..., ensemble=False): the
+    same route gives probabilities over SVMClassifier, and the same ones as over SVC."""
+    X, y = (load_breast_cancer if data == "breast_cancer" else load_iris)(return_X_y=True)
+    X = StandardScaler().fit_transform(X)
+    folds = StratifiedKFold(3, shuffle=True, random_state=0)
+    ours = CalibratedClassifierCV(SVMClassifier(tol=1e-8), cv=folds, ensemble=False).fit(X, y)
+    theirs = CalibratedClassifierCV(SVC(tol=1e-8), cv=folds, ensemble=False).fit(X, y)
+    proba = ours.predict_proba(X)
+    assert proba.shape == (len(y), np.unique(y).size)
+    np.testing.assert_allclose(proba.sum(axis=1), 1.0)
+    if data == "breast_cancer":  # one decision function: the same calibration as SVC's
+        np.testing.assert_allclose(proba, theirs.predict_proba(X), atol=2e-3)
+    assert np.mean(ours.predict(X) == y) >= 0.9
+    assert np.mean(ours.predict(X) == theirs.predict(X)) >= 0.95
+
+
 def test_cross_val_score_and_the_certified_result():
     scores = cross_val_score(SVMClassifier(kernel="rbf"), X_BC, Y_BC, cv=3)
     assert scores.mean() >= 0.9
