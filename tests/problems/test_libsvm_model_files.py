@@ -251,6 +251,24 @@ def test_libsvm_file_through_us_and_back_keeps_everything(tmp_path):
     assert _rel(values, original_values) < 1e-12
 
 
+def test_svmbench_predict_reads_a_libsvm_model(tmp_path, capsys):
+    from sklearn.datasets import dump_svmlight_file
+
+    from svmbench.benchmarks.cli import main as cli
+
+    data = tmp_path / "iris.txt"
+    dump_svmlight_file(X3, Y3, str(data), zero_based=False)
+    path, _ = _libsvm_file(tmp_path, X3, Y3, "-t 2 -g 0.05 -c 0.1")
+    labels, _ = _libsvm_predict(svmutil.svm_load_model(str(path)), X3)
+    expected = np.mean(labels == Y3)
+    assert 0.5 < expected < 1.0  # an accuracy the command could get wrong
+    code = cli.main(["predict", str(path), "--data", f"libsvm:path={data}"])
+    out = capsys.readouterr().out
+    assert code == 0, out
+    assert f"accuracy: {expected:.4f}" in out
+    assert "with labels [10, 20, 30]" in out
+
+
 # ---- hostile files -------------------------------------------------------------------------------
 GOOD = """svm_type c_svc
 kernel_type rbf
