@@ -132,6 +132,7 @@ def _pair_models(model: Model) -> tuple[int, list[tuple[KernelModel, float]]]:
             "SVMClassifier(kernel='linear', solver='smo')) to get a linear-kernel KernelModel"
         )
     if isinstance(model, KernelModel):
+        _check_finite(model)
         return 2, [(model, 1.0)]
     if not isinstance(model, OneVsOneModel):
         raise TypeError(
@@ -150,6 +151,7 @@ def _pair_models(model: Model) -> tuple[int, list[tuple[KernelModel, float]]]:
                 f"every pair of a one-vs-one model must be a KernelModel for LIBSVM; pair "
                 f"{(p, q)} is a {type(m).__name__}"
             )
+        _check_finite(m)
         key, sign = ((p, q), 1.0) if p < q else ((q, p), -1.0)
         if key in by_pair:
             raise ValueError(f"the one-vs-one model has the pair {key} twice")
@@ -164,17 +166,30 @@ def _pair_models(model: Model) -> tuple[int, list[tuple[KernelModel, float]]]:
     return k, [by_pair[p] for p in order]
 
 
-def _row_key(m: KernelModel, s: int):
-    if m.kernel == "precomputed":
-        return int(m.support[s])
+def _check_finite(m: KernelModel) -> None:
+    sv = m.support_vectors
+    values = () if sv is None else (sv.data if sparse.issparse(sv) else sv)
+    if not (np.all(np.isfinite(m.dual_coef)) and np.all(np.isfinite(values))):
+        raise ValueError("cannot write a model holding NaN or infinite numbers")
+
+
+def _row(m: KernelModel, s: int) -> tuple[np.ndarray, np.ndarray]:
+    """The 0-based indices (increasing, int64) and values of the nonzeros of support vector s."""
     sv = m.support_vectors
     if sparse.issparse(sv):
         row = sv[s]
-        keep = row.data != 0
-        return (row.indices[keep].tobytes(), row.data[keep].tobytes())
-    row = sv[s]
-    nz = np.flatnonzero(row)
-    return (nz.astype(np.int64).tobytes(), row[nz].tobytes())
+        order = np.argsort(row.indices)
+        idx, val = row.indices[order].astype(np.int64), row.data[order]
+        return idx[val != 0], val[val != 0]
+    idx = np.flatnonzero(sv[s]).astype(np.int64)
+    return idx, sv[s][idx]
+
+
+def _row_key(m: KernelModel, s: int):
+    if m.kernel == "precomputed":
+        return int(m.support[s])
+    idx, val = _row(m, s)
+    return idx.tobytes(), val.tobytes()
 
 
 def _fmt(x: float) -> str:
@@ -184,15 +199,7 @@ def _fmt(x: float) -> str:
 def _sv_text(m: KernelModel, s: int) -> str:
     if m.kernel == "precomputed":
         return f"0:{int(m.support[s]) + 1}"
-    sv = m.support_vectors
-    if sparse.issparse(sv):
-        row = sv[s]
-        order = np.argsort(row.indices)
-        idx, val = row.indices[order], row.data[order]
-    else:
-        idx = np.flatnonzero(sv[s])
-        val = sv[s][idx]
-    return " ".join(f"{i + 1}:{_fmt(v)}" for i, v in zip(idx, val, strict=True) if v != 0)
+    return " ".join(f"{i + 1}:{_fmt(v)}" for i, v in zip(*_row(m, s), strict=True))
 
 
 def write_libsvm_model(model, path: str | os.PathLike) -> None:
@@ -560,27 +567,26 @@ def read_libsvm_model(
         ``model_`` a :class:`~svmbench.problems.models.KernelModel` (two classes) or a
         :class:`~svmbench.problems.models.OneVsOneModel` over them (pairs in LIBSVM's order, ties
         to the first class as LIBSVM), predicting the file's labels; ``prob_a_``, ``prob_b_``.
-        A point exactly on a boundary (decision value 0) votes for the first class of its pair
-        here and the second in LIBSVM.
+        A point exactly on a boundary (decision value 0) votes for class i of its pair here, j
+        in LIBSVM.
 
     Raises
     ------
     ValueError
         For anything but a regular file of at most :data:`MAX_FILE_BYTES` holding a well-formed
-        C-SVC model (another svm_type, a malformed or inconsistent header, a truncated or
-        damaged support vector line, ...): the message names the file and the line.
+        C-SVC model: the message names the file and the line.
     """
     where = os.fspath(path)
     try:
-        info = os.stat(where)
-        if not stat.S_ISREG(info.st_mode):
-            kind = "a directory" if stat.S_ISDIR(info.st_mode) else "not a regular file"
-            raise _Bad(f"{kind}; a LIBSVM model is a regular file")
-        if info.st_size > MAX_FILE_BYTES:
-            raise _Bad(f"{info.st_size} bytes, over the cap of {MAX_FILE_BYTES} bytes")
-        with open(where, "rb") as fh:
-            if not stat.S_ISREG(os.fstat(fh.fileno()).st_mode):  # replaced since the stat
-                raise _Bad("not a regular file")
+        if os.path.isdir(where):
+            raise _Bad("a directory; a LIBSVM model is a regular file")
+        # O_NONBLOCK: a FIFO opens at once (to be refused) instead of waiting for a writer
+        with open(where, "rb", opener=lambda p, f: os.open(p, f | os.O_NONBLOCK)) as fh:
+            info = os.fstat(fh.fileno())
+            if not stat.S_ISREG(info.st_mode):
+                raise _Bad("not a regular file; a LIBSVM model is a regular file")
+            if info.st_size > MAX_FILE_BYTES:
+                raise _Bad(f"{info.st_size} bytes, over the cap of {MAX_FILE_BYTES} bytes")
             lines = _lines(fh)
             header = _check_header(*_read_header(lines), info.st_size)
             parts = _read_svs(lines, header)

@@ -212,6 +212,9 @@ def test_what_svmbench_refuses_to_write(tmp_path):
     linear_ovo = SVMClassifier(solver="smo", kernel="linear", multiclass="ovo").fit(X3, Y3)
     with pytest.raises(TypeError, match=r"pair \(0, 1\) is a LinearModel"):
         write_libsvm_model(linear_ovo, path)
+    nan_sv = KernelModel(np.array([[np.nan, 1.0]]), [1.0], 0.0, "rbf", [0], 1, gamma=1.0)
+    with pytest.raises(ValueError, match="NaN or infinite"):
+        write_libsvm_model(nan_sv, path)
     with pytest.raises(TypeError, match="fitted svmbench classifier"):
         write_libsvm_model(object(), path)
     assert path.read_text() == "untouched"
@@ -286,9 +289,16 @@ SV
 """
 
 
-def test_the_hand_written_file_reads(tmp_path):
+@pytest.mark.parametrize("variant", ["as is", "CRLF", "blank lines", "no trailing newline"])
+def test_the_hand_written_file_reads(tmp_path, variant):
+    text = {
+        "as is": GOOD,
+        "CRLF": GOOD.replace("\n", "\r\n"),
+        "blank lines": GOOD.replace("nr_class", "\nnr_class") + "\n\n",
+        "no trailing newline": GOOD.rstrip("\n"),
+    }[variant]
     path = tmp_path / "good.model"
-    path.write_text(GOOD)
+    path.write_bytes(text.encode())
     clf = read_libsvm_model(path)
     assert clf.n_features_in_ == 4 and clf.labels_.tolist() == [1, 2, 3]
     labels, values = _libsvm_predict(svmutil.svm_load_model(str(path)), np.eye(4))
@@ -335,6 +345,11 @@ HOSTILE = {
     "unknown keyword": (GOOD.replace("SV\n", "weights 1\nSV\n"), "unknown header keyword"),
     "repeated keyword": (GOOD.replace("SV\n", "gamma 2\nSV\n"), "gamma appears twice"),
     "underscore number": (GOOD.replace("3:2.5", "3:2_5"), "finite numbers"),
+    "SV with words": (GOOD.replace("SV\n", "SV extra\n"), "'SV' stands alone"),
+    "Windows line ends and a blank tail": (
+        GOOD.replace("\n", "\r\n") + "\n\n" + "x",
+        "more support",
+    ),
     "binary junk": ("\x00\xff\xfe" * 10, "unknown header keyword"),
     "empty": ("", "ends before the SV line"),
 }
