@@ -67,8 +67,8 @@ __all__ = [
 MAX_FILE_BYTES = 1 << 30
 #: The longest line it reads (32 MiB: a dense support vector of about a million features).
 MAX_LINE_BYTES = 32 << 20
-#: The most classes a file may declare.
-MAX_CLASSES = 1000
+#: The most classes a file may declare (k(k−1)/2 binary models are built: 32 640 for 256).
+MAX_CLASSES = 256
 #: The largest feature index (LIBSVM's indices are C ints).
 MAX_FEATURE_INDEX = 2**31 - 1
 #: The most numbers the model built from a file may hold (the support vectors of all pairs).
