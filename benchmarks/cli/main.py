@@ -14,6 +14,7 @@ from __future__ import annotations
 import argparse
 import math
 import numbers
+import os
 import sys
 import warnings
 
@@ -156,6 +157,11 @@ def _truth(classes, dataset, y):
     else:
         truth = y
         known = [-1.0, 1.0] if dataset.is_binary else list(range(dataset.n_classes))
+    numbered = _integer_names(dataset.classes)
+    if set(classes.tolist()) != set(known) and numbered and set(numbered) == set(classes.tolist()):
+        # integer labels named in the file (LIBSVM's own, e.g. 10, 20, 30): compare with those
+        index = (y > 0).astype(int) if dataset.is_binary else np.asarray(y, dtype=int)
+        return np.asarray(numbered)[index]
     if set(classes.tolist()) != set(known):
         console.print(
             f"no accuracy: the model's labels {classes.tolist()} are not the data set's "
@@ -165,12 +171,28 @@ def _truth(classes, dataset, y):
     return truth
 
 
+def _integer_names(names) -> list[int] | None:
+    """The data set's class names as integers, when they all are (an svmlight file's)."""
+    try:
+        numbers = [int(name) for name in names]
+    except (TypeError, ValueError):
+        return None
+    return numbers if [str(n) for n in numbers] == list(names) else None
+
+
+def _is_libsvm_model(path: str) -> bool:
+    """Whether ``path`` is a regular file starting as LIBSVM's model files do."""
+    if not os.path.isfile(path):
+        return False
+    with open(path, "rb") as fh:
+        return fh.read(9) == b"svm_type "
+
+
 def cmd_predict(args: argparse.Namespace) -> int:
     from svmbench.problems.loaded_classifier import LoadedClassifier
     from svmbench.problems.model_files import load_model
     from svmbench.problems.models import MulticlassModel
 
-    model = load_model(args.model)
     dataset = load(args.data)
     if args.part == "test":
         if dataset.X_test is None:
@@ -178,6 +200,12 @@ def cmd_predict(args: argparse.Namespace) -> int:
         X, y = dataset.X_test, dataset.y_test
     else:
         X, y = dataset.X, dataset.y
+    if _is_libsvm_model(args.model):  # svm-train's text file: its widths are the data's
+        from svmbench.problems.libsvm_model_files import read_libsvm_model
+
+        model = read_libsvm_model(args.model, n_features=X.shape[1])
+    else:
+        model = load_model(args.model)
     labelled = isinstance(model, LoadedClassifier)
     n_classes = model.classes_.size if labelled else None
     multiclass = n_classes > 2 if labelled else isinstance(model, MulticlassModel)
@@ -249,7 +277,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.set_defaults(func=cmd_solve)
 
     p = sub.add_parser("predict", help="predict with a saved model on a data spec")
-    p.add_argument("model", help="a model file written by solve --save")
+    p.add_argument("model", help="a model file written by solve --save, or by LIBSVM's svm-train")
     p.add_argument("--data", required=True, help="data spec (labels: accuracy and confusion)")
     p.add_argument("--part", choices=["all", "test"], default="all",
                    help="the whole data set (default) or its test split")  # fmt: skip
