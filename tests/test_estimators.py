@@ -681,3 +681,43 @@ def test_one_vs_one_decision_values_grow_with_the_distance():
     assert not np.allclose(F[0], F[1]) and F[1, 0] > F[0, 0]
     svc = SVC(kernel="linear", tol=1e-8).fit(X, y)
     np.testing.assert_allclose(F, svc.decision_function(P), rtol=0, atol=1e-5)
+
+
+def test_svc_values_of_a_model_holding_its_pairs_in_another_order():
+    from svmbench import svc_layout
+    from svmbench.problems.models import LinearModel, OneVsOneModel
+
+    rng = np.random.default_rng(1)
+    ws, bs = rng.normal(size=(3, 2)), rng.normal(size=3)
+    models = tuple(LinearModel(w, b) for w, b in zip(ws, bs, strict=True))
+    canonical = OneVsOneModel(models, ((0, 1), (0, 2), (1, 2)), 3)
+    # (2, 1) is positive for class 2: the negated model of the pair (1, 2)
+    swapped = OneVsOneModel(
+        (LinearModel(-ws[2], -bs[2]), LinearModel(-ws[0], -bs[0]), models[1]),
+        ((2, 1), (1, 0), (0, 2)),
+        3,
+    )
+    Z = rng.normal(size=(50, 2))
+    np.testing.assert_allclose(canonical.pair_decision_function(Z)[:, 0], Z @ ws[0] + bs[0])
+    np.testing.assert_allclose(
+        svc_layout.pair_values(swapped, Z), svc_layout.pair_values(canonical, Z), atol=1e-12
+    )
+    with pytest.raises(ValueError, match="every pair"):
+        svc_layout.pair_values(OneVsOneModel(models[:2], ((0, 1), (0, 2)), 3), Z)
+    # SVC's transform by hand: (0, 1) = 0.5 votes 0, (0, 2) = −0.2 votes 2, (1, 2) = 1 votes 1;
+    # summed confidences 0.3, 0.5, −0.8
+    F = svc_layout.ovr_from_pairs(np.array([[0.5, -0.2, 1.0]]), 3)
+    expected = [1 + 0.3 / (3 * 1.3), 1 + 0.5 / (3 * 1.5), 1 - 0.8 / (3 * 1.8)]
+    np.testing.assert_allclose(F[0], expected, rtol=1e-12)
+
+
+def test_a_sparse_one_vs_one_fit_has_svcs_sparse_layout():
+    from scipy import sparse
+
+    Xs = sparse.csr_matrix(IRIS_X)
+    ours = SVMClassifier(kernel="rbf", gamma=0.5, solver="smo", tol=1e-8).fit(Xs, IRIS_Y)
+    svc = SVC(gamma=0.5, tol=1e-8).fit(Xs, IRIS_Y)
+    assert sparse.issparse(ours.dual_coef_) and sparse.issparse(svc.dual_coef_)
+    assert sparse.issparse(ours.support_vectors_)
+    np.testing.assert_array_equal(ours.support_, svc.support_)
+    np.testing.assert_allclose(ours.dual_coef_.toarray(), svc.dual_coef_.toarray(), atol=1e-5)
