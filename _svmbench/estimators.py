@@ -23,10 +23,13 @@ from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.exceptions import ConvergenceWarning as SklearnConvergenceWarning
 from sklearn.utils import check_random_state
 from sklearn.utils._param_validation import Interval, StrOptions
-from sklearn.utils.class_weight import compute_sample_weight
+from sklearn.utils.class_weight import compute_class_weight, compute_sample_weight
+from sklearn.utils.metaestimators import available_if
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import _check_sample_weight, check_is_fitted, validate_data
 
+from svmbench import svc_layout
+from svmbench.problems.models import OneVsOneModel
 from svmbench.solvers import registry
 
 
@@ -40,10 +43,8 @@ class SVMNumericalWarning(SVMConvergenceWarning):
     reached (``result_.rel_gap`` says how good; ``result_.message`` why it stopped)."""
 
 
-#: Fitted attributes that only some models have.
-_OPTIONAL_ATTRIBUTES = (
-    "coef_", "intercept_", "support_", "support_vectors_", "dual_coef_", "n_support_",
-)  # fmt: skip
+#: Fitted attributes that only some models have (``coef_`` is a property of the model).
+_OPTIONAL_ATTRIBUTES = ("intercept_", "support_", "support_vectors_", "dual_coef_", "n_support_")
 
 #: Solvers whose solution depends on a seed (``random_state``).
 _STOCHASTIC = ("pegasos", "cs_sgd", "ssvm_sgd", "perceptron", "sklearn_sgd")
@@ -84,9 +85,13 @@ class SVMClassifier(ClassifierMixin, BaseEstimator):
         The solver's tolerance (the certified relative duality gap, for the exact methods).
     max_iter, time_limit : int, float or None, default=None
         The solver's limits; reaching one emits :class:`SVMConvergenceWarning`.
-    multiclass : {"ovr", "ovo", "crammer_singer"}, default="ovr"
+    multiclass : {"auto", "ovr", "ovo", "crammer_singer"}, default="auto"
         How more than two classes are handled: one-vs-rest or one-vs-one reductions over the
-        binary solver, or the Crammer–Singer problem solved directly.
+        binary solver, or the Crammer–Singer problem solved directly. ``"auto"`` follows the
+        scikit-learn class the estimator replaces: one-vs-one for every kernel but the linear
+        one (SVC's strategy, whose fitted attributes and decision values it then reproduces),
+        one-vs-rest for ``kernel="linear"`` (LinearSVC's), unless ``decision_function_shape``
+        is ``"ovo"``, which asks for SVC's pairs.
     class_weight : dict, "balanced" or None, default=None
     random_state : int, RandomState or None, default=None
         Seeds the solver where it takes one (the coordinate order of dcd, Pegasos's samples).
@@ -94,6 +99,17 @@ class SVMClassifier(ClassifierMixin, BaseEstimator):
         Refit from the previous solution (same data shape and classes), where the solver can.
     solver_options : dict or None, default=None
         More options of the solver (``svmbench list`` and the solver's docstring).
+    decision_function_shape : {"ovr", "ovo"}, default="ovr"
+        As SVC's, for one-vs-one fits of k ≥ 3 classes: ``"ovo"`` returns the pairs' decision
+        values (n, k(k−1)/2), pair order (0, 1), (0, 2), …, (1, 2), …, each positive for the
+        first class of its pair; ``"ovr"`` SVC's transform of them, (n, k): the votes plus the
+        summed confidences scaled into (−1/3, 1/3). One-vs-rest and Crammer–Singer scores are
+        per class already (``"ovo"`` is refused for them); two classes give (n,) whatever the
+        shape.
+    break_ties : bool, default=False
+        As SVC's: for one-vs-one with ``decision_function_shape="ovr"``, predict the argmax of
+        the decision function (equal votes broken by the confidences); otherwise the majority
+        vote, ties to the first class (LIBSVM's rule).
 
     Attributes
     ----------
@@ -102,15 +118,32 @@ class SVMClassifier(ClassifierMixin, BaseEstimator):
         The solve: status, certified ``rel_gap``, iterations, times, trace, model.
     model_ : Model
         ``result_.model``: what predicts (saved with ``svmbench.save_model``).
-    coef_, intercept_
-        Linear models only: shape (1, d) and (1,) for two classes, (k, d) and (k,) for
-        one-vs-rest and Crammer–Singer.
+    coef_ : ndarray or sparse matrix
+        ``kernel="linear"`` only, read-only (a property, as SVC's): ``w`` of shape (1, d) for
+        two classes, (k, d) for one-vs-rest and Crammer–Singer, (k(k−1)/2, d) for one-vs-one;
+        a binary model solved in the kernel dual gives SVC's ``dual_coef_ @ support_vectors_``
+        (sparse after a sparse fit, as SVC's). ``sparsify()``/``densify()`` (LinearSVC's) switch
+        its format; the model keeps its dense ``w`` and predicts the same.
+    intercept_ : ndarray
+        ``b``: (1,) for two classes, (k,) for one-vs-rest and Crammer–Singer, (k(k−1)/2,) for
+        one-vs-one in SVC's pair order.
     support_, support_vectors_, dual_coef_, n_support_
-        Binary kernel models (and linear ones solved in the dual): indices of the support
-        vectors, the vectors, ``α_i y_i`` of shape (1, n_SV), counts per class; as SVC's,
-        grouped by class in ``classes_`` order and counted by the labels.
-    n_iter_ : int
-        ``result_.iterations``, in the solver's unit.
+        Binary kernel models (and linear ones solved in the dual) and one-vs-one fits over
+        kernel models, in SVC's (LIBSVM's) layout: the support vectors grouped by class in
+        ``classes_`` order, by index within a class, counted per class by their labels;
+        ``dual_coef_`` ``α_i y_i`` of shape (1, n_SV), or (k−1, n_SV) with the coefficients of
+        the pair (i, j) in rows j−1 (class-i vectors) and i (class-j vectors)
+        (:mod:`svmbench.svc_layout`); CSR after a sparse fit, as SVC's.
+    n_iter_ : ndarray or int
+        The solver's iterations (in its unit): as SVC, one per binary problem ((1,), (k,) or
+        (k(k−1)/2,)) for kernels other than linear and for one-vs-one; as LinearSVC, the
+        largest over the binary problems (an int) for the linear kernel's other fits.
+    fit_status_ : int
+        0 if ``result_.status`` is ``optimal``, else 1 (SVC's).
+    shape_fit_ : tuple
+        The shape of the training ``X``.
+    class_weight_ : ndarray of shape (k,)
+        The weight of each class, computed from ``class_weight`` as SVC does (ones for None).
 
     Examples
     --------
@@ -142,11 +175,13 @@ class SVMClassifier(ClassifierMixin, BaseEstimator):
         "tol": [Interval(numbers.Real, 0.0, None, closed="neither")],
         "max_iter": [Interval(numbers.Integral, 1, None, closed="left"), None],
         "time_limit": [Interval(numbers.Real, 0.0, None, closed="neither"), None],
-        "multiclass": [StrOptions({"ovr", "ovo", "crammer_singer"})],
+        "multiclass": [StrOptions({"auto", "ovr", "ovo", "crammer_singer"})],
         "class_weight": [dict, StrOptions({"balanced"}), None],
         "random_state": ["random_state"],
         "warm_start": ["boolean"],
         "solver_options": [dict, None],
+        "decision_function_shape": [StrOptions({"ovr", "ovo"})],
+        "break_ties": ["boolean"],
     }  # fmt: skip
 
     def __init__(
@@ -164,11 +199,13 @@ class SVMClassifier(ClassifierMixin, BaseEstimator):
         tol=1e-6,
         max_iter=None,
         time_limit=None,
-        multiclass="ovr",
+        multiclass="auto",
         class_weight=None,
         random_state=None,
         warm_start=False,
         solver_options=None,
+        decision_function_shape="ovr",
+        break_ties=False,
     ):
         self.C = C
         self.kernel = kernel
@@ -187,6 +224,8 @@ class SVMClassifier(ClassifierMixin, BaseEstimator):
         self.random_state = random_state
         self.warm_start = warm_start
         self.solver_options = solver_options
+        self.decision_function_shape = decision_function_shape
+        self.break_ties = break_ties
 
     # ---- fitting ---------------------------------------------------------------------------------
     def fit(self, X, y, sample_weight=None):
@@ -230,7 +269,9 @@ class SVMClassifier(ClassifierMixin, BaseEstimator):
         if warm is not None and warm.alpha is not None and warm.alpha.shape[0] != X.shape[0]:
             warm = None
         result = self._solve(solver, problem, warm)
-        self._set_fitted(result, problem)
+        self._set_fitted(result, problem, X, y_index)
+        self.shape_fit_ = X.shape
+        self.class_weight_ = compute_class_weight(self.class_weight, classes=classes, y=y)
         return self
 
     def _weights(self, X, y, sample_weight) -> np.ndarray | None:
@@ -312,13 +353,20 @@ class SVMClassifier(ClassifierMixin, BaseEstimator):
             )
         return problem
 
+    def _strategy(self) -> str:
+        """``multiclass`` with ``"auto"`` resolved: one-vs-rest for the linear kernel (as
+        LinearSVC) unless SVC's pair values are asked for, one-vs-one otherwise (as SVC)."""
+        if self.multiclass != "auto":
+            return self.multiclass
+        return "ovr" if self.kernel == "linear" and self.decision_function_shape == "ovr" else "ovo"
+
     def _problem_and_solver(self, X, y_index, weights):
         """``(problem, solver name, solver options)`` for the encoded labels."""
         from svmbench.problems import MulticlassHinge
 
         k = self.classes_.size
         name = self._solver_name(k)
-        crammer_singer = self.multiclass == "crammer_singer"
+        crammer_singer = self._strategy() == "crammer_singer"
         if k == 2 and not (
             crammer_singer and MulticlassHinge in registry.solver_class(name).supported
         ):
@@ -355,7 +403,7 @@ class SVMClassifier(ClassifierMixin, BaseEstimator):
         )
         if self.time_limit is not None:
             options["time_limit"] = self.time_limit
-        return problem, self.multiclass, options
+        return problem, self._strategy(), options
 
     def _solve(self, solver, problem, warm):
         from svmbench.solvers.base import ConvergenceWarning, Status
@@ -394,68 +442,94 @@ class SVMClassifier(ClassifierMixin, BaseEstimator):
             )
         return result
 
-    def _set_fitted(self, result, problem) -> None:
-        from svmbench.problems.models import (
-            CrammerSingerModel,
-            KernelModel,
-            LinearModel,
-            OneVsRestModel,
-        )
+    def _set_fitted(self, result, problem, X, y_index) -> None:
+        from svmbench.solvers.base import Status
 
         self.result_ = result
         self.model_ = result.model
-        self.n_iter_ = result.iterations
-        for name in (
-            "coef_",
-            "intercept_",
-            "support_",
-            "support_vectors_",
-            "dual_coef_",
-            "n_support_",
-        ):
+        self.n_iter_ = svc_layout.iterations(result, result.model, self.kernel)
+        self.fit_status_ = 0 if result.status is Status.OPTIMAL else 1
+        for name in (*_OPTIONAL_ATTRIBUTES, "_coef_sparse"):
             self.__dict__.pop(name, None)
-        model = result.model
-        if isinstance(model, LinearModel):
-            self.coef_ = model.w[None, :]
-            self.intercept_ = np.array([model.b])
-        elif isinstance(model, CrammerSingerModel):
-            self.coef_, self.intercept_ = model.W, model.b
-        elif isinstance(model, OneVsRestModel) and all(
-            isinstance(m, LinearModel) for m in model.models
-        ):
-            self.coef_ = np.vstack([m.w for m in model.models])
-            self.intercept_ = np.array([m.b for m in model.models])
-        if isinstance(model, KernelModel):
-            support, coef = model.support, model.dual_coef
-        elif result.alpha is not None and self.classes_.size == 2:
-            support = np.flatnonzero(result.alpha)
-            coef = result.alpha[support] * problem.y[support]
-        else:
-            return
-        # SVC's layout: the support vectors of classes_[0] (y = −1), then those of classes_[1],
-        # counted by their labels (not by the sign of α_i y_i, which rounding can flip)
-        positive = problem.y[support] > 0
-        order = np.argsort(positive, kind="stable")
-        support, coef = support[order], coef[order]
-        self.support_ = support
-        self.dual_coef_ = coef[None, :]
-        X = problem.X
-        self.support_vectors_ = X[support] if self.kernel != "precomputed" else np.empty((0, 0))
-        n_positive = int(np.count_nonzero(positive))
-        self.n_support_ = np.array([support.size - n_positive, n_positive], dtype=np.int32)
+        layout = svc_layout.support_layout(
+            result.model, result, problem, X, y_index, self.classes_.size,
+            precomputed=self.kernel == "precomputed",
+        )  # fmt: skip
+        for name, value in layout.items():
+            setattr(self, name, value)
+
+    def _has_coef(self) -> bool:
+        return self.kernel == "linear"
+
+    @property
+    def coef_(self):
+        """The linear coefficients (``kernel="linear"`` only; read-only, as SVC's): see the
+        class's Attributes."""
+        if self.kernel != "linear":
+            raise AttributeError("coef_ is only available when using a linear kernel")
+        check_is_fitted(self)
+        coef = svc_layout.linear_coef(self)
+        if coef is None:
+            raise AttributeError(f"coef_: the {type(self.model_).__name__} holds no linear w")
+        want = getattr(self, "_coef_sparse", None)
+        if want is True and not sparse.issparse(coef):
+            coef = sparse.csr_matrix(coef)
+        elif want is False and sparse.issparse(coef):
+            coef = coef.toarray()
+        (coef.data if sparse.issparse(coef) else coef).flags.writeable = False
+        return coef
+
+    @available_if(_has_coef)
+    def sparsify(self):
+        """``coef_`` as a scipy sparse (CSR) matrix from now on, as LinearSVC's ``sparsify``; the
+        model (``model_``) keeps its dense ``w``, so predictions are unchanged and no memory is
+        saved. Returns self."""
+        check_is_fitted(self)
+        self._coef_sparse = True
+        return self
+
+    @available_if(_has_coef)
+    def densify(self):
+        """``coef_`` as a dense ndarray from now on (LinearSVC's ``densify``). Returns self."""
+        check_is_fitted(self)
+        self._coef_sparse = False
+        return self
 
     # ---- predicting ------------------------------------------------------------------------------
-    def decision_function(self, X):
-        """Binary: ``f(x)`` of shape (n,), positive for ``classes_[1]``; multiclass: (n, k)."""
+    def _validated(self, X):
         check_is_fitted(self)
-        X = validate_data(self, X, accept_sparse="csr", dtype=np.float64, order="C", reset=False)
-        scores = self.model_.decision_function(X)
-        if self.classes_.size == 2 and scores.ndim == 2:  # two-class Crammer–Singer
+        return validate_data(self, X, accept_sparse="csr", dtype=np.float64, order="C", reset=False)
+
+    def decision_function(self, X):
+        """Binary: ``f(x)`` of shape (n,), positive for ``classes_[1]``. Multiclass: (n, k) per
+        class scores; for one-vs-one, SVC's values in ``decision_function_shape`` (pairs
+        (n, k(k−1)/2) for ``"ovo"``; votes plus scaled confidences (n, k) for ``"ovr"``)."""
+        X = self._validated(X)
+        model, k = self.model_, self.classes_.size
+        if isinstance(model, OneVsOneModel) and k > 2:
+            values = svc_layout.pair_values(model, X)
+            if self.decision_function_shape == "ovo":
+                return values
+            return svc_layout.ovr_from_pairs(values, k)
+        scores = model.decision_function(X)
+        if k == 2 and scores.ndim == 2:  # two-class Crammer–Singer
             return scores[:, 1] - scores[:, 0]
+        if self.decision_function_shape == "ovo" and k > 2:
+            raise ValueError(
+                "decision_function_shape='ovo' needs a one-vs-one fit (multiclass='ovo'); this "
+                f"classifier holds a {type(model).__name__}, whose scores are per class"
+            )
         return scores
 
     def predict(self, X):
-        """The predicted class labels (of the type of the training labels)."""
+        """The predicted class labels (of the type of the training labels). One-vs-one: the
+        majority vote, ties to the first class (LIBSVM's rule), or with ``break_ties`` the
+        argmax of the ``"ovr"`` decision function, as SVC."""
+        if self.break_ties and self.decision_function_shape == "ovo":
+            raise ValueError("break_ties must be False when decision_function_shape is 'ovo'")
+        check_is_fitted(self)
+        if isinstance(self.model_, OneVsOneModel) and not self.break_ties:
+            return self.classes_[self.model_.predict(self._validated(X))]
         f = self.decision_function(X)
         index = (f >= 0.0).astype(int) if f.ndim == 1 else np.argmax(f, axis=1)
         return self.classes_[index]

@@ -322,7 +322,8 @@ class OneVsOneModel(MulticlassModel):
     class index, as LIBSVM and scikit-learn's SVC predict; ``"confidence"`` the largest summed
     confidence ``c_r = Σ_j ±f_rj(x)`` (the lecture notes' rule). The scores are the votes plus a
     term in (−⅓, ⅓) that encodes the tie rule, ``(k−1−r)/(3k)`` or ``c_r / (3(|c_r| + 1))``,
-    so that their argmax is the prediction.
+    so that their argmax is the prediction. ``pair_decision_function`` gives the pairs' own
+    values, which the estimator shapes as scikit-learn's SVC does.
 
     Parameters
     ----------
@@ -358,14 +359,18 @@ class OneVsOneModel(MulticlassModel):
     def n_features(self) -> int:
         return self.models[0].n_features
 
+    def pair_decision_function(self, X) -> np.ndarray:
+        """The binary decision values ``f_p(x)`` of the pairs, in the order of ``pairs``, each
+        positive for the first class of its pair: ndarray of shape (n_samples, n_pairs)."""
+        return np.column_stack([m.decision_function(X) for m in self.models])
+
     def decision_function(self, X) -> np.ndarray:
         """Votes plus the tie-break term in (−⅓, ⅓): ndarray of shape (n_samples, n_classes)."""
-        votes = conf = None
-        for m, (i, j) in zip(self.models, self.pairs, strict=True):
-            f = m.decision_function(X)
-            if votes is None:
-                votes = np.zeros((f.shape[0], self.n_classes))
-                conf = np.zeros_like(votes)
+        values = self.pair_decision_function(X)
+        votes = np.zeros((values.shape[0], self.n_classes))
+        conf = np.zeros_like(votes)
+        for p, (i, j) in enumerate(self.pairs):
+            f = values[:, p]
             win = f > 0
             votes[:, i] += win
             votes[:, j] += ~win

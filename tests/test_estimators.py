@@ -313,9 +313,14 @@ def test_a_saved_multiclass_estimator_predicts_iris_names(tmp_path, params):
     assert pred.tolist() == model.predict(iris.data).tolist()
     assert set(pred.tolist()) == set(iris.target_names.tolist())
     assert np.mean(pred == y) >= 0.9
+    # the loaded classifier gives its model's scores; the estimator's are SVC's for one-vs-one
     np.testing.assert_array_equal(
-        loaded.decision_function(iris.data), model.decision_function(iris.data)
+        loaded.decision_function(iris.data), model.model_.decision_function(iris.data)
     )
+    if params["multiclass"] != "ovo":
+        np.testing.assert_array_equal(
+            loaded.decision_function(iris.data), model.decision_function(iris.data)
+        )
 
 
 def test_feature_names_from_a_data_frame_are_saved_and_checked(tmp_path):
@@ -489,3 +494,248 @@ def test_support_layout_is_svcs(solver):
     # dual_coef_ in the same order: α_i y_i, negative for classes_[0]
     np.testing.assert_array_equal(model.dual_coef_[0] < 0, index == 0)
     np.testing.assert_array_equal(model.support_vectors_, X[model.support_])
+
+
+# ---- SVC's fitted attributes and decision values (svmbench.svc_layout) -----------------------
+IRIS_X = StandardScaler().fit_transform(load_iris().data)
+IRIS_Y = load_iris().target
+#: Points around the data, many near the pairs' boundaries (three-way vote ties included).
+CLOUD = np.random.default_rng(0).normal(size=(2000, 4)) * 1.5
+
+
+def _kernel(kernel, A, B, gamma):
+    from sklearn.metrics.pairwise import polynomial_kernel, rbf_kernel
+
+    if kernel == "rbf":
+        return rbf_kernel(A, B, gamma=gamma)
+    return polynomial_kernel(A, B, degree=3, gamma=gamma, coef0=0.0)
+
+
+@pytest.mark.parametrize("solver", ["smo", "clarabel"])
+@pytest.mark.parametrize("kernel", ["rbf", "poly"])
+def test_one_vs_one_attributes_and_decision_values_are_svcs(kernel, solver):
+    from svmbench.problems.models import OneVsOneModel
+
+    common = dict(kernel=kernel, gamma=0.5, C=1.0)
+    ours = SVMClassifier(solver=solver, tol=1e-8, **common).fit(IRIS_X, IRIS_Y)
+    svc = SVC(tol=1e-8, **common).fit(IRIS_X, IRIS_Y)
+    assert isinstance(ours.model_, OneVsOneModel)  # the default for a kernel, as SVC
+    np.testing.assert_array_equal(ours.support_, svc.support_)
+    np.testing.assert_array_equal(ours.n_support_, svc.n_support_)
+    np.testing.assert_array_equal(ours.support_vectors_, svc.support_vectors_)
+    assert ours.dual_coef_.shape == svc.dual_coef_.shape == (2, ours.support_.size)
+    np.testing.assert_allclose(ours.dual_coef_, svc.dual_coef_, rtol=0, atol=1e-5)
+    np.testing.assert_allclose(ours.intercept_, svc.intercept_, rtol=0, atol=1e-5)
+    assert ours.n_iter_.shape == svc.n_iter_.shape == (3,) and np.all(ours.n_iter_ >= 1)
+    assert ours.fit_status_ == svc.fit_status_ == 0
+    assert ours.shape_fit_ == svc.shape_fit_ == IRIS_X.shape
+    # LIBSVM's layout read back by hand: pair (i, j) takes row j−1 of class i's vectors and
+    # row i of class j's, and reproduces the pair values of decision_function_shape="ovo"
+    ours.set_params(decision_function_shape="ovo")
+    pair_values = ours.decision_function(CLOUD)
+    K = _kernel(kernel, ours.support_vectors_, CLOUD, 0.5)
+    start = np.concatenate([[0], np.cumsum(ours.n_support_)])
+    for p, (i, j) in enumerate([(0, 1), (0, 2), (1, 2)]):
+        si, sj = slice(start[i], start[i + 1]), slice(start[j], start[j + 1])
+        f = ours.dual_coef_[j - 1, si] @ K[si] + ours.dual_coef_[i, sj] @ K[sj]
+        np.testing.assert_allclose(pair_values[:, p], f + ours.intercept_[p], atol=1e-10)
+    svc.set_params(decision_function_shape="ovo")
+    np.testing.assert_allclose(pair_values, svc.decision_function(CLOUD), rtol=0, atol=1e-5)
+    for model in (ours, svc):
+        model.set_params(decision_function_shape="ovr")
+    F = ours.decision_function(CLOUD)
+    np.testing.assert_allclose(F, svc.decision_function(CLOUD), rtol=0, atol=1e-5)
+    np.testing.assert_array_equal(ours.predict(CLOUD), svc.predict(CLOUD))
+    np.testing.assert_array_equal(ours.predict(IRIS_X), svc.predict(IRIS_X))
+
+
+@pytest.mark.parametrize("solver", ["smo", "clarabel"])
+def test_binary_attributes_are_svcs_with_its_signs(solver):
+    ours = SVMClassifier(kernel="rbf", gamma=0.05, solver=solver, tol=1e-8).fit(X_BC, Y_BC)
+    svc = SVC(kernel="rbf", gamma=0.05, tol=1e-8).fit(X_BC, Y_BC)
+    np.testing.assert_array_equal(ours.support_, svc.support_)
+    np.testing.assert_array_equal(ours.n_support_, svc.n_support_)
+    np.testing.assert_allclose(ours.dual_coef_, svc.dual_coef_, rtol=0, atol=1e-5)
+    assert ours.intercept_.shape == svc.intercept_.shape == (1,)
+    np.testing.assert_allclose(ours.intercept_, svc.intercept_, rtol=0, atol=1e-5)
+    # dual_coef_ K(SV, x) + intercept_ is the decision function, positive for classes_[1]
+    f = ours.dual_coef_ @ _kernel("rbf", ours.support_vectors_, X_BC, 0.05) + ours.intercept_
+    np.testing.assert_allclose(f[0], ours.decision_function(X_BC), atol=1e-10)
+    np.testing.assert_allclose(ours.decision_function(X_BC), svc.decision_function(X_BC), atol=1e-5)
+    assert ours.n_iter_.shape == svc.n_iter_.shape == (1,)
+    assert ours.fit_status_ == 0 and ours.shape_fit_ == X_BC.shape
+    np.testing.assert_array_equal(ours.class_weight_, svc.class_weight_)
+
+
+def test_linear_coef_is_svcs_read_only_and_sparse_after_a_sparse_fit():
+    from scipy import sparse
+    from sklearn.base import clone
+
+    from svmbench.problems.models import KernelModel, LinearModel
+
+    common = dict(kernel="linear", C=0.1, tol=1e-8)
+    smo = SVMClassifier(solver="smo", **common).fit(X_BC, Y_BC)
+    clarabel = SVMClassifier(solver="clarabel", **common).fit(X_BC, Y_BC)
+    svc = SVC(**common).fit(X_BC, Y_BC)
+    assert isinstance(smo.model_, KernelModel) and isinstance(clarabel.model_, LinearModel)
+    assert smo.coef_.shape == clarabel.coef_.shape == svc.coef_.shape == (1, X_BC.shape[1])
+    np.testing.assert_allclose(smo.coef_, clarabel.coef_, rtol=0, atol=1e-5)
+    np.testing.assert_allclose(smo.coef_, svc.coef_, rtol=0, atol=1e-5)
+    np.testing.assert_allclose(smo.intercept_, svc.intercept_, rtol=0, atol=1e-5)
+    np.testing.assert_allclose(smo.decision_function(X_BC), X_BC @ smo.coef_[0] + smo.intercept_)
+    for model in (smo, clarabel):
+        with pytest.raises(AttributeError):
+            model.coef_ = np.zeros((1, X_BC.shape[1]))
+        assert not model.coef_.flags.writeable
+    assert not hasattr(clone(smo), "coef_")  # a property of the fit, not a parameter
+    # a sparse fit gives SVC's sparse dual_coef_ and coef_
+    Xs = sparse.csr_matrix(X_BC)
+    smo_sparse = SVMClassifier(solver="smo", **common).fit(Xs, Y_BC)
+    svc_sparse = SVC(**common).fit(Xs, Y_BC)
+    for name in ("coef_", "dual_coef_", "support_vectors_"):
+        assert sparse.issparse(getattr(smo_sparse, name)) and sparse.issparse(
+            getattr(svc_sparse, name)
+        )
+    np.testing.assert_allclose(smo_sparse.coef_.toarray(), smo.coef_, atol=1e-10)
+    # LinearSVC's sparsify/densify: the format of coef_, predictions unchanged; a refit resets
+    before = clarabel.predict(X_BC)
+    assert sparse.issparse(clarabel.sparsify().coef_)
+    np.testing.assert_array_equal(clarabel.coef_.toarray(), clarabel.densify().coef_)
+    assert isinstance(clarabel.densify().coef_, np.ndarray)
+    assert sparse.issparse(clarabel.sparsify().coef_)
+    np.testing.assert_array_equal(clarabel.predict(X_BC), before)
+    assert isinstance(clarabel.fit(X_BC, Y_BC).coef_, np.ndarray)
+    rbf = SVMClassifier(kernel="rbf", solver="smo").fit(X_BC, Y_BC)
+    with pytest.raises(AttributeError, match="linear kernel"):
+        rbf.coef_  # noqa: B018
+    assert not hasattr(rbf, "sparsify") and not hasattr(rbf, "densify")
+
+
+def test_a_cross_validated_estimator_has_the_coef_of_its_refit():
+    cv = SVMClassifierCV(Cs=[0.1, 1.0], cv=3, kernel="linear", bias="regularized").fit(X_BC, Y_BC)
+    np.testing.assert_array_equal(cv.coef_, cv.best_estimator_.coef_)
+    np.testing.assert_array_equal(cv.intercept_, cv.best_estimator_.intercept_)
+
+
+def test_class_weight_n_iter_and_fit_status_are_svcs():
+    from svmbench.problems.models import OneVsRestModel
+
+    X, y = IRIS_X[:120], IRIS_Y[:120]  # 50, 50 and 20 examples
+    for class_weight in ("balanced", {1: 3.0}, None):
+        ours = SVMClassifier(kernel="rbf", solver="smo", class_weight=class_weight).fit(X, y)
+        svc = SVC(class_weight=class_weight).fit(X, y)
+        assert ours.class_weight_.shape == (3,)
+        np.testing.assert_allclose(ours.class_weight_, svc.class_weight_, rtol=1e-12)
+        assert ours.n_iter_.shape == svc.n_iter_.shape
+    assert not np.allclose(
+        SVMClassifier(class_weight="balanced", solver="smo").fit(X, y).class_weight_, 1.0
+    )
+    # the linear kernel's one-vs-rest: one int as LinearSVC, the largest binary count
+    linear = SVMClassifier(kernel="linear", solver="clarabel").fit(X, y)
+    assert isinstance(linear.model_, OneVsRestModel) and isinstance(linear.n_iter_, int)
+    assert linear.n_iter_ == max(linear.result_.info["binary_iterations"]) >= 1
+    assert linear.coef_.shape == (3, X.shape[1]) and linear.intercept_.shape == (3,)
+    with pytest.warns(SVMConvergenceWarning):
+        stopped = SVMClassifier(kernel="rbf", solver="smo", max_iter=1, tol=1e-12).fit(X_BC, Y_BC)
+    assert stopped.result_.status.value == "max_iter" and stopped.fit_status_ == 1
+
+
+def test_the_default_multiclass_strategy_follows_the_class_it_replaces():
+    from svmbench.problems.models import OneVsOneModel, OneVsRestModel
+
+    kernel = SVMClassifier(kernel="rbf", solver="smo").fit(IRIS_X, IRIS_Y)
+    linear = SVMClassifier(kernel="linear", solver="clarabel").fit(IRIS_X, IRIS_Y)
+    assert isinstance(kernel.model_, OneVsOneModel)  # SVC's
+    assert isinstance(linear.model_, OneVsRestModel)  # LinearSVC's
+    with pytest.raises(ValueError, match="one-vs-one"):
+        linear.set_params(decision_function_shape="ovo").decision_function(IRIS_X)
+    # asking for SVC's pair values trains SVC's pairs, and gives SVC's linear coef_
+    pairs = SVMClassifier(kernel="linear", solver="smo", tol=1e-8, decision_function_shape="ovo")
+    pairs.fit(IRIS_X, IRIS_Y)
+    svc = SVC(kernel="linear", tol=1e-8, decision_function_shape="ovo").fit(IRIS_X, IRIS_Y)
+    assert isinstance(pairs.model_, OneVsOneModel)
+    assert pairs.coef_.shape == svc.coef_.shape == (3, IRIS_X.shape[1])
+    np.testing.assert_allclose(pairs.coef_, svc.coef_, rtol=0, atol=1e-5)
+    np.testing.assert_allclose(pairs.intercept_, svc.intercept_, rtol=0, atol=1e-5)
+    np.testing.assert_allclose(
+        pairs.decision_function(CLOUD), svc.decision_function(CLOUD), rtol=0, atol=1e-5
+    )
+
+
+def test_break_ties_uses_the_confidences_as_svc():
+    ours = SVMClassifier(kernel="rbf", gamma=0.5, solver="smo", tol=1e-8).fit(IRIS_X, IRIS_Y)
+    svc = SVC(gamma=0.5, tol=1e-8).fit(IRIS_X, IRIS_Y)
+    votes = np.floor(ours.decision_function(CLOUD) + 1 / 3)
+    tie = np.all(votes == 1, axis=1)  # each class wins one pair
+    assert tie.sum() >= 5
+    plain = ours.predict(CLOUD)
+    assert np.all(plain[tie] == 0)  # LIBSVM's rule: the first class
+    ours.set_params(break_ties=True)
+    broken = ours.predict(CLOUD)
+    assert np.any(broken[tie] != 0)
+    np.testing.assert_array_equal(broken[~tie], plain[~tie])
+    np.testing.assert_array_equal(broken, np.argmax(ours.decision_function(CLOUD), axis=1))
+    np.testing.assert_array_equal(plain, svc.predict(CLOUD))
+    np.testing.assert_array_equal(broken, svc.set_params(break_ties=True).predict(CLOUD))
+    with pytest.raises(ValueError, match="break_ties must be False"):
+        ours.set_params(decision_function_shape="ovo").predict(CLOUD)
+
+
+def test_one_vs_one_decision_values_grow_with_the_distance():
+    """Four classes in the quadrants: points at distances 5 and 10 along the first quadrant's
+    diagonal win every pair; SVC's values tell them apart by their confidences, votes alone
+    do not."""
+    rng = np.random.default_rng(0)
+    centers = 2.0 * np.array([[1, 1], [-1, 1], [-1, -1], [1, -1]])
+    X = np.vstack([c + 0.5 * rng.normal(size=(20, 2)) for c in centers])
+    y = np.repeat(np.arange(4), 20)
+    P = np.array([[5.0, 5.0], [10.0, 10.0]]) / np.sqrt(2.0)
+    ours = SVMClassifier(kernel="linear", multiclass="ovo", solver="smo", tol=1e-8).fit(X, y)
+    F = ours.decision_function(P)
+    np.testing.assert_array_equal(
+        ours.model_.decision_function(P)[0], ours.model_.decision_function(P)[1]
+    )
+    assert np.all(np.argmax(F, axis=1) == 0) and np.all(ours.predict(P) == 0)
+    assert not np.allclose(F[0], F[1]) and F[1, 0] > F[0, 0]
+    svc = SVC(kernel="linear", tol=1e-8).fit(X, y)
+    np.testing.assert_allclose(F, svc.decision_function(P), rtol=0, atol=1e-5)
+
+
+def test_svc_values_of_a_model_holding_its_pairs_in_another_order():
+    from svmbench import svc_layout
+    from svmbench.problems.models import LinearModel, OneVsOneModel
+
+    rng = np.random.default_rng(1)
+    ws, bs = rng.normal(size=(3, 2)), rng.normal(size=3)
+    models = tuple(LinearModel(w, b) for w, b in zip(ws, bs, strict=True))
+    canonical = OneVsOneModel(models, ((0, 1), (0, 2), (1, 2)), 3)
+    # (2, 1) is positive for class 2: the negated model of the pair (1, 2)
+    swapped = OneVsOneModel(
+        (LinearModel(-ws[2], -bs[2]), LinearModel(-ws[0], -bs[0]), models[1]),
+        ((2, 1), (1, 0), (0, 2)),
+        3,
+    )
+    Z = rng.normal(size=(50, 2))
+    np.testing.assert_allclose(canonical.pair_decision_function(Z)[:, 0], Z @ ws[0] + bs[0])
+    np.testing.assert_allclose(
+        svc_layout.pair_values(swapped, Z), svc_layout.pair_values(canonical, Z), atol=1e-12
+    )
+    with pytest.raises(ValueError, match="every pair"):
+        svc_layout.pair_values(OneVsOneModel(models[:2], ((0, 1), (0, 2)), 3), Z)
+    # SVC's transform by hand: (0, 1) = 0.5 votes 0, (0, 2) = −0.2 votes 2, (1, 2) = 1 votes 1;
+    # summed confidences 0.3, 0.5, −0.8
+    F = svc_layout.ovr_from_pairs(np.array([[0.5, -0.2, 1.0]]), 3)
+    expected = [1 + 0.3 / (3 * 1.3), 1 + 0.5 / (3 * 1.5), 1 - 0.8 / (3 * 1.8)]
+    np.testing.assert_allclose(F[0], expected, rtol=1e-12)
+
+
+def test_a_sparse_one_vs_one_fit_has_svcs_sparse_layout():
+    from scipy import sparse
+
+    Xs = sparse.csr_matrix(IRIS_X)
+    ours = SVMClassifier(kernel="rbf", gamma=0.5, solver="smo", tol=1e-8).fit(Xs, IRIS_Y)
+    svc = SVC(gamma=0.5, tol=1e-8).fit(Xs, IRIS_Y)
+    assert sparse.issparse(ours.dual_coef_) and sparse.issparse(svc.dual_coef_)
+    assert sparse.issparse(ours.support_vectors_)
+    np.testing.assert_array_equal(ours.support_, svc.support_)
+    np.testing.assert_allclose(ours.dual_coef_.toarray(), svc.dual_coef_.toarray(), atol=1e-5)
