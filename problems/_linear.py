@@ -12,7 +12,7 @@ import numpy as np
 from scipy import sparse
 
 from svmbench.problems._binary import BinaryDualMixin
-from svmbench.problems._qp import maximize_dual_on_subset
+from svmbench.problems._qp import absorb_label_sum, maximize_dual_on_subset
 from svmbench.problems.base import Problem
 from svmbench.problems.models import LinearModel, finite
 
@@ -323,22 +323,8 @@ class LinearBinaryMixin(BinaryDualMixin, Problem):
         t = max(t, 0.0)
         alpha = np.clip(t * alpha, 0.0, upper)
         if self.bias == "free":
-            alpha = self._zero_label_sum(alpha, upper)
+            alpha = absorb_label_sum(alpha, self.y, upper)
         return alpha, t * total - 0.5 * t * t * vv
-
-    def _zero_label_sum(self, alpha, upper) -> np.ndarray:
-        """Remove most of the rounding residue of ``yᵀα``: a multiplier strictly inside its box
-        absorbs it (as :func:`~problems._qp.project_box_hyperplane` does; what is left is a few
-        ulps of ``Σα_i``)."""
-        y = self.y
-        for _ in range(3):
-            res = float(y @ alpha)
-            inside = np.flatnonzero((alpha > 0) & (alpha < upper))
-            if res == 0.0 or not inside.size:
-                break
-            i = inside[np.argmax(np.minimum(alpha[inside], upper[inside] - alpha[inside]))]
-            alpha[i] = min(max(alpha[i] - y[i] * res, 0.0), upper[i])
-        return alpha
 
     def _maximize_on(self, alpha, free, upper) -> np.ndarray:
         """Best α on ``free`` given the other multipliers (see ``maximize_dual_on_subset``)."""

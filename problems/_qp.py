@@ -7,6 +7,7 @@ OSQP's form ``l ≤ Ax ≤ u`` to Clarabel's cones lives in one place.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 import numpy as np
@@ -101,6 +102,46 @@ def solve_osqp_form_with_clarabel(
         iterations=int(sol.iterations),
         solve_time=float(sol.solve_time),
     )
+
+
+def exact_label_sum(alpha: np.ndarray, y: np.ndarray, movable: np.ndarray):
+    """``α`` rounded down to multiples of ``q = 2^⌈log₂ Σα⌉ / 2⁵²`` with ``yᵀα = 0`` exactly in
+    floating point, or None where that cannot be done.
+
+    Every partial sum of ``±α_i`` on that grid is a multiple of q below ``2⁵³q`` in magnitude,
+    hence exact in any order; the exact imbalance is taken off the largest ``movable`` multiplier
+    of the class in excess (None when it is smaller than the imbalance, or ``Σα`` is 0 or
+    beyond the float range). The caller checks that the fixed multipliers are on the grid.
+    """
+    total = float(alpha.sum())
+    if not 1e-200 < total < 1e200:
+        return None
+    q = 2.0 ** (math.ceil(math.log2(total)) - 52)
+    grid = np.floor(alpha / q) * q
+    excess = float(y @ grid)  # exact
+    if excess != 0.0:
+        cls = np.flatnonzero(movable & (y == math.copysign(1.0, excess)))
+        if not cls.size:
+            return None
+        j = cls[np.argmax(grid[cls])]
+        if grid[j] < abs(excess):
+            return None
+        grid[j] -= abs(excess)  # exact: both are multiples of q below 2⁵³q
+    return grid
+
+
+def absorb_label_sum(alpha: np.ndarray, y: np.ndarray, upper: np.ndarray) -> np.ndarray:
+    """Most of the rounding residue of ``yᵀα`` removed in place: a multiplier strictly inside
+    its box absorbs it, three times at most (what is left is a few ulps of ``Σα_i``; the box
+    projection of :func:`project_box_hyperplane` removes the rest)."""
+    for _ in range(3):
+        res = float(y @ alpha)
+        inside = np.flatnonzero((alpha > 0) & (alpha < upper))
+        if res == 0.0 or not inside.size:
+            break
+        i = inside[np.argmax(np.minimum(alpha[inside], upper[inside] - alpha[inside]))]
+        alpha[i] = min(max(alpha[i] - y[i] * res, 0.0), upper[i])
+    return alpha
 
 
 def project_box_hyperplane(

@@ -37,6 +37,7 @@ from scipy import sparse
 from scipy.linalg import lstsq
 
 from svmbench.problems import KernelDual, SoftMarginDual, SoftMarginPrimal
+from svmbench.problems._qp import absorb_label_sum, exact_label_sum
 from svmbench.problems.base import Certificate, Problem
 from svmbench.problems.kernels import kernel_dot, kernel_matrix
 
@@ -254,28 +255,12 @@ def _zero_label_sum(problem, alpha, upper):
     if problem.bias != "free":
         return alpha
     y = problem.y
-    total = float(alpha.sum())
     inside = (alpha > 0.0) & (alpha < upper)
-    if 1e-200 < total < 1e200 and inside.any():
-        q = 2.0 ** (math.ceil(math.log2(total)) - 52)
-        grid = np.floor(alpha / q) * q
-        if np.array_equal(grid[~inside], alpha[~inside]):  # the bounds are on the grid
-            excess = float(y @ grid)  # exact
-            cls = np.flatnonzero(inside & (y == math.copysign(1.0, excess)))
-            j = cls[np.argmax(grid[cls])] if cls.size else None
-            if excess == 0.0:
-                return grid
-            if j is not None and grid[j] > abs(excess):
-                grid[j] -= abs(excess)  # exact: multiples of q below 2⁵³q
-                return grid
-    for _ in range(3):
-        res = float(y @ alpha)
-        free = np.flatnonzero((alpha > 0.0) & (alpha < upper))
-        if res == 0.0 or not free.size:
-            break
-        i = free[np.argmax(np.minimum(alpha[free], upper[free] - alpha[free]))]
-        alpha[i] = min(max(alpha[i] - y[i] * res, 0.0), upper[i])
-    return alpha
+    if inside.any():
+        grid = exact_label_sum(alpha, y, inside)
+        if grid is not None and np.array_equal(grid[~inside], alpha[~inside]):
+            return grid  # the bounds are on the grid: they stay exact
+    return absorb_label_sum(alpha, y, upper)
 
 
 def _variables_of(problem, alpha, b):

@@ -47,6 +47,7 @@ import numpy as np
 import scipy.linalg as sla
 from scipy import sparse
 
+from svmbench.problems._qp import exact_label_sum
 from svmbench.solvers._jit import barrier as jit
 from svmbench.solvers._jit.rows import as_rows
 from svmbench.solvers.barrier.normal_equations import Features, cholesky, normal_solver
@@ -370,19 +371,10 @@ def feasible_multipliers(lam: np.ndarray, y: np.ndarray, upper: np.ndarray, equa
     the problem projects it.
     """
     a = np.clip(lam, 0.0, upper)
-    total = float(a.sum())
-    if not equality or not 1e-200 < total < 1e200:
+    if not equality:
         return a
-    q = 2.0 ** (math.ceil(math.log2(total)) - 52)
-    a_grid = np.floor(a / q) * q
-    excess = float(y @ a_grid)  # exact
-    if excess != 0.0:
-        cls = np.flatnonzero(y == math.copysign(1.0, excess))
-        j = cls[np.argmax(a_grid[cls])]
-        if a_grid[j] < abs(excess):
-            return a
-        a_grid[j] -= abs(excess)  # exact: both are multiples of q below 2⁵³q
-    return a_grid
+    grid = exact_label_sum(a, y, np.ones(a.shape, dtype=bool))
+    return a if grid is None else grid
 
 
 def compile_row_passes() -> float:
