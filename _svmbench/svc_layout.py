@@ -31,6 +31,7 @@ from svmbench.problems.models import (
     LinearModel,
     OneVsOneModel,
     OneVsRestModel,
+    pair_votes,
 )
 
 
@@ -70,15 +71,7 @@ def ovr_from_pairs(values: np.ndarray, k: int) -> np.ndarray:
     ``≥ 0`` votes for its first class, as scikit-learn counts) plus the summed confidences
     scaled into (−1/3, 1/3), ``c / (3(|c| + 1))``, which order classes of equal votes and never
     overturn a difference of one vote."""
-    votes = np.zeros((values.shape[0], k))
-    conf = np.zeros_like(votes)
-    for p, (i, j) in enumerate(canonical_pairs(k)):
-        f = values[:, p]
-        conf[:, i] += f
-        conf[:, j] -= f
-        first = f >= 0
-        votes[:, i] += first
-        votes[:, j] += ~first
+    votes, conf = pair_votes(values, canonical_pairs(k), k, zero_votes_first=True)
     return votes + conf / (3.0 * (np.abs(conf) + 1.0))
 
 

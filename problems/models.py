@@ -367,19 +367,28 @@ class OneVsOneModel(MulticlassModel):
     def decision_function(self, X) -> np.ndarray:
         """Votes plus the tie-break term in (−⅓, ⅓): ndarray of shape (n_samples, n_classes)."""
         values = self.pair_decision_function(X)
-        votes = np.zeros((values.shape[0], self.n_classes))
-        conf = np.zeros_like(votes)
-        for p, (i, j) in enumerate(self.pairs):
-            f = values[:, p]
-            win = f > 0
-            votes[:, i] += win
-            votes[:, j] += ~win
-            conf[:, i] += f
-            conf[:, j] -= f
+        votes, conf = pair_votes(values, self.pairs, self.n_classes, zero_votes_first=False)
         if self.tie_break == "first":
             k = self.n_classes
             return votes + (k - 1 - np.arange(k)) / (3.0 * k)
         return votes + conf / (3.0 * (np.abs(conf) + 1.0))
+
+
+def pair_votes(values: np.ndarray, pairs, k: int, *, zero_votes_first: bool):
+    """The votes and the summed confidences of k classes from the decision values of their pairs
+    (column p positive for the first class of ``pairs[p]``): two ndarrays of shape (n, k). A
+    value of exactly 0 votes for the first class with ``zero_votes_first`` (scikit-learn's
+    count), for the second otherwise."""
+    votes = np.zeros((values.shape[0], k))
+    conf = np.zeros_like(votes)
+    for p, (i, j) in enumerate(pairs):
+        f = values[:, p]
+        first = f >= 0 if zero_votes_first else f > 0
+        votes[:, i] += first
+        votes[:, j] += ~first
+        conf[:, i] += f
+        conf[:, j] -= f
+    return votes, conf
 
 
 @dataclass(frozen=True, eq=False)
@@ -453,4 +462,5 @@ __all__ = [
     "OneVsOneModel",
     "OneVsRestModel",
     "finite",
+    "pair_votes",
 ]
