@@ -26,8 +26,8 @@ __version__ = "0.2.0"
 _LAZY = {
     "SVMClassifier": "svmbench.estimators",
     "SVMClassifierCV": "svmbench.model_selection",
-    "SVMConvergenceWarning": "svmbench.estimators",
-    "SVMNumericalWarning": "svmbench.estimators",
+    "SVMConvergenceWarning": "svmbench.solve_outcome",
+    "SVMNumericalWarning": "svmbench.solve_outcome",
     "load_model": "svmbench.problems.model_files",
     "save_model": "svmbench.problems.model_files",
     "problems": "svmbench.problems",

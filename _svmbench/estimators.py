@@ -13,60 +13,57 @@ as LIBSVM's ``-b 1`` does) or ``method="isotonic"``.
 
 from __future__ import annotations
 
+import dataclasses
+import math
 import numbers
-import warnings
 from typing import Any, ClassVar
 
 import numpy as np
 from scipy import sparse
 from sklearn.base import BaseEstimator, ClassifierMixin
-from sklearn.exceptions import ConvergenceWarning as SklearnConvergenceWarning
-from sklearn.utils import check_random_state
+from sklearn.utils import _safe_indexing, check_random_state
 from sklearn.utils._param_validation import Interval, StrOptions
 from sklearn.utils.class_weight import compute_class_weight, compute_sample_weight
-from sklearn.utils.metaestimators import available_if
 from sklearn.utils.multiclass import check_classification_targets
-from sklearn.utils.validation import _check_sample_weight, check_is_fitted, validate_data
+from sklearn.utils.validation import (
+    _check_sample_weight,
+    check_consistent_length,
+    check_is_fitted,
+    validate_data,
+)
 
-from svmbench import svc_layout
+from svmbench import kernel_functions, solve_outcome, svc_layout
+from svmbench.linear_attributes import LinearAttributesMixin
+from svmbench.problems import ovo_values
 from svmbench.problems.models import OneVsOneModel
 from svmbench.solvers import registry
 
+#: Fitted attributes that only some models have (``coef_`` and ``intercept_`` are properties of
+#: the model).
+_OPTIONAL_ATTRIBUTES = ("_intercept", "support_", "support_vectors_", "dual_coef_", "n_support_")
 
-class SVMConvergenceWarning(SklearnConvergenceWarning):
-    """The solve ended on ``max_iter`` or ``time_limit`` before its stopping rule held
-    (``result_.status`` says which; ``result_.rel_gap`` how far it got)."""
-
-
-class SVMNumericalWarning(SVMConvergenceWarning):
-    """The solve ended in ``numerical_error``: the model is the best certified point the solver
-    reached (``result_.rel_gap`` says how good; ``result_.message`` why it stopped)."""
-
-
-#: Fitted attributes that only some models have (``coef_`` is a property of the model).
-_OPTIONAL_ATTRIBUTES = ("intercept_", "support_", "support_vectors_", "dual_coef_", "n_support_")
+#: ``C=inf`` with a kernel: the first C of the soft-margin duals whose optimum, once no α
+#: reaches C, is the hard margin's; at most this many steps of ×1e3.
+_HARD_MARGIN_C = 1e4
+_HARD_MARGIN_STEPS = 3
 
 #: Solvers whose solution depends on a seed (``random_state``).
 _STOCHASTIC = ("pegasos", "cs_sgd", "ssvm_sgd", "perceptron", "sklearn_sgd")
 
 
-def _certified_somewhere(result) -> bool:
-    """Whether ``result`` holds a certified point: its own certificate, or for a reduction
-    (whose record speaks of its binary subproblems) a finite gap on every subproblem."""
-    gaps = result.info.get("binary_rel_gaps")
-    if gaps is not None:
-        return len(gaps) > 0 and bool(np.all(np.isfinite(gaps)))
-    return bool(result.certified and np.isfinite(result.rel_gap))
-
-
-class SVMClassifier(ClassifierMixin, BaseEstimator):
+class SVMClassifier(LinearAttributesMixin, ClassifierMixin, BaseEstimator):
     """Support vector classifier trained by any svmbench solver, certified by its problem.
 
     Parameters
     ----------
     C : float, default=1.0
         ``C_i = C · sample_weight_i · class_weight_{y_i}`` in ``½‖w‖² + Σ C_i loss(m_i)``.
-    kernel : {"linear", "poly", "rbf", "sigmoid", "precomputed"}, default="rbf"
+        ``C=np.inf``: the hard margin (every example on the right side of its margin; an
+        error naming the certificate when the data cannot be separated).
+    kernel : {"linear", "poly", "rbf", "sigmoid", "precomputed"} or callable, default="rbf"
+        A callable ``kernel(A, B)`` returns the (len(A), len(B)) Gram matrix; it is computed once
+        per fit on ``X`` as given (any sequence) and the problem solved as a precomputed one;
+        such a fit cannot be saved (a function needs pickle).
     gamma : {"scale", "auto"} or float, default="scale"
         ``"scale"``: ``1/(d · X.var())`` as SVC; ``"auto"``: ``1/d``.
     degree : int, default=3
@@ -161,8 +158,8 @@ class SVMClassifier(ClassifierMixin, BaseEstimator):
     """
 
     _parameter_constraints: ClassVar[dict] = {
-        "C": [Interval(numbers.Real, 0.0, None, closed="neither")],
-        "kernel": [StrOptions({"linear", "poly", "rbf", "sigmoid", "precomputed"})],
+        "C": [Interval(numbers.Real, 0.0, None, closed="right")],
+        "kernel": [StrOptions({"linear", "poly", "rbf", "sigmoid", "precomputed"}), callable],
         "gamma": [
             StrOptions({"scale", "auto"}), Interval(numbers.Real, 0.0, None, closed="neither")
         ],
@@ -238,14 +235,27 @@ class SVMClassifier(ClassifierMixin, BaseEstimator):
         y : array-like of shape (n_samples,)
             Labels of any type (two or more classes).
         sample_weight : array-like of shape (n_samples,), default=None
-            Non-negative weights: ``C_i = C · sample_weight_i``.
+            ``C_i = C · sample_weight_i``; as SVC, an example of weight ≤ 0 is left out (its
+            ``α_i = 0``).
 
         Returns
         -------
         self
         """
         self._validate_params()
+        if sparse.issparse(X) and self.kernel == "precomputed":
+            raise TypeError(
+                "Sparse precomputed kernels are not supported: X must be the dense "
+                "(n_samples, n_samples) Gram matrix"
+            )
+        self.__dict__.pop("_fit_X", None)
+        if callable(self.kernel):
+            check_consistent_length(X, y)
+            self._fit_X = X
+            X = kernel_functions.gram(self.kernel, X, X)
         X, y = validate_data(self, X, y, accept_sparse="csr", dtype=np.float64, order="C")
+        if callable(self.kernel):
+            del self.n_features_in_  # the callable's inputs need not have features
         check_classification_targets(y)
         classes, y_index = np.unique(y, return_inverse=True)
         if classes.size < 2:
@@ -254,10 +264,16 @@ class SVMClassifier(ClassifierMixin, BaseEstimator):
                 f"{classes[0]!r}"
             )
         weights = self._weights(X, y, sample_weight)
+        if weights is not None and not np.any(weights > 0):
+            raise ValueError(
+                "Invalid input - all samples have zero or negative weights (sample_weight × "
+                "class_weight): nothing to fit"
+            )
         if weights is not None and np.unique(y_index[weights > 0]).size < 2:
             raise ValueError(
-                "the samples of positive weight must contain at least 2 classes; sample_weight "
-                "leaves one class"
+                "Invalid input - all samples with positive weights belong to the same class "
+                f"({classes[y_index[weights > 0][0]]!r}): sample_weight × class_weight leaves "
+                "one class"
             )
         previous = getattr(self, "result_", None) if self.warm_start else None
         if previous is not None and not np.array_equal(getattr(self, "classes_", []), classes):
@@ -269,19 +285,69 @@ class SVMClassifier(ClassifierMixin, BaseEstimator):
         if warm is not None and warm.alpha is not None and warm.alpha.shape[0] != X.shape[0]:
             warm = None
         result = self._solve(solver, problem, warm)
+        if math.isinf(self.C) and self.kernel != "linear":
+            result, problem = self._kernel_hard_margin(solver, problem, result)
         self._set_fitted(result, problem, X, y_index)
-        self.shape_fit_ = X.shape
+        self.shape_fit_ = X.shape if not callable(self.kernel) else (X.shape[0], 0)
         self.class_weight_ = compute_class_weight(self.class_weight, classes=classes, y=y)
         return self
 
+    def _kernel_hard_margin(self, solver, problem, result):
+        """``C=inf`` with a kernel: the soft-margin dual at C growing ×1e3 from
+        :data:`_HARD_MARGIN_C` until no ``α_i`` reaches its ``C_i``. The box is then inactive,
+        so that the certified soft-margin optimum satisfies the hard margin's KKT conditions
+        (every ``ξ_i = 0``) and is its optimum; a ValueError when C reaches 1e3 × more."""
+        from svmbench.solvers.base import Status
+
+        for step in range(_HARD_MARGIN_STEPS):
+            upper = problem.upper_bounds
+            at_bound = np.count_nonzero((upper > 0) & (result.alpha >= upper * (1.0 - 1e-9)))
+            if result.status is Status.OPTIMAL and at_bound == 0:
+                return result, problem
+            if step + 1 < _HARD_MARGIN_STEPS:
+                problem = dataclasses.replace(problem, C=problem.C * 1e3)
+                result = self._solve(solver, problem, None)
+        raise ValueError(
+            f"C=inf (the hard margin): the classes are not separated by the {self.kernel} "
+            f"kernel's feature map as far as the solver can tell: at C={problem.C:g}, {at_bound} "
+            f"multipliers still reach C (status {result.status.value}, certified relative gap "
+            f"{result.rel_gap:.3g}); give a finite C"
+        )
+
     def _weights(self, X, y, sample_weight) -> np.ndarray | None:
-        """Per-example weights ``sample_weight_i · class_weight_{y_i}`` (None: all ones)."""
+        """Per-example weights ``sample_weight_i · class_weight_{y_i}`` (None: all ones), a
+        negative one set to 0 (SVC leaves such examples out)."""
         if sample_weight is None and self.class_weight is None:
             return None
+        given = np.asarray(sample_weight if sample_weight is not None else 1.0, dtype=object)
+        if (
+            given.ndim == 1
+            and given.size
+            and all(isinstance(v, numbers.Real) and v <= 0 for v in given)
+        ):  # before scikit-learn's check, which has its own words for all zeros
+            raise ValueError(
+                "Invalid input - all samples have zero or negative weights (sample_weight): "
+                "nothing to fit"
+            )
         sw = _check_sample_weight(sample_weight, X, dtype=np.float64)
         if self.class_weight is not None:
             sw = sw * compute_sample_weight(self.class_weight, y)
-        return sw
+        return np.maximum(sw, 0.0)
+
+    def _kernel_name(self) -> str:
+        """The kernel the problems see: a callable's Gram matrix is a precomputed kernel."""
+        return "precomputed" if callable(self.kernel) else self.kernel
+
+    def _svc_like(self) -> bool:
+        """Whether the fit is one SVC makes, whose attributes then have SVC's types (``n_iter_``
+        an array, ``coef_`` read-only and sparse after a sparse fit): any kernel but the linear
+        one, one-vs-one, or SVC's binary problem (hinge loss, free bias); the other linear fits
+        are LinearSVC's (``n_iter_`` an int, ``coef_`` and ``intercept_`` assignable)."""
+        if self.kernel != "linear":
+            return True
+        if self.classes_.size > 2:
+            return self._strategy() == "ovo"
+        return self.bias == "free" and self.loss == "hinge"
 
     def _gamma(self, X, weights=None) -> float:
         """``gamma="scale"``: ``1/(d · Var X)``, the variance of every entry weighted by its
@@ -326,17 +392,29 @@ class SVMClassifier(ClassifierMixin, BaseEstimator):
 
     def _binary_problem(self, X, y_pm, weights, name: str):
         """The binary problem the parameters describe, in a view the solver accepts."""
-        from svmbench.problems import KernelDual, SoftMarginDual, SoftMarginPrimal
+        from svmbench.problems import HardMarginPrimal, KernelDual, SoftMarginDual, SoftMarginPrimal
 
+        if math.isinf(self.C) and self.kernel == "linear":
+            if weights is not None and np.any(weights <= 0):
+                raise ValueError(
+                    "C=inf (the hard margin) takes positive sample weights only: an example of "
+                    "weight 0 cannot be left out of a hard margin; drop it from X"
+                )
+            problem = HardMarginPrimal(X, y_pm, bias=self.bias, bias_scale=float(self.bias_scale))
+            why = registry.solver_class(name).unsupported_reason(problem)
+            if why is not None:
+                raise ValueError(f"solver {name!r} cannot fit C=inf (the hard margin): {why}")
+            return problem
         common = dict(
-            C=float(self.C), loss=self.loss, bias=self.bias, bias_scale=float(self.bias_scale),
+            C=_HARD_MARGIN_C if math.isinf(self.C) else float(self.C), loss=self.loss,
+            bias=self.bias, bias_scale=float(self.bias_scale),
             sample_weight=weights,
         )  # fmt: skip
         cls = registry.solver_class(name)
         if self.kernel != "linear":
             problem = KernelDual(
-                X, y_pm, kernel=self.kernel, gamma=self._gamma(X, weights), degree=self.degree,
-                coef0=float(self.coef0), **common,
+                X, y_pm, kernel=self._kernel_name(), gamma=self._gamma(X, weights),
+                degree=self.degree, coef0=float(self.coef0), **common,
             )  # fmt: skip
             why = cls.unsupported_reason(problem)
         else:
@@ -366,14 +444,17 @@ class SVMClassifier(ClassifierMixin, BaseEstimator):
 
         k = self.classes_.size
         name = self._solver_name(k)
+        if math.isinf(self.C) and k > 2:
+            raise ValueError(
+                "C=inf (the hard margin) is solved for two classes; for more, give a large "
+                "finite C (e.g. 1e10)"
+            )
         crammer_singer = self._strategy() == "crammer_singer"
         if k == 2 and not (
             crammer_singer and MulticlassHinge in registry.solver_class(name).supported
         ):
             y_pm = np.where(y_index == 1, 1.0, -1.0)
             return self._binary_problem(X, y_pm, weights, name), name, self._solver_options(name)
-        if self.kernel == "precomputed":
-            raise ValueError("kernel='precomputed' takes two classes only")
         mc_bias = "regularized" if self.bias == "free" else self.bias
         problem = MulticlassHinge(
             X, y_index, C=float(self.C), bias=mc_bias, bias_scale=float(self.bias_scale),
@@ -394,110 +475,57 @@ class SVMClassifier(ClassifierMixin, BaseEstimator):
         options = dict(
             binary_solver=name,
             binary_options=self._solver_options(name),
-            kernel=None if self.kernel == "linear" else self.kernel,
+            kernel=None if self.kernel == "linear" else self._kernel_name(),
             gamma=self._gamma(X, weights),
             degree=self.degree,
             coef0=float(self.coef0),
             bias=self.bias,
             loss=self.loss,
+            support_vectors=self._strategy() == "ovo",
         )
         if self.time_limit is not None:
             options["time_limit"] = self.time_limit
         return problem, self._strategy(), options
 
     def _solve(self, solver, problem, warm):
-        from svmbench.solvers.base import ConvergenceWarning, Status
-
-        with warnings.catch_warnings(record=True) as caught:
-            warnings.simplefilter("always", ConvergenceWarning)
-            result = solver.solve(problem, warm_start=warm)
-        for w in caught:
-            if not issubclass(w.category, ConvergenceWarning):
-                warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)
-        if result.status in (Status.MAX_ITER, Status.TIME_LIMIT):
-            warnings.warn(
-                f"{result.solver} stopped at {result.status.value} ({result.iterations} "
-                f"{result.iteration_unit}) with a certified relative gap of {result.rel_gap:.3g}; "
-                "increase max_iter or time_limit",
-                SVMConvergenceWarning,
-                stacklevel=3,
-            )
-        if result.status is Status.NUMERICAL_ERROR:
-            if not _certified_somewhere(result) or result.model is None:
-                raise RuntimeError(
-                    f"{result.solver} ended with a numerical error and no certified point: "
-                    f"{result.message}; try solver='auto' or another solver, or scale X"
-                )
-            gap = max(result.info.get("binary_rel_gaps") or (result.rel_gap,))
-            warnings.warn(
-                f"{result.solver} ended with a numerical error ({result.message}); the model is "
-                f"its best certified point, relative gap {gap:.3g} (tol {solver.tol:g})",
-                SVMNumericalWarning,
-                stacklevel=3,
-            )
-        if result.model is None:
-            raise RuntimeError(
-                f"{result.solver} ended with status {result.status.value} and no model: "
-                f"{result.message}"
-            )
-        return result
+        """``solver.solve(problem)`` with its status said to the user (:mod:`solve_outcome`)."""
+        if self.kernel == "linear" and not self._svc_like():
+            family = "liblinear"
+        else:
+            family = "libsvm"
+        return solve_outcome.solve_and_report(
+            solver, problem, warm, family=family, max_iter=self.max_iter,
+            time_limit=self.time_limit,
+        )  # fmt: skip
 
     def _set_fitted(self, result, problem, X, y_index) -> None:
         from svmbench.solvers.base import Status
 
         self.result_ = result
         self.model_ = result.model
-        self.n_iter_ = svc_layout.iterations(result, result.model, self.kernel)
+        svc_like = self._svc_like()
+        self.n_iter_ = svc_layout.iterations(result, result.model, svc_like)
         self.fit_status_ = 0 if result.status is Status.OPTIMAL else 1
-        for name in (*_OPTIONAL_ATTRIBUTES, "_coef_sparse"):
+        for name in _OPTIONAL_ATTRIBUTES:
             self.__dict__.pop(name, None)
+        # SVC's coef_ is sparse after a sparse fit, LinearSVC's dense
+        self._coef_sparse = bool(svc_like and sparse.issparse(X))
         layout = svc_layout.support_layout(
             result.model, result, problem, X, y_index, self.classes_.size,
-            precomputed=self.kernel == "precomputed",
+            precomputed=self._kernel_name() == "precomputed",
         )  # fmt: skip
+        if "intercept_" in layout:
+            self._intercept = layout.pop("intercept_")
+        if callable(self.kernel) and "support_" in layout:
+            layout["support_vectors_"] = _safe_indexing(self._fit_X, layout["support_"])
         for name, value in layout.items():
             setattr(self, name, value)
-
-    def _has_coef(self) -> bool:
-        return self.kernel == "linear"
-
-    @property
-    def coef_(self):
-        """The linear coefficients (``kernel="linear"`` only; read-only, as SVC's): see the
-        class's Attributes."""
-        if self.kernel != "linear":
-            raise AttributeError("coef_ is only available when using a linear kernel")
-        check_is_fitted(self)
-        coef = svc_layout.linear_coef(self)
-        if coef is None:
-            raise AttributeError(f"coef_: the {type(self.model_).__name__} holds no linear w")
-        want = getattr(self, "_coef_sparse", None)
-        if want is True and not sparse.issparse(coef):
-            coef = sparse.csr_matrix(coef)
-        elif want is False and sparse.issparse(coef):
-            coef = coef.toarray()
-        (coef.data if sparse.issparse(coef) else coef).flags.writeable = False
-        return coef
-
-    @available_if(_has_coef)
-    def sparsify(self):
-        """``coef_`` as a scipy sparse (CSR) matrix from now on, as LinearSVC's ``sparsify``; the
-        model (``model_``) keeps its dense ``w``, so predictions are unchanged and no memory is
-        saved. Returns self."""
-        check_is_fitted(self)
-        self._coef_sparse = True
-        return self
-
-    @available_if(_has_coef)
-    def densify(self):
-        """``coef_`` as a dense ndarray from now on (LinearSVC's ``densify``). Returns self."""
-        check_is_fitted(self)
-        self._coef_sparse = False
-        return self
 
     # ---- predicting ------------------------------------------------------------------------------
     def _validated(self, X):
         check_is_fitted(self)
+        if callable(self.kernel):
+            X = kernel_functions.predict_kernel(self.kernel, X, self._fit_X)
         return validate_data(self, X, accept_sparse="csr", dtype=np.float64, order="C", reset=False)
 
     def decision_function(self, X):
@@ -507,10 +535,10 @@ class SVMClassifier(ClassifierMixin, BaseEstimator):
         X = self._validated(X)
         model, k = self.model_, self.classes_.size
         if isinstance(model, OneVsOneModel) and k > 2:
-            values = svc_layout.pair_values(model, X)
+            values = ovo_values.pair_values(model, X)
             if self.decision_function_shape == "ovo":
                 return values
-            return svc_layout.ovr_from_pairs(values, k)
+            return ovo_values.ovr_from_pairs(values, k)
         scores = model.decision_function(X)
         if k == 2 and scores.ndim == 2:  # two-class Crammer–Singer
             return scores[:, 1] - scores[:, 0]

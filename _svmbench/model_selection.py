@@ -267,17 +267,20 @@ class SVMClassifierCV(SVMClassifier):
         tol=1e-6,
         max_iter=None,
         time_limit=None,
-        multiclass="ovr",
+        multiclass="auto",
         class_weight=None,
         random_state=None,
         warm_start=False,
         solver_options=None,
+        decision_function_shape="ovr",
+        break_ties=False,
     ):
         super().__init__(
             C=C, kernel=kernel, gamma=gamma, degree=degree, coef0=coef0, loss=loss, bias=bias,
             bias_scale=bias_scale, solver=solver, tol=tol, max_iter=max_iter,
             time_limit=time_limit, multiclass=multiclass, class_weight=class_weight,
             random_state=random_state, warm_start=warm_start, solver_options=solver_options,
+            decision_function_shape=decision_function_shape, break_ties=break_ties,
         )  # fmt: skip
         self.Cs = Cs
         self.gammas = gammas
@@ -308,9 +311,9 @@ class SVMClassifierCV(SVMClassifier):
         final = SVMClassifier(**{**self._base_params(), "C": self.C_, "gamma": self.gamma_})
         final.fit(X, y, sample_weight=sample_weight)
         self.best_estimator_ = final
-        for name, value in vars(final).items():
-            if name.endswith("_") and not name.startswith("_"):
-                setattr(self, name, value)
+        for name, value in vars(final).items():  # the fitted state, read by the properties too
+            if name.endswith("_") or name in ("_intercept", "_coef_sparse", "_fit_X"):
+                self.__dict__[name] = value
         return self
 
     def _base_params(self) -> dict[str, Any]:

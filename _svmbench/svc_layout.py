@@ -14,9 +14,7 @@ LIBSVM's one-vs-one layout, which SVC exposes unchanged for k ≥ 3 classes:
 Two classes: one row, ``α_t y_t`` with ``y_t = +1`` for ``classes_[1]`` (SVC flips LIBSVM's signs
 so that its positive class is ``classes_[1]``, as ours is), ``intercept_ = [b]``.
 
-One-vs-one decision values in SVC's ``decision_function_shape="ovr"`` (:func:`ovr_from_pairs`):
-``votes_r + c_r / (3(|c_r| + 1))`` with ``c_r`` the summed confidences of class r, the formula
-of scikit-learn's private ``sklearn.utils.multiclass._ovr_decision_function``, written here.
+One-vs-one decision values in SVC's shapes come from :mod:`svmbench.problems.ovo_values`.
 """
 
 from __future__ import annotations
@@ -31,48 +29,8 @@ from svmbench.problems.models import (
     LinearModel,
     OneVsOneModel,
     OneVsRestModel,
-    pair_votes,
 )
-
-
-def canonical_pairs(k: int) -> list[tuple[int, int]]:
-    """LIBSVM's pair order: (0, 1), (0, 2), …, (0, k−1), (1, 2), …"""
-    return [(i, j) for i in range(k) for j in range(i + 1, k)]
-
-
-def pair_order(model: OneVsOneModel) -> list[tuple[int, int]] | None:
-    """For each canonical pair, ``(index in model.pairs, sign)``: the sign is −1 where the model
-    holds the pair as (j, i), whose decision value is positive for j. None unless the model holds
-    every pair once."""
-    where = {}
-    for p, (i, j) in enumerate(model.pairs):
-        key = (min(i, j), max(i, j))
-        if key in where:
-            return None
-        where[key] = (p, 1.0 if i < j else -1.0)
-    pairs = canonical_pairs(model.n_classes)
-    if set(where) != set(pairs):
-        return None
-    return [where[pair] for pair in pairs]
-
-
-def pair_values(model: OneVsOneModel, X) -> np.ndarray:
-    """SVC's ``decision_function_shape="ovo"``: (n, k(k−1)/2), canonical pair order, positive
-    for the first class of the pair."""
-    order = pair_order(model)
-    if order is None:
-        raise ValueError("the one-vs-one model does not hold every pair of classes once")
-    values = model.pair_decision_function(X)
-    return np.column_stack([sign * values[:, p] for p, sign in order])
-
-
-def ovr_from_pairs(values: np.ndarray, k: int) -> np.ndarray:
-    """SVC's ``decision_function_shape="ovr"`` from the pair values: the votes (a pair's value
-    ``≥ 0`` votes for its first class, as scikit-learn counts) plus the summed confidences
-    scaled into (−1/3, 1/3), ``c / (3(|c| + 1))``, which order classes of equal votes and never
-    overturn a difference of one vote."""
-    votes, conf = pair_votes(values, canonical_pairs(k), k, zero_votes_first=True)
-    return votes + conf / (3.0 * (np.abs(conf) + 1.0))
+from svmbench.problems.ovo_values import canonical_pairs, pair_order
 
 
 def support_layout(model, result, problem, X, y_index, k: int, precomputed: bool) -> dict:
@@ -118,7 +76,8 @@ def _like(X, dense: np.ndarray):
 def _one_vs_one(model: OneVsOneModel, X, y_index, k: int) -> dict:
     """LIBSVM's layout over the pairs' kernel models (see the module docstring); the pairs'
     support indices are local to the rows of their two classes, as the ``ovo`` reduction builds
-    its binary problems. Linear pair models give ``intercept_`` only (their ``coef_`` is ``w``)."""
+    its binary problems (a precomputed kernel's pairs hold global indices). Linear pair models
+    ``(w, b)`` give ``intercept_`` only (their ``coef_`` is ``w``)."""
     order = pair_order(model)
     if order is None:
         return {}
@@ -130,6 +89,9 @@ def _one_vs_one(model: OneVsOneModel, X, y_index, k: int) -> dict:
         return out
     local = []
     for (i, j), m in zip(pairs, models, strict=True):
+        if m.kernel == "precomputed" and m.n_train == y_index.size:
+            local.append(m.support)  # a precomputed pair reads the whole training kernel
+            continue
         rows = np.flatnonzero((y_index == i) | (y_index == j))
         if rows.size != m.n_train:  # not the reduction's rows: no layout
             return out
@@ -166,34 +128,64 @@ def linear_coef(estimator):
         return safe_sparse_dot(estimator.dual_coef_, estimator.support_vectors_)
     if isinstance(model, OneVsRestModel) and all(isinstance(m, LinearModel) for m in model.models):
         return np.vstack([m.w for m in model.models])
-    if isinstance(model, OneVsOneModel) and all(isinstance(m, LinearModel) for m in model.models):
+    if isinstance(model, OneVsOneModel):
         order = pair_order(model)
-        if order is not None:
-            return np.vstack([sign * model.models[p].w for p, sign in order])
+        if order is None:
+            return None
+        models = [(model.models[p], sign) for p, sign in order]
+        if all(isinstance(m, LinearModel) for m, _ in models):
+            return np.vstack([sign * m.w for m, sign in models])
+        if all(isinstance(m, KernelModel) and m.kernel == "linear" for m, _ in models):
+            rows = [safe_sparse_dot(s * m.dual_coef[None, :], m.support_vectors) for m, s in models]
+            if sparse.issparse(rows[0]):
+                return sparse.vstack(rows, format="csr")
+            return np.vstack(rows)
     return None
 
 
-def iterations(result, model, kernel: str):
+def with_linear(model, coef, intercept):
+    """``model`` with new linear coefficients and intercepts (LinearSVC's assignable ``coef_``
+    and ``intercept_``): a linear model, one-vs-rest over linear models or Crammer–Singer."""
+    coef = coef.toarray() if sparse.issparse(coef) else np.asarray(coef, dtype=np.float64)
+    intercept = np.asarray(intercept, dtype=np.float64).reshape(-1)
+    if isinstance(model, LinearModel):
+        rows = 1
+    elif isinstance(model, CrammerSingerModel | OneVsRestModel):
+        rows = model.n_classes
+    else:
+        raise AttributeError(f"coef_ cannot be set on a {type(model).__name__}")
+    d = model.n_features
+    if coef.shape != (rows, d) or intercept.shape != (rows,):
+        raise ValueError(
+            f"coef_ must have shape ({rows}, {d}) and intercept_ ({rows},), got {coef.shape} "
+            f"and {intercept.shape}"
+        )
+    if isinstance(model, LinearModel):
+        return LinearModel(coef[0], float(intercept[0]))
+    if isinstance(model, CrammerSingerModel):
+        return CrammerSingerModel(coef, intercept)
+    return OneVsRestModel(
+        tuple(LinearModel(w, float(b)) for w, b in zip(coef, intercept, strict=True)), rows
+    )
+
+
+def iterations(result, model, svc_like: bool):
     """``n_iter_``: as SVC, one count per binary problem (an ndarray: (1,) for two classes,
-    (k(k−1)/2,) for one-vs-one, (k,) for one-vs-rest) for a kernel other than linear and for
-    one-vs-one; as LinearSVC, one int (the largest over the binary problems) for the linear
-    kernel's binary, one-vs-rest and Crammer–Singer fits."""
+    (k(k−1)/2,) for one-vs-one, (k,) for one-vs-rest) for the fits SVC makes (``svc_like``);
+    as LinearSVC, one int (the largest over the binary problems) for the others."""
     counts = result.info.get("binary_iterations")
     if counts is None:
         counts = (result.iterations,)
     elif isinstance(model, OneVsOneModel) and (order := pair_order(model)) is not None:
         counts = [counts[p] for p, _ in order]
-    if kernel != "linear" or isinstance(model, OneVsOneModel):
+    if svc_like:
         return np.asarray(counts, dtype=np.int64)
     return int(max(counts))
 
 
 __all__ = [
-    "canonical_pairs",
     "iterations",
     "linear_coef",
-    "ovr_from_pairs",
-    "pair_order",
-    "pair_values",
     "support_layout",
+    "with_linear",
 ]

@@ -24,7 +24,8 @@ from typing import Any
 import numpy as np
 from scipy import sparse
 
-from svmbench.problems.models import BinaryModel, Model, MulticlassModel
+from svmbench.problems.models import BinaryModel, Model, MulticlassModel, OneVsOneModel
+from svmbench.problems.ovo_values import ovr_from_pairs, pair_order, pair_values
 
 __all__ = [
     "LABEL_DTYPES",
@@ -276,14 +277,23 @@ class LoadedClassifier:
         return X
 
     def decision_function(self, X) -> np.ndarray:
-        """Binary: ``f(x)`` of shape (n,), positive for ``classes_[1]``; multiclass: (n, k)."""
-        scores = self.model_.decision_function(self._check_X(X))
+        """Binary: ``f(x)`` of shape (n,), positive for ``classes_[1]``; multiclass: (n, k),
+        for a one-vs-one model SVC's ``decision_function_shape="ovr"`` values (the votes plus
+        the summed pair confidences scaled into (−1/3, 1/3)), as the estimator gives them."""
+        X = self._check_X(X)
+        model = self.model_
+        if isinstance(model, OneVsOneModel) and pair_order(model) is not None:
+            return ovr_from_pairs(pair_values(model, X), model.n_classes)
+        scores = model.decision_function(X)
         if self.classes_.size == 2 and scores.ndim == 2:  # two-class Crammer–Singer
             return scores[:, 1] - scores[:, 0]
         return scores
 
     def predict(self, X) -> np.ndarray:
-        """The predicted labels, elements of ``classes_``: ndarray of shape (n_samples,)."""
+        """The predicted labels, elements of ``classes_``: ndarray of shape (n_samples,); a
+        one-vs-one model's majority vote, ties to the first class (LIBSVM's and SVC's rule)."""
+        if isinstance(self.model_, OneVsOneModel):
+            return self.classes_[self.model_.predict(self._check_X(X))]
         f = self.decision_function(X)
         index = (f >= 0.0).astype(int) if f.ndim == 1 else np.argmax(f, axis=1)
         return self.classes_[index]

@@ -236,6 +236,11 @@ def _classifier_parts(obj) -> tuple[Model, dict[str, Any] | None]:
         return obj, None
     if not hasattr(obj, "model_") and hasattr(obj, "best_estimator_"):  # SVMClassifierCV
         obj = obj.best_estimator_
+    if callable(getattr(obj, "kernel", None)):
+        raise TypeError(
+            "cannot save a classifier fitted with a callable kernel: a model file holds no "
+            "function (that would need pickle); fit with a named kernel or kernel='precomputed'"
+        )
     model = getattr(obj, "model_", None)
     if model is None and isinstance(obj, BaseEstimator):
         check_is_fitted(obj)  # NotFittedError for an estimator not fitted

@@ -28,6 +28,7 @@ References
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from typing import ClassVar
 
@@ -55,6 +56,13 @@ def _zero_one_cost(problem) -> str | None:
     return None
 
 
+def _rows(problem: MulticlassHinge, pos: int, neg: int) -> np.ndarray:
+    """The rows of the binary problem "pos against neg" (every row for ``neg < 0``)."""
+    if neg < 0:
+        return np.arange(problem.n_samples)
+    return np.flatnonzero((problem.y == pos) | (problem.y == neg))
+
+
 _LINEAR_VIEWS = {"primal": SoftMarginPrimal, "dual": SoftMarginDual, "kernel": KernelDual}
 
 
@@ -67,10 +75,12 @@ class _Reduction(Solver):
         Registry name of the solver of every binary problem.
     binary_options : dict, default=None
         Options of that solver (``registry.get(binary_solver, **binary_options)``).
-    kernel : {None, "linear", "poly", "rbf", "sigmoid"}, default=None
+    kernel : {None, "linear", "poly", "rbf", "sigmoid", "precomputed"}, default=None
         None: linear binary problems (``SoftMarginPrimal``, ``SoftMarginDual`` or, if the binary
         solver takes only kernel duals, ``KernelDual(kernel="linear")`` — the first the binary
-        solver accepts, or the one named by ``view``). A kernel name: ``KernelDual`` problems.
+        solver accepts, or the one named by ``view``). A kernel name: ``KernelDual`` problems;
+        ``"precomputed"`` reads the problem's ``X`` as the (n, n) Gram matrix, and the binary
+        models index its columns (their ``support`` is global, ``n_train = n``).
     gamma, degree, coef0
         Kernel parameters, as in ``KernelDual``.
     bias : {None, "free", "regularized", "none"}, default=None
@@ -80,6 +90,9 @@ class _Reduction(Solver):
         Which binary problem class carries a linear model.
     loss : {"hinge", "squared_hinge"}, default="hinge"
         Loss of the binary problems (LinearSVC's one-vs-rest uses the squared hinge).
+    support_vectors : bool, default=False
+        Linear binary models as SVC keeps them: the support vectors and ``α_j y_j`` (a linear
+        ``KernelModel``) whenever the binary solver returns α, instead of ``(w, b)``.
     tol, max_iter, time_limit
         Unused by the reduction itself (give them to the binary solver in ``binary_options``);
         ``time_limit`` caps the sum of the binary solve times, checked between binary problems.
@@ -106,6 +119,7 @@ class _Reduction(Solver):
         bias: str | None = None,
         view: str = "auto",
         loss: str = "hinge",
+        support_vectors: bool = False,
         **common,
     ):
         super().__init__(**common)
@@ -115,7 +129,7 @@ class _Reduction(Solver):
         self.binary_solver = binary_solver
         self.binary_options = dict(binary_options or {})
         if kernel is not None:
-            check_option("kernel", kernel, ("linear", "poly", "rbf", "sigmoid"))
+            check_option("kernel", kernel, ("linear", "poly", "rbf", "sigmoid", "precomputed"))
         self.kernel = kernel
         self.gamma = gamma
         self.degree = degree
@@ -125,18 +139,17 @@ class _Reduction(Solver):
         self.bias = bias
         self.view = check_option("view", view, ("auto", "primal", "dual", "kernel"))
         self.loss = check_option("loss", loss, ("hinge", "squared_hinge"))
+        self.support_vectors = bool(support_vectors)
 
     # -- binary problems --------------------------------------------------------------------
     def _pairs(self, k: int) -> list[tuple[int, int]]:
         raise NotImplementedError
 
     def _binary_problem(self, problem: MulticlassHinge, pos: int, neg: int, solver_cls):
-        rows = (
-            np.arange(problem.n_samples)
-            if neg < 0
-            else np.flatnonzero((problem.y == pos) | (problem.y == neg))
-        )
+        rows = _rows(problem, pos, neg)
         X = problem.X[rows]
+        if self.kernel == "precomputed":
+            X = X[:, rows]
         y = np.where(problem.y[rows] == pos, 1.0, -1.0)
         sw = None if problem.sample_weight is None else problem.sample_weight[rows]
         bias = self.bias or problem.bias
@@ -181,7 +194,7 @@ class _Reduction(Solver):
             binary_time += res.solve_time
             compile_time += res.compile_time
             results.append(res)
-            models.append(self._model(bp, res))
+            models.append(self._model(bp, res, problem, pos, neg))
             if res.status is not Status.OPTIMAL and status is Status.OPTIMAL:
                 status = res.status
             if clock.elapsed - excluded >= self.time_limit and len(models) < len(
@@ -223,11 +236,26 @@ class _Reduction(Solver):
             else self._reduction_model(models, problem.n_classes),
         )
 
-    def _model(self, bp, res: SolveResult) -> BinaryModel | None:
-        """The binary result's model (None when it has none: non-finite iterates); a
-        linear-kernel dual's becomes its ``(w, b)``, ``w = Σ_{j ∈ SV} α_j y_j x_j``."""
+    def _model(self, bp, res: SolveResult, problem, pos: int, neg: int) -> BinaryModel | None:
+        """The binary result's model (None when it has none: non-finite iterates). Linear
+        problems: ``(w, b)``, ``w = Σ_{j ∈ SV} α_j y_j x_j`` for a linear-kernel dual, or with
+        ``support_vectors`` the support vectors of α. A precomputed kernel's model gets the
+        problem's global row indices (it reads the columns of the whole training set)."""
         model = res.model
-        if isinstance(model, KernelModel) and model.kernel == "linear" and self.kernel is None:
+        if model is None or self.kernel not in (None, "precomputed"):
+            return model
+        if self.kernel == "precomputed":
+            rows = _rows(problem, pos, neg)
+            return dataclasses.replace(
+                model, support=rows[model.support], n_train=problem.n_samples
+            )
+        if self.support_vectors and res.alpha is not None and not isinstance(model, KernelModel):
+            support = np.flatnonzero(res.alpha)
+            return KernelModel(
+                bp.X[support], res.alpha[support] * bp.y[support], model.b, "linear", support,
+                bp.n_samples,
+            )  # fmt: skip
+        if isinstance(model, KernelModel) and not self.support_vectors:
             w = np.asarray(model.support_vectors.T @ model.dual_coef).ravel()
             return LinearModel(w, model.b)
         return model

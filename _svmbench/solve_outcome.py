@@ -1,0 +1,102 @@
+"""How a solve's status reaches the estimator's user: warnings and errors in scikit-learn's terms.
+
+``optimal`` is silent. ``max_iter`` and ``time_limit`` warn (:class:`SVMConvergenceWarning`, with
+the words of the library the fit stands in for: LIBSVM's "Solver terminated early" or
+LIBLINEAR's "failed to converge", then the certified gap reached). ``numerical_error`` warns
+(:class:`SVMNumericalWarning`) when a certified point was found, and is a ValueError when none
+was. A solve with no model at all is a RuntimeError.
+"""
+
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+from sklearn.exceptions import ConvergenceWarning as SklearnConvergenceWarning
+
+
+class SVMConvergenceWarning(SklearnConvergenceWarning):
+    """The solve ended on ``max_iter`` or ``time_limit`` before its stopping rule held
+    (``result_.status`` says which; ``result_.rel_gap`` how far it got)."""
+
+
+class SVMNumericalWarning(SVMConvergenceWarning):
+    """The solve ended in ``numerical_error``: the model is the best certified point the solver
+    reached (``result_.rel_gap`` says how good; ``result_.message`` why it stopped)."""
+
+
+def certified_somewhere(result) -> bool:
+    """Whether ``result`` holds a certified point: its own certificate, or for a reduction
+    (whose record speaks of its binary subproblems) a finite gap on every subproblem."""
+    gaps = result.info.get("binary_rel_gaps")
+    if gaps is not None:
+        return len(gaps) > 0 and bool(np.all(np.isfinite(gaps)))
+    return bool(result.certified and np.isfinite(result.rel_gap))
+
+
+def _stop_words(status, family: str, max_iter, time_limit) -> str:
+    from svmbench.solvers.base import Status
+
+    if status is Status.TIME_LIMIT:
+        return f"Solver stopped at time_limit={time_limit:g} s."
+    if family == "liblinear":
+        return "Liblinear failed to converge, increase the number of iterations."
+    return (
+        f"Solver terminated early (max_iter={max_iter}).  Consider pre-processing your data "
+        "with StandardScaler or MinMaxScaler."
+    )
+
+
+def solve_and_report(solver, problem, warm, *, family: str, max_iter, time_limit):
+    """``solver.solve(problem, warm_start=warm)``, its status turned into a warning or an error
+    (see the module docstring); the solver's own ConvergenceWarnings are replaced by ours.
+    ``family``: ``"libsvm"`` or ``"liblinear"``, whose words a stopped solve uses."""
+    from svmbench.solvers.base import ConvergenceWarning, Status
+
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always", ConvergenceWarning)
+        result = solver.solve(problem, warm_start=warm)
+    for w in caught:
+        if not issubclass(w.category, ConvergenceWarning):
+            warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)
+    if result.status in (Status.MAX_ITER, Status.TIME_LIMIT):
+        warnings.warn(
+            f"{_stop_words(result.status, family, max_iter, time_limit)} ({result.solver}: "
+            f"{result.iterations} {result.iteration_unit}, certified relative gap "
+            f"{result.rel_gap:.3g}; increase max_iter or time_limit)",
+            SVMConvergenceWarning,
+            stacklevel=4,
+        )
+    if result.status is Status.NUMERICAL_ERROR:
+        if not certified_somewhere(result) or result.model is None:
+            raise ValueError(
+                f"The dual coefficients or intercepts are not finite: {result.solver} ended "
+                f"with a numerical error and no certified point ({result.message}); scale X "
+                "(StandardScaler) or try another solver"
+            )
+        gap = max(result.info.get("binary_rel_gaps") or (result.rel_gap,))
+        warnings.warn(
+            f"{result.solver} ended with a numerical error ({result.message}); the model is its "
+            f"best certified point, relative gap {gap:.3g} (tol {solver.tol:g})",
+            SVMNumericalWarning,
+            stacklevel=4,
+        )
+    if result.status is Status.INFEASIBLE:
+        raise ValueError(
+            f"{result.solver}: the hard margin (C=inf) is infeasible, no hyperplane separates "
+            f"the classes ({result.message}); give a finite C"
+        )
+    if result.model is None:
+        raise RuntimeError(
+            f"{result.solver} ended with status {result.status.value} and no model: "
+            f"{result.message}"
+        )
+    return result
+
+
+__all__ = [
+    "SVMConvergenceWarning",
+    "SVMNumericalWarning",
+    "certified_somewhere",
+    "solve_and_report",
+]
