@@ -202,3 +202,26 @@ def test_the_cross_validated_classifier_follows_svc_for_kernels(iris):
     cv = SVMClassifierCV(Cs=[1.0, 10.0], cv=3, random_state=0).fit(X, y)
     assert cv.n_support_.shape == (3,) and cv.dual_coef_.shape[0] == 2
     np.testing.assert_allclose(cv.intercept_, cv.best_estimator_.intercept_)
+
+
+@pytest.fixture(scope="module")
+def svc_iris_support(iris):
+    X, y = iris
+    return {k: SVC(kernel=k, gamma=0.25, tol=TOL).fit(X, y).n_support_ for k in ("linear", "rbf")}
+
+
+@pytest.mark.parametrize("kernel", ["linear", "rbf"])
+@pytest.mark.parametrize("solver", ["auto", "barrier", "clarabel", "osqp", "smo"])
+def test_one_vs_one_support_counts_are_svcs_for_every_exact_solver(
+    iris, svc_iris_support, solver, kernel
+):
+    X, y = iris
+    ours = SVMClassifier(kernel=kernel, gamma=0.25, multiclass="ovo", solver=solver, tol=TOL)
+    ours.fit(X, y)
+    assert all(gap <= TOL for gap in ours.result_.info["binary_rel_gaps"])
+    assert np.abs(ours.n_support_ - svc_iris_support[kernel]).sum() <= 2, (
+        ours.n_support_,
+        svc_iris_support[kernel],
+    )
+    labels = y[ours.support_]
+    assert np.all(np.diff(labels) >= 0)
