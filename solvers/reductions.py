@@ -36,6 +36,7 @@ from scipy import sparse
 
 from svmbench.problems import KernelDual, MulticlassHinge, SoftMarginDual, SoftMarginPrimal
 from svmbench.problems.base import make_certificate
+from svmbench.problems.kernels import resolve_gamma
 from svmbench.problems.models import (
     BinaryModel,
     KernelModel,
@@ -72,7 +73,8 @@ class _Reduction(Solver):
         solver takes only kernel duals, ``KernelDual(kernel="linear")`` — the first the binary
         solver accepts, or the one named by ``view``). A kernel name: ``KernelDual`` problems.
     gamma, degree, coef0
-        Kernel parameters, as in ``KernelDual``.
+        Kernel parameters, as in ``KernelDual``; ``gamma="scale"``/``"auto"`` is resolved once,
+        on the multiclass problem's X and weights (as SVC), not on each binary problem's rows.
     bias : {None, "free", "regularized", "none"}, default=None
         Bias of the binary problems; None takes the multiclass problem's (a binary problem may
         have a free bias, as LIBSVM's; then no Crammer–Singer certificate is reported).
@@ -130,7 +132,7 @@ class _Reduction(Solver):
     def _pairs(self, k: int) -> list[tuple[int, int]]:
         raise NotImplementedError
 
-    def _binary_problem(self, problem: MulticlassHinge, pos: int, neg: int, solver_cls):
+    def _binary_problem(self, problem: MulticlassHinge, pos: int, neg: int, solver_cls, gamma):
         rows = (
             np.arange(problem.n_samples)
             if neg < 0
@@ -147,7 +149,7 @@ class _Reduction(Solver):
             if sparse.issparse(X):
                 X = X.toarray()
             return KernelDual(
-                X, y, kernel=self.kernel, gamma=self.gamma, degree=self.degree,
+                X, y, kernel=self.kernel, gamma=gamma, degree=self.degree,
                 coef0=self.coef0, **common,
             )  # fmt: skip
         views = ("primal", "dual", "kernel") if self.view == "auto" else (self.view,)
@@ -168,11 +170,14 @@ class _Reduction(Solver):
         from svmbench.solvers import registry
 
         solver_cls = registry.solver_class(self.binary_solver)
+        gamma = None
+        if self.kernel is not None:
+            gamma = resolve_gamma(self.gamma, problem.X, problem.sample_weight)
         models, results = [], []
         status = Status.OPTIMAL
         binary_time, compile_time, excluded = 0.0, 0.0, 0.0
         for pos, neg in self._pairs(problem.n_classes):
-            bp = self._binary_problem(problem, pos, neg, solver_cls)
+            bp = self._binary_problem(problem, pos, neg, solver_cls, gamma)
             tic = clock.elapsed
             res = registry.get(self.binary_solver, **self.binary_options).solve(bp)
             # the binary solver keeps its own clock: count its solve time, not its compilation
