@@ -107,7 +107,6 @@ KNOWN_FAILURES: dict[str, tuple[str, ...]] = {
     "tol is a certified gap, not libsvm's stopping rule: beyond the test's tolerance": (
         "test_svm.py::test_linearsvc",
         "test_svm.py::test_negative_weights_svc_leave_two_labels[partial-mask-label-2-SVC]",
-        "test_svm.py::test_svm_equivalence_sample_weight_C",
     ),
     "n_iter_ is an int for a binary linear fit (LinearSVC's), SVC gives an array": (
         "test_svm.py::test_n_iter_libsvm[2-SVC-ndarray]",
