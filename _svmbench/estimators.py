@@ -35,6 +35,7 @@ from sklearn.utils.validation import (
 from svmbench import kernel_functions, solve_outcome, svc_layout
 from svmbench.linear_attributes import LinearAttributesMixin
 from svmbench.problems import ovo_values
+from svmbench.problems.kernels import resolve_gamma
 from svmbench.problems.models import OneVsOneModel
 from svmbench.solvers import registry
 
@@ -65,7 +66,9 @@ class SVMClassifier(LinearAttributesMixin, ClassifierMixin, BaseEstimator):
         per fit on ``X`` as given (any sequence) and the problem solved as a precomputed one;
         such a fit cannot be saved (a function needs pickle).
     gamma : {"scale", "auto"} or float, default="scale"
-        ``"scale"``: ``1/(d · X.var())`` as SVC; ``"auto"``: ``1/d``.
+        ``"scale"``: ``1/(d · Var X)``, every entry weighted by its example's weight, so that
+        a weight of 2 is the row twice (without weights SVC's ``1/(d · X.var())``); ``"auto"``:
+        ``1/d``.
     degree : int, default=3
     coef0 : float, default=0.0
     loss : {"hinge", "squared_hinge"}, default="hinge"
@@ -350,26 +353,8 @@ class SVMClassifier(LinearAttributesMixin, ClassifierMixin, BaseEstimator):
         return self.bias == "free" and self.loss == "hinge"
 
     def _gamma(self, X, weights=None) -> float:
-        """``gamma="scale"``: ``1/(d · Var X)``, the variance of every entry weighted by its
-        example's weight, so that a weight of 2 is the same as the row twice (scikit-learn's SVC
-        uses the unweighted variance, and so fails that equivalence)."""
-        if not isinstance(self.gamma, str):
-            return float(self.gamma)
-        d = X.shape[1]
-        if self.gamma == "auto":
-            return 1.0 / d
-        w = np.ones(X.shape[0]) if weights is None else weights
-        total = float(w.sum()) * d
-        if total <= 0:
-            return 1.0
-        if sparse.issparse(X):
-            row_sum = np.asarray(X.sum(axis=1)).ravel()
-            row_sq = np.asarray(X.multiply(X).sum(axis=1)).ravel()
-        else:
-            row_sum, row_sq = X.sum(axis=1), np.einsum("ij,ij->i", X, X)
-        mean = float(w @ row_sum) / total
-        var = float(w @ row_sq) / total - mean * mean
-        return 1.0 / (d * var) if var > 0 else 1.0
+        """γ by the problems' one rule (:func:`~svmbench.problems.kernels.resolve_gamma`)."""
+        return resolve_gamma(self.gamma, X, weights)
 
     def _solver_name(self, n_classes: int) -> str:
         try:

@@ -32,6 +32,7 @@ from sklearn.model_selection import StratifiedKFold
 from sklearn.utils.validation import check_is_fitted
 
 from svmbench.estimators import SVMClassifier
+from svmbench.problems.kernels import squared_norms
 from svmbench.solvers import registry
 
 
@@ -132,23 +133,13 @@ def _row_norms(problem) -> np.ndarray:
     constant feature s for a regularized bias."""
     from svmbench.problems import KernelDual
 
-    X = problem.X
-    sq = np.asarray(X.multiply(X).sum(axis=1)).ravel() if hasattr(X, "multiply") else None
-    if sq is None and not (isinstance(problem, KernelDual) and problem.kernel == "precomputed"):
-        sq = np.einsum("ij,ij->i", X, X)
-    if not isinstance(problem, KernelDual) or problem.kernel == "linear":
-        diag = sq
-    elif problem.kernel == "precomputed":
-        diag = np.diag(X).copy()
-    elif problem.kernel == "rbf":
-        diag = np.ones(problem.n_samples)
-    elif problem.kernel == "poly":
-        diag = (problem.gamma * sq + problem.coef0) ** problem.degree
-    else:  # sigmoid (indefinite: never certified, so never skipped)
-        diag = np.abs(np.tanh(problem.gamma * sq + problem.coef0))
-    if problem.bias == "regularized":
-        diag = diag + problem.bias_scale**2
-    return np.sqrt(np.maximum(diag, 0.0))
+    if isinstance(problem, KernelDual):
+        diag = problem.kernel_diagonal
+    else:
+        diag = squared_norms(problem.X)
+    s2 = problem.bias_scale**2 if problem.bias == "regularized" else 0.0
+    # |K_ii|: K_ii < 0 only for an indefinite kernel, never certified, so never skipped
+    return np.sqrt(np.abs(diag) + s2)
 
 
 def _subproblem(problem, keep: np.ndarray):

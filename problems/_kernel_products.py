@@ -2,7 +2,7 @@
 no kernel matrix is stored, only a block that stays in cache.
 
 ``f_i = Σ_j c_j k(x_i·s_j)`` with ``k`` the kernel as a function of the inner product,
-:func:`kernel_from_dot` (codes of :data:`KERNEL_CODES`, formulas as in :mod:`problems.kernels`;
+:func:`kernel_from_dot` (codes of :data:`problems.kernels.KERNEL_CODES`, formulas as there;
 the one formula the solvers' kernel columns use too). The RBF kernel takes
 ``‖x_i − s_j‖² = ‖x_i‖² + ‖s_j‖² − 2 x_i·s_j`` (clipped at 0) from precomputed squared norms, as
 scikit-learn's ``euclidean_distances``. A block of rows is transposed (d × rows, in cache); four
@@ -23,8 +23,6 @@ import numpy as np
 from llvmlite import ir
 from numba import types
 from numba.extending import intrinsic
-
-KERNEL_CODES = {"linear": 0, "poly": 1, "rbf": 2, "sigmoid": 3}
 
 #: Blocks of :func:`kernel_dot_dense`: at most ``MAX_ROWS`` rows, whose transpose (d × rows)
 #: takes at most ``BLOCK_BYTES`` and stays in cache while the support vectors stream past it.
@@ -124,8 +122,8 @@ def exp_nonpositive_array(x, out):
 
 @numba.njit(cache=True, inline="always")
 def kernel_from_dot(dot, sq_a, sq_b, kind, gamma, coef0, degree):
-    """``K(a, b)`` from ``a·b`` (kinds 0-3 of :data:`KERNEL_CODES`; ``sq_a = ‖a‖²`` and
-    ``sq_b = ‖b‖²`` are read by the RBF kernel only).
+    """``K(a, b)`` from ``a·b`` (kinds 0-3 of :data:`problems.kernels.KERNEL_CODES`;
+    ``sq_a = ‖a‖²`` and ``sq_b = ‖b‖²`` are read by the RBF kernel only).
 
     - 0 linear: ``a·b``
     - 1 poly: ``(γ a·b + c₀)^p`` (p multiplications)

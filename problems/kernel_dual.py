@@ -20,13 +20,12 @@ from scipy.sparse.linalg import eigsh
 from svmbench.problems._binary import BinaryDualMixin
 from svmbench.problems._linear import BIASES, LOSSES, optimal_bias
 from svmbench.problems.base import QP, Certificate, Problem, make_certificate
-from svmbench.problems.kernels import KERNELS, is_psd_by_construction, kernel_dot, kernel_matrix
+from svmbench.problems.kernels import KERNELS, Kernel, resolve_gamma
 from svmbench.problems.kernels import squared_norms as _squared_norms
 from svmbench.problems.models import KernelModel, finite
 from svmbench.problems.validation import (
     check_binary_labels,
     check_C_range,
-    check_int,
     check_option,
     check_real,
     check_sample_weight,
@@ -61,8 +60,10 @@ class KernelDual(BinaryDualMixin, Problem):
     C : float, default=1.0
     kernel : {"linear", "poly", "rbf", "sigmoid", "precomputed"}, default="rbf"
     gamma : float or {"scale", "auto"}, default="scale"
-        Kernel coefficient (> 0); ``"scale"`` is ``1/(d·Var(X))``, ``"auto"`` is ``1/d`` (as
-        scikit-learn). Stored resolved to a float.
+        Kernel coefficient (> 0); ``"scale"`` is ``1/(d·Var(X))`` with every entry weighted by its
+        example's ``sample_weight`` (a weight of 2 gives the γ of the row twice; without weights
+        scikit-learn's SVC value), ``"auto"`` is ``1/d``
+        (:func:`~svmbench.problems.kernels.resolve_gamma`). Stored resolved to a float.
     degree : int, default=3
         Degree p of the polynomial kernel.
     coef0 : float, default=0.0
@@ -107,15 +108,16 @@ class KernelDual(BinaryDualMixin, Problem):
         check_option("loss", self.loss, LOSSES)
         check_option("bias", self.bias, BIASES)
         object.__setattr__(self, "bias_scale", check_real("bias_scale", self.bias_scale, low=0.0))
-        object.__setattr__(self, "gamma", self._resolve_gamma(X))
-        object.__setattr__(self, "degree", check_int("degree", self.degree, low=1))
-        object.__setattr__(self, "coef0", check_real("coef0", self.coef0))
         sw = (
             None
             if self.sample_weight is None
             else check_sample_weight(self.sample_weight, X.shape[0])
         )
         object.__setattr__(self, "sample_weight", sw)
+        # γ, p, c₀ checked and normalized by the kernel's description, γ by the one rule
+        kernel = Kernel(self.kernel, resolve_gamma(self.gamma, X, sw), self.degree, self.coef0)
+        for name in ("gamma", "degree", "coef0"):
+            object.__setattr__(self, name, getattr(kernel, name))
         check_C_range(self.C, self.sample_weight)
         self._check_conditioning()
 
@@ -124,14 +126,7 @@ class KernelDual(BinaryDualMixin, Problem):
         regularized bias), naming C and the range that works."""
         if not self.n_samples:
             return
-        if self.kernel == "precomputed":
-            diag = float(np.max(np.abs(np.diag(self.X))))
-        elif self.kernel in ("rbf", "sigmoid"):
-            diag = 1.0
-        else:
-            sq = self.squared_norms
-            poly = np.abs(self.gamma * sq + self.coef0) ** self.degree
-            diag = float(np.max(sq if self.kernel == "linear" else poly))
+        diag = float(np.max(np.abs(self.kernel_diagonal)))
         if self.bias == "regularized":
             diag += self.bias_scale**2
         largest = float(np.max(self.upper_bounds))
@@ -143,17 +138,6 @@ class KernelDual(BinaryDualMixin, Problem):
                 "and this kernel, or scale the features down"
             )
 
-    def _resolve_gamma(self, X) -> float:
-        g = self.gamma
-        if isinstance(g, str):
-            check_option("gamma", g, ("scale", "auto"))
-            d = X.shape[1]
-            if g == "auto":
-                return 1.0 / d
-            var = X.multiply(X).mean() - X.mean() ** 2 if sparse.issparse(X) else X.var()
-            return 1.0 / (d * var) if var > 0 else 1.0
-        return check_real("gamma", g, low=0.0)
-
     # ---- sizes and kernel access -----------------------------------------------------------------
     @property
     def n_samples(self) -> int:
@@ -163,14 +147,23 @@ class KernelDual(BinaryDualMixin, Problem):
     def n_features(self) -> int:
         return self.X.shape[1]
 
+    @cached_property
+    def kernel_spec(self) -> Kernel:
+        """The kernel and its parameters (γ resolved): its code, Gram matrix, products and
+        diagonal."""
+        return Kernel(self.kernel, self.gamma, self.degree, self.coef0)
+
     @property
     def kernel_params(self) -> dict:
-        return {
-            "kernel": self.kernel,
-            "gamma": self.gamma,
-            "degree": self.degree,
-            "coef0": self.coef0,
-        }
+        """``kernel``, ``gamma``, ``degree``, ``coef0`` (:attr:`Kernel.parameters`)."""
+        return self.kernel_spec.parameters
+
+    @cached_property
+    def kernel_diagonal(self) -> np.ndarray:
+        """``K(x_i, x_i)`` of every example (:meth:`Kernel.diagonal`), computed once."""
+        if self.kernel in ("linear", "poly", "sigmoid"):
+            return self.kernel_spec.diagonal(self.X, self.squared_norms)
+        return self.kernel_spec.diagonal(self.X)
 
     @property
     def upper_bounds(self) -> np.ndarray:
@@ -195,7 +188,7 @@ class KernelDual(BinaryDualMixin, Problem):
                 f"the {self.n_samples}×{self.n_samples} Gram matrix exceeds "
                 f"GRAM_MEMORY_LIMIT_MB={GRAM_MEMORY_LIMIT_MB}"
             )
-        return kernel_matrix(self.X, **self.kernel_params)
+        return self.kernel_spec(self.X)
 
     @cached_property
     def squared_norms(self) -> np.ndarray:
@@ -215,12 +208,12 @@ class KernelDual(BinaryDualMixin, Problem):
     def _kernel_dot(self, X, nz, coef, sqn_X) -> np.ndarray:
         """``K(X, X_nz) @ coef`` with the training rows' cached norms."""
         sqn_Z = self.squared_norms[nz] if self.kernel == "rbf" else None
-        return kernel_dot(X, self.X[nz], coef, sqn_X=sqn_X, sqn_Z=sqn_Z, **self.kernel_params)
+        return self.kernel_spec.dot(X, self.X[nz], coef, sqn_X=sqn_X, sqn_Z=sqn_Z)
 
     @cached_property
     def min_eigenvalue(self) -> float:
         """Smallest eigenvalue of K (``-inf`` when too large to compute: treated as indefinite)."""
-        if is_psd_by_construction(self.kernel, self.degree, self.coef0):
+        if self.kernel_spec.psd_by_construction:
             return 0.0
         n = self.n_samples
         if n > EIGEN_CHECK_MAX_N:
@@ -233,10 +226,10 @@ class KernelDual(BinaryDualMixin, Problem):
     @property
     def convex(self) -> bool:  # type: ignore[override]
         """Whether the dual is a concave maximization (K positive semi-definite)."""
-        if is_psd_by_construction(self.kernel, self.degree, self.coef0):
+        if self.kernel_spec.psd_by_construction:
             return True
         scale = (
-            max(1.0, float(np.max(np.abs(np.diag(self.gram)))))
+            max(1.0, float(np.max(np.abs(self.kernel_diagonal))))
             if np.isfinite(self.min_eigenvalue)
             else 1.0
         )

@@ -7,6 +7,11 @@
   in general)
 - ``"precomputed"``: the caller gives the Gram matrix (kernels on sets, strings, graphs).
 
+A kernel and its parameters travel as one :class:`Kernel` (``KernelDual.kernel_spec``): its
+code in the jitted cores, its Gram matrix, its products and its diagonal ``K(x_i, x_i)``.
+``gamma="scale"``/``"auto"`` is resolved by :func:`resolve_gamma`, the one rule of the problems,
+the reductions and the estimators.
+
 Matrices are computed by scikit-learn's pairwise kernels. Products ``K(X, Z) c`` (certificates,
 predictions) of dense rows are fused (:mod:`problems._kernel_products`): no kernel block is
 stored, and the squared norms of the rows can be passed in, computed once.
@@ -14,12 +19,20 @@ stored, and the squared norms of the rows can be passed in, computed once.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import numba
 import numpy as np
 from scipy import sparse
 from sklearn.metrics import pairwise
 
+from svmbench.problems.validation import check_int, check_option, check_real
+
 KERNELS = ("linear", "poly", "rbf", "sigmoid", "precomputed")
+
+#: The code of each kernel in the jitted cores (:mod:`problems._kernel_products` and the
+#: solvers' kernel columns), LIBSVM's numbering; codes 0-3 are computed from inner products.
+KERNEL_CODES = {"linear": 0, "poly": 1, "rbf": 2, "sigmoid": 3, "precomputed": 4}
 
 #: Row blocks of a kernel product hold at most this many entries (32 MB of float64), so that a
 #: certificate adds little to a solver's own memory (SMO: its column cache plus O(n)).
@@ -106,7 +119,7 @@ def kernel_dot(
         sqn_Z = squared_norms(Z) if sqn_Z is None else sqn_Z
     else:  # unused
         sqn_X, sqn_Z = np.zeros(n), np.zeros(Z.shape[0])
-    code = kp.KERNEL_CODES[kernel]
+    code = KERNEL_CODES[kernel]
     product = kp.kernel_dot_dense
     if numba.get_num_threads() > 1 and n * Z.shape[0] * X.shape[1] >= PARALLEL_MIN_WORK:
         product = kp.kernel_dot_dense_parallel
@@ -124,3 +137,114 @@ def is_psd_by_construction(kernel: str, degree: float, coef0: float) -> bool:
     if kernel == "poly":
         return float(degree).is_integer() and degree >= 1 and coef0 >= 0
     return False
+
+
+def resolve_gamma(gamma, X, sample_weight=None) -> float:
+    """γ as a float: a given real (> 0), ``"auto"``: ``1/d``, ``"scale"``: ``1/(d·Var X)``.
+
+    The variance is that of all n·d entries of X, each weighted by its example's weight w_i:
+    ``m = Σ_i w_i Σ_j x_ij / (d Σ_i w_i)``, ``Var X = Σ_i w_i Σ_j (x_ij − m)² / (d Σ_i w_i)``, so
+    that an integer weight k gives the γ of the row repeated k times (weight 0: the row left
+    out). Without weights, or with equal ones, it is scikit-learn's SVC value, computed as SVC
+    does (``X.var()``; ``E[x²] − E[x]²`` for CSR). A variance of 0 gives γ = 1.
+    """
+    if not isinstance(gamma, str):
+        return check_real("gamma", gamma, low=0.0)
+    check_option("gamma", gamma, ("scale", "auto"))
+    d = X.shape[1]
+    if gamma == "auto":
+        return 1.0 / d
+    w = None if sample_weight is None else np.asarray(sample_weight, dtype=np.float64)
+    if w is None or w.size == 0 or np.all(w == w[0]):
+        var = X.multiply(X).mean() - X.mean() ** 2 if sparse.issparse(X) else X.var()
+    else:
+        total = float(w.sum()) * d
+        if not total > 0:
+            raise ValueError(f"sample_weight must have a positive sum, got {w.sum()!r}")
+        if sparse.issparse(X):
+            row_sum = np.asarray(X.sum(axis=1)).ravel()
+        else:
+            row_sum = X.sum(axis=1)
+        mean = float(w @ row_sum) / total
+        if sparse.issparse(X):
+            # Σ_j (x_ij − m)² over the stored entries, plus m² for each of the row's zeros
+            centered = X.copy()
+            centered.data = (centered.data - mean) ** 2
+            row_sq = np.asarray(centered.sum(axis=1)).ravel()
+            row_sq += (d - np.diff(X.indptr)) * mean**2
+        else:
+            centered = X - mean
+            row_sq = np.einsum("ij,ij->i", centered, centered)
+        var = float(w @ row_sq) / total
+    return 1.0 / (d * var) if var > 0 else 1.0
+
+
+@dataclass(frozen=True)
+class Kernel:
+    """One kernel and its parameters, γ resolved (see the module docstring for the formulas).
+
+    Parameters
+    ----------
+    name : {"linear", "poly", "rbf", "sigmoid", "precomputed"}
+    gamma : float, default=1.0
+        γ > 0 (:func:`resolve_gamma` turns ``"scale"``/``"auto"`` into one).
+    degree : int, default=3
+        p ≥ 1 of the polynomial kernel.
+    coef0 : float, default=0.0
+        c₀ of the polynomial and sigmoid kernels.
+    """
+
+    name: str
+    gamma: float = 1.0
+    degree: int = 3
+    coef0: float = 0.0
+
+    def __post_init__(self) -> None:
+        check_option("kernel", self.name, KERNELS)
+        object.__setattr__(self, "gamma", check_real("gamma", self.gamma, low=0.0))
+        object.__setattr__(self, "degree", check_int("degree", self.degree, low=1))
+        object.__setattr__(self, "coef0", check_real("coef0", self.coef0))
+
+    @property
+    def code(self) -> int:
+        """The kernel's code in the jitted cores (:data:`KERNEL_CODES`)."""
+        return KERNEL_CODES[self.name]
+
+    @property
+    def parameters(self) -> dict:
+        """``kernel``, ``gamma``, ``degree``, ``coef0``: the keywords of :func:`kernel_matrix`
+        and :func:`kernel_dot`."""
+        return {
+            "kernel": self.name,
+            "gamma": self.gamma,
+            "degree": self.degree,
+            "coef0": self.coef0,
+        }
+
+    @property
+    def psd_by_construction(self) -> bool:
+        """:func:`is_psd_by_construction` of this kernel."""
+        return is_psd_by_construction(self.name, self.degree, self.coef0)
+
+    def __call__(self, A, B=None) -> np.ndarray:
+        """Dense ``K(A, B)`` (``K(A, A)`` without B); not for a precomputed kernel."""
+        return kernel_matrix(A, B, **self.parameters)
+
+    def dot(self, X, Z, coef, *, sqn_X=None, sqn_Z=None) -> np.ndarray:
+        """``K(X, Z) @ coef`` in bounded memory (:func:`kernel_dot`)."""
+        return kernel_dot(X, Z, coef, sqn_X=sqn_X, sqn_Z=sqn_Z, **self.parameters)
+
+    def diagonal(self, X, sqn=None) -> np.ndarray:
+        """``K(x_i, x_i)`` of every row of X: ``‖x_i‖²`` (linear), ``(γ‖x_i‖² + c₀)^p``, 1 (RBF),
+        ``tanh(γ‖x_i‖² + c₀)``, or the diagonal of the Gram matrix X (precomputed); ``sqn`` the
+        rows' squared norms, if already known (:func:`squared_norms`)."""
+        if self.name == "precomputed":
+            diag = X.diagonal() if sparse.issparse(X) else np.diagonal(X)
+            return np.array(diag, dtype=np.float64)
+        if self.name == "rbf":
+            return np.ones(X.shape[0])
+        sq = squared_norms(X) if sqn is None else np.array(sqn, dtype=np.float64)
+        if self.name == "linear":
+            return sq
+        z = self.gamma * sq + self.coef0
+        return z**self.degree if self.name == "poly" else np.tanh(z)

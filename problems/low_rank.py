@@ -35,7 +35,6 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 import numpy as np
-from scipy import sparse
 from scipy.linalg import solve_triangular
 
 from svmbench.problems._linear import optimal_bias
@@ -83,23 +82,6 @@ def _kernel_columns(problem: KernelDual, idx: np.ndarray) -> np.ndarray:
     return _kernel_block(problem, slice(None), idx)
 
 
-def _kernel_diagonal(problem: KernelDual, rows=None) -> np.ndarray:
-    """``K_ii`` of every example (or of ``rows``)."""
-    X, kp = problem.X, problem.kernel_params
-    if rows is not None:
-        X = X[:, rows][rows] if problem.kernel == "precomputed" else X[rows]
-    if problem.kernel == "precomputed":
-        return np.diag(X).copy()
-    if problem.kernel == "rbf":
-        return np.ones(X.shape[0])
-    sq = np.asarray(X.multiply(X).sum(axis=1)).ravel() if sparse.issparse(X) else (X * X).sum(1)
-    if problem.kernel == "linear":
-        return sq
-    if problem.kernel == "poly":
-        return (kp["gamma"] * sq + kp["coef0"]) ** kp["degree"]
-    return np.tanh(kp["gamma"] * sq + kp["coef0"])
-
-
 def _nystrom_transform(problem: KernelDual, idx: np.ndarray) -> np.ndarray:
     """``T = V Λ^{-1/2}`` over the eigenpairs of ``K_mm`` above ``10⁻¹² · max``."""
     ev, V = np.linalg.eigh(_kernel_block(problem, idx, idx))
@@ -127,7 +109,7 @@ def pivoted_cholesky(problem: KernelDual, rank: int, rtol: float = 1e-12) -> Lan
     trace of the residual ``K − FFᵀ`` is below ``rtol · trace(K)``."""
     n = problem.n_samples
     r = min(rank, n)
-    res = _kernel_diagonal(problem).astype(float)
+    res = problem.kernel_diagonal.copy()
     total = float(res.sum())
     F = np.zeros((n, r))
     pivots = np.zeros(r, dtype=np.int64)
@@ -149,7 +131,7 @@ def pivoted_cholesky(problem: KernelDual, rank: int, rtol: float = 1e-12) -> Lan
 
 def relative_trace_residual(problem: KernelDual, F: np.ndarray, rows=None) -> float:
     """``tr(K − FFᵀ)/tr(K)`` over all examples (or over ``rows``, F being their rows)."""
-    diag = _kernel_diagonal(problem, rows)
+    diag = problem.kernel_diagonal if rows is None else problem.kernel_diagonal[rows]
     total = float(diag.sum())
     return float((diag.sum() - np.einsum("ij,ij->", F, F)) / total) if total > 0 else 0.0
 

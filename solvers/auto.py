@@ -36,6 +36,7 @@ from svmbench.problems import (
     SoftMarginPrimal,
 )
 from svmbench.problems.base import Certificate, Problem
+from svmbench.problems.kernels import squared_norms
 from svmbench.problems.validation import check_bool
 from svmbench.solvers import registry
 from svmbench.solvers.base import (
@@ -108,21 +109,13 @@ def _scaled(problem: Problem) -> bool:
 
 
 def _mean_kernel_diagonal(problem: Problem) -> float:
-    """``mean_i K(x_i, x_i)``: ``‖x_i‖²`` for linear features and the linear kernel,
-    ``(γ‖x_i‖² + c₀)^deg`` for the polynomial one; one pass over the stored entries."""
-    X = problem.X
-    n = max(1, X.shape[0])
-    if getattr(problem, "kernel", "linear") == "linear":
-        if sparse.issparse(X):
-            return float(X.data @ X.data) / n
-        return float(np.einsum("ij,ij->", X, X)) / n
-    squares = (
-        np.asarray(X.multiply(X).sum(axis=1)).ravel()
-        if sparse.issparse(X)
-        else np.einsum("ij,ij->i", X, X)
-    )
-    kp = problem.kernel_params
-    return float(np.mean((kp["gamma"] * squares + kp["coef0"]) ** kp["degree"]))
+    """``mean_i K(x_i, x_i)``: the kernel dual's diagonal (``KernelDual.kernel_diagonal``),
+    ``‖x_i‖²`` for linear features."""
+    if problem.kind == "kernel_dual":
+        diag = problem.kernel_diagonal
+    else:
+        diag = squared_norms(problem.X)
+    return float(diag.sum()) / max(1, diag.size)
 
 
 def _kernel_rank(problem: Problem) -> float:

@@ -43,6 +43,7 @@ import numpy as np
 from scipy import sparse
 
 from svmbench.problems import MulticlassHinge
+from svmbench.problems.kernels import squared_norms
 from svmbench.problems.scaling import lambda_from_C
 from svmbench.problems.validation import check_bool, check_int
 from svmbench.solvers._averaged_sgd import AveragedSGD, AveragedState
@@ -60,12 +61,6 @@ from svmbench.solvers.registry import register
 def _row_nonzeros(X) -> np.ndarray:
     """The number of nonzeros of each row (explicit zeros of a CSR matrix excluded)."""
     return np.asarray((X != 0).sum(axis=1), dtype=np.int64).ravel()
-
-
-def _squared_row_norms(X) -> np.ndarray:
-    if sparse.issparse(X):
-        return np.asarray(X.multiply(X).sum(axis=1)).ravel()
-    return np.einsum("ij,ij->i", X, X)
 
 
 def _warm_start_beta(problem: MulticlassHinge, warm_start) -> np.ndarray | None:
@@ -212,7 +207,7 @@ class CrammerSingerDCD(IterativeSolver):
         C = np.ascontiguousarray(problem.upper_bounds, dtype=np.float64)
         y = problem.y.astype(np.int64)
         cost = np.ascontiguousarray(problem.cost)
-        A = _squared_row_norms(problem.X) + s * s
+        A = squared_norms(problem.X) + s * s  # the linear kernel's diagonal, plus s²
         beta = _warm_start_beta(problem, warm_start)
         if beta is None:
             # β_i = C_i e_{y_i}: W̃(β) = 0 (LIBLINEAR's α = 0)

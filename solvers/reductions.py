@@ -37,6 +37,7 @@ from scipy import sparse
 
 from svmbench.problems import KernelDual, MulticlassHinge, SoftMarginDual, SoftMarginPrimal
 from svmbench.problems.base import make_certificate
+from svmbench.problems.kernels import resolve_gamma
 from svmbench.problems.models import (
     BinaryModel,
     KernelModel,
@@ -82,7 +83,8 @@ class _Reduction(Solver):
         ``"precomputed"`` reads the problem's ``X`` as the (n, n) Gram matrix, and the binary
         models index its columns (their ``support`` is global, ``n_train = n``).
     gamma, degree, coef0
-        Kernel parameters, as in ``KernelDual``.
+        Kernel parameters, as in ``KernelDual``; ``gamma="scale"``/``"auto"`` is resolved once,
+        on the multiclass problem's X and weights (as SVC), not on each binary problem's rows.
     bias : {None, "free", "regularized", "none"}, default=None
         Bias of the binary problems; None takes the multiclass problem's (a binary problem may
         have a free bias, as LIBSVM's; then no Crammer–Singer certificate is reported).
@@ -145,7 +147,7 @@ class _Reduction(Solver):
     def _pairs(self, k: int) -> list[tuple[int, int]]:
         raise NotImplementedError
 
-    def _binary_problem(self, problem: MulticlassHinge, pos: int, neg: int, solver_cls):
+    def _binary_problem(self, problem: MulticlassHinge, pos: int, neg: int, solver_cls, gamma):
         rows = _rows(problem, pos, neg)
         X = problem.X[rows]
         if self.kernel == "precomputed":
@@ -160,7 +162,7 @@ class _Reduction(Solver):
             if sparse.issparse(X):
                 X = X.toarray()
             return KernelDual(
-                X, y, kernel=self.kernel, gamma=self.gamma, degree=self.degree,
+                X, y, kernel=self.kernel, gamma=gamma, degree=self.degree,
                 coef0=self.coef0, **common,
             )  # fmt: skip
         views = ("primal", "dual", "kernel") if self.view == "auto" else (self.view,)
@@ -181,11 +183,14 @@ class _Reduction(Solver):
         from svmbench.solvers import registry
 
         solver_cls = registry.solver_class(self.binary_solver)
+        gamma = None
+        if self.kernel is not None:
+            gamma = resolve_gamma(self.gamma, problem.X, problem.sample_weight)
         models, results = [], []
         status = Status.OPTIMAL
         binary_time, compile_time, excluded = 0.0, 0.0, 0.0
         for pos, neg in self._pairs(problem.n_classes):
-            bp = self._binary_problem(problem, pos, neg, solver_cls)
+            bp = self._binary_problem(problem, pos, neg, solver_cls, gamma)
             tic = clock.elapsed
             res = registry.get(self.binary_solver, **self.binary_options).solve(bp)
             # the binary solver keeps its own clock: count its solve time, not its compilation

@@ -106,7 +106,8 @@ def _rows(problem: KernelDual, storage: str):
     """``(X, XT, sqn, diag)`` for the jitted core: dense rows and their C-contiguous transpose,
     or the CSR tuple of :func:`solvers._jit.kernel_columns.csr_rows` (X and Xᵀ in one, passed as
     both); the Gram matrix twice for a precomputed kernel."""
-    kind, g, c0, p = kc.KERNEL_CODES[problem.kernel], problem.gamma, problem.coef0, problem.degree
+    spec = problem.kernel_spec
+    kind, g, c0, p = spec.code, spec.gamma, spec.coef0, spec.degree
     if problem.kernel == "precomputed":
         X = problem.X
         sqn = np.zeros(problem.n_samples)
@@ -139,7 +140,7 @@ def problem_arrays(problem: KernelDual, storage: str):
     array contiguous float64 (shared by ``smo`` and ``smo_batch``)."""
     n = problem.n_samples
     X, XT, sqn, diag = _rows(problem, storage)
-    code = kc.KERNEL_CODES[problem.kernel]
+    code = problem.kernel_spec.code
     s2 = problem.bias_scale**2 if problem.bias == "regularized" else 0.0
     kint = np.array([code, problem.degree, numba.get_num_threads()], dtype=np.int64)
     kflt = np.array([problem.gamma, problem.coef0, s2], dtype=np.float64)

@@ -161,6 +161,30 @@ def test_class_weight_balanced_is_the_same_as_explicit_weights():
     assert not np.allclose(balanced.coef_, unweighted.coef_, rtol=1e-3)
 
 
+@pytest.mark.parametrize("sparse_input", [False, True], ids=["dense", "csr"])
+def test_weights_of_two_are_the_rows_twice(sparse_input):
+    """``gamma="scale"`` weighs every row by its weight: weights of 2 give the γ and the model of
+    the duplicated rows; without weights, γ is SVC's."""
+    from scipy import sparse
+
+    X, y = X_BC[:120].copy(), Y_BC[:120]
+    if sparse_input:
+        X[np.abs(X) < 0.5] = 0.0
+        X = sparse.csr_matrix(X)
+    counts = np.tile([1, 2, 1], 40)
+    rows = np.repeat(np.arange(120), counts)
+    common = dict(kernel="rbf", solver="smo", tol=1e-10)
+    weighted = SVMClassifier(**common).fit(X, y, sample_weight=counts.astype(float))
+    repeated = SVMClassifier(**common).fit(X[rows], y[rows])
+    assert weighted.model_.gamma == pytest.approx(repeated.model_.gamma, rel=1e-12)
+    np.testing.assert_allclose(
+        weighted.decision_function(X_BC), repeated.decision_function(X_BC), rtol=0, atol=1e-5
+    )
+    unweighted = SVMClassifier(**common).fit(X, y)
+    assert unweighted.model_.gamma == SVC(gamma="scale").fit(X, y)._gamma
+    assert unweighted.model_.gamma != pytest.approx(weighted.model_.gamma, rel=1e-3)
+
+
 def test_warm_start_refits_from_the_previous_solution():
     # dcd starts from α (auto picks the barrier here, which starts itself and says so)
     common = dict(kernel="linear", bias="regularized", tol=1e-8, random_state=0, solver="dcd")

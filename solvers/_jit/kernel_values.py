@@ -1,7 +1,7 @@
 """Kernel values from inner products, shared by the dense and CSR column loops of
 :mod:`solvers._jit.kernel_columns` and :mod:`solvers._jit.kernel_columns_csr`.
 
-Codes of the kernels (``KERNEL_CODES``) and their formulas, as in :mod:`problems.kernels`, each
+The kernels' codes (``KERNEL_CODES``, defined in :mod:`problems.kernels`) and formulas, each
 computed from an inner product by :func:`problems._kernel_products.kernel_from_dot` (one formula
 for these columns and for the certificates' products; its exponential is the vectorizable
 :func:`~problems._kernel_products.exp_nonpositive`):
@@ -23,9 +23,7 @@ from __future__ import annotations
 import numba
 
 from svmbench.problems._kernel_products import kernel_from_dot
-
-KERNEL_CODES = {"linear": 0, "poly": 1, "rbf": 2, "sigmoid": 3, "precomputed": 4}
-
+from svmbench.problems.kernels import KERNEL_CODES  # noqa: F401 (re-exported)
 
 #: Columns with ``len(idx) · d`` at least this are computed by all Numba threads.
 PARALLEL_MIN_WORK = 100_000

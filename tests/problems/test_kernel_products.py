@@ -82,7 +82,7 @@ def test_blocks_of_rows_and_support_vectors(kernel):
         Z,
         squared_norms(Z),
         c,
-        kp.KERNEL_CODES[kernel],
+        kernels.KERNEL_CODES[kernel],
         float(params.get("gamma", 1.0)),
         float(params.get("coef0", 0.0)),
         int(params.get("degree", 3)),
@@ -106,7 +106,7 @@ def test_kernel_from_dot_is_the_kernel(kernel):
                     float(x @ z),
                     float(x @ x),
                     float(z @ z),
-                    kp.KERNEL_CODES[kernel],
+                    kernels.KERNEL_CODES[kernel],
                     float(params.get("gamma", 1.0)),
                     float(params.get("coef0", 0.0)),
                     int(params.get("degree", 3)),
@@ -130,7 +130,7 @@ def test_kernel_columns_share_the_formula():
     idx = np.arange(40, dtype=np.int64)
     for kernel, params in KERNEL_PARAMS.items():
         g, c0, p = params.get("gamma", 1.0), params.get("coef0", 0.0), params.get("degree", 3)
-        code = kp.KERNEL_CODES[kernel]
+        code = kernels.KERNEL_CODES[kernel]
         i = 5
         col, full = np.empty(40), np.empty(40)
         kc.kernel_column(X, sqn, i, idx, col, code, g, c0, p, 1)

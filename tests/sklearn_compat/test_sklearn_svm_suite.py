@@ -65,7 +65,6 @@ KNOWN_FAILURES: dict[str, tuple[str, ...]] = {
         "test_svm.py::test_linearsvc",
         "test_svm.py::test_negative_weights_svc_leave_two_labels[partial-mask-label-1-SVC]",
         "test_svm.py::test_negative_weights_svc_leave_two_labels[partial-mask-label-2-SVC]",
-        "test_svm.py::test_svm_equivalence_sample_weight_C",
     ),
 }
 

@@ -341,6 +341,26 @@ def test_ovo_kernel_matches_svc(name):
     assert abs(ours - sk.score(ds.X_test, ds.y_test)) <= ACC_TOL
 
 
+def test_reductions_resolve_gamma_once_on_all_classes():
+    """``gamma="scale"`` is SVC's, from the whole X (and its weights), for every binary problem,
+    not from each pair's rows."""
+    from sklearn.svm import SVC
+
+    ds = SPLITS["iris"]
+    problem = MulticlassHinge(ds.X, ds.y, C=1.0)
+    svc = SVC(gamma="scale").fit(ds.X, ds.y)._gamma
+    for name in ("ovo", "ovr"):
+        res = registry.get(name, kernel="rbf", bias="free", binary_solver="smo").solve(problem)
+        assert {m.gamma for m in res.model.models} == {svc}
+    w = np.where(ds.y == 0, 2.0, 1.0)
+    weighted = MulticlassHinge(ds.X, ds.y, C=1.0, sample_weight=w)
+    res = registry.get("ovo", kernel="rbf", bias="free", binary_solver="smo").solve(weighted)
+    twice = np.r_[ds.X, ds.X[ds.y == 0]]
+    (gamma,) = {m.gamma for m in res.model.models}
+    repeated = SVC(gamma="scale").fit(twice, np.r_[ds.y, ds.y[ds.y == 0]])._gamma
+    assert gamma == pytest.approx(repeated, rel=1e-12) and gamma != pytest.approx(svc, rel=1e-3)
+
+
 def test_ovr_kernel_and_ovo_linear_beat_chance():
     ds = SPLITS["wine"]
     problem = MulticlassHinge(ds.X, ds.y, C=1.0)
