@@ -367,10 +367,16 @@ class SVMClassifier(LinearAttributesMixin, ClassifierMixin, BaseEstimator):
         cls = registry.solver_class(name)
         options = dict(self.solver_options or {})
         options.setdefault("tol", self.tol)
-        if self.max_iter is not None:
-            options.setdefault("max_iter", self.max_iter)
-        if self.time_limit is not None:
-            options.setdefault("time_limit", self.time_limit)
+        for option in ("max_iter", "time_limit"):
+            value = getattr(self, option)
+            if value is None:
+                continue
+            if not registry.accepts_option(cls, option):
+                raise ValueError(
+                    f"{option}={value!r}: solver {name!r} takes no {option} (its library has "
+                    f"its own stopping rule); leave {option}=None or choose another solver"
+                )
+            options.setdefault(option, value)
         if registry.accepts_option(cls, "seed") and "seed" not in options:
             options["seed"] = int(check_random_state(self.random_state).randint(2**31 - 1))
         return options
@@ -446,6 +452,18 @@ class SVMClassifier(LinearAttributesMixin, ClassifierMixin, BaseEstimator):
             sample_weight=weights,
         )  # fmt: skip
         if crammer_singer:  # k ≥ 2 classes, two included for a Crammer–Singer solver
+            if self.kernel != "linear":
+                raise ValueError(
+                    f"multiclass='crammer_singer' is solved for the linear kernel only (its "
+                    f"solvers keep a weight matrix W), got kernel={self.kernel!r}; use "
+                    "kernel='linear', or multiclass='ovo' for this kernel"
+                )
+            if registry.solver_class(name).optimal_by_subproblems:
+                raise ValueError(
+                    f"solver {name!r} is a reduction to binary problems, not a Crammer–Singer "
+                    f"solver: use multiclass={name!r}, or a Crammer–Singer solver with "
+                    "multiclass='crammer_singer'"
+                )
             if self.bias == "free":
                 raise ValueError(
                     "multiclass='crammer_singer' takes bias='regularized' or 'none' (a free bias "

@@ -60,10 +60,18 @@ def solve_and_report(solver, problem, warm, *, family: str, max_iter, time_limit
         if not issubclass(w.category, ConvergenceWarning):
             warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)
     if result.status in (Status.MAX_ITER, Status.TIME_LIMIT):
+        gaps = result.info.get("binary_rel_gaps") or (result.rel_gap,)
+        unsolved = result.info.get("unsolved_pairs") or ()
+        left = (
+            f"; {len(unsolved)} of {len(gaps)} binary problems never ran, each votes for its "
+            "class of larger weight"
+            if unsolved
+            else ""
+        )
         warnings.warn(
             f"{_stop_words(result.status, family, max_iter, time_limit)} ({result.solver}: "
             f"{result.iterations} {result.iteration_unit}, certified relative gap "
-            f"{result.rel_gap:.3g}; increase max_iter or time_limit)",
+            f"{max(gaps):.3g}{left}; increase max_iter or time_limit)",
             SVMConvergenceWarning,
             stacklevel=4,
         )

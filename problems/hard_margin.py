@@ -18,7 +18,12 @@ from scipy import sparse
 
 from svmbench.problems._linear import BIASES, LinearBinaryMixin
 from svmbench.problems.base import QP, Certificate, make_certificate
-from svmbench.problems.validation import check_binary_labels, check_option, check_real, check_X
+from svmbench.problems.validation import (
+    check_bias_scale,
+    check_binary_labels,
+    check_option,
+    check_X,
+)
 
 #: A regularized bias's constant feature s may be at most this many times ``max‖x_i‖``: on the
 #: separable set of the scaling tests (features ×1e-8 … ×1e-5, s = 1), the barrier certified up
@@ -54,7 +59,7 @@ class HardMarginPrimal(LinearBinaryMixin):
         object.__setattr__(self, "X", X)
         object.__setattr__(self, "y", check_binary_labels(self.y, X.shape[0]))
         check_option("bias", self.bias, BIASES)
-        object.__setattr__(self, "bias_scale", check_real("bias_scale", self.bias_scale, low=0.0))
+        object.__setattr__(self, "bias_scale", check_bias_scale(self.bias_scale))
         if self.bias == "regularized" and self.n_samples:
             R = self._radius(with_bias=False)
             if 0.0 < R and self.bias_scale > MAX_BIAS_SCALE_OVER_RADIUS * R:

@@ -24,6 +24,7 @@ from svmbench.problems.kernels import KERNELS, Kernel, resolve_gamma
 from svmbench.problems.kernels import squared_norms as _squared_norms
 from svmbench.problems.models import KernelModel, finite
 from svmbench.problems.validation import (
+    check_bias_scale,
     check_binary_labels,
     check_C_range,
     check_option,
@@ -107,7 +108,7 @@ class KernelDual(BinaryDualMixin, Problem):
         object.__setattr__(self, "C", check_real("C", self.C, low=0.0))
         check_option("loss", self.loss, LOSSES)
         check_option("bias", self.bias, BIASES)
-        object.__setattr__(self, "bias_scale", check_real("bias_scale", self.bias_scale, low=0.0))
+        object.__setattr__(self, "bias_scale", check_bias_scale(self.bias_scale))
         sw = (
             None
             if self.sample_weight is None

@@ -33,6 +33,7 @@ from svmbench.problems._qp import maximize_dual_on_subset, solve_osqp_form_with_
 from svmbench.problems.base import QP, Certificate, Problem, make_certificate
 from svmbench.problems.models import CrammerSingerModel, finite
 from svmbench.problems.validation import (
+    check_bias_scale,
     check_C_range,
     check_multiclass_labels,
     check_option,
@@ -122,7 +123,7 @@ class MulticlassHinge(Problem):
                 "the per-example (simplex) dual; use bias='regularized' or bias='none'"
             )
         check_option("bias", self.bias, MULTICLASS_BIASES)
-        object.__setattr__(self, "bias_scale", check_real("bias_scale", self.bias_scale, low=0.0))
+        object.__setattr__(self, "bias_scale", check_bias_scale(self.bias_scale))
         sw = self.sample_weight
         sw = None if sw is None else check_sample_weight(sw, X.shape[0])
         object.__setattr__(self, "sample_weight", sw)

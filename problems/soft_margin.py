@@ -19,6 +19,7 @@ from scipy import sparse
 from svmbench.problems._linear import BIASES, LOSSES, LinearBinaryMixin
 from svmbench.problems.base import QP, Certificate, make_certificate
 from svmbench.problems.validation import (
+    check_bias_scale,
     check_binary_labels,
     check_C_range,
     check_option,
@@ -68,7 +69,7 @@ class _SoftMargin(LinearBinaryMixin):
         object.__setattr__(self, "C", check_real("C", self.C, low=0.0))
         check_option("loss", self.loss, LOSSES)
         check_option("bias", self.bias, BIASES)
-        object.__setattr__(self, "bias_scale", check_real("bias_scale", self.bias_scale, low=0.0))
+        object.__setattr__(self, "bias_scale", check_bias_scale(self.bias_scale))
         sw = (
             None
             if self.sample_weight is None

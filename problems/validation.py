@@ -14,6 +14,15 @@ from collections.abc import Iterable
 import numpy as np
 from scipy import sparse
 
+#: A regularized bias's constant feature s enters as s² and 1/s²: both stay finite in float64.
+BIAS_SCALE_RANGE = (1e-150, 1e150)
+
+
+def check_bias_scale(value) -> float:
+    """``bias_scale`` as a float in :data:`BIAS_SCALE_RANGE` (s² and 1/s² finite)."""
+    low, high = BIAS_SCALE_RANGE
+    return check_real("bias_scale", value, low=low, high=high, closed="both")
+
 
 def check_real(
     name: str, value, *, low=None, high=None, closed: str = "neither", finite: bool = True

@@ -189,7 +189,8 @@ class _Reduction(Solver):
         models, results = [], []
         status = Status.OPTIMAL
         binary_time, compile_time, excluded = 0.0, 0.0, 0.0
-        for pos, neg in self._pairs(problem.n_classes):
+        pairs = self._pairs(problem.n_classes)
+        for pos, neg in pairs:
             bp = self._binary_problem(problem, pos, neg, solver_cls, gamma)
             tic = clock.elapsed
             res = registry.get(self.binary_solver, **self.binary_options).solve(bp)
@@ -202,24 +203,26 @@ class _Reduction(Solver):
             models.append(self._model(bp, res, problem, pos, neg))
             if res.status is not Status.OPTIMAL and status is Status.OPTIMAL:
                 status = res.status
-            if clock.elapsed - excluded >= self.time_limit and len(models) < len(
-                self._pairs(problem.n_classes)
-            ):
+            if clock.elapsed - excluded >= self.time_limit and len(models) < len(pairs):
                 status = Status.TIME_LIMIT
                 break
-        if status is Status.TIME_LIMIT:  # some binary problems were never solved
+        unsolved = pairs[len(results) :]
+        models += [self._unsolved_model(problem, pos, neg, gamma) for pos, neg in unsolved]
+        if unsolved:  # a multiclass point needs every binary problem solved
             variables, cert = {}, make_certificate(math.nan, math.nan, convex=False)
         else:
             variables, cert = self._multiclass_point(problem, models)
+        pad = len(unsolved)
         info = {
             "strategy": self.name,
             "binary_solver": self.binary_solver,
             "binary_problem": results[0].problem,
-            "binary_status": tuple(r.status.value for r in results),
-            "binary_rel_gaps": tuple(r.rel_gap for r in results),
-            "binary_certified": tuple(r.certified for r in results),
-            "binary_solve_times": tuple(r.solve_time for r in results),
-            "binary_iterations": tuple(r.iterations for r in results),
+            "binary_status": tuple(r.status.value for r in results) + ("not_run",) * pad,
+            "binary_rel_gaps": tuple(r.rel_gap for r in results) + (math.inf,) * pad,
+            "binary_certified": tuple(r.certified for r in results) + (False,) * pad,
+            "binary_solve_times": tuple(r.solve_time for r in results) + (0.0,) * pad,
+            "binary_iterations": tuple(r.iterations for r in results) + (0,) * pad,
+            "unsolved_pairs": tuple(unsolved),
             "classes": problem.n_classes,
         }
         message = (
@@ -236,9 +239,7 @@ class _Reduction(Solver):
             info=info,
             compile_time=compile_time,
             excluded_time=excluded,
-            model=None
-            if status is Status.TIME_LIMIT
-            else self._reduction_model(models, problem.n_classes),
+            model=self._reduction_model(models, problem.n_classes),
         )
 
     def _model(self, bp, res: SolveResult, problem, pos: int, neg: int) -> BinaryModel | None:
@@ -264,6 +265,29 @@ class _Reduction(Solver):
             w = np.asarray(model.support_vectors.T @ model.dual_coef).ravel()
             return LinearModel(w, model.b)
         return model
+
+    def _unsolved_model(self, problem: MulticlassHinge, pos: int, neg: int, gamma):
+        """The model of a binary problem the time limit left unsolved: ``w = 0`` (no support
+        vector) and ``b = ±1`` for the class of larger total weight ``Σ C_i`` (the optimum as
+        C → 0), so that the multiclass model still predicts; ``info["unsolved_pairs"]`` lists
+        them."""
+        rows = _rows(problem, pos, neg)
+        C = problem.C * (
+            np.ones(rows.size) if problem.sample_weight is None else problem.sample_weight[rows]
+        )
+        is_pos = problem.y[rows] == pos
+        b = 1.0 if C[is_pos].sum() >= C[~is_pos].sum() else -1.0
+        empty, d = np.zeros(0, dtype=np.int64), problem.X.shape[1]
+        if self.kernel is None and not self.support_vectors:
+            return LinearModel(np.zeros(d), b)
+        kernel = self.kernel or "linear"
+        precomputed = kernel == "precomputed"
+        return KernelModel(
+            None if precomputed else np.zeros((0, d)), np.zeros(0), b, kernel, empty,
+            problem.n_samples if precomputed else rows.size,
+            **({} if gamma is None else {"gamma": gamma, "degree": self.degree,
+                                         "coef0": self.coef0}),
+        )  # fmt: skip
 
     def _reduction_model(self, models, k: int):
         """The multiclass model over the binary ones (None if one of them has none)."""

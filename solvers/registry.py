@@ -132,8 +132,9 @@ def solvers_for(problem: Problem, *, anchors: bool = False) -> list[str]:
 
 @functools.cache
 def accepts_option(cls: type, option: str) -> bool:
-    """Whether some ``__init__`` in ``cls``'s MRO names ``option`` explicitly (``**common``
-    does not count). Cached: a signature lookup costs about 0.1 ms."""
+    """Whether ``cls(option=...)`` is taken: its ``__init__`` names ``option``, or passes
+    ``**common`` on to a base class's that does (an ``__init__`` without ``**`` ends the search:
+    what it does not name, it refuses). Cached: a signature lookup costs about 0.1 ms."""
     for klass in cls.__mro__:
         init = klass.__dict__.get("__init__")
         if init is None:
@@ -144,4 +145,6 @@ def accepts_option(cls: type, option: str) -> bool:
             continue
         if option in params and params[option].kind is not inspect.Parameter.VAR_KEYWORD:
             return True
+        if not any(p.kind is inspect.Parameter.VAR_KEYWORD for p in params.values()):
+            return False
     return False
