@@ -10,7 +10,9 @@ from __future__ import annotations
 
 import abc
 import functools
+import inspect
 import math
+import os
 import time
 import warnings
 from collections.abc import Callable, Mapping
@@ -72,6 +74,14 @@ def once_per_process(warm_up: Callable[[Any], float]) -> Callable[[Any], float]:
     return run
 
 
+def physical_memory_bytes() -> int | None:
+    """The machine's physical memory in bytes, or None where the system does not say."""
+    try:
+        return int(os.sysconf("SC_PHYS_PAGES")) * int(os.sysconf("SC_PAGE_SIZE"))
+    except (AttributeError, OSError, ValueError):
+        return None
+
+
 class Solver(abc.ABC):
     """Base of every solver: one entry point, :meth:`solve`, for all of them.
 
@@ -107,7 +117,7 @@ class Solver(abc.ABC):
     #: The :class:`WarmStart` fields the method can start from; empty: it takes no warm start.
     warm_start_uses: ClassVar[tuple[str, ...]] = ()
     #: Why the method takes no warm start (the message of the ``ValueError``).
-    warm_start_refusal: ClassVar[str] = "it takes no warm start"
+    warm_start_refusal: ClassVar[str] = "takes no warm start"
     #: Relative distance to the reference optimum that ``svmbench check`` allows (None: the
     #: harness's default for exact or stochastic methods; inf: not held to the optimum).
     check_rtol: ClassVar[float | None] = None
@@ -163,6 +173,27 @@ class Solver(abc.ABC):
         kinds = ", ".join(c.kind for c in cls.supported) or "none"
         return f"problem kind {problem.kind!r} is not supported (supported: {kinds})"
 
+    def check_memory(self, problem: Problem) -> None:
+        """``MemoryError`` before anything is allocated when :meth:`memory_estimate` (with this
+        solver's options) exceeds the machine's physical memory: such a run cannot finish."""
+        params = inspect.signature(self.memory_estimate).parameters
+        options = {
+            name: getattr(self, name)
+            for name in params
+            if name != "problem" and hasattr(self, name) and not name.startswith("_")
+        }
+        if any(p.kind is inspect.Parameter.VAR_KEYWORD for p in params.values()):
+            options = {k: v for k, v in options.items() if k in params}
+        estimate = self.memory_estimate(problem, **options)
+        total = physical_memory_bytes()
+        if estimate is not None and total is not None and estimate > total:
+            raise MemoryError(
+                f"solver {self.name!r} would need about {estimate / 2**30:.1f} GiB for "
+                f"{problem.describe()} (its memory model), more than this machine's "
+                f"{total / 2**30:.1f} GiB; choose a solver for this size (svmbench list) or "
+                "reduce the data"
+            )
+
     def check_accepts(self, problem: Problem) -> None:
         """Raise ``TypeError`` naming the solver and the problem when it is not supported."""
         if not isinstance(problem, Problem):
@@ -217,6 +248,7 @@ class Solver(abc.ABC):
         """
         entered = time.perf_counter()
         self.check_accepts(problem)
+        self.check_memory(problem)
         ws = self.parse_warm_start(warm_start, problem)
         compile_time = self.warm_up()
         clock = Clock().start()

@@ -143,6 +143,10 @@ class SolveResult:
         return {k: getattr(self, k) for k in names if getattr(self, k) is not None}
 
 
+#: Largest magnitude of a warm start's entries: the methods square them.
+WARM_START_MAX = 1e150
+
+
 def _finite_array(name: str, value, shape: tuple[int, ...] | None) -> np.ndarray:
     try:
         a = np.asarray(value, dtype=np.float64)
@@ -152,6 +156,11 @@ def _finite_array(name: str, value, shape: tuple[int, ...] | None) -> np.ndarray
         raise ValueError(f"warm_start {name} must have shape {shape}, got {a.shape}")
     if not np.all(np.isfinite(a)):
         raise ValueError(f"warm_start {name} must contain only finite values")
+    if a.size and np.max(np.abs(a)) > WARM_START_MAX:
+        raise ValueError(
+            f"warm_start {name} must hold values of magnitude at most {WARM_START_MAX:g} (their "
+            f"squares stay finite), got {np.max(np.abs(a)):.3g}"
+        )
     return a
 
 

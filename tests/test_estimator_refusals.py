@@ -3,6 +3,7 @@ asked it refuses by name, and a time limit ends in a warning and a model (issue 
 
 from __future__ import annotations
 
+import numpy as np
 import pytest
 from sklearn.datasets import load_iris
 
@@ -62,3 +63,39 @@ def test_a_bias_scale_whose_square_overflows_is_refused_up_front(iris, bias_scal
         SVMClassifier(kernel="linear", bias="regularized", bias_scale=bias_scale).fit(
             X[:100], y[:100]
         )
+
+
+def test_a_warm_start_whose_squares_overflow_is_refused():
+    from svmbench.problems import SoftMarginPrimal
+
+    X, y = load_iris(return_X_y=True)
+    problem = SoftMarginPrimal(X[:100], np.where(y[:100] == 0, 1.0, -1.0), bias="regularized")
+    with pytest.raises(ValueError, match="warm_start w must hold values of magnitude at most"):
+        registry.get("dcd").solve(problem, warm_start=(np.full(4, 1e200), 1e200))
+    with pytest.raises(ValueError, match="solver 'barrier' takes no warm start"):
+        registry.get("barrier").solve(problem, warm_start=np.zeros(100))
+
+
+def test_a_free_bias_dual_below_the_barriers_range_goes_to_another_method():
+    from svmbench.problems import SoftMarginDual
+
+    X, y = load_iris(return_X_y=True)
+    problem = SoftMarginDual(X[:100], np.where(y[:100] == 0, 1.0, -1.0), C=1e-300)
+    why = registry.solver_class("barrier").unsupported_reason(problem)
+    assert why is not None and "below 1e-150" in why
+    result = registry.get("auto").solve(problem)
+    assert result.status.value == "optimal" and result.certified
+
+
+def test_a_solver_whose_memory_model_exceeds_the_machine_is_refused_before_allocating():
+    from scipy import sparse
+
+    from svmbench.problems import SoftMarginPrimal
+    from svmbench.solvers.base import physical_memory_bytes
+
+    if physical_memory_bytes() is None or physical_memory_bytes() > 2**40:
+        pytest.skip("this system reports no physical memory, or more than 1 TiB")
+    X = sparse.random(20, 50_000, density=1e-3, format="csr", random_state=0)
+    problem = SoftMarginPrimal(X, np.tile([1.0, -1.0], 10))
+    with pytest.raises(MemoryError, match="solver 'accpm' would need about .* GiB"):
+        registry.get("accpm").solve(problem)

@@ -88,6 +88,24 @@ KERNEL_APPROXIMATIONS = ("none", "nystrom", "cholesky")
 METHODS = ("barrier", "primal-dual")
 
 
+#: Below this smallest positive C_i the free-bias dual's products of C_i underflow (NaN iterates
+#: at 1e-200 on a 40 × 3 problem; certified at 1e-150).
+MIN_FREE_BIAS_DUAL_C = 1e-150
+
+
+def _free_bias_dual_C(problem) -> str | None:
+    if problem.bias != "free":
+        return None
+    C = problem.upper_bounds
+    smallest = float(np.min(C[C > 0])) if np.any(C > 0) else 0.0
+    if 0.0 < smallest < MIN_FREE_BIAS_DUAL_C:
+        return (
+            f"C_i = {smallest:.3g} is below {MIN_FREE_BIAS_DUAL_C:g}, where the free-bias dual's "
+            "products of C underflow; use clarabel or dcd (auto does), or the primal view"
+        )
+    return None
+
+
 def _psd_kernel_only(problem: KernelDual) -> str | None:
     if not problem.convex:
         return (
@@ -162,8 +180,8 @@ class BarrierSolver(IterativeSolver):
     default_max_iter = 500
     supported: ClassVar = {
         SoftMarginPrimal: {},
-        SoftMarginDual: {},
-        KernelDual: {"kernel": _psd_kernel_only},
+        SoftMarginDual: {"C": _free_bias_dual_C},
+        KernelDual: {"kernel": _psd_kernel_only, "C": _free_bias_dual_C},
         HardMarginPrimal: {},
     }
 
