@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import math
+import re
 import sys
 
 from rich.console import Console
@@ -40,3 +41,37 @@ def add_problem_flags(p: argparse.ArgumentParser, *, required: bool) -> None:
     p.add_argument("--gamma", type=float)
     p.add_argument("--degree", type=int)
     p.add_argument("--coef0", type=float)
+
+
+def one_line(text) -> str:
+    """``text`` on one line (a message may hold a file's lines or a library's paragraphs)."""
+    return " ".join(str(text).split())
+
+
+def print_error(message) -> None:
+    """``error: message``, one line on stderr (no markup: a message may hold brackets)."""
+    print(f"error: {one_line(message)}", file=sys.stderr)
+
+
+def print_warning(message) -> None:
+    """``warning: message``, one line on stderr."""
+    print(f"warning: {one_line(message)}", file=sys.stderr)
+
+
+def spec_paths(spec: str) -> list[str]:
+    """The files a data spec reads (``libsvm:path=FILE``): inputs no output may overwrite."""
+    return re.findall(r"(?:^[^:,]*:|,)path=([^,]+)", spec or "")
+
+
+def load_data(spec: str, memory_limit_mb: float | None = None):
+    """The data set of ``spec``, refused (``ValueError``) before it is generated when its
+    estimated size exceeds ``memory_limit_mb`` (default: 80 % of the available memory), as
+    ``svmbench run`` refuses it."""
+    from svmbench.benchmarks.harness.cases import default_memory_budget_mb, spec_over_budget
+    from svmbench.problems.datasets import load
+
+    budget = memory_limit_mb or default_memory_budget_mb()
+    why = spec_over_budget(spec, budget)
+    if why is not None:
+        raise ValueError(f"--data: {why} (--memory-limit MB to change the budget)")
+    return load(spec)

@@ -20,6 +20,16 @@ def run(capsys, *argv):
     return code, capsys.readouterr().out
 
 
+def fail(capsys, *argv):
+    """A command that must fail: its exit code and its one line on stderr (``error: ...``)."""
+    code = cli.main(list(argv))
+    captured = capsys.readouterr()
+    assert code != 0, captured.out
+    assert captured.err.count("\n") == 1 and "Traceback" not in captured.err, captured.err
+    assert "error" not in captured.out
+    return code, captured.err
+
+
 def test_list_names_problems_solvers_and_datasets(capsys):
     code, out = run(capsys, "list")
     assert code == 0
@@ -46,14 +56,14 @@ def test_solve_prints_the_certified_record(capsys):
 
 
 def test_solve_reports_bad_input_as_an_error(capsys):
-    code, out = run(
+    code, err = fail(
         capsys, "solve", "--problem", "kernel_dual", "--data", "iris", "--solver", "osqp"
     )
     assert code == 2
-    assert "y must contain only -1 and +1" in out
-    code, out = run(capsys, "solve", "--problem", "soft_margin_primal", "--data", "nosuch",
-                    "--solver", "osqp")  # fmt: skip
-    assert code == 2 and "nosuch" in out
+    assert "y must contain only -1 and +1" in err
+    code, err = fail(capsys, "solve", "--problem", "soft_margin_primal", "--data", "nosuch",
+                     "--solver", "osqp")  # fmt: skip
+    assert code == 2 and "nosuch" in err
 
 
 def test_run_on_a_small_suite_prints_a_row_per_case(capsys, tmp_path):
@@ -154,15 +164,15 @@ def test_predict_refuses_a_model_that_does_not_fit_the_data(capsys, tmp_path):
     data = "blobs:n=90,d=3,k=3,seed=0"
     assert run(capsys, "solve", "--problem", "multiclass_hinge", "--data", data,
                "--solver", "cs_dcd", "--save", str(model))[0] == 0  # fmt: skip
-    code, out = run(capsys, "predict", str(model), "--data", "gaussian:n=40,d=3,sep=1")
-    assert code == 2 and "multiclass but the data set is binary" in out
-    code, out = run(capsys, "predict", str(model), "--data", "blobs:n=90,d=5,k=3,seed=0")
-    assert code == 2 and "X must have 3 features" in out
-    code, out = run(capsys, "predict", str(tmp_path / "missing.npz"), "--data", data)
-    assert code == 2 and "no such model file" in out and "Traceback" not in out
+    code, err = fail(capsys, "predict", str(model), "--data", "gaussian:n=40,d=3,sep=1")
+    assert code == 2 and "multiclass but the data set is binary" in err
+    code, err = fail(capsys, "predict", str(model), "--data", "blobs:n=90,d=5,k=3,seed=0")
+    assert code == 2 and "X must have 3 features" in err
+    code, err = fail(capsys, "predict", str(tmp_path / "missing.npz"), "--data", data)
+    assert code == 2 and "no such model file" in err
     (tmp_path / "bad.npz").write_text("not a model")
-    code, out = run(capsys, "predict", str(tmp_path / "bad.npz"), "--data", data)
-    assert code == 2 and "not an svmbench model file" in out
+    code, err = fail(capsys, "predict", str(tmp_path / "bad.npz"), "--data", data)
+    assert code == 2 and "not an svmbench model file" in err
 
 
 def _fit_and_save(path, spec, labels=None, **params):
@@ -226,11 +236,11 @@ def test_predict_with_a_saved_estimator_of_other_labels_gives_no_accuracy(capsys
     code, out = run(capsys, "predict", str(path), "--data", spec)
     assert code == 0 and "no accuracy: the model's labels [0, 1]" in out
     _fit_and_save(path, "iris", None)
-    code, out = run(capsys, "predict", str(path), "--data", "gaussian:n=40,d=4,sep=1")
-    assert code == 2 and "multiclass but the data set is binary" in out
+    code, err = fail(capsys, "predict", str(path), "--data", "gaussian:n=40,d=4,sep=1")
+    assert code == 2 and "multiclass but the data set is binary" in err
     _fit_and_save(path, "iris")
-    code, out = run(capsys, "predict", str(path), "--data", "blobs:n=90,d=4,k=4,seed=0")
-    assert code == 2 and "the model has 3 classes but the data set has 4" in out
+    code, err = fail(capsys, "predict", str(path), "--data", "blobs:n=90,d=4,k=4,seed=0")
+    assert code == 2 and "the model has 3 classes but the data set has 4" in err
 
 
 def test_list_shows_every_problem_kind_and_the_anchors(capsys):
@@ -269,8 +279,8 @@ def test_select_marks_the_chosen_C(capsys, tmp_path):
 )  # fmt: skip
 def test_bad_flags_are_one_line_errors(capsys, tmp_path, monkeypatch, argv):
     monkeypatch.chdir(tmp_path)
-    code, out = run(capsys, *argv)
-    assert code == 2 and out.startswith("error:") and "Traceback" not in out
+    code, err = fail(capsys, *argv)
+    assert code == 2 and err.startswith("error:")
     assert not (tmp_path / "typo-does-not-exist.sqlite").exists()
 
 
@@ -283,7 +293,5 @@ def test_ctrl_c_is_one_line(capsys, monkeypatch):
     parser._subparsers._group_actions[0].choices["list"].set_defaults(func=interrupted)
     monkeypatch.setattr(cli, "build_parser", lambda: parser)
     code = cli.main(["list"])
-    out = capsys.readouterr().out
-    assert code == 130 and out.strip() == "interrupted; run the same command to resume " + (
-        "(finished cases are stored)"
-    )
+    captured = capsys.readouterr()
+    assert code == 130 and captured.err == "interrupted\n" and captured.out == ""

@@ -407,7 +407,7 @@ def test_a_suite_from_command_line_flags(tmp_path, capsys):
     assert all(r["problem"] == {"kind": "soft_margin_primal", "C": 0.5} for r in rows)
     assert all(len(r["solve_times"]) == 2 for r in rows)
     assert cli.main(["run", "default", "--problem", "hard_margin", "--data", TINY]) == 2
-    assert "not both" in capsys.readouterr().out
+    assert "not both" in capsys.readouterr().err
 
 
 def test_gap_plot_ignores_points_that_cannot_be_drawn(tmp_path):
