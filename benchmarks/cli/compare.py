@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import argparse
 
-from svmbench.benchmarks.cli.common import load_data
+from svmbench.benchmarks.cli.common import configured_solver, load_data
 from svmbench.benchmarks.harness.compare import compare, format_table, parse_settings, parse_value
 from svmbench.benchmarks.harness.environment import summary
 from svmbench.problems import PROBLEMS
@@ -104,11 +104,8 @@ def _check_names(names: list[str], options: dict[str, dict]) -> None:
             registry.solver_class(name)
         except ValueError as exc:
             raise ValueError(f"--solvers: {exc}") from None
-    for name in options:
-        try:
-            registry.solver_class(name)
-        except ValueError as exc:
-            raise ValueError(f"--set: {exc}") from None
+    for name, opts in options.items():
+        configured_solver(name, opts, "--set")  # the name, each option and its value
         if name not in names:
             raise ValueError(
                 f"--set: {name!r} is not one of --solvers ({', '.join(names)}): its options "

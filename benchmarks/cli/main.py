@@ -25,6 +25,7 @@ import svmbench
 from svmbench.benchmarks.cli import compare, runs, select
 from svmbench.benchmarks.cli.common import (
     add_problem_flags,
+    configured_solver,
     console,
     fmt,
     load_data,
@@ -107,9 +108,9 @@ def cmd_solve(args: argparse.Namespace) -> int:
         make_problem,
     )
     from svmbench.benchmarks.harness.evaluation import accuracy
-    from svmbench.solvers import registry
 
     options = _parse_options(args.option)
+    solver = configured_solver(args.solver, options, "--option", name_flag="--solver")
     if args.save:
         check_output(
             args.save,
@@ -119,7 +120,6 @@ def cmd_solve(args: argparse.Namespace) -> int:
     budget = args.memory_limit or default_memory_budget_mb()
     dataset = load_data(args.data, budget)
     problem = make_problem(problem_params(args), dataset)
-    solver = registry.get(args.solver, **options)
     why = case_over_budget(problem, args.solver, options, None, budget)  # as `run` checks a case
     if why is not None:
         raise ValueError(f"--solver {args.solver}: {why} (--memory-limit MB to change the budget)")

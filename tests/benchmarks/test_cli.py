@@ -500,6 +500,26 @@ def test_compare_refuses_unknown_solver_names_with_the_closest(capsys):
     assert code == 2 and "'pegasos' is not one of --solvers (dcd)" in err
 
 
+def test_solver_names_and_options_are_refused_naming_the_flag(capsys):
+    """An unknown option was Python's "__init__() got an unexpected keyword argument", and a
+    refused value named no flag."""
+    base = ["solve", "--problem", "soft_margin_primal", "--data", "gaussian:n=30,d=2,sep=1",
+            "--bias", "regularized"]  # fmt: skip
+    for argv, message in [
+        (["--solver", "dcd", "--option", "tl=1"],
+         "--option: solver 'dcd' takes no option 'tl' (did you mean 'tol'?); its options: "),
+        (["--solver", "dcd", "--option", "tol=-1"], "--option: tol must be"),
+        (["--solver", "dcdd", "--option", "tol=1"], "--solver: unknown solver 'dcdd'"),
+    ]:  # fmt: skip
+        code, err = fail(capsys, *base, *argv)
+        assert code == 2 and err.startswith(f"error: {message}"), err
+        assert "__init__" not in err
+    code, err = fail(capsys, "compare", "--problem", "soft_margin_primal", "--data",
+                     "gaussian:n=30,d=2,sep=1", "--solvers", "dcd",
+                     "--set", "dcd.nosuch=3")  # fmt: skip
+    assert code == 2 and err.startswith("error: --set: solver 'dcd' takes no option 'nosuch'")
+
+
 def test_compare_takes_a_gamma_by_name(capsys):
     """``--gamma scale`` was refused by the numeric check with Python's own TypeError text."""
     code, out = run(
