@@ -434,9 +434,13 @@ def check_report_folder(out: str | Path, flag: str = "out") -> None:
         )
 
 
+#: The names of the files a report writes: a manifest naming anything else is not believed.
+_REPORT_NAME = re.compile(r"README\.md|(gap|boundary|confusion|scaling)_[A-Za-z0-9.=_-]+\.png")
+
+
 def _plain_name(name: str) -> bool:
-    """A file name in the report's own folder (no separator, not hidden, not ``..``)."""
-    return bool(name) and "/" not in name and "\\" not in name and not name.startswith(".")
+    """A name the report writes, in its own folder (no separator, not hidden, not ``..``)."""
+    return _REPORT_NAME.fullmatch(name) is not None and not name.startswith(".")
 
 
 def write_report(rows: list[dict[str, Any]], out: str | Path, *, title: str = "svmbench") -> Path:
@@ -457,11 +461,11 @@ def write_report(rows: list[dict[str, Any]], out: str | Path, *, title: str = "s
     """
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
-    previous = own_files(out)
     stage = Path(tempfile.mkdtemp(prefix=".svmbench-report-", dir=out))
     try:
         _render(rows, stage, title)
         written = sorted(p.name for p in stage.iterdir())
+        previous = own_files(out)  # read last: another report may have written meanwhile
         for name in written:
             if (out / name).exists() and name not in previous:
                 raise ValueError(

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import re
 import sqlite3
 import time
@@ -332,9 +333,13 @@ def test_a_report_replaces_only_the_files_it_wrote(capsys, tmp_path):
     assert code == 0
     first = {p.name for p in out.glob("gap_*.png")}
     assert len(first) == 2
-    # the next report, on fewer records, removes its own stale figure and nothing else
+    # the next report, on fewer records, removes its own stale figure and nothing else, even
+    # where its list was edited to name a file it cannot have written
     with sqlite3.connect(db) as conn:
         conn.execute("DELETE FROM records WHERE data LIKE '%n=21,%'")
+    manifest = out / ".svmbench-report.json"
+    listed = json.loads(manifest.read_text())
+    manifest.write_text(json.dumps({**listed, "files": [*listed["files"], "notes.txt"]}))
     code, out_text = run(capsys, "report", "--db", str(db), "--out", str(out))
     assert code == 0 and "(1 figures)" in out_text
     assert {p.name for p in out.glob("gap_*.png")} == {n for n in first if "n=20" in n}
