@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import math
+import re
 import sys
 
 from rich.console import Console
@@ -40,3 +41,83 @@ def add_problem_flags(p: argparse.ArgumentParser, *, required: bool) -> None:
     p.add_argument("--gamma", type=float)
     p.add_argument("--degree", type=int)
     p.add_argument("--coef0", type=float)
+
+
+def one_line(text) -> str:
+    """``text`` on one line (a message may hold a file's lines or a library's paragraphs)."""
+    return " ".join(str(text).split())
+
+
+def print_error(message) -> None:
+    """``error: message``, one line on stderr (no markup: a message may hold brackets)."""
+    print(f"error: {one_line(message)}", file=sys.stderr)
+
+
+def print_warning(message) -> None:
+    """``warning: message``, one line on stderr."""
+    print(f"warning: {one_line(message)}", file=sys.stderr)
+
+
+def spec_paths(spec: str) -> list[str]:
+    """The files a data spec reads (``libsvm:path=FILE``): inputs no output may overwrite."""
+    return re.findall(r"(?:^[^:,]*:|,)path=([^,]+)", spec or "")
+
+
+def load_data(spec: str, memory_limit_mb: float | None = None):
+    """The data set of ``spec``, refused (``ValueError``) before it is generated when its
+    estimated size exceeds ``memory_limit_mb`` (default: 80 % of the available memory), as
+    ``svmbench run`` refuses it."""
+    from svmbench.benchmarks.harness.cases import default_memory_budget_mb, spec_over_budget
+    from svmbench.problems.datasets import load
+
+    budget = memory_limit_mb or default_memory_budget_mb()
+    why = spec_over_budget(spec, budget)
+    if why is not None:
+        raise ValueError(f"--data: {why} (--memory-limit MB to change the budget)")
+    return load(spec)
+
+
+def option_names(cls: type) -> list[str]:
+    """The options a solver class's constructors name (``**common`` aside)."""
+    import inspect
+
+    names = set()
+    for klass in cls.__mro__:
+        init = klass.__dict__.get("__init__")
+        if init is None or klass is object:
+            continue
+        try:
+            params = inspect.signature(init).parameters.values()
+        except (TypeError, ValueError):
+            continue
+        names |= {
+            p.name for p in params if p.kind is p.KEYWORD_ONLY or p.kind is p.POSITIONAL_OR_KEYWORD
+        }
+    return sorted(names - {"self"})
+
+
+def configured_solver(name: str, options: dict, flag: str, *, name_flag: str | None = None):
+    """The solver ``name`` with ``options``; an unknown option, or a value the solver refuses,
+    is a ``ValueError``/``TypeError`` naming ``flag`` (and the options it takes), an unknown
+    name one naming ``name_flag`` (default ``flag``)."""
+    import difflib
+
+    from svmbench.solvers import registry
+
+    try:
+        cls = registry.solver_class(name)
+    except ValueError as exc:
+        raise ValueError(f"{name_flag or flag}: {exc}") from None
+    known = option_names(cls)
+    for option in options:
+        if not registry.accepts_option(cls, option):
+            close = difflib.get_close_matches(option, known, n=1)
+            hint = f" (did you mean {close[0]!r}?)" if close else ""
+            raise ValueError(
+                f"{flag}: solver {name!r} takes no option {option!r}{hint}; its options: "
+                f"{', '.join(known)}"
+            )
+    try:
+        return registry.get(name, **options)
+    except (TypeError, ValueError) as exc:
+        raise type(exc)(f"{flag}: {exc}") from None

@@ -5,10 +5,10 @@ from __future__ import annotations
 
 import argparse
 
+from svmbench.benchmarks.cli.common import configured_solver, load_data
 from svmbench.benchmarks.harness.compare import compare, format_table, parse_settings, parse_value
 from svmbench.benchmarks.harness.environment import summary
 from svmbench.problems import PROBLEMS
-from svmbench.problems.datasets import load
 
 
 def add_parser(subparsers) -> argparse.ArgumentParser:
@@ -61,7 +61,10 @@ def run(args: argparse.Namespace) -> int:
         for k in ("C", "loss", "bias", "bias_scale", "kernel", "gamma", "degree", "coef0")
         if getattr(args, k) is not None
     }
-    dataset = load(args.data)
+    names = [n.strip() for n in args.solvers.split(",") if n.strip()]
+    options = parse_settings(args.set)
+    _check_names(names, options)
+    dataset = load_data(args.data)
     if args.problem == "kernel_dual" and params.get("kernel") == "precomputed":
         from svmbench.problems.kernels import kernel_matrix
 
@@ -69,11 +72,12 @@ def run(args: argparse.Namespace) -> int:
     else:
         X = dataset.X
     problem = PROBLEMS[args.problem](X, dataset.y, **params)
-    names = [n.strip() for n in args.solvers.split(",") if n.strip()]
-    options = parse_settings(args.set)
     if args.time_limit is not None:
+        from svmbench.solvers import registry
+
         for name in names:
-            options.setdefault(name, {}).setdefault("time_limit", args.time_limit)
+            if registry.accepts_option(registry.solver_class(name), "time_limit"):
+                options.setdefault(name, {}).setdefault("time_limit", args.time_limit)
     rows = compare(
         problem, names, repeat=args.repeat, options=options, reference=not args.no_reference
     )
@@ -86,3 +90,24 @@ def run(args: argparse.Namespace) -> int:
     print()
     print(format_table(rows))
     return 0
+
+
+def _check_names(names: list[str], options: dict[str, dict]) -> None:
+    """Refuse unknown solver names (with the registry's "did you mean") in ``--solvers`` and
+    ``--set``, and a ``--set`` for a solver that is not compared: it would change nothing."""
+    from svmbench.solvers import registry
+
+    if not names:
+        raise ValueError("--solvers: no solver named (give NAME,NAME,...)")
+    for name in names:
+        try:
+            registry.solver_class(name)
+        except ValueError as exc:
+            raise ValueError(f"--solvers: {exc}") from None
+    for name, opts in options.items():
+        configured_solver(name, opts, "--set")  # the name, each option and its value
+        if name not in names:
+            raise ValueError(
+                f"--set: {name!r} is not one of --solvers ({', '.join(names)}): its options "
+                "would change nothing"
+            )

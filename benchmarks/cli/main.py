@@ -23,10 +23,19 @@ from rich.table import Table
 
 import svmbench
 from svmbench.benchmarks.cli import compare, runs, select
-from svmbench.benchmarks.cli.common import add_problem_flags, console, fmt, problem_params
+from svmbench.benchmarks.cli.common import (
+    add_problem_flags,
+    configured_solver,
+    console,
+    fmt,
+    load_data,
+    print_error,
+    problem_params,
+    spec_paths,
+)
+from svmbench.benchmarks.harness.files import check_output, replaced_atomically
 from svmbench.problems import PROBLEMS
 from svmbench.problems.datasets import describe as describe_datasets
-from svmbench.problems.datasets import load
 
 
 def cmd_list(args: argparse.Namespace) -> int:
@@ -93,13 +102,27 @@ def _parse_options(pairs: list[str]) -> dict:
 
 
 def cmd_solve(args: argparse.Namespace) -> int:
-    from svmbench.benchmarks.harness.cases import make_problem
+    from svmbench.benchmarks.harness.cases import (
+        case_over_budget,
+        default_memory_budget_mb,
+        make_problem,
+    )
     from svmbench.benchmarks.harness.evaluation import accuracy
-    from svmbench.solvers import registry
 
-    dataset = load(args.data)
+    options = _parse_options(args.option)
+    solver = configured_solver(args.solver, options, "--option", name_flag="--solver")
+    if args.save:
+        check_output(
+            args.save,
+            "--save",
+            inputs=[("the data file of --data", p) for p in spec_paths(args.data)],
+        )
+    budget = args.memory_limit or default_memory_budget_mb()
+    dataset = load_data(args.data, budget)
     problem = make_problem(problem_params(args), dataset)
-    solver = registry.get(args.solver, **_parse_options(args.option))
+    why = case_over_budget(problem, args.solver, options, None, budget)  # as `run` checks a case
+    if why is not None:
+        raise ValueError(f"--solver {args.solver}: {why} (--memory-limit MB to change the budget)")
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         result = solver.solve(problem)
@@ -131,7 +154,8 @@ def cmd_solve(args: argparse.Namespace) -> int:
 
         if result.model is None:
             raise ValueError(f"--save: the result has no model (status {result.status.value})")
-        save_model(result.model, args.save)
+        with replaced_atomically(args.save) as temp:
+            save_model(result.model, temp)
         rows.append(("model saved to", args.save))
     for key, value in rows:
         table.add_row(key, value)
@@ -193,7 +217,13 @@ def cmd_predict(args: argparse.Namespace) -> int:
     from svmbench.problems.model_files import load_model
     from svmbench.problems.models import MulticlassModel
 
-    dataset = load(args.data)
+    if args.out:
+        inputs = [
+            ("the model file", args.model),
+            *(("the data file of --data", p) for p in spec_paths(args.data)),
+        ]
+        check_output(args.out, "--out", inputs=inputs)
+    dataset = load_data(args.data, args.memory_limit)
     if args.part == "test":
         if dataset.X_test is None:
             raise ValueError("--part test: the data spec has no split (add split=0.3)")
@@ -220,11 +250,13 @@ def cmd_predict(args: argparse.Namespace) -> int:
         )
     pred = model.predict(X)
     if args.out:
-        if args.out.endswith(".npy"):
-            np.save(args.out, pred, allow_pickle=False)
-        else:
-            fmt = "%g" if pred.dtype.kind in "iuf" else "%s"
-            np.savetxt(args.out, pred, fmt=fmt, delimiter=",")
+        with replaced_atomically(args.out) as temp:
+            if args.out.endswith(".npy"):
+                with open(temp, "wb") as fh:
+                    np.save(fh, pred, allow_pickle=False)
+            else:
+                fmt = "%g" if pred.dtype.kind in "iuf" else "%s"
+                np.savetxt(temp, pred, fmt=fmt, delimiter=",")
         console.print(f"wrote {pred.shape[0]} predictions to {args.out}")
     name = (
         f"{type(model.model_).__name__} with labels {model.classes_.tolist()}"
@@ -274,6 +306,12 @@ def build_parser() -> argparse.ArgumentParser:
         help="solver option, e.g. --option tol=1e-8 (repeatable)",
     )
     p.add_argument("--save", metavar="MODEL", help="save the model (.npz, svmbench format)")
+    p.add_argument(
+        "--memory-limit",
+        dest="memory_limit",
+        type=float,
+        help="MB the data and the solver may take (default: 80%% of what is free)",
+    )
     p.set_defaults(func=cmd_solve)
 
     p = sub.add_parser("predict", help="predict with a saved model on a data spec")
@@ -282,6 +320,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--part", choices=["all", "test"], default="all",
                    help="the whole data set (default) or its test split")  # fmt: skip
     p.add_argument("--out", help="write the predictions (.npy, or CSV otherwise)")
+    p.add_argument("--memory-limit", dest="memory_limit", type=float,
+                   help="MB the data may take (default: 80%% of what is free)")  # fmt: skip
     p.set_defaults(func=cmd_predict)
 
     select.add_parser(sub)
@@ -291,17 +331,35 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None) -> int:
+    """Run one command; its exit code. Every failure is one line on stderr: 2 for what the
+    user asked (a ``ValueError``/``TypeError``: a bad flag, file or value), 1 for what went
+    wrong while doing it (a file that cannot be written, an unreachable cluster, memory), 130
+    for Ctrl-C."""
     parser = build_parser()
     args = parser.parse_args(argv)
     try:
         _check_numbers(args)
         return args.func(args)
     except (ValueError, TypeError) as exc:
-        console.print(f"[red]error:[/red] {exc}")
+        print_error(exc)
         return 2
-    except KeyboardInterrupt:
-        console.print("interrupted; run the same command to resume (finished cases are stored)")
+    except OSError as exc:
+        print_error(_os_message(exc))
+        return 1
+    except MemoryError as exc:
+        print_error(f"out of memory ({exc or 'MemoryError'}); try --memory-limit or less data")
+        return 1
+    except KeyboardInterrupt as exc:
+        print(str(exc) or "interrupted", file=sys.stderr)
         return 130
+
+
+def _os_message(exc: OSError) -> str:
+    """An ``OSError`` as one phrase naming the file: ``out/r.csv: Permission denied``."""
+    if exc.filename is None:
+        return str(exc)
+    reason = exc.strerror or str(exc)
+    return f"{exc.filename}: {reason}"
 
 
 #: Numeric flags and the smallest value each takes (every one must be finite).
@@ -318,6 +376,8 @@ def _check_numbers(args: argparse.Namespace) -> None:
             raise ValueError(f"--{name.replace('_', '-')} must be >= {low}, got {value}")
     for name in _STRICTLY_POSITIVE_FLAGS:
         value = getattr(args, name, None)
+        if isinstance(value, str):  # compare --gamma scale: its own parser judges it
+            continue
         if value is not None and not (math.isfinite(value) and value > 0):
             raise ValueError(f"--{name.replace('_', '-')} must be a finite number > 0, got {value}")
     split = getattr(args, "split", None)

@@ -9,11 +9,20 @@ records; the one-problem commands (``list``, ``solve``, ``predict``) and the ent
 from __future__ import annotations
 
 import argparse
+import contextlib
 import sys
+import time
 
 from rich.table import Table
 
-from svmbench.benchmarks.cli.common import add_problem_flags, console, fmt, problem_params
+from svmbench.benchmarks.cli.common import (
+    add_problem_flags,
+    console,
+    fmt,
+    print_warning,
+    problem_params,
+)
+from svmbench.benchmarks.harness.files import check_output, check_output_folder
 from svmbench.benchmarks.harness.settings import REFERENCES
 from svmbench.problems import PROBLEMS
 
@@ -34,8 +43,11 @@ def _settings_overrides(args: argparse.Namespace) -> dict:
 
 def _suite_from_args(args: argparse.Namespace) -> dict:
     """The suite named by ``args.suite``, or one built from ``--problem/--data/--solver``."""
+    from svmbench.benchmarks.harness.cases import check_seeds
     from svmbench.benchmarks.harness.suite_files import load_suite
 
+    if args.seeds is not None:
+        check_seeds(args.seeds, "--seeds")
     if args.problem or args.data or args.solver:
         if args.suite is not None:
             raise ValueError("give either a suite or --problem/--data/--solver, not both")
@@ -105,7 +117,7 @@ def _print_skipped(skipped, verbose: bool) -> None:
             console.print(f"  skipped ×{count}: {reason}")
 
 
-def _run_with_progress(cases, settings, args, on_record) -> list:
+def _run_with_progress(cases, settings, args, on_record, claim=None) -> list:
     from rich.progress import (
         BarColumn,
         MofNCompleteColumn,
@@ -142,6 +154,12 @@ def _run_with_progress(cases, settings, args, on_record) -> list:
                     f"{fmt(record.solve_time, '.3f')} s]"
                 )
 
+        def claimed(case) -> bool:
+            if claim(case):
+                return True
+            progress.advance(task)  # another run's case: not waited for
+            return False
+
         return run_cases(
             cases,
             settings,
@@ -151,32 +169,60 @@ def _run_with_progress(cases, settings, args, on_record) -> list:
             in_process=args.in_process,
             on_start=started,
             on_record=finished,
+            claim=None if claim is None else claimed,
         )
 
 
 def cmd_run(args: argparse.Namespace) -> int:
     from svmbench.benchmarks.harness.cases import expand
-    from svmbench.benchmarks.harness.environment import environment
-    from svmbench.benchmarks.harness.execution import warm_up
-    from svmbench.benchmarks.harness.report import write_report
+    from svmbench.benchmarks.harness.report import check_report_folder, write_report
     from svmbench.benchmarks.harness.settings import Settings
-    from svmbench.benchmarks.harness.store import Store
+    from svmbench.benchmarks.harness.store import Store, check_storable
 
     suite = _suite_from_args(args)
     settings = Settings.from_suite(suite, **_settings_overrides(args))
+    report = None if args.report == "none" else args.report or f"svmbench-report/{suite['name']}"
+    if report is not None:  # refused now rather than after the run
+        check_report_folder(check_output_folder(report, "--report"), "--report")
+    if args.cluster:  # reachable, before anything is compiled
+        from svmbench.benchmarks.harness.execution import connect_cluster
+
+        connect_cluster(args.cluster).close()
     cases, skipped = expand(suite, settings, jobs=args.jobs)
-    store = Store(args.db)
-    args.cache_dir = str(store.cache_dir)
-    retry = ("error", "timeout", "crashed") if args.retry_errors else ("error",)
-    done = store.finished_keys(retry=retry) if args.resume else set()
-    todo = [c for c in cases if c.key not in done]
-    console.print(
-        f"suite [bold]{suite['name']}[/bold]: {len(cases)} cases "
-        f"({len(cases) - len(todo)} already in {args.db}, {len(todo)} to run), "
-        f"{len(skipped)} combinations skipped"
-    )
-    _print_skipped(skipped, args.verbose)
-    if todo:
+    for case in cases:  # a result that could not be stored is refused before it runs
+        check_storable(case)
+    with Store(args.db) as store:
+        args.cache_dir = str(store.cache_dir)
+        since = store.last_id()  # a case stored after this by another run is that run's
+        retry = ("error", "timeout", "crashed") if args.retry_errors else ("error",)
+        done = store.finished_keys(retry=retry) if args.resume else set()
+        todo = [c for c in cases if c.key not in done]
+        console.print(
+            f"suite [bold]{suite['name']}[/bold]: {len(cases)} cases "
+            f"({len(cases) - len(todo)} already in {args.db}, {len(todo)} to run), "
+            f"{len(skipped)} combinations skipped"
+        )
+        _print_skipped(skipped, args.verbose)
+        if todo:
+            _run_claimed(todo, suite, settings, args, store, since)
+        rows = store.records(keys=[c.key for c in cases])
+        _warn_bad_rows(store, args.db)
+    console.print(_summary_table(f"svmbench run {suite['name']} ({len(rows)} records)", rows))
+    if report is not None:
+        path = write_report(rows, report, title=f"svmbench: {suite['name']} suite")
+        console.print(f"report: {path}")
+    return 0
+
+
+def _run_claimed(todo, suite, settings, args, store, since: int) -> None:
+    """Run the cases of ``todo`` that this run claims, storing each record as it finishes;
+    Ctrl-C ends it with one line saying what was kept."""
+    from svmbench.benchmarks.harness.environment import environment
+    from svmbench.benchmarks.harness.execution import case_allowance, warm_up
+    from svmbench.benchmarks.harness.store import StoreError
+
+    stored, left = [], []
+    try:
         compile_times = warm_up(todo)
         slow = {k: round(v, 2) for k, v in compile_times.items() if v > 0.05}
         if slow:
@@ -188,17 +234,43 @@ def cmd_run(args: argparse.Namespace) -> int:
             environment=environment(),
             warm_up=compile_times,
         )
-        _run_with_progress(
-            todo, settings, args, lambda r: store.add(r, run_id=run_id, suite=suite["name"])
+
+        def claim(case) -> bool:
+            expires = time.time() + case_allowance(case, settings)
+            if store.claim(case.key, run_id, since_id=since, expires=expires):
+                return True
+            left.append(case)
+            return False
+
+        def keep(record) -> None:
+            stored.append(store.add(record, run_id=run_id, suite=suite["name"]))
+
+        try:
+            _run_with_progress(todo, settings, args, keep, claim=claim)
+        finally:
+            with contextlib.suppress(StoreError):
+                store.release(run_id)
+    except KeyboardInterrupt:
+        raise KeyboardInterrupt(
+            f"interrupted; {len(stored)} finished results kept in {args.db} (run the same "
+            "command to resume)"
+        ) from None
+    if left:
+        console.print(
+            f"{len(left)} cases were run or being run by another svmbench run on {args.db}: "
+            "left to it"
         )
-    rows = store.records(keys=[c.key for c in cases])
-    console.print(_summary_table(f"svmbench run {suite['name']} ({len(rows)} records)", rows))
-    if args.report != "none":
-        out = args.report or f"svmbench-report/{suite['name']}"
-        path = write_report(rows, out, title=f"svmbench: {suite['name']} suite")
-        console.print(f"report: {path}")
-    store.close()
-    return 0
+
+
+def _warn_bad_rows(store, db) -> None:
+    """One warning line for the records :meth:`Store.records` left out, if any."""
+    if store.bad_rows:
+        shown = "; ".join(f"id {i}: {why}" for i, why in store.bad_rows[:3])
+        more = f"; {len(store.bad_rows) - 3} more" if len(store.bad_rows) > 3 else ""
+        count = len(store.bad_rows)
+        print_warning(
+            f"{db}: {count} damaged record{'s' if count > 1 else ''} skipped ({shown}{more})"
+        )
 
 
 def cmd_results(args: argparse.Namespace) -> int:
@@ -212,52 +284,62 @@ def cmd_results(args: argparse.Namespace) -> int:
         "status": args.status,
         "latest": not args.all,
     }
+    if args.csv and args.csv != "-":
+        check_output(args.csv, "--csv", inputs=[("the database of --db", args.db)])
     with Store(args.db, create=False) as store:
         if args.csv:
             text = store.to_csv(None if args.csv == "-" else args.csv, **filters)
+            _warn_bad_rows(store, args.db)
             if args.csv == "-":
                 sys.stdout.write(text)
             else:
                 console.print(f"wrote {text.count(chr(10)) - 1} records to {args.csv}")
             return 0
         rows = store.records(**filters)
+        _warn_bad_rows(store, args.db)
     console.print(_summary_table(f"{len(rows)} records in {args.db}", rows))
     return 0
 
 
 def cmd_report(args: argparse.Namespace) -> int:
-    from svmbench.benchmarks.harness.report import write_report
+    from svmbench.benchmarks.harness.report import check_report_folder, own_files, write_report
     from svmbench.benchmarks.harness.store import Store
 
+    out = args.out or ("reports/" + (args.suite or "all"))
+    check_report_folder(check_output_folder(out, "--out"), "--out")
     with Store(args.db, create=False) as store:
         rows = store.records(suite=args.suite)
+        _warn_bad_rows(store, args.db)
     if not rows:
-        console.print(
-            f"[red]error:[/red] no records in {args.db}"
-            + (f" for suite {args.suite!r}" if args.suite else "")
+        raise ValueError(
+            f"no records in {args.db}" + (f" for suite {args.suite!r}" if args.suite else "")
         )
-        return 2
-    out = args.out or ("reports/" + (args.suite or "all"))
     title = args.title or f"svmbench: {args.suite or 'all'} " + (
         "suite" if args.suite else "records"
     )
     path = write_report(rows, out, title=title)
-    console.print(f"report: {path} ({len(list(path.parent.glob('*.png')))} figures)")
+    figures = sum(name.endswith(".png") for name in own_files(path.parent))
+    console.print(f"report: {path} ({figures} figures)")
     return 0
 
 
 def cmd_check(args: argparse.Namespace) -> int:
-    from svmbench.benchmarks.harness.cases import expand
+    from svmbench.benchmarks.harness.cases import check_seeds, expand
     from svmbench.benchmarks.harness.check import EXACT_RTOL, STOCHASTIC_RTOL, judge
-    from svmbench.benchmarks.harness.execution import warm_up
+    from svmbench.benchmarks.harness.execution import connect_cluster, warm_up
     from svmbench.benchmarks.harness.settings import Settings
-    from svmbench.benchmarks.harness.store import Store
+    from svmbench.benchmarks.harness.store import Store, check_storable
     from svmbench.benchmarks.harness.suite_files import load_suite
 
     suite = load_suite(args.suite)
+    if args.seeds is not None:
+        check_seeds(args.seeds, "--seeds")
+        suite["seeds"] = list(args.seeds)
     overrides = _settings_overrides(args)
     overrides["reference"] = "osqp"
     settings = Settings.from_suite(suite, **overrides)
+    if args.cluster:
+        connect_cluster(args.cluster).close()
     cases, skipped = expand(suite, settings, jobs=args.jobs)
     console.print(
         f"check [bold]{suite['name']}[/bold]: {len(cases)} cases against the OSQP reference "
@@ -265,11 +347,15 @@ def cmd_check(args: argparse.Namespace) -> int:
         f"{args.stochastic_rtol or STOCHASTIC_RTOL:.0e} stochastic"
     )
     _print_skipped(skipped, args.verbose)
-    warm_up(cases)
-    store = Store(args.db) if args.db else None  # check stores only when asked (--db)
-    args.cache_dir = str(store.cache_dir) if store else None
-    on_record = (lambda r: store.add(r, suite=suite["name"] + ":check")) if store else None
-    records = _run_with_progress(cases, settings, args, on_record or (lambda r: None))
+    with contextlib.ExitStack() as stack:
+        store = stack.enter_context(Store(args.db)) if args.db else None  # only when asked
+        args.cache_dir = str(store.cache_dir) if store else None
+        if store:
+            for case in cases:
+                check_storable(case)
+        warm_up(cases)
+        on_record = (lambda r: store.add(r, suite=suite["name"] + ":check")) if store else None
+        records = _run_with_progress(cases, settings, args, on_record or (lambda r: None))
     verdicts = [judge(r, rtol=args.rtol, stochastic_rtol=args.stochastic_rtol) for r in records]
     failed = [v for v in verdicts if not v.ok]
     if failed:
@@ -281,8 +367,6 @@ def cmd_check(args: argparse.Namespace) -> int:
         console.print(table)
     else:
         console.print(f"all {len(verdicts)} cases agree with the reference optimum")
-    if store:
-        store.close()
     return 1 if failed else 0
 
 

@@ -15,7 +15,11 @@ import warnings
 
 import numpy as np
 
-from svmbench.problems.datasets import load
+from svmbench.benchmarks.cli.common import load_data, spec_paths
+from svmbench.benchmarks.harness.files import check_output, replaced_atomically
+
+#: The figure formats ``--plot`` writes, by the file name's suffix.
+PLOT_FORMATS = (".png", ".pdf", ".svg")
 
 
 def parse_grid(text: str, name: str = "--C-grid") -> list[float]:
@@ -61,10 +65,12 @@ def run(args: argparse.Namespace) -> int:
 
     from svmbench.model_selection import SVMClassifierCV
 
+    if args.plot:  # refused now rather than after the fits
+        check_plot_path(args.plot, args.data)
     Cs = parse_grid(args.C_grid)
     gammas = None if args.gamma_grid is None else parse_grid(args.gamma_grid, "--gamma-grid")
     cv = "loo" if args.cv == "loo" else _folds(args.cv)
-    dataset = load(args.data)
+    dataset = load_data(args.data)
     model = SVMClassifierCV(
         Cs=Cs, gammas=gammas, cv=cv, solver=args.solver, kernel=args.kernel, bias=args.bias,
         loss=args.loss, tol=args.tol,
@@ -105,6 +111,20 @@ def run(args: argparse.Namespace) -> int:
         _plot(results, n_sv, model, args.plot)
         console.print(f"plot: {args.plot}")
     return 0
+
+
+def check_plot_path(path: str, data: str) -> None:
+    """Refuse a ``--plot`` path the figure would not be written to as given (no known suffix:
+    matplotlib would add one; a directory), or that is an input or cannot be written."""
+    from pathlib import Path
+
+    if Path(path).is_dir():
+        raise ValueError(f"--plot {path}: a directory; give a file name such as select.png")
+    if Path(path).suffix.lower() not in PLOT_FORMATS:
+        raise ValueError(
+            f"--plot {path}: give a file name ending in {', '.join(PLOT_FORMATS)} (the format)"
+        )
+    check_output(path, "--plot", inputs=[("the data file of --data", p) for p in spec_paths(data)])
 
 
 def _folds(text: str) -> int:
@@ -153,5 +173,6 @@ def _plot(results, n_sv, model, path) -> None:
     ax.legend(loc="upper left", fontsize=8)
     twin.legend(loc="upper right", fontsize=8)
     fig.tight_layout()
-    fig.savefig(path, dpi=120)
+    with replaced_atomically(path) as temp:
+        fig.savefig(temp, dpi=120)
     plt.close(fig)

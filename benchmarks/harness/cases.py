@@ -249,6 +249,49 @@ def _own_estimate(cls, problem: Problem, options: dict[str, Any]) -> float | Non
     return cls.memory_estimate(problem, **options)
 
 
+def spec_over_budget(spec: str, budget_mb: float) -> str | None:
+    """Why the data spec ``spec`` is not generated within ``budget_mb`` (its size estimated
+    from the spec alone, :func:`problems.datasets.estimate_bytes`), or None."""
+    need = estimate_bytes(spec)
+    if need is not None and need / 2**20 > budget_mb:
+        return (
+            f"data spec {spec!r} needs ~{need / 2**20:.0f} MB, over the budget of "
+            f"{budget_mb:.0f} MB"
+        )
+    return None
+
+
+def case_over_budget(
+    problem: Problem, solver, options: dict[str, Any], reference: str | None, budget_mb: float
+) -> str | None:
+    """Why the solver (a name or class) with ``options`` is not run on ``problem`` within
+    ``budget_mb`` (the terms of :func:`estimate_memory_mb`), or None."""
+    parts = memory_parts_mb(problem, solver, options=options, reference=reference)
+    total = sum(parts.values())
+    if total <= budget_mb:
+        return None
+    terms = ", ".join(f"{k} {v:.0f} MB" for k, v in parts.items() if v >= 0.5)
+    return f"estimated memory {total:.0f} MB ({terms}) exceeds the budget of {budget_mb:.0f} MB"
+
+
+#: The largest seed: NumPy's generators take any integer >= 0, the results store 64-bit ones.
+MAX_SEED = 2**63 - 1
+
+
+def check_seeds(seeds, name: str = "seeds") -> None:
+    """Refuse an empty list of seeds (no case would run) and seeds that are not integers in
+    ``[0, MAX_SEED]`` (a case that fails to seed, or whose record cannot be stored), with a
+    ``ValueError`` naming ``name``."""
+    if not seeds:
+        raise ValueError(f"{name} is empty: the grid has no cases (give at least one seed)")
+    for seed in seeds:
+        if isinstance(seed, bool) or not isinstance(seed, int) or not 0 <= seed <= MAX_SEED:
+            raise ValueError(
+                f"{name} must be integers from 0 to 2**63 - 1 (NumPy's seeds, stored as 64-bit "
+                f"integers), got {seed!r}"
+            )
+
+
 def default_memory_budget_mb(jobs: int = 1) -> float:
     """80 % of the available memory shared among ``jobs`` parallel cases."""
     import psutil
@@ -314,10 +357,12 @@ def expand(
     settings = settings or Settings.from_suite(suite)
     for module in settings.imports:
         importlib.import_module(module)
-    validate_suite(suite, source=f"suite {suite.get('name', '')!r}".replace(" ''", ""))
+    source = f"suite {suite.get('name', '')!r}".replace(" ''", "")
+    validate_suite(suite, source=source)
     problems = [p for entry in suite.get("problems", []) for p in grid(entry)]
     solvers = _solver_entries(suite.get("solvers", []))
     seeds = suite.get("seeds", [0])
+    check_seeds(seeds, name=f"{source}: seeds")
     common = dict(suite.get("solver_options", {}))
     per_solver = suite.get("options", {})
     budget = settings.memory_limit_mb or default_memory_budget_mb(jobs)
@@ -327,12 +372,9 @@ def expand(
     for seed in seeds:
         for problem, spec in itertools.product(problems, data_specs(suite, seed, settings)):
             if spec not in datasets and spec not in refused:
-                need = estimate_bytes(spec)  # from the spec alone: nothing is generated yet
-                if need is not None and need / 2**20 > budget:
-                    refused[spec] = (
-                        f"data spec {spec!r} needs ~{need / 2**20:.0f} MB, over the budget of "
-                        f"{budget:.0f} MB"
-                    )
+                why = spec_over_budget(spec, budget)  # from the spec alone: nothing generated
+                if why is not None:
+                    refused[spec] = why
                 else:
                     datasets[spec] = load(spec)
             if spec in refused:
@@ -356,19 +398,9 @@ def expand(
                 options = _options(
                     cls, opts, {**common, **per_solver.get(name, {})}, settings, seed
                 )
-                parts = memory_parts_mb(
-                    instance, cls, options=options, reference=settings.reference
-                )
-                case_mem = sum(parts.values())
-                if case_mem > budget:
-                    terms = ", ".join(f"{k} {v:.0f} MB" for k, v in parts.items() if v >= 0.5)
-                    skipped.append(
-                        Skipped(
-                            label,
-                            f"estimated memory {case_mem:.0f} MB ({terms}) exceeds the budget "
-                            f"of {budget:.0f} MB",
-                        )
-                    )
+                why = case_over_budget(instance, cls, options, settings.reference, budget)
+                if why is not None:
+                    skipped.append(Skipped(label, why))
                     continue
                 case = Case(problem, spec, name, options, seed)
                 if case.key not in seen:  # "*" and a named solver may select the same case

@@ -28,6 +28,8 @@ import json
 import math
 import multiprocessing
 import os
+import signal
+import threading
 import time
 import traceback
 from collections import deque
@@ -54,6 +56,11 @@ from svmbench.benchmarks.harness.evaluation import (
 from svmbench.benchmarks.harness.settings import Settings
 from svmbench.solvers import registry
 from svmbench.solvers.base import Status
+
+#: What :func:`run_cases`'s ``skip`` returns for a case another run has claimed.
+LEFT = object()
+#: Seconds allowed to reach a Dask scheduler before a run gives up on it.
+CONNECT_TIMEOUT = 10.0
 
 # --------------------------------------------------------------------------------------------------
 # JIT warm-up
@@ -135,6 +142,34 @@ COMPILE_ALLOWANCE = 300.0
 STARTUP_ALLOWANCE = 300.0
 
 
+@contextlib.contextmanager
+def _interrupts_ignored():
+    """SIGINT ignored while a worker is spawned: the worker inherits the disposition (Python
+    keeps an ignored SIGINT ignored), so that Ctrl-C in a terminal, sent to the whole process
+    group, interrupts the main process only, which then kills its workers."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    previous = signal.signal(signal.SIGINT, signal.SIG_IGN)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, previous)
+
+
+def case_allowance(case: Case, settings: Settings) -> float:
+    """The longest a case may take from start to record, every phase at its deadline (the
+    worker's start, loading, compiling, the solves, the reference)."""
+    return (
+        STARTUP_ALLOWANCE
+        + LOAD_ALLOWANCE
+        + COMPILE_ALLOWANCE
+        + settings.hard_limit(case)
+        + settings.reference_time_limit
+        + 3 * settings.grace
+    )
+
+
 class _Worker:
     def __init__(self, ctx, threads: int, imports, cache_dir, commit, jobs):
         self.conn, child = ctx.Pipe()
@@ -147,7 +182,8 @@ class _Worker:
                 args=(child, tuple(imports), cache_dir, commit, jobs),
                 daemon=True,
             )
-            self.proc.start()
+            with _interrupts_ignored():  # Ctrl-C is the main process's to handle
+                self.proc.start()
         finally:
             for k, v in saved.items():
                 if v is None:
@@ -205,6 +241,8 @@ def _run_local(cases, settings, jobs, cache_dir, commit, on_start, on_done, skip
                 while pending and (workers[i] is None or workers[i].case is None):
                     case = pending.popleft()
                     skipped = skip(case)
+                    if skipped is LEFT:
+                        continue
                     if skipped is not None:
                         on_done(skipped)
                         continue
@@ -304,10 +342,44 @@ def _dask_task(case, settings, cache_dir, commit, jobs) -> Record:
             )
 
 
-def _run_dask(cases, settings, address, cache_dir, commit, on_start, on_done, skip):
-    from distributed import Client, wait
+def connect_cluster(address: str, timeout: float | None = None):
+    """A Dask ``Client`` of the scheduler at ``address``, reached within ``timeout`` seconds
+    (default :data:`CONNECT_TIMEOUT`).
 
-    with Client(address) as client:
+    Raises
+    ------
+    ValueError
+        When Dask is not installed, or ``address`` is not an address.
+    ConnectionError
+        When no scheduler answers at ``address`` in time (one line naming the address).
+    """
+    timeout = CONNECT_TIMEOUT if timeout is None else timeout
+    try:
+        from distributed import Client
+    except ImportError:
+        raise ValueError(
+            "running on a Dask cluster needs the optional extra 'dask' "
+            "(pip install 'svmbench[dask]')"
+        ) from None
+    try:
+        return Client(address, timeout=timeout)
+    except ValueError as exc:  # not an address: missing port, unknown scheme
+        raise ValueError(f"cluster address {address!r}: {exc}") from None
+    except MemoryError:  # something answered that is not a scheduler (a frame of exabytes)
+        raise ConnectionError(
+            f"cannot reach a Dask scheduler at {address}: what answered is not one"
+        ) from None
+    except Exception as exc:  # timeouts, refused connections, protocol errors
+        raise ConnectionError(
+            f"cannot reach a Dask scheduler at {address} within {timeout:g} s "
+            f"({type(exc).__name__}: {' '.join(str(exc).split())})"
+        ) from None
+
+
+def _run_dask(cases, settings, address, cache_dir, commit, on_start, on_done, skip):
+    from distributed import wait
+
+    with connect_cluster(address) as client:
         slots = max(1, sum(client.nthreads().values()))
         pending = deque(cases)
         running: dict[Any, tuple[Case, float]] = {}
@@ -315,6 +387,8 @@ def _run_dask(cases, settings, address, cache_dir, commit, on_start, on_done, sk
             while pending and len(running) < slots:
                 case = pending.popleft()
                 skipped = skip(case)
+                if skipped is LEFT:
+                    continue
                 if skipped is not None:
                     on_done(skipped)
                     continue
@@ -379,6 +453,7 @@ def run_cases(
     in_process: bool = False,
     on_start: Callable[[Case], None] | None = None,
     on_record: Callable[[Record], None] | None = None,
+    claim: Callable[[Case], bool] | None = None,
 ) -> list[Record]:
     """Run cases and return their records in the order they finished.
 
@@ -397,6 +472,10 @@ def run_cases(
     on_start, on_record : callable, default=None
         Told of each case as it starts and of each record as soon as it is finished (the
         caller stores it).
+    claim : callable, default=None
+        Asked just before each case starts whether it is this run's to run (the results
+        store's claim, :meth:`~benchmarks.harness.store.Store.claim`); a case it refuses is
+        neither run nor returned. None: every case is run.
     """
     settings = settings or Settings()
     cases = list(cases)
@@ -408,7 +487,11 @@ def run_cases(
     exceeded: dict[str, int] = {}
     records: list[Record] = []
 
-    def skip(case: Case) -> Record | None:
+    def skip(case: Case) -> Record | object | None:
+        """A record for a case not to run (escalation), LEFT for one that is not this run's
+        (``claim`` refused it), None to run it."""
+        if claim is not None and not claim(case):
+            return LEFT
         n = data_size(case.data)
         limit = exceeded.get(_group(case))
         if settings.escalate and n is not None and limit is not None and n > limit:
@@ -433,6 +516,8 @@ def run_cases(
     if in_process:
         for case in cases:
             skipped = skip(case)
+            if skipped is LEFT:
+                continue
             if skipped is not None:
                 done(skipped)
                 continue
@@ -448,8 +533,12 @@ def run_cases(
 
 __all__ = [
     "COMPILE_ALLOWANCE",
+    "CONNECT_TIMEOUT",
+    "LEFT",
     "LOAD_ALLOWANCE",
     "STARTUP_ALLOWANCE",
+    "case_allowance",
+    "connect_cluster",
     "run_cases",
     "warm_up",
 ]

@@ -18,8 +18,13 @@
 
 from __future__ import annotations
 
+import contextlib
+import json
 import math
+import os
 import re
+import shutil
+import tempfile
 from collections import defaultdict
 from pathlib import Path
 from typing import Any
@@ -27,6 +32,7 @@ from typing import Any
 import numpy as np
 
 from svmbench.benchmarks.harness.cases import data_family, data_size
+from svmbench.benchmarks.harness.files import replaced_atomically
 from svmbench.problems.model_files import model_from_dict
 
 _FINISHED = ("optimal", "infeasible")
@@ -348,7 +354,7 @@ def plot_boundaries(rows: list[dict[str, Any]], path: Path, title: str) -> bool:
     for ax, r in zip(axes, rows):
         try:
             f = model_from_dict(r["extras"]["model"]).decision_function(grid)
-        except (KeyError, TypeError, ValueError):  # a record of an older format: points only
+        except (KeyError, TypeError, ValueError, RecursionError):  # older or damaged: points only
             f = None
         ax.scatter(X[:, 0], X[:, 1], c=y, cmap="coolwarm", s=8, edgecolors="none")
         if f is not None:
@@ -389,21 +395,103 @@ def plot_confusions(rows: list[dict[str, Any]], path: Path, title: str) -> bool:
     return True
 
 
+#: The file of a report directory listing the files the report wrote (JSON), so that the next
+#: report replaces those and no other.
+MANIFEST = ".svmbench-report.json"
+#: What the Markdown of every report says, by which a report written before the manifest is known.
+_MARK = "Rendered by `svmbench report`"
+
+
+def own_files(out: str | Path) -> set[str]:
+    """The names of the files a previous report wrote in ``out``: those its manifest lists, or,
+    for a report written before manifests, its ``README.md`` and the figures it links to; empty
+    when ``out`` holds no report."""
+    out = Path(out)
+    try:
+        document = json.loads((out / MANIFEST).read_text())
+        names = document["files"] if document.get("format") == "svmbench-report" else []
+    except (OSError, ValueError, RecursionError, TypeError, KeyError, AttributeError):
+        names = None
+    if names is None:
+        try:
+            text = (out / "README.md").read_text()
+        except (OSError, UnicodeDecodeError):
+            return set()
+        if _MARK not in text:
+            return set()
+        names = ["README.md", *re.findall(r"!\[[^\]]*\]\(([^)\s]+\.png)\)", text)]
+    return {n for n in names if isinstance(n, str) and _plain_name(n)}
+
+
+def check_report_folder(out: str | Path, flag: str = "out") -> None:
+    """Refuse (``ValueError`` naming ``flag``) a folder whose ``README.md`` a report would
+    replace but did not write: a report is refused there before anything runs."""
+    readme = Path(out) / "README.md"
+    if readme.exists() and "README.md" not in own_files(out):
+        raise ValueError(
+            f"{flag} {out}: holds a README.md that svmbench report did not write; choose "
+            "another directory"
+        )
+
+
+#: The names of the files a report writes: a manifest naming anything else is not believed.
+_REPORT_NAME = re.compile(r"README\.md|(gap|boundary|confusion|scaling)_[A-Za-z0-9.=_-]+\.png")
+
+
+def _plain_name(name: str) -> bool:
+    """A name the report writes, in its own folder (no separator, not hidden, not ``..``)."""
+    return _REPORT_NAME.fullmatch(name) is not None and not name.startswith(".")
+
+
 def write_report(rows: list[dict[str, Any]], out: str | Path, *, title: str = "svmbench") -> Path:
     """Write ``README.md`` and its PNG figures into ``out``; returns the Markdown path.
+
+    The files are rendered into a temporary folder inside ``out`` and moved into place once
+    complete. The files a previous report wrote (:func:`own_files`, listed in :data:`MANIFEST`)
+    are replaced or removed; any other file is left alone, and one that a new file would replace
+    is refused (``ValueError`` naming it) before anything in ``out`` changes.
 
     Parameters
     ----------
     rows : list of dict
         Records as read by :meth:`benchmarks.harness.store.Store.records` (JSON columns decoded).
     out : path
-        Output directory (created; figures it wrote before are replaced).
+        Output directory (created when missing).
     title : str
     """
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
-    for old in out.glob("*.png"):
-        old.unlink()
+    stage = Path(tempfile.mkdtemp(prefix=".svmbench-report-", dir=out))
+    try:
+        _render(rows, stage, title)
+        written = sorted(p.name for p in stage.iterdir())
+        previous = own_files(out)  # read last: another report may have written meanwhile
+        for name in written:
+            if (out / name).exists() and name not in previous:
+                raise ValueError(
+                    f"{out / name} exists and was not written by svmbench report: move it or "
+                    "choose another output directory (nothing was changed)"
+                )
+        # the manifest first lists both sets, so that an interruption leaves nothing unowned
+        _write_manifest(out, sorted(previous | set(written)))
+        for name in written:
+            os.replace(stage / name, out / name)
+        for name in sorted(previous - set(written) - {MANIFEST}):
+            with contextlib.suppress(FileNotFoundError):
+                (out / name).unlink()
+        _write_manifest(out, written)
+    finally:
+        shutil.rmtree(stage, ignore_errors=True)
+    return out / "README.md"
+
+
+def _write_manifest(out: Path, names: list[str]) -> None:
+    with replaced_atomically(out / MANIFEST) as temp:
+        temp.write_text(json.dumps({"format": "svmbench-report", "files": names}, indent=1))
+
+
+def _render(rows: list[dict[str, Any]], out: Path, title: str) -> None:
+    """The Markdown and the figures of a report, written into the empty folder ``out``."""
     lines = [f"# {title}", ""]
     lines.append(
         f"{len(rows)} records. Rendered by `svmbench report` from the results database; "
@@ -484,6 +572,4 @@ def write_report(rows: list[dict[str, Any]], out: str | Path, *, title: str = "s
         for name in figures:
             if name.startswith("scaling_"):
                 lines += [f"![time vs n]({name})", ""]
-    path = out / "README.md"
-    path.write_text("\n".join(lines) + "\n")
-    return path
+    (out / "README.md").write_text("\n".join(lines) + "\n")

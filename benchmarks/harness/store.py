@@ -2,25 +2,43 @@
 
 Scalar results are columns; the trace, the case's problem and options, the threads, the
 environment (versions, machine, git commit) and the extras (sizes, confusion matrix, 2-D model) are
-JSON columns. Rows are never updated: a case run again gets a new row, and readers take the latest
-row per case key (:meth:`Store.records` with ``latest=True``). Only the main process of a run
-writes; SQLite's journal makes a run killed midway lose nothing but the case in flight.
+JSON columns (:mod:`~svmbench.benchmarks.harness.store_rows` makes and checks the rows). Rows are
+never updated: a case run again gets a new row, and readers take the latest row per case key
+(:meth:`Store.records` with ``latest=True``). Only the main process of a run writes; SQLite's
+journal makes a run killed midway lose nothing but the case in flight.
+
+Several runs may write one database at once. A new database is built aside and linked into place
+whole, so that a second run never sees it half made. A run claims each case in a transaction
+just before the case starts (:meth:`Store.claim`, table ``claims``) and stores its record and
+drops the claim in another: a case claimed by a live run, or stored by another run since this
+one started, is left to that run, so that no case is stored twice. A claim of a process that is
+gone (killed) is taken over.
 """
 
 from __future__ import annotations
 
+import contextlib
 import csv
 import io
-import json
-import math
+import os
+import secrets
+import socket
 import sqlite3
 import time
 import uuid
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
 from svmbench.benchmarks.harness.evaluation import Record
+from svmbench.benchmarks.harness.files import replaced_atomically
+from svmbench.benchmarks.harness.store_rows import (
+    JSON_COLUMNS,
+    case_columns,
+    decode_row,
+    row_of,
+    to_json,
+)
 
 DEFAULT_DB = "svmbench.sqlite"
 
@@ -93,17 +111,21 @@ CREATE TABLE IF NOT EXISTS records (
 CREATE INDEX IF NOT EXISTS records_key ON records (case_key);
 """
 
-#: Columns holding JSON text (decoded when read).
-JSON_COLUMNS = (
-    "problem",
-    "solver_options",
-    "solve_times",
-    "threads",
-    "environment",
-    "trace",
-    "info",
-    "extras",
-)
+#: The cases being run: one row per case, by the run that will store it (see the module
+#: docstring). Added to an older database when a run first writes it.
+_CLAIMS = """
+CREATE TABLE IF NOT EXISTS claims (
+    case_key TEXT PRIMARY KEY,
+    run_id TEXT NOT NULL,
+    host TEXT,
+    pid INTEGER,
+    pid_started REAL,
+    expires REAL
+);
+"""
+
+#: Seconds a command waits for another process's transaction before calling the file locked.
+BUSY_TIMEOUT = 60.0
 
 #: Columns of the CSV export and of ``svmbench results`` (the JSON ones stay text).
 SUMMARY_COLUMNS = (
@@ -157,6 +179,20 @@ def _check_header(path: Path) -> None:
 _ADDED_COLUMNS = {"records": {"certify_time": "REAL", "case_time": "REAL"}}
 
 
+@contextlib.contextmanager
+def _transaction(conn: sqlite3.Connection) -> Iterator[sqlite3.Connection]:
+    """One write transaction, holding SQLite's write lock from its start (``BEGIN IMMEDIATE``):
+    what it reads cannot change before it commits."""
+    conn.execute("BEGIN IMMEDIATE")
+    try:
+        yield conn
+    except BaseException:
+        with contextlib.suppress(sqlite3.Error):
+            conn.execute("ROLLBACK")
+        raise
+    conn.execute("COMMIT")
+
+
 def _check_schema(conn: sqlite3.Connection, path: Path) -> None:
     """The tables and columns this version writes and reads; anything else is refused."""
     expected = {"runs": _columns("runs"), "records": _columns("records")}
@@ -164,7 +200,7 @@ def _check_schema(conn: sqlite3.Connection, path: Path) -> None:
         found = {row[1] for row in conn.execute(f"PRAGMA table_info({table})")}
         added = _ADDED_COLUMNS.get(table, {})
         if found and columns - found and (columns - found) <= set(added):
-            with conn:
+            with _transaction(conn):
                 for name in sorted(columns - found):
                     conn.execute(f"ALTER TABLE {table} ADD COLUMN {name} {added[name]}")
             found |= set(added)
@@ -185,104 +221,53 @@ def _columns(table: str) -> set[str]:
 
 def _sqlite_reason(exc: sqlite3.Error) -> str:
     text = str(exc)
-    if "readonly" in text:
-        return "the database is read-only (check the file's permissions)"
+    if "readonly" in text or "read-only" in text:
+        return "the database is read-only (check the file's and its folder's permissions)"
     if "malformed" in text or "not a database" in text:
         return "the database is damaged (left untouched)"
-    if "locked" in text:
-        return "the database is locked by another process"
+    if "locked" in text or "busy" in text:
+        return f"the database is locked by another process (waited {BUSY_TIMEOUT:g} s)"
+    if "unable to open" in text:
+        return "cannot open the database (check its folder's permissions)"
     return f"SQLite error: {text}"
 
 
-def _num(x) -> float | None:
-    """SQLite has no NaN; infinities are kept."""
-    if x is None:
-        return None
-    x = float(x)
-    return None if math.isnan(x) else x
+def check_storable(case) -> None:
+    """Refuse (``ValueError`` naming the value) a case whose columns SQLite cannot hold, e.g. a
+    seed beyond 64 bits, before it runs: its result could not be stored."""
+    values = case_columns(case)
+    probe = sqlite3.connect(":memory:")
+    try:
+        for name, value in values.items():
+            try:
+                probe.execute("SELECT ?", (value,))
+            except (OverflowError, sqlite3.Error) as exc:
+                raise ValueError(
+                    f"{name} {value!r} of case {case.label()} cannot be stored in the results "
+                    f"database ({exc})"
+                ) from None
+    finally:
+        probe.close()
 
 
-def _json(value: Any) -> str:
-    def default(o):
-        if hasattr(o, "tolist"):
-            return o.tolist()
-        if hasattr(o, "item"):
-            return o.item()
-        return str(o)
+def _process_identity() -> tuple[str, int, float]:
+    """This process as a claim names it: host, pid and the pid's start time (pids are reused)."""
+    import psutil
 
-    text = json.dumps(value, default=default, allow_nan=True)
-    return text
+    return socket.gethostname(), os.getpid(), psutil.Process().create_time()
 
 
-def _plain(value: Any) -> Any:
-    """A JSON-serializable version of a solver's info mapping (arrays left out when large)."""
-    if isinstance(value, dict):
-        return {str(k): _plain(v) for k, v in value.items()}
-    if isinstance(value, list | tuple):
-        return [_plain(v) for v in value]
-    if hasattr(value, "shape") and getattr(value, "size", 0) > 64:
-        return f"<array shape={tuple(value.shape)}>"
-    if hasattr(value, "tolist"):
-        return value.tolist()
-    if isinstance(value, str | int | float | bool) or value is None:
-        return value
-    return str(value)
+def _claim_is_live(host: str | None, pid: int | None, started: float | None, expires) -> bool:
+    """Whether the process that made a claim may still be running its case: on this host, the
+    process itself (same pid, same start time); on another, until the claim expires."""
+    import psutil
 
-
-def row_of(record: Record) -> dict[str, Any]:
-    """The database row of a record (without ``id``, ``run_id`` and ``suite``)."""
-    r = record.result
-    c = record.case
-    return {
-        "case_key": c.key,
-        "finished": time.time(),
-        "problem_kind": c.problem_kind,
-        "problem": _json(c.problem),
-        "data": c.data,
-        "solver": c.solver,
-        "solver_options": _json(c.solver_options),
-        "seed": c.seed,
-        "status": record.status,
-        "primal": _num(r.primal) if r else None,
-        "dual": _num(r.dual) if r else None,
-        "gap": _num(r.gap) if r else None,
-        "rel_gap": _num(r.rel_gap) if r else None,
-        "certified": int(r.certified) if r else None,
-        "iterations": r.iterations if r else None,
-        "iteration_unit": r.iteration_unit if r else None,
-        "solve_time": _num(record.solve_time),
-        "solve_times": _json(list(record.solve_times)),
-        "compile_time": _num(r.compile_time) if r else None,
-        "wall_time": _num(record.wall_time),
-        "certify_time": _num(r.certify_time) if r else None,
-        "case_time": _num(record.case_time),
-        "reference_solver": record.reference_solver or None,
-        "reference_primal": _num(record.reference_primal),
-        "reference_dual": _num(record.reference_dual),
-        "distance": _num(record.distance),
-        "accuracy": _num(record.accuracy),
-        "accuracy_on": record.accuracy_on or None,
-        "n_samples": record.extras.get("n_samples"),
-        "n_features": record.extras.get("n_features"),
-        "peak_memory_mb": _num(record.peak_memory_mb),
-        "baseline_memory_mb": _num(record.baseline_memory_mb),
-        "threads": _json(record.threads),
-        "jobs": record.jobs,
-        "parallel": int(record.parallel),
-        "git_commit": record.environment.get("git_commit"),
-        "environment": _json(record.environment),
-        "message": record.message,
-        "trace": _json(
-            [
-                [p.iteration, p.solve_time, p.primal, p.dual, p.gap, p.wall_time, int(p.certified)]
-                for p in r.trace
-            ]
-        )
-        if r
-        else "[]",
-        "info": _json(_plain(dict(r.info))) if r else "{}",
-        "extras": _json(_plain(record.extras)),
-    }
+    if host != socket.gethostname():
+        return expires is not None and time.time() < expires
+    try:
+        return started is not None and abs(psutil.Process(pid).create_time() - started) < 0.01
+    except (psutil.Error, TypeError, ValueError):
+        return False
 
 
 class Store:
@@ -293,45 +278,92 @@ class Store:
     path : path-like
         The database file.
     create : bool, default=True
-        Create the file with its tables when missing (a run); False: a missing file is a
-        :class:`StoreError` (reading results).
+        For writing: create the file with its tables when missing (atomically: several runs
+        may start on one new file), and check that it can be written. False: for reading only;
+        a missing file is a :class:`StoreError`, and nothing is written.
 
     Raises
     ------
     StoreError
-        When the file is not an svmbench results database or cannot be opened.
+        When the file is not an svmbench results database or cannot be opened (or written).
+
+    Attributes
+    ----------
+    bad_rows : list of (int, str)
+        The rows the last :meth:`records` or :meth:`to_csv` left out, with the reason (a row a
+        reader could not use: wrong types, NULL where a value is needed, JSON nested too deeply).
     """
 
     def __init__(self, path: str | Path = DEFAULT_DB, *, create: bool = True):
         self.path = Path(path)
-        exists = self.path.exists()
-        if not exists and not create:
-            raise StoreError(f"{self.path}: no such results database")
-        if exists:
-            _check_header(self.path)
-        else:
-            try:
-                self.path.parent.mkdir(parents=True, exist_ok=True)
-            except OSError as exc:
-                raise StoreError(f"{self.path}: cannot create the database ({exc})") from None
+        self.bad_rows: list[tuple[int, str]] = []
+        self._conn = None
+        if not self.path.exists():
+            if not create:
+                raise StoreError(f"{self.path}: no such results database")
+            self._create()
+        _check_header(self.path)
         try:
-            self._conn = sqlite3.connect(self.path, timeout=60)
-            if exists:
-                _check_schema(self._conn, self.path)
-            else:
-                self._conn.executescript(_SCHEMA)
-                self._conn.commit()
+            self._conn = sqlite3.connect(self.path, timeout=BUSY_TIMEOUT, isolation_level=None)
+            self._conn.text_factory = lambda b: b.decode("utf-8", "replace")
+            _check_schema(self._conn, self.path)
+            if create:
+                with _transaction(self._conn):  # the claims table, and a write that proves we can
+                    self._conn.execute(_CLAIMS)
+                    self._conn.execute("SAVEPOINT probe")
+                    self._conn.execute("INSERT INTO claims (case_key, run_id) VALUES ('', '')")
+                    self._conn.execute("ROLLBACK TO probe")
         except sqlite3.Error as exc:
+            self.close()
             raise StoreError(f"{self.path}: {_sqlite_reason(exc)}") from None
+        except StoreError:
+            self.close()
+            raise
+
+    def _create(self) -> None:
+        """Build the database aside, then link it into place: another process sees no file or
+        the whole database. When another run linked its own first, that one is used."""
+        try:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            temp = self.path.with_name(f".{self.path.name}.{secrets.token_hex(4)}.new")
+            try:
+                conn = sqlite3.connect(temp)
+                try:
+                    conn.executescript(_SCHEMA + _CLAIMS)
+                finally:
+                    conn.close()
+                try:
+                    os.link(temp, self.path)
+                except FileExistsError:
+                    pass  # another run created it: use theirs
+                except OSError:  # a file system without hard links
+                    if not self.path.exists():
+                        os.replace(temp, self.path)
+            finally:
+                with contextlib.suppress(FileNotFoundError):
+                    temp.unlink()
+        except (OSError, sqlite3.Error) as exc:
+            reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
+            raise StoreError(f"{self.path}: cannot create the database ({reason})") from None
 
     def close(self) -> None:
-        self._conn.close()
+        if self._conn is not None:
+            self._conn.close()
+            self._conn = None
 
     def __enter__(self) -> Store:
         return self
 
     def __exit__(self, *exc) -> None:
         self.close()
+
+    @contextlib.contextmanager
+    def _errors(self) -> Iterator[None]:
+        """SQLite's errors as one-line :class:`StoreError` naming the file."""
+        try:
+            yield
+        except sqlite3.Error as exc:
+            raise StoreError(f"{self.path}: {_sqlite_reason(exc)}") from None
 
     @property
     def cache_dir(self) -> Path:
@@ -350,34 +382,79 @@ class Store:
     ) -> str:
         """Register a run; returns its id."""
         run_id = uuid.uuid4().hex[:16]
-        with self._conn:
+        with self._errors(), _transaction(self._conn):
             self._conn.execute(
                 "INSERT INTO runs VALUES (?, ?, ?, ?, ?, ?, ?)",
                 (
                     run_id,
                     suite,
                     time.time(),
-                    _json(list(argv)),
-                    _json(settings or {}),
-                    _json(environment or {}),
-                    _json(warm_up or {}),
+                    to_json(list(argv)),
+                    to_json(settings or {}),
+                    to_json(environment or {}),
+                    to_json(warm_up or {}),
                 ),
             )
         return run_id
 
     def add(self, record: Record, *, run_id: str | None = None, suite: str | None = None) -> int:
-        """Store one record in its own transaction; returns its row id."""
+        """Store one record and drop the run's claim on its case, in one transaction; returns
+        its row id."""
         row = {"run_id": run_id, "suite": suite, **row_of(record)}
         cols = ", ".join(row)
         marks = ", ".join("?" for _ in row)
         try:
-            with self._conn:
+            with self._errors(), _transaction(self._conn):
                 cur = self._conn.execute(
                     f"INSERT INTO records ({cols}) VALUES ({marks})", tuple(row.values())
                 )
-        except sqlite3.Error as exc:
-            raise StoreError(f"{self.path}: {_sqlite_reason(exc)}") from None
+                if run_id is not None:
+                    self._conn.execute(
+                        "DELETE FROM claims WHERE case_key = ? AND run_id = ?",
+                        (row["case_key"], run_id),
+                    )
+        except OverflowError as exc:
+            raise StoreError(
+                f"{self.path}: the record of {record.case.label()} holds a value SQLite cannot "
+                f"store ({exc})"
+            ) from None
         return int(cur.lastrowid)
+
+    def last_id(self) -> int:
+        """The id of the newest record (0 when there is none): what a run saw when it started."""
+        with self._errors():
+            return int(self._conn.execute("SELECT COALESCE(MAX(id), 0) FROM records").fetchone()[0])
+
+    def claim(self, case_key: str, run_id: str, *, since_id: int, expires: float) -> bool:
+        """Claim a case for the run ``run_id``, in one transaction; False when the case is another
+        run's: claimed by a live process, or stored since this run started (a record with an id
+        above ``since_id``). ``expires``: the time after which a process on another host is
+        presumed gone (its liveness cannot be checked from here)."""
+        host, pid, started = _process_identity()
+        with self._errors(), _transaction(self._conn):
+            stored = self._conn.execute(
+                "SELECT 1 FROM records WHERE case_key = ? AND id > ? AND "
+                "(suite IS NULL OR suite NOT LIKE '%:check') LIMIT 1",
+                (case_key, since_id),
+            ).fetchone()
+            if stored:
+                return False
+            held = self._conn.execute(
+                "SELECT run_id, host, pid, pid_started, expires FROM claims WHERE case_key = ?",
+                (case_key,),
+            ).fetchone()
+            if held and held[0] != run_id and _claim_is_live(*held[1:]):
+                return False
+            self._conn.execute(
+                "INSERT OR REPLACE INTO claims VALUES (?, ?, ?, ?, ?, ?)",
+                (case_key, run_id, host, pid, started, expires),
+            )
+        return True
+
+    def release(self, run_id: str) -> None:
+        """Drop the claims ``run_id`` still holds (cases it did not finish: interrupted)."""
+        with self._errors(), _transaction(self._conn):
+            self._conn.execute("DELETE FROM claims WHERE run_id = ?", (run_id,))
 
     # ---- reading ---------------------------------------------------------------------------------
     def finished_keys(self, *, retry: tuple[str, ...] = ("error",)) -> set[str]:
@@ -390,10 +467,12 @@ class Store:
             "SELECT case_key, status FROM records WHERE id IN (SELECT MAX(id) FROM records "
             "WHERE suite IS NULL OR suite NOT LIKE '%:check' GROUP BY case_key)"
         )
-        return {k for k, status in self._conn.execute(sql) if status not in retry}
+        with self._errors():
+            return {k for k, status in self._conn.execute(sql) if status not in retry}
 
     def count(self) -> int:
-        return int(self._conn.execute("SELECT COUNT(*) FROM records").fetchone()[0])
+        with self._errors():
+            return int(self._conn.execute("SELECT COUNT(*) FROM records").fetchone()[0])
 
     def records(
         self,
@@ -407,7 +486,8 @@ class Store:
         latest: bool = True,
         decode: bool = True,
     ) -> list[dict[str, Any]]:
-        """Records as dicts (JSON columns decoded), filtered; substrings match ``data``.
+        """Records as dicts (JSON columns decoded), filtered; substrings match ``data``. A row
+        that cannot be used is left out, and listed in :attr:`bad_rows` with the reason.
 
         Parameters
         ----------
@@ -433,28 +513,32 @@ class Store:
         if where:
             sql += " WHERE " + " AND ".join(where)
         sql += " ORDER BY id"
-        cur = self._conn.execute(sql, args)
-        names = [d[0] for d in cur.description]
         wanted = set(keys) if keys is not None else None
         out = []
-        for values in cur:
-            row = dict(zip(names, values))
-            if wanted is not None and row["case_key"] not in wanted:
-                continue
-            if decode:
-                for col in JSON_COLUMNS:
-                    if row.get(col) is not None:
-                        row[col] = json.loads(row[col])
-            out.append(row)
+        self.bad_rows = []
+        with self._errors():
+            cur = self._conn.execute(sql, args)
+            names = [d[0] for d in cur.description]
+            for values in cur:
+                row = dict(zip(names, values))
+                if wanted is not None and row.get("case_key") not in wanted:
+                    continue
+                why = decode_row(row, decode=decode)
+                if why is None:
+                    out.append(row)
+                else:
+                    self.bad_rows.append((row.get("id"), why))
         return out
 
     def runs(self) -> list[dict[str, Any]]:
-        cur = self._conn.execute("SELECT * FROM runs ORDER BY started")
-        names = [d[0] for d in cur.description]
-        return [dict(zip(names, values)) for values in cur]
+        with self._errors():
+            cur = self._conn.execute("SELECT * FROM runs ORDER BY started")
+            names = [d[0] for d in cur.description]
+            return [dict(zip(names, values)) for values in cur]
 
     def to_csv(self, file=None, **filters) -> str:
-        """The (filtered) records as CSV (:data:`SUMMARY_COLUMNS`); written to ``file`` if given."""
+        """The (filtered) records as CSV (:data:`SUMMARY_COLUMNS`); written to ``file`` if given
+        (through a temporary file renamed into place)."""
         rows = self.records(decode=False, **filters)
         buffer = io.StringIO()
         writer = csv.DictWriter(buffer, fieldnames=SUMMARY_COLUMNS, extrasaction="ignore")
@@ -462,7 +546,8 @@ class Store:
         writer.writerows(rows)
         text = buffer.getvalue()
         if file is not None:
-            Path(file).write_text(text)
+            with replaced_atomically(file) as temp:
+                temp.write_text(text, encoding="utf-8")
         return text
 
     def to_dataframe(self, **filters):
@@ -472,3 +557,6 @@ class Store:
         except ImportError as exc:
             raise ImportError("to_dataframe needs pandas: pip install 'svmbench[pandas]'") from exc
         return pd.DataFrame(self.records(**filters))
+
+
+__all__ = ["DEFAULT_DB", "JSON_COLUMNS", "Store", "StoreError", "check_storable", "row_of"]

@@ -234,6 +234,93 @@ kind = "soft_margin_primal"
     assert {r["status"] for r in rows} == {"optimal"}
 
 
+def _slow_suite(tmp_path: Path, n_cases: int, seconds: float) -> Path:
+    return _suite(
+        tmp_path,
+        f"""
+name = "slow"
+imports = ["{FAKES}"]
+data = ["{TINY}"]
+solvers = [{{name = "test_sleep", seconds = {seconds}}}]
+seeds = {list(range(n_cases))}
+reference = "none"
+[[problems]]
+kind = "soft_margin_primal"
+""",
+    )
+
+
+def _cli(*args: str) -> list[str]:
+    return [sys.executable, "-m", "svmbench.benchmarks.cli.main", *args]
+
+
+def _stored(db: Path) -> list[str]:
+    """The case keys of every row, or [] while the database does not exist yet."""
+    if not db.exists():
+        return []
+    try:
+        with sqlite3.connect(db) as conn:
+            return [k for (k,) in conn.execute("SELECT case_key FROM records")]
+    except sqlite3.OperationalError:
+        return []
+
+
+def test_concurrent_runs_on_one_new_database_store_each_case_once(tmp_path):
+    """Two runs started together on a new file (the second was refused: "an empty file"), and
+    a third started later (cases were stored twice): each case is stored exactly once."""
+    n_cases = 8
+    suite = _slow_suite(tmp_path, n_cases, 0.4)
+    db = tmp_path / "new.sqlite"
+    argv = _cli("run", str(suite), "--db", str(db), "--report", "none", "--in-process")
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+
+    def start():
+        return subprocess.Popen(argv, cwd=ROOT, env=env, stdout=subprocess.PIPE,
+                                stderr=subprocess.PIPE, text=True)  # fmt: skip
+
+    procs = [start(), start()]
+    deadline = time.monotonic() + 120
+    while len(_stored(db)) < 2 and time.monotonic() < deadline:
+        time.sleep(0.05)
+    procs.append(start())  # while the first two are half way
+    outputs = [p.communicate(timeout=300) for p in procs]
+    for p, (_, err) in zip(procs, outputs):
+        assert p.returncode == 0, err[-2000:]
+    keys = _stored(db)
+    assert len(keys) == len(set(keys)) == n_cases
+    with sqlite3.connect(db) as conn:
+        assert conn.execute("SELECT COUNT(*) FROM claims").fetchone()[0] == 0
+
+
+def test_ctrl_c_with_workers_is_one_line_and_keeps_what_finished(tmp_path):
+    suite = _slow_suite(tmp_path, 6, 0.6)
+    db = tmp_path / "r.sqlite"
+    argv = _cli("run", str(suite), "--db", str(db), "--report", "none", "--jobs", "2")
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    proc = subprocess.Popen(
+        argv, cwd=ROOT, env=env, start_new_session=True, stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE, text=True,
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
+    )  # fmt: skip
+    deadline = time.monotonic() + 180
+    while len(_stored(db)) < 2 and time.monotonic() < deadline and proc.poll() is None:
+        time.sleep(0.05)
+    os.killpg(proc.pid, signal.SIGINT)  # Ctrl-C in a terminal: the whole process group
+    _, err = proc.communicate(timeout=120)
+    kept = len(_stored(db))
+    assert proc.returncode == 130, err[-2000:]
+    assert (
+        err
+        == f"interrupted; {kept} finished results kept in {db} (run the same command to resume)\n"
+    )
+    assert 2 <= kept < 6
+    done = subprocess.run(argv, cwd=ROOT, env=env, capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert f"{kept} already in" in done.stdout
+    keys = _stored(db)
+    assert len(keys) == len(set(keys)) == 6
+
+
 # ---- the store, results, report ------------------------------------------------------------------
 
 
@@ -407,7 +494,7 @@ def test_a_suite_from_command_line_flags(tmp_path, capsys):
     assert all(r["problem"] == {"kind": "soft_margin_primal", "C": 0.5} for r in rows)
     assert all(len(r["solve_times"]) == 2 for r in rows)
     assert cli.main(["run", "default", "--problem", "hard_margin", "--data", TINY]) == 2
-    assert "not both" in capsys.readouterr().out
+    assert "not both" in capsys.readouterr().err
 
 
 def test_gap_plot_ignores_points_that_cannot_be_drawn(tmp_path):

@@ -222,6 +222,24 @@ bias = "free"
     assert 20_000_000 not in no_big_generation
 
 
+def test_solve_estimates_memory_before_generating_or_solving(capsys, no_big_generation):
+    """``svmbench solve`` ended in a MemoryError traceback where ``run`` skips the case: it now
+    refuses with run's estimates, before generating the data or solving."""
+    for argv, message in [
+        (["--problem", "soft_margin_primal", "--data", "gaussian:n=1000000000000,d=20,sep=1",
+          "--solver", "dcd"], "--data: data spec 'gaussian:n=1000000000000,d=20,sep=1' needs ~"),
+        (["--problem", "kernel_dual", "--kernel", "rbf", "--data", "gaussian:n=20000,d=2,sep=1",
+          "--solver", "clarabel", "--memory-limit", "1000"],
+         "--solver clarabel: estimated memory"),
+    ]:  # fmt: skip
+        code = cli.main(["solve", *argv])
+        captured = capsys.readouterr()
+        assert code == 2 and captured.err.count("\n") == 1, captured.err
+        assert captured.err.startswith("error: ") and message in captured.err
+    assert "exceeds the budget of 1000 MB" in captured.err
+    assert 10**12 not in no_big_generation
+
+
 def test_an_override_without_options_is_still_called():
     """``memory_estimate(cls, problem)`` (the older signature) gets no options, not a TypeError."""
     dcd = registry.solver_class("dcd")

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import sqlite3
+import time
 
 import pytest
 
@@ -147,3 +148,109 @@ def test_trace_points_keep_whether_they_are_certified(tmp_path):
     stored = json.loads(row_of(record)["trace"])
     assert [_certified(p) for p in stored] == [False, True]
     assert _certified([1, 0.1, 1.0, 0.5, 0.5, math.nan])  # a record from before the flag
+
+
+# ---- several runs on one database (issue 29) -----------------------------------------------------
+def _case(i: int) -> Case:
+    return Case({"kind": "soft_margin_primal"}, f"gaussian:n={10 + i}", "dcd")
+
+
+def test_a_new_database_appears_whole(tmp_path, monkeypatch):
+    """The second of two runs on a new file never sees it empty (it was refused as "an empty
+    file"): the database is built aside and linked into place with its tables."""
+    import os
+
+    from svmbench.benchmarks.harness import store as store_module
+
+    path = tmp_path / "new.sqlite"
+    seen = []
+    link = os.link
+
+    def linking(src, dst):  # what another run finds at the moment the file appears
+        seen.append(open(src, "rb").read(16))
+        link(src, dst)
+        with Store(dst) as other:
+            seen.append(other.count())
+
+    monkeypatch.setattr(store_module.os, "link", linking)
+    with Store(path) as store:
+        assert store.count() == 0
+    assert seen == [b"SQLite format 3\x00", 0]
+    assert [p.name for p in tmp_path.iterdir()] == ["new.sqlite"]  # nothing left aside
+    monkeypatch.setattr(store_module.os, "link", link)
+    with Store(path) as again:  # the file exists: opened, not rebuilt
+        again.add(Record(_case(0), None, status="optimal"))
+        assert again.count() == 1
+
+
+def test_a_case_claimed_by_a_live_run_is_left_to_it(tmp_path):
+    path = _fresh(tmp_path)
+    with Store(path) as a, Store(path) as b:
+        since = a.last_id()
+        run_a, run_b = a.start_run("s"), b.start_run("s")
+        assert a.claim(_case(0).key, run_a, since_id=since, expires=time.time() + 60)
+        # this process is alive: its claim holds against another run
+        assert not b.claim(_case(0).key, run_b, since_id=since, expires=time.time() + 60)
+        assert b.claim(_case(1).key, run_b, since_id=since, expires=time.time() + 60)
+        a.add(Record(_case(0), None, status="optimal"), run_id=run_a)
+        # stored since b started: b does not run it again, even with its claim gone
+        assert not b.claim(_case(0).key, run_b, since_id=since, expires=time.time() + 60)
+        b.release(run_b)
+        assert a.claim(_case(1).key, run_a, since_id=since, expires=time.time() + 60)
+    with sqlite3.connect(path) as conn:
+        assert conn.execute("SELECT case_key, run_id FROM claims").fetchall() == [
+            (_case(1).key, run_a)
+        ]
+
+
+def test_the_claim_of_a_process_that_is_gone_is_taken_over(tmp_path):
+    import socket
+
+    path = _fresh(tmp_path)
+    with Store(path) as store:
+        run_id = store.start_run("s")
+        since = store.last_id()
+        with sqlite3.connect(path) as conn:  # a run killed mid-case left these claims
+            host = socket.gethostname()
+            conn.executemany(
+                "INSERT INTO claims VALUES (?, ?, ?, ?, ?, ?)",
+                [
+                    (_case(0).key, "killed", host, 2**22 + 7, 1.0, time.time() + 600),
+                    (_case(1).key, "elsewhere", "another-host", 1, 1.0, time.time() + 600),
+                    (_case(2).key, "elsewhere", "another-host", 1, 1.0, time.time() - 1),
+                ],
+            )
+        assert store.claim(_case(0).key, run_id, since_id=since, expires=time.time() + 60)
+        # another host's claim holds until it expires (its process cannot be checked here)
+        assert not store.claim(_case(1).key, run_id, since_id=since, expires=time.time() + 60)
+        assert store.claim(_case(2).key, run_id, since_id=since, expires=time.time() + 60)
+
+
+def test_a_seed_sqlite_cannot_hold_is_refused_before_the_case_runs():
+    from svmbench.benchmarks.harness.store import check_storable
+
+    check_storable(Case({"kind": "soft_margin_primal"}, "gaussian:n=10", "dcd", {}, 2**63 - 1))
+    with pytest.raises(ValueError, match=r"seed 100000000000000000000 of case .* cannot be stored"):
+        check_storable(Case({"kind": "soft_margin_primal"}, "gaussian:n=10", "dcd", {}, 10**20))
+
+
+def test_rows_a_reader_cannot_use_are_left_out_with_the_reason(tmp_path):
+    path = _fresh(tmp_path)
+    with Store(path) as store:
+        for i in range(5):
+            store.add(Record(_case(i), None, status="optimal"))
+    keys = [_case(i).key for i in range(5)]
+    with sqlite3.connect(path) as conn:
+        conn.execute("UPDATE records SET problem = NULL WHERE case_key = ?", (keys[0],))
+        conn.execute("UPDATE records SET trace = ? WHERE case_key = ?", ("[" * 5000, keys[1]))
+        conn.execute("UPDATE records SET primal = 'x' WHERE case_key = ?", (keys[2],))
+        conn.execute("UPDATE records SET extras = '[1, 2]' WHERE case_key = ?", (keys[3],))
+    with Store(path, create=False) as store:
+        rows = store.records()
+        assert [r["case_key"] for r in rows] == [keys[4]]
+        assert [why for _, why in store.bad_rows] == [
+            "problem is NULL",
+            "trace holds JSON nested too deeply",
+            "primal is str, not a number",
+            "extras is not a JSON object",
+        ]
