@@ -25,13 +25,19 @@ class SVMNumericalWarning(SVMConvergenceWarning):
     reached (``result_.rel_gap`` says how good; ``result_.message`` why it stopped)."""
 
 
+#: A relative gap at or above 1 bounds nothing of use (the dual bound is not even within the
+#: primal value): such a point is no certified point for the estimator.
+USEFUL_REL_GAP = 1.0
+
+
 def certified_somewhere(result) -> bool:
     """Whether ``result`` holds a certified point: its own certificate, or for a reduction
-    (whose record speaks of its binary subproblems) a finite gap on every subproblem."""
+    (whose record speaks of its binary subproblems) one on every subproblem, with a relative
+    gap below :data:`USEFUL_REL_GAP`."""
     gaps = result.info.get("binary_rel_gaps")
     if gaps is not None:
-        return len(gaps) > 0 and bool(np.all(np.isfinite(gaps)))
-    return bool(result.certified and np.isfinite(result.rel_gap))
+        return len(gaps) > 0 and bool(np.all(np.asarray(gaps) < USEFUL_REL_GAP))
+    return bool(result.certified and result.rel_gap < USEFUL_REL_GAP)
 
 
 def _stop_words(status, family: str, max_iter, time_limit) -> str:
@@ -79,8 +85,9 @@ def solve_and_report(solver, problem, warm, *, family: str, max_iter, time_limit
         if not certified_somewhere(result) or result.model is None:
             raise ValueError(
                 f"The dual coefficients or intercepts are not finite: {result.solver} ended "
-                f"with a numerical error and no certified point ({result.message}); scale X "
-                "(StandardScaler) or try another solver"
+                f"with a numerical error and no certified point (relative gap "
+                f"{result.rel_gap:.3g}; {result.message}); scale X (StandardScaler) or try "
+                "another solver"
             )
         gap = max(result.info.get("binary_rel_gaps") or (result.rel_gap,))
         warnings.warn(

@@ -99,3 +99,13 @@ def test_a_solver_whose_memory_model_exceeds_the_machine_is_refused_before_alloc
     problem = SoftMarginPrimal(X, np.tile([1.0, -1.0], 10))
     with pytest.raises(MemoryError, match="solver 'accpm' would need about .* GiB"):
         registry.get("accpm").solve(problem)
+
+
+def test_a_point_certified_only_to_a_useless_gap_is_an_error_not_a_model():
+    from sklearn.datasets import make_classification
+
+    X, y = make_classification(
+        n_samples=40, n_features=3, n_informative=3, n_redundant=0, random_state=0
+    )
+    with pytest.raises(ValueError, match="no certified point \\(relative gap"):
+        SVMClassifier(kernel="linear").fit(X * 1e50, y)
