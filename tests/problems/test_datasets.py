@@ -299,7 +299,7 @@ def test_libsvm_multiclass(tmp_path):
 
 
 def test_libsvm_missing_file_raises(tmp_path):
-    with pytest.raises(ValueError, match="no such file"):
+    with pytest.raises(ValueError, match="absent.txt: no such svmlight/LIBSVM file"):
         libsvm(tmp_path / "absent.txt")
 
 
