@@ -37,10 +37,11 @@ from typing import NamedTuple
 import numpy as np
 
 from svmbench.problems.dataset_record import Dataset, check_bool, check_seed, join_spec
-from svmbench.problems.libsvm_files import libsvm
+from svmbench.problems.libsvm_files import BYTES_PER_FILE_BYTE, libsvm
 from svmbench.problems.sklearn_sets import breast_cancer, digits, iris, wine
 from svmbench.problems.splits import allocate, stratified_choice, to_csr, to_dense
 from svmbench.problems.synthetic import blobs, circles, gaussian, quadrant, xor
+from svmbench.problems.untrusted import machine_memory
 from svmbench.problems.validation import check_int, check_real
 
 __all__ = [
@@ -240,7 +241,9 @@ def load(spec: str) -> Dataset:
     ------
     ValueError
         For an unknown name (the message lists the valid ones), an unknown or repeated key, a
-        missing required parameter, or a value of the wrong type or out of range.
+        missing required parameter, a value of the wrong type or out of range, or a data set
+        that :func:`estimate_bytes` says needs more than the machine's physical memory (refused
+        before anything is generated or read).
     """
     if not isinstance(spec, str):
         raise TypeError(f"spec must be a str, got {type(spec).__name__}")
@@ -260,6 +263,12 @@ def load(spec: str) -> Dataset:
     for key, (default, _) in own.items():
         if default is _REQUIRED and key not in kwargs:
             raise ValueError(f"{name}: missing required parameter {key!r}")
+    need, memory = estimate_bytes(spec), machine_memory()
+    if need is not None and memory is not None and need > memory:
+        raise ValueError(
+            f"data spec {spec!r} needs ~{need / 2**20:.0f} MB (estimate_bytes), more than this "
+            f"machine's {memory / 2**20:.0f} MB of memory"
+        )
     return prepare(DATASETS[name].function(**kwargs), **post)
 
 
@@ -273,12 +282,12 @@ def estimate_bytes(spec: str) -> int | None:
 
     ``X`` takes ``8nd`` bytes dense and ``16·nnz + 8(n + 1)`` as CSR, with ``nnz = n·d·density``
     for a sparse ``gaussian``; the generators and scikit-learn's loaders peak at four times ``X``
-    (a draw, the class shift, their sum, a shuffle; ``64·nnz`` for the sparse mask, its
-    positions, rows, columns and values), labels and permutations add ``32n``, the parsing of a
-    packaged set 1 MB. A subsample or split adds one copy of ``X``, a ``sparse`` or
-    ``dense`` conversion the converted copy. An svmlight/LIBSVM file held as CSR takes at most
-    8 times its size (16 bytes per non-zero of at least 4 characters, the parser's buffers
-    doubling as they grow).
+    (a draw, the class shift, their sum, a shuffle; ``64·nnz + 16d`` for the sparse mask, its
+    positions, rows, columns and values, and the direction), labels and permutations add
+    ``32n``, the parsing of a packaged set 1 MB. A subsample or split adds one copy of ``X``, a
+    ``sparse`` or ``dense`` conversion the converted copy. An svmlight/LIBSVM file held as CSR
+    takes at most 8 times its size (16 bytes per non-zero of at least 4 characters, the
+    parser's buffers doubling as they grow).
 
     Returns
     -------
@@ -311,7 +320,7 @@ def estimate_bytes(spec: str) -> int | None:
             return None
         size = os.path.getsize(path)
         copies = ("split" in values) + ("n" in values)
-        return 8 * size + 4 * size * copies
+        return BYTES_PER_FILE_BYTE * size + 4 * size * copies
     if name in _SHAPES:
         n, d = _SHAPES[name]  # a subsample is drawn from the whole set, read first
     elif name in ("xor", "circles"):
@@ -323,7 +332,7 @@ def estimate_bytes(spec: str) -> int | None:
         return None
     if isinstance(density, float) and 0.0 < density <= 1.0:
         nnz = math.ceil(n * d * density)
-        x_bytes, peak = 16 * nnz + 8 * (n + 1), 64 * nnz + 8 * (n + 1)
+        x_bytes, peak = 16 * nnz + 8 * (n + 1), 64 * nnz + 8 * (n + 1) + 16 * d  # u, shift
     else:
         x_bytes = 8 * n * d
         peak = 4 * x_bytes

@@ -12,9 +12,22 @@ import scipy.sparse as sp
 import sklearn.datasets
 
 from svmbench.problems.dataset_record import Dataset, check_bool, format_spec
+from svmbench.problems.untrusted import machine_memory, open_regular
 from svmbench.problems.validation import check_int
 
-__all__ = ["libsvm"]
+__all__ = ["BYTES_PER_FILE_BYTE", "libsvm", "max_file_bytes"]
+
+#: What a file held as CSR takes at most per byte of text (16 bytes per non-zero of at least
+#: four characters, the parser's buffers doubling as they grow): docs/ARCHITECTURE.md §3.
+BYTES_PER_FILE_BYTE = 8
+_COMPRESSED = (b"\x1f\x8b", b"BZh")  # gzip, bzip2: the text is read as it is, never expanded
+
+
+def max_file_bytes() -> int:
+    """The largest svmlight/LIBSVM file read: one whose CSR matrix fits in the machine's
+    physical memory (:data:`BYTES_PER_FILE_BYTE` bytes per byte of the file)."""
+    memory = machine_memory()
+    return (1 << 62) if memory is None else memory // BYTES_PER_FILE_BYTE
 
 
 def libsvm(
@@ -48,7 +61,9 @@ def libsvm(
     Raises
     ------
     ValueError
-        If the file does not exist, cannot be parsed, or holds a single class.
+        If the path is missing or not a regular file (a FIFO or a directory is never read), the
+        file is larger than :func:`max_file_bytes`, compressed, cannot be parsed, holds a label
+        or a value that is not a finite number (``nan``, ``inf``), or a single class.
     """
     path = os.fspath(path)
     if not isinstance(path, str):
@@ -60,15 +75,27 @@ def libsvm(
         raise ValueError(f"zero_based must be True, False or 'auto', got {zero_based!r}")
     if n_features is not None:
         n_features = check_int("n_features", n_features, low=1)
-    if not os.path.isfile(path):
-        raise ValueError(f"path: no such file {path!r}")
-    try:
-        X, labels = sklearn.datasets.load_svmlight_file(
-            path, n_features=n_features, zero_based=zero_based, dtype=np.float64
+    with open_regular(path, max_bytes=max_file_bytes(), what="svmlight/LIBSVM file") as fh:
+        if fh.read(3).startswith(_COMPRESSED):
+            raise ValueError(f"path: {path!r} is compressed; decompress it first")
+        fh.seek(0)
+        try:
+            X, labels = sklearn.datasets.load_svmlight_file(
+                fh, n_features=n_features, zero_based=zero_based, dtype=np.float64
+            )
+        except (ValueError, OverflowError, UnicodeDecodeError) as exc:
+            # OverflowError: a feature index beyond the parser's integer range
+            raise ValueError(
+                f"path: cannot read {path!r} as an svmlight/LIBSVM file: {exc}"
+            ) from None
+    bad = labels[~np.isfinite(labels)]
+    if bad.size:
+        raise ValueError(
+            f"path: {path!r} holds the label {bad[0]:g} on {bad.size} line(s): labels must be "
+            "finite numbers"
         )
-    except (ValueError, OverflowError, UnicodeDecodeError) as exc:
-        # OverflowError: a feature index beyond the parser's integer range
-        raise ValueError(f"path: cannot read {path!r} as an svmlight/LIBSVM file: {exc}") from None
+    if not np.all(np.isfinite(X.data)):
+        raise ValueError(f"path: {path!r} holds a NaN or infinite feature value")
     values, y = np.unique(labels, return_inverse=True)
     if values.size == 0:
         raise ValueError(f"path: {path!r} holds no examples (empty, or only comments)")

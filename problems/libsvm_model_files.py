@@ -33,7 +33,8 @@ Reading is for untrusted files (docs/ARCHITECTURE.md §7): a regular file of at 
 :data:`MAX_FILE_BYTES`, lines of at most :data:`MAX_LINE_BYTES`, every header field checked for
 type, range and count before anything is allocated from it, every support-vector line for its
 coefficient count, finite numbers, increasing positive indices up to
-:data:`MAX_FEATURE_INDEX`; the model built from it holds at most :data:`MAX_MODEL_VALUES` numbers.
+:data:`MAX_FEATURE_INDEX`; the model built from it holds at most :data:`MAX_MODEL_VALUES` numbers
+(a linear kernel's dense ``w``, built at prediction, included).
 Anything else is a ``ValueError`` naming the file and the line.
 """
 
@@ -42,7 +43,6 @@ from __future__ import annotations
 import math
 import os
 import re
-import stat
 import tempfile
 from array import array
 
@@ -50,7 +50,9 @@ import numpy as np
 from scipy import sparse
 
 from svmbench.problems.loaded_classifier import LoadedClassifier
+from svmbench.problems.model_documents import MAX_DEGREE
 from svmbench.problems.models import KernelModel, LinearModel, Model, OneVsOneModel
+from svmbench.problems.untrusted import open_regular
 
 __all__ = [
     "MAX_CLASSES",
@@ -420,7 +422,7 @@ def _check_header(fields: dict, where: dict, size: int) -> dict:
     kernel = _KERNEL_NAMES[libsvm_kernel]
     h: dict = {"kernel": kernel}
     if kernel == "poly":
-        h["degree"] = parse("degree", lambda t: _int(t[0], "degree", 1, 10_000))
+        h["degree"] = parse("degree", lambda t: _int(t[0], "degree", 1, MAX_DEGREE))
     if kernel in ("poly", "rbf", "sigmoid"):
         h["gamma"] = parse("gamma", lambda t: _float(t[0], "gamma"))
         if h["gamma"] <= 0:
@@ -519,10 +521,11 @@ def _build(h: dict, coef, indptr, indices, data, n_features) -> Model:
         serial, n_train = np.arange(total), total
         dense = indices.size >= _DENSE_FILL * total * n_features
         stored = (k - 1) * (total * n_features if dense else indices.size)
+        stored += n_features if kernel == "linear" else 0  # a prediction's w = Σ c_s x_s
         if stored > MAX_MODEL_VALUES:
             raise _Bad(
-                f"its one-vs-one support vectors would hold {stored} numbers (over "
-                f"MAX_MODEL_VALUES = {MAX_MODEL_VALUES})"
+                f"its one-vs-one support vectors (and a linear kernel's w) would hold {stored} "
+                f"numbers (over MAX_MODEL_VALUES = {MAX_MODEL_VALUES})"
             )
         values = np.frombuffer(data, np.float64)
         svs = sparse.csr_matrix((values, indices, indptr), shape=(total, n_features))
@@ -577,22 +580,12 @@ def read_libsvm_model(
         C-SVC model: the message names the file and the line.
     """
     where = os.fspath(path)
-    try:
-        if os.path.isdir(where):
-            raise _Bad("a directory; a LIBSVM model is a regular file")
-        # O_NONBLOCK: a FIFO opens at once (to be refused) instead of waiting for a writer
-        with open(where, "rb", opener=lambda p, f: os.open(p, f | os.O_NONBLOCK)) as fh:
-            info = os.fstat(fh.fileno())
-            if not stat.S_ISREG(info.st_mode):
-                raise _Bad("not a regular file; a LIBSVM model is a regular file")
-            if info.st_size > MAX_FILE_BYTES:
-                raise _Bad(f"{info.st_size} bytes, over the cap of {MAX_FILE_BYTES} bytes")
+    with open_regular(where, max_bytes=MAX_FILE_BYTES, what="LIBSVM model file") as fh:
+        try:
             lines = _lines(fh)
-            header = _check_header(*_read_header(lines), info.st_size)
+            header = _check_header(*_read_header(lines), os.fstat(fh.fileno()).st_size)
             parts = _read_svs(lines, header)
-        model = _build(header, *parts, n_features)
-        return LibsvmClassifier(model, header["labels"], header["probA"], header["probB"])
-    except FileNotFoundError:
-        raise ValueError(f"{where}: no such LIBSVM model file") from None
-    except (_Bad, OSError) as exc:
-        raise ValueError(f"{where}: not a readable LIBSVM C-SVC model file: {exc}") from None
+            model = _build(header, *parts, n_features)
+        except (_Bad, OSError) as exc:
+            raise ValueError(f"{where}: not a readable LIBSVM C-SVC model file: {exc}") from None
+    return LibsvmClassifier(model, header["labels"], header["probA"], header["probB"])

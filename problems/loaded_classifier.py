@@ -131,8 +131,10 @@ def decode_classes(entry, n_classes: int) -> np.ndarray:
     if not isinstance(entry, dict):
         raise ValueError(f"the classes entry is a {type(entry).__name__}, not an object")
     kind, values = entry.get("kind"), entry.get("values")
-    if kind not in LABEL_DTYPES:
-        raise ValueError(f"the classes have kind {kind!r}; known kinds: {sorted(LABEL_DTYPES)}")
+    if not isinstance(kind, str) or kind not in LABEL_DTYPES:
+        raise ValueError(
+            f"the classes have kind {repr(kind)[:60]}; known kinds: {sorted(LABEL_DTYPES)}"
+        )
     if not isinstance(values, list):
         raise ValueError(f"the class labels are a {type(values).__name__}, not a list")
     if len(values) != n_classes:

@@ -35,9 +35,26 @@ i-th binary model of a reduction (``m.0.w``, ``m.2.dual_coef``, …). ``version`
 the format changes; this code writes version :data:`FORMAT_VERSION` and reads every version up
 to it: a version-1 file (no ``"classifier"``) loads as its bare model. A file of a newer or
 invalid version, of an unknown kind, missing or damaged, or that is not an svmbench model is a
-``ValueError`` that says which. Before any array is read, each member's ``.npy`` header must
-declare a numeric array whose size is the bytes the member holds, so that a tampered header
-cannot make loading allocate more than the file can fill.
+``ValueError`` that says which.
+
+Reading trusts nothing
+----------------------
+A model file is untrusted input. :func:`load_model` opens only a regular file (a FIFO, a
+directory or a device is refused before it is opened for reading) of at most ``max_bytes``
+(:data:`MAX_MODEL_BYTES`, 1 GiB, by default), and never hands it to ``np.load``:
+
+1. the archive (:mod:`~svmbench.problems.model_archive`): a bounded ZIP directory, members
+   stored or deflated at most 100-fold, each ``.npy`` header declaring a numeric array of at
+   most two dimensions and exactly the bytes the member holds, all of them within the budget;
+2. the metadata: at most :data:`MAX_METADATA_BYTES` of UTF-8 JSON nested at most 32 deep,
+   parsed only then, of this format and of a version it reads;
+3. the document against its schema (:mod:`~svmbench.problems.model_documents`): every entry's
+   type and range, the kernel's parameters, the class counts against the binary models, and
+   every member's dtype and shape against what the document says;
+4. the arrays, read into memory of their declared size: finite numbers, sound CSR structure,
+   then the model classes' own checks, and the labels against the class count.
+
+Any refusal is a ``ValueError`` naming the file; none suggests unpickling anything.
 
 For example, a kernel model over CSR support vectors is stored as the members ``m.dual_coef``,
 ``m.support``, ``m.support_vectors.data``, ``m.support_vectors.indices``,
@@ -67,39 +84,35 @@ from svmbench.problems.loaded_classifier import (
     encode_feature_names,
     model_class_count,
 )
-from svmbench.problems.models import (
-    ChainModel,
-    CrammerSingerModel,
-    KernelModel,
-    LinearModel,
-    Model,
-    OneVsOneModel,
-    OneVsRestModel,
+from svmbench.problems.model_archive import (
+    DamagedModelFile,
+    ModelArchive,
+    NotAModelFile,
+    NpyHeader,
 )
+from svmbench.problems.model_documents import FLOAT, build_model, check_document, check_shapes
+from svmbench.problems.models import Model
+from svmbench.problems.untrusted import loads_json, open_regular
+from svmbench.problems.validation import check_int
 
-__all__ = ["FORMAT_VERSION", "load_model", "model_from_dict", "model_to_dict", "save_model"]
+__all__ = [
+    "FORMAT_VERSION",
+    "MAX_METADATA_BYTES",
+    "MAX_MODEL_BYTES",
+    "load_model",
+    "model_from_dict",
+    "model_to_dict",
+    "save_model",
+]
 
 #: The version of the file format this code writes (and the newest it reads).
 FORMAT_VERSION = 2
+#: The default memory budget of :func:`load_model`: the file's size, and its arrays as float64.
+MAX_MODEL_BYTES = 1 << 30
+#: The largest metadata document read (16 MiB: some 40 000 binary models of a reduction).
+MAX_METADATA_BYTES = 16 << 20
 _FORMAT = "svmbench-model"
 _META = "__svmbench__"
-
-
-_KINDS: dict[str, type[Model]] = {
-    cls.kind: cls
-    for cls in (
-        LinearModel,
-        KernelModel,
-        CrammerSingerModel,
-        OneVsRestModel,
-        OneVsOneModel,
-        ChainModel,
-    )
-}
-
-
-class _Damaged(Exception):
-    """A model document or archive that does not hold what its kind needs."""
 
 
 def _plain(name: str, value) -> Any:
@@ -127,12 +140,16 @@ def _encode(model: Model, prefix: str, arrays: dict[str, np.ndarray]) -> dict[st
             doc["pairs"] = [list(p) for p in value]
         elif sparse.issparse(value):
             csr = sparse.csr_matrix(value)
+            if not np.all(np.isfinite(csr.data)):
+                raise ValueError(f"cannot save a model whose {f.name} holds NaN or inf")
             for part in ("data", "indices", "indptr"):
                 arrays[f"{prefix}.{f.name}.{part}"] = np.asarray(getattr(csr, part))
             doc["arrays"][f.name] = {"csr": [int(s) for s in csr.shape]}
         elif isinstance(value, np.ndarray):
             if value.dtype.hasobject:
                 raise TypeError(f"cannot save the object array {f.name} of a model")
+            if value.dtype.kind == "f" and not np.all(np.isfinite(value)):
+                raise ValueError(f"cannot save a model whose {f.name} holds NaN or inf")
             arrays[f"{prefix}.{f.name}"] = value
             doc["arrays"][f.name] = "dense"
         else:
@@ -140,47 +157,12 @@ def _encode(model: Model, prefix: str, arrays: dict[str, np.ndarray]) -> dict[st
     return doc
 
 
-def _decode(doc, prefix: str, archive) -> Model:
-    """The model of a document; ``_Damaged`` for a missing member or ill-typed entry,
-    ``ValueError`` for an unknown kind or invalid parameters."""
-    if not isinstance(doc, dict):
-        raise _Damaged(f"a model entry is a {type(doc).__name__}, not an object")
-    kind = doc.get("kind")
-    if kind not in _KINDS:
-        raise ValueError(f"unknown model kind {kind!r}; known kinds: {sorted(_KINDS)}")
-    cls = _KINDS[kind]
-    names = {f.name for f in fields(cls)}
-    values: dict[str, Any] = {}
-    entries = doc.get("arrays", {})
-    if not isinstance(entries, dict):
-        raise _Damaged(f"the arrays of the {kind} model are not an object")
-    for name, entry in entries.items():
-        if name not in names:
-            raise _Damaged(f"the {kind} model has no array {name!r}")
-        if entry == "dense":
-            values[name] = archive[f"{prefix}.{name}"]
-        elif isinstance(entry, dict) and isinstance(entry.get("csr"), list):
-            parts = [archive[f"{prefix}.{name}.{p}"] for p in ("data", "indices", "indptr")]
-            values[name] = sparse.csr_matrix(tuple(parts), shape=tuple(entry["csr"]))
-        else:
-            raise _Damaged(f"the entry of array {name!r} is {entry!r}")
-    if "models" in names:
-        nested = doc.get("models")
-        if not isinstance(nested, list):
-            raise _Damaged(f"the {kind} model lists no binary models")
-        values["models"] = tuple(_decode(d, f"{prefix}.{i}", archive) for i, d in enumerate(nested))
-    for name, value in doc.items():
-        if name in names and name not in values:
-            values[name] = value
-    try:
-        return cls(**values)
-    except TypeError as exc:  # a missing or ill-typed parameter
-        raise _Damaged(f"the {kind} model is incomplete: {exc}") from None
-
-
 def _check_version(version) -> None:
     if isinstance(version, bool) or not isinstance(version, int) or version < 1:
-        raise ValueError(f"model format version {version!r} is not a valid version (an int >= 1)")
+        raise ValueError(
+            f"model format version {version!r} is not a valid version (an int from 1 to "
+            f"{FORMAT_VERSION})"
+        )
     if version > FORMAT_VERSION:
         raise ValueError(
             f"model format version {version} is newer than this svmbench reads "
@@ -200,8 +182,9 @@ def model_to_dict(model: Model) -> dict[str, Any]:
     }
 
 
-def model_from_dict(data: dict[str, Any]) -> Model:
-    """The model of :func:`model_to_dict`.
+def model_from_dict(data: dict[str, Any], *, max_bytes: int = MAX_MODEL_BYTES) -> Model:
+    """The model of :func:`model_to_dict`, checked as a model file is (the document against its
+    schema, the arrays against the document, finite numbers, CSR structure).
 
     Raises
     ------
@@ -212,9 +195,26 @@ def model_from_dict(data: dict[str, Any]) -> Model:
         raise ValueError(f"a model document must be a dict, got {type(data).__name__}")
     _check_version(data.get("version"))
     try:
-        arrays = {k: np.asarray(v) for k, v in data["arrays"].items()}
-        return _decode(data["model"], "m", arrays)
-    except (_Damaged, KeyError, AttributeError) as exc:
+        lists = data.get("arrays")
+        if not isinstance(lists, dict):
+            raise DamagedModelFile("it holds no object of arrays")
+        layout = check_document(data.get("model"))
+        roles = {spec.member: spec.role for spec in layout.arrays}
+        arrays, headers = {}, {}
+        for name, values in lists.items():
+            if name not in roles:
+                raise DamagedModelFile(f"it holds the array {str(name)[:80]}, which it names not")
+            try:
+                array = np.asarray(values)
+            except (TypeError, ValueError, OverflowError):
+                array = np.asarray(None)
+            if array.dtype.kind not in ("iuf" if roles[name] == FLOAT else "iu"):
+                raise DamagedModelFile(f"the array {name} is not a list of numbers of its kind")
+            arrays[name] = array.astype(np.float64) if roles[name] == FLOAT else array
+            headers[name] = NpyHeader(array.shape, array.dtype, False, 0)
+        check_shapes(layout, headers, max_bytes)
+        return build_model(data["model"], arrays)
+    except DamagedModelFile as exc:
         raise ValueError(f"the model document is damaged: {exc}") from None
 
 
@@ -301,76 +301,38 @@ def save_model(model, path: str | os.PathLike) -> None:
         _write_npz(fh, arrays)
 
 
-#: How far a deflated ZIP member can expand (deflate's own limit is about 1032 to 1).
-_MAX_DEFLATE_RATIO = 1100
-
-
-def _check_members(path, size: int) -> None:
-    """``_Damaged`` unless every member of the archive is a numeric ``.npy`` array whose header
-    declares exactly the bytes the member holds, the members fitting in the file's ``size``
-    bytes: read before ``np.load`` allocates what a (tampered) header declares."""
-    with zipfile.ZipFile(path) as zf:
-        infos = zf.infolist()
-        if sum(info.compress_size for info in infos) > size:
-            raise _Damaged("its members declare more bytes than the file holds")
-        for info in infos:
-            stored = info.compress_type == zipfile.ZIP_STORED
-            if (stored and info.file_size != info.compress_size) or (
-                not stored
-                and (
-                    info.compress_type != zipfile.ZIP_DEFLATED
-                    or info.file_size > _MAX_DEFLATE_RATIO * info.compress_size + 1024
-                )
-            ):
-                raise _Damaged(f"the member {info.filename} declares an impossible size")
-            if info.flag_bits & 0x1:
-                raise _Damaged(f"the member {info.filename} is encrypted")
-            with zf.open(info) as fh:
-                try:
-                    version = np.lib.format.read_magic(fh)
-                    if version == (1, 0):
-                        shape, _, dtype = np.lib.format.read_array_header_1_0(fh)
-                    elif version == (2, 0):
-                        shape, _, dtype = np.lib.format.read_array_header_2_0(fh)
-                    else:
-                        raise ValueError(f".npy version {version}")
-                except (ValueError, EOFError, OSError) as exc:
-                    raise _Damaged(f"the member {info.filename} is no array: {exc}") from None
-                if dtype.hasobject:
-                    raise _Damaged(
-                        f"the member {info.filename} holds Python objects, which a model file "
-                        "never does (read with allow_pickle=False)"
-                    )
-                if dtype.kind not in "biuf" or dtype.itemsize == 0 or min(shape, default=0) < 0:
-                    raise _Damaged(f"the member {info.filename} holds a {dtype} array {shape}")
-                declared = math.prod(shape) * dtype.itemsize
-                if declared != info.file_size - fh.tell():
-                    raise _Damaged(
-                        f"the member {info.filename} declares an array of shape {shape} "
-                        f"({declared} bytes) but holds {info.file_size - fh.tell()} bytes"
-                    )
-
-
 def _decode_classifier(entry, model: Model) -> LoadedClassifier:
     """The classifier of a ``"classifier"`` entry, its labels checked against ``model``."""
     if not isinstance(entry, dict):
-        raise _Damaged(f"the classifier entry is a {type(entry).__name__}, not an object")
+        raise DamagedModelFile(f"the classifier entry is a {type(entry).__name__}, not an object")
     try:
         n_classes = model_class_count(model)
     except TypeError as exc:
-        raise _Damaged(str(exc)) from None
+        raise DamagedModelFile(str(exc)) from None
     try:
         classes = decode_classes(entry.get("classes"), n_classes)
         names = entry.get("feature_names")
         if names is not None:
             names = decode_feature_names(names, model.n_features)
     except ValueError as exc:
-        raise _Damaged(str(exc)) from None
+        raise DamagedModelFile(str(exc)) from None
     return LoadedClassifier(model, classes, names)
 
 
-def load_model(path: str | os.PathLike) -> Model | LoadedClassifier:
-    """Read a model written by :func:`save_model` (with ``allow_pickle=False``).
+def load_model(path: str | os.PathLike, *, max_bytes: int = MAX_MODEL_BYTES):
+    """Read a model written by :func:`save_model`: untrusted input, checked before use.
+
+    The file must be a regular file (a FIFO, a directory or a device is refused without being
+    read) of at most ``max_bytes``, an ``.npz`` archive whose members are checked before any is
+    read (:mod:`~svmbench.problems.model_archive`), with JSON metadata of bounded size and depth
+    that its schema accepts (:mod:`~svmbench.problems.model_documents`), arrays of the shapes
+    and dtypes it states, finite numbers and sound CSR matrices. Nothing is unpickled.
+
+    Parameters
+    ----------
+    path : str or path-like
+    max_bytes : int, default=MAX_MODEL_BYTES (1 GiB)
+        The memory budget: the file's size, and its arrays as float64 or int64.
 
     Returns
     -------
@@ -382,42 +344,65 @@ def load_model(path: str | os.PathLike) -> Model | LoadedClassifier:
     Raises
     ------
     ValueError
-        When the file is missing, not an svmbench model (not an ``.npz`` archive, or one without
-        svmbench metadata), of a newer or invalid format version, of an unknown kind, or
-        damaged (tampered labels included); the message names the file and says which.
+        When the file is missing, not an svmbench model file (not a regular file, not an
+        ``.npz`` archive, or one without svmbench metadata), of a newer or invalid format
+        version, of an unknown kind, damaged or tampered with (labels included), or over the
+        budget; the message names the file and says which.
     """
     where = os.fspath(path)
-    try:
-        size = os.path.getsize(path)
-        if zipfile.is_zipfile(path):
-            _check_members(path, size)
-        archive = np.load(path, allow_pickle=False)
-    except FileNotFoundError:
-        raise ValueError(f"{where}: no such model file") from None
-    except _Damaged as exc:
-        raise ValueError(f"{where}: not an svmbench model file ({exc})") from None
-    except (OSError, ValueError, EOFError, zipfile.BadZipFile) as exc:
-        raise ValueError(f"{where}: not an svmbench model file ({exc})") from None
-    if not hasattr(archive, "files"):  # a bare .npy array
-        raise ValueError(f"{where}: not an svmbench model file (a single array, not an archive)")
-    with archive:
-        if _META not in archive.files:
-            raise ValueError(f"{where}: not an svmbench model file (no svmbench metadata)")
+    max_bytes = check_int("max_bytes", max_bytes, low=1)
+    with open_regular(where, max_bytes=max_bytes, what="model file") as fh:
+        size = os.fstat(fh.fileno()).st_size
         try:
-            doc = json.loads(archive[_META].tobytes().decode())
-        except (ValueError, UnicodeDecodeError):
-            raise ValueError(f"{where}: not an svmbench model file (damaged metadata)") from None
-        if not isinstance(doc, dict) or doc.get("format") != _FORMAT:
-            raise ValueError(f"{where}: not an svmbench model file (metadata of another format)")
-        try:
-            _check_version(doc.get("version"))
-            model = _decode(doc.get("model"), "m", archive)
-            if doc["version"] >= 2 and "classifier" in doc:
-                return _decode_classifier(doc["classifier"], model)
-            return model
-        except ValueError as exc:
-            raise ValueError(f"{where}: {exc}") from None
-        except KeyError as exc:  # NpzFile: "'m.w.npy' is not a file in the archive"
-            raise ValueError(f"{where}: damaged model file: it lacks the array {exc}") from None
-        except (_Damaged, zipfile.BadZipFile) as exc:
+            with ModelArchive(fh, size, max_bytes=max_bytes) as archive:
+                doc = _read_metadata(archive)
+                try:
+                    _check_version(doc.get("version"))
+                    for key in doc:
+                        if key not in _ENTRIES:
+                            raise DamagedModelFile(f"its metadata has no entry {str(key)[:40]!r}")
+                    layout = check_document(doc.get("model"))
+                    headers = {k: v for k, v in archive.headers.items() if k != _META}
+                    check_shapes(layout, headers, max_bytes)
+                    arrays = {spec.member: archive.read(spec.member) for spec in layout.arrays}
+                    model = build_model(doc["model"], arrays)
+                    if doc["version"] >= 2 and "classifier" in doc:
+                        return _decode_classifier(doc["classifier"], model)
+                    return model
+                except ValueError as exc:
+                    raise ValueError(f"{where}: {exc}") from None
+        except NotAModelFile as exc:
+            hint = _libsvm_hint(fh)
+            raise ValueError(f"{where}: not an svmbench model file ({exc}){hint}") from None
+        except DamagedModelFile as exc:
             raise ValueError(f"{where}: damaged model file: {exc}") from None
+
+
+#: The entries of a model file's metadata.
+_ENTRIES = ("format", "version", "model", "classifier")
+
+
+def _read_metadata(archive: ModelArchive) -> dict:
+    """The metadata document (``NotAModelFile`` for an archive of another program)."""
+    header = archive.headers.get(_META)
+    if header is None:
+        raise NotAModelFile("no svmbench metadata")
+    if header.dtype != np.uint8 or len(header.shape) != 1 or header.size > MAX_METADATA_BYTES:
+        raise NotAModelFile(
+            f"its metadata is a {header.dtype} array of shape {header.shape}, not at most "
+            f"{MAX_METADATA_BYTES} bytes of JSON"
+        )
+    try:
+        doc = loads_json(archive.read(_META).tobytes().decode("utf-8"))
+    except (ValueError, UnicodeDecodeError, RecursionError) as exc:
+        raise NotAModelFile(f"damaged metadata: {str(exc)[:100]}") from None
+    if not isinstance(doc, dict) or doc.get("format") != _FORMAT:
+        raise NotAModelFile("metadata of another format")
+    return doc
+
+
+def _libsvm_hint(fh) -> str:
+    fh.seek(0)
+    if fh.read(9) == b"svm_type ":
+        return "; it is a LIBSVM model file: read it with read_libsvm_model"
+    return ""

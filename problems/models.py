@@ -43,7 +43,31 @@ def _check_X(X, n_features: int, what: str = "features"):
         raise ValueError(
             f"X must have {n_features} {what} (columns), got an array of shape {X.shape}"
         )
+    if not np.all(np.isfinite(X.data if sparse.issparse(X) else X)):
+        raise ValueError("X must contain only finite values")
     return X
+
+
+def _finite_scores(scores: np.ndarray, model: Model) -> np.ndarray:
+    """``scores``, when finite: a prediction is never read from NaN (which compares as −1)."""
+    if not np.all(np.isfinite(scores)):
+        raise ValueError(
+            f"the decision values of the {type(model).__name__} overflow to NaN or infinity on "
+            "some rows of X: X or the model's numbers are too large"
+        )
+    return scores
+
+
+def _sparse_columns_dot(K: sparse.csr_matrix, columns: np.ndarray, coef: np.ndarray):
+    """``K[:, columns] @ coef`` in O(nnz(K) log |columns|) time and memory: nothing of the
+    size of K's width (a test kernel against 10⁹ training examples is fine as CSR)."""
+    unique, where = np.unique(columns, return_inverse=True)
+    weight = np.bincount(where.ravel(), weights=coef, minlength=unique.size)
+    at = np.minimum(np.searchsorted(unique, K.indices), max(unique.size - 1, 0))
+    hit = unique[at] == K.indices if unique.size else np.zeros(K.indices.size, dtype=bool)
+    terms = np.where(hit, K.data * weight[at] if unique.size else 0.0, 0.0)
+    rows = np.repeat(np.arange(K.shape[0]), np.diff(K.indptr))
+    return np.bincount(rows, weights=terms, minlength=K.shape[0])
 
 
 def finite(*values) -> bool:
@@ -137,7 +161,7 @@ class LinearModel(BinaryModel):
     def decision_function(self, X) -> np.ndarray:
         """``f(x_i) = w·x_i + b`` for each row of ``X`` (ndarray or CSR, n_features columns)."""
         X = _check_X(X, self.n_features)
-        return np.asarray(X @ self.w).ravel() + self.b
+        return _finite_scores(np.asarray(X @ self.w).ravel() + self.b, self)
 
 
 @dataclass(frozen=True, eq=False)
@@ -228,11 +252,16 @@ class KernelModel(BinaryModel):
         memory (:func:`~svmbench.problems.kernels.kernel_dot`)."""
         if self.kernel == "precomputed":
             K = _check_X(X, self.n_train, "training examples (a kernel against the training set)")
-            return np.asarray(K[:, self.support] @ self.dual_coef).ravel() + self.b
+            if sparse.issparse(K):
+                f = _sparse_columns_dot(K, self.support, self.dual_coef) + self.b
+            else:
+                f = K[:, self.support] @ self.dual_coef + self.b
+            return _finite_scores(f, self)
         X = _check_X(X, self.n_features)
         if self.dual_coef.size == 0:
             return np.full(X.shape[0], self.b)
-        return kernel_dot(X, self.support_vectors, self.dual_coef, **self.kernel_params) + self.b
+        f = kernel_dot(X, self.support_vectors, self.dual_coef, **self.kernel_params) + self.b
+        return _finite_scores(f, self)
 
 
 @dataclass(frozen=True, eq=False)
@@ -268,7 +297,7 @@ class CrammerSingerModel(MulticlassModel):
     def decision_function(self, X) -> np.ndarray:
         """``F = X Wᵀ + b``: ndarray of shape (n_samples, n_classes)."""
         X = _check_X(X, self.n_features)
-        return np.asarray(X @ self.W.T) + self.b
+        return _finite_scores(np.asarray(X @ self.W.T) + self.b, self)
 
 
 def _check_binary_models(models, n: int, what: str) -> tuple[BinaryModel, ...]:
@@ -431,7 +460,7 @@ class ChainModel(Model):
 
     def decision_function(self, X) -> np.ndarray:
         """Per-position emission scores ``x_t·e_s`` (n_positions, q), without transitions."""
-        return np.asarray(_check_X(X, self.n_features) @ self.E.T)
+        return _finite_scores(np.asarray(_check_X(X, self.n_features) @ self.E.T), self)
 
     def predict(self, X, lengths=None) -> np.ndarray:
         """Viterbi labels (int, 0..q−1) of every sequence of ``X`` cut by ``lengths`` (one
@@ -446,7 +475,7 @@ class ChainModel(Model):
         out = []
         for a, b in itertools.pairwise(offsets):
             r = b - a
-            S = np.asarray(X[a:b] @ self.E.T) / r
+            S = _finite_scores(np.asarray(X[a:b] @ self.E.T) / r, self)
             out.append(viterbi(S, None if self.T is None else self.T / r)[0])
         return np.concatenate(out)
 

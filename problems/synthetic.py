@@ -59,7 +59,8 @@ def gaussian(n: int, d: int, sep: float, *, seed: int = 0, density: float | None
     density : float in (0, 1], default=None
         If given, ``X`` is a CSR matrix in which each entry is kept with this probability; the
         mean shift ``y_i (sep/2) u_j`` is added only to kept entries, so the expected class means
-        are ``±density (sep/2) u``. Memory and time are O(n d density).
+        are ``±density (sep/2) u``. Memory and time are O(n d density + d); a density so small
+        that no entry is kept gives an empty matrix.
 
     Returns
     -------
@@ -72,6 +73,8 @@ def gaussian(n: int, d: int, sep: float, *, seed: int = 0, density: float | None
     seed = check_seed(seed)
     if density is not None:
         density = check_real("density", density, low=0.0, high=1.0, closed="right")
+        if n * d >= 2**62:
+            raise ValueError(f"n·d must be below 2**62 for a sparse gaussian, got {n}·{d}")
     rng = np.random.default_rng(seed)
     u = rng.standard_normal(d)
     u /= np.linalg.norm(u)
@@ -237,12 +240,17 @@ def _bernoulli_mask(n: int, d: int, density: float, rng: np.random.Generator):
     size = n * d
     chunk = max(1024, min(1 << 22, math.ceil(1.1 * size * density) + 64))
     parts, last = [], -1
-    while last < size:
-        pos = last + np.cumsum(rng.geometric(density, size=chunk))
+    while True:
+        # a gap past the end ends the mask: clipped there, the sums cannot overflow even when
+        # the draw saturates at 2⁶³ − 1 (a density of 1e-20 or less)
+        pos = last + np.cumsum(np.minimum(rng.geometric(density, size=chunk), size + 1))
+        beyond = np.flatnonzero(pos >= size)
+        if beyond.size:
+            parts.append(pos[: beyond[0]])
+            break
         parts.append(pos)
         last = int(pos[-1])
     pos = np.concatenate(parts)
-    pos = pos[: np.searchsorted(pos, size)]
     return pos // d, (pos % d).astype(np.int32 if d < 2**31 else np.int64)
 
 

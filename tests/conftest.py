@@ -53,3 +53,52 @@ def binary_set(request):
 @pytest.fixture
 def rng():
     return np.random.default_rng(12345)
+
+
+def _returns_within(seconds, call, *, unblock=None):
+    """``call()``'s value, failing the test when it has not returned after ``seconds`` (a read
+    blocked on a FIFO, a loop that never ends); ``unblock`` then releases the thread."""
+    import threading
+
+    box = {}
+
+    def run():
+        try:
+            box["value"] = call()
+        except BaseException as exc:  # handed to the test's thread
+            box["error"] = exc
+
+    thread = threading.Thread(target=run, daemon=True)
+    thread.start()
+    thread.join(seconds)
+    if thread.is_alive():
+        if unblock is not None:
+            unblock()
+        pytest.fail(f"still running after {seconds} s")
+    if "error" in box:
+        raise box["error"]
+    return box.get("value")
+
+
+@pytest.fixture
+def returns_within():
+    """``returns_within(seconds, call, unblock=None)``: ``call()``, or the test fails when it
+    blocks (the code before a FIFO was refused waited forever for a writer)."""
+    return _returns_within
+
+
+@pytest.fixture
+def fifo(tmp_path):
+    """A named pipe ``tmp_path / "fifo"`` and a function that releases a reader blocked on it."""
+    import os
+
+    path = tmp_path / "fifo"
+    os.mkfifo(path)
+
+    def unblock():
+        try:
+            os.close(os.open(path, os.O_WRONLY | os.O_NONBLOCK))
+        except OSError:
+            pass
+
+    return path, unblock

@@ -1,4 +1,5 @@
-"""Property-based tests over small random problems of every kind and bias (hypothesis).
+"""Property-based tests over small random problems of every kind and bias, and over mutated
+model files (hypothesis).
 
 Profiles (``HYPOTHESIS_PROFILE``): ``ci`` (the default: few examples, derandomized, so a CI run
 is reproducible) and ``long`` (thousands of generated problems, run by hand:
@@ -7,15 +8,21 @@ is reproducible) and ``long`` (thousands of generated problems, run by hand:
 
 from __future__ import annotations
 
+import copy
 import os
+import tempfile
 import warnings
+from pathlib import Path
 
 import numpy as np
 import pytest
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
+from svmbench.benchmarks.studies import fuzz_model_files as fuzz
 from svmbench.problems import HardMarginPrimal, KernelDual, SoftMarginDual, SoftMarginPrimal
+from svmbench.problems.libsvm_model_files import read_libsvm_model, write_libsvm_model
+from svmbench.problems.models import OneVsOneModel
 from svmbench.solvers import registry
 from svmbench.solvers._reference import reference_solution
 from svmbench.solvers.base import Status
@@ -158,3 +165,103 @@ def test_the_reference_survives_a_rank_deficient_kernel_at_large_C():
     problem = KernelDual(X, y, C=1000.0, kernel="poly", gamma=0.5, degree=2, coef0=1.0)
     ref = reference_solution(problem)
     assert ref.status is Status.OPTIMAL and ref.certified and ref.rel_gap <= 1e-6
+
+
+# ---- model files: a mutated file loads and predicts finite values, or is a ValueError ----------
+#: Examples per run: 200 in the ci profile (a few seconds), ten times the profile's otherwise.
+FILE_EXAMPLES = max(200, 10 * settings.default.max_examples)
+BASES = fuzz.base_parts()
+
+
+@settings(max_examples=FILE_EXAMPLES, deadline=None, suppress_health_check=list(HealthCheck))
+@given(
+    st.sampled_from(sorted(BASES)),
+    st.lists(st.sampled_from(sorted(fuzz.MUTATORS)), min_size=1, max_size=3),
+    st.sampled_from([None, *sorted(fuzz.BYTE_MUTATORS)]),
+    st.randoms(use_true_random=False),
+)
+def test_a_mutated_model_file_predicts_finite_values_or_is_a_value_error(
+    tmp_path_factory, base, mutators, byte_mutator, rng
+):
+    """Shapes, dtypes, indices, JSON fields, kinds and nesting, headers that lie, members,
+    deflate bombs, CSR structure, truncation and the ZIP's size fields (the study
+    ``fuzz_model_files`` runs the same mutations by the ten thousand, each in a worker that
+    may crash): ``exercise`` returns, or raises only what a bug raises."""
+    parts = copy.deepcopy(BASES[base])
+    for name in mutators:
+        if isinstance(parts.meta, dict) or not name.startswith("json"):
+            try:
+                fuzz.MUTATORS[name](rng, parts)
+            except Exception:  # a mutation that does not apply to these parts
+                pass
+    data = parts.to_bytes()
+    if byte_mutator is not None and data:
+        data = fuzz.BYTE_MUTATORS[byte_mutator](rng, data)
+    path = tmp_path_factory.mktemp("files") / "m.npz"
+    path.write_bytes(data)
+    assert fuzz.exercise(path) in ("ok", "refused")
+
+
+def test_every_base_file_loads_and_every_mutation_is_drawn():
+    for name, parts in BASES.items():
+        path = Path(tempfile.mkdtemp()) / f"{name}.npz"
+        path.write_bytes(parts.to_bytes())
+        assert fuzz.exercise(path) == "ok", name
+    assert len(fuzz.MUTATORS) >= 12 and len(fuzz.BYTE_MUTATORS) == 3
+
+
+# ---- LIBSVM model files: the same for svm-train's text ------------------------------------------
+LIBSVM_TOKENS = ["0", "-1", "1", "2", "3", "1e999", "nan", "-inf", "2147483647", "2147483648",
+                 "99999999999999999999", "0:1", "1:nan", "2147483647:1", "-3:1", "1.5", "",
+                 "SV", "rho", "label", "nr_sv", "polynomial", "precomputed"]  # fmt: skip
+
+
+def _libsvm_texts() -> dict[str, str]:
+    texts = {}
+    with tempfile.TemporaryDirectory() as folder:
+        models = fuzz.base_models()
+        rbf = models["rbf-dense"]
+        models["ovo"] = OneVsOneModel((rbf, rbf, rbf), ((0, 1), (0, 2), (1, 2)), 3)
+        for name in ("rbf-dense", "poly-csr", "precomputed", "linear-kernel-csr", "ovo"):
+            path = Path(folder) / name
+            write_libsvm_model(models[name], path)
+            texts[name] = path.read_text()
+    return texts
+
+
+LIBSVM_TEXTS = _libsvm_texts()
+
+
+@settings(max_examples=FILE_EXAMPLES // 2, deadline=None, suppress_health_check=list(HealthCheck))
+@given(st.sampled_from(sorted(LIBSVM_TEXTS)), st.randoms(use_true_random=False))
+def test_a_mutated_libsvm_model_predicts_finite_values_or_is_a_value_error(
+    tmp_path_factory, base, rng
+):
+    lines = LIBSVM_TEXTS[base].splitlines()
+    for _ in range(rng.randint(1, 3)):
+        at = rng.randrange(len(lines))
+        change = rng.randrange(4)
+        if change == 0:  # a token replaced
+            tokens = lines[at].split(" ")
+            tokens[rng.randrange(len(tokens))] = rng.choice(LIBSVM_TOKENS)
+            lines[at] = " ".join(tokens)
+        elif change == 1:
+            del lines[at]
+        elif change == 2:
+            lines.insert(at, lines[rng.randrange(len(lines))])
+        else:
+            lines = lines[:at]
+        if not lines:
+            break
+    path = tmp_path_factory.mktemp("libsvm") / "m.model"
+    path.write_text("\n".join(lines) + "\n")
+    try:
+        clf = read_libsvm_model(path)
+    except ValueError:
+        return
+    X = np.random.default_rng(0).normal(size=(3, clf.n_features_in_))
+    try:
+        scores, labels = clf.decision_function(X), clf.predict(X)
+    except ValueError:  # an overflow
+        return
+    assert np.all(np.isfinite(scores)) and set(labels.tolist()) <= set(clf.classes_.tolist())

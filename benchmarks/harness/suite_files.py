@@ -19,15 +19,32 @@ from typing import Any
 
 from svmbench.benchmarks.harness.settings import DATA_FIELDS, Settings, grid
 from svmbench.problems import PROBLEMS
+from svmbench.problems.untrusted import MAX_NESTING, nesting_depth, open_regular
 from svmbench.solvers import registry
+
+#: The largest suite file read.
+MAX_SUITE_BYTES = 1 << 20
 
 
 def load_suite(name_or_path: str) -> dict[str, Any]:
     """A suite from a TOML file path, or by name from those shipped in ``benchmarks/suites``,
-    validated (:func:`validate_suite`: errors name the file and the line)."""
+    validated (:func:`validate_suite`: errors name the file and the line).
+
+    The path must be a regular file (a FIFO or a directory is refused without being read) of
+    at most :data:`MAX_SUITE_BYTES` of UTF-8 text whose arrays and tables nest at most
+    :data:`~svmbench.problems.untrusted.MAX_NESTING` deep; anything else is a one-line
+    ``ValueError`` naming the file."""
     path = Path(name_or_path)
-    if path.suffix == ".toml" and path.exists():
-        text, source = path.read_text(), str(path)
+    if path.suffix == ".toml" and (path.exists() or path.is_symlink()):
+        source = str(path)
+        with open_regular(path, max_bytes=MAX_SUITE_BYTES, what="suite file") as fh:
+            data = fh.read()
+        try:
+            text = data.decode("utf-8")
+        except UnicodeDecodeError as exc:
+            raise ValueError(
+                f"{source}: not UTF-8 text ({exc.reason} at byte {exc.start})"
+            ) from None
     else:
         shipped = resources.files("svmbench.benchmarks") / "suites" / f"{name_or_path}.toml"
         if not shipped.is_file():
@@ -35,10 +52,17 @@ def load_suite(name_or_path: str) -> dict[str, Any]:
                 f"unknown suite {name_or_path!r}: not a .toml file, nor one of {shipped_suites()}"
             )
         text, source = shipped.read_text(), f"suite {name_or_path!r}"
+    depth = nesting_depth(text, toml=True)
+    if depth > MAX_NESTING:
+        raise ValueError(
+            f"{source}: arrays and tables nested {depth} deep, over the limit of {MAX_NESTING}"
+        )
     try:
         suite = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
         raise ValueError(f"{source}: not valid TOML: {exc}") from None
+    except RecursionError:  # a nesting the count above missed
+        raise ValueError(f"{source}: nested too deeply to read") from None
     suite.setdefault("name", path.stem)
     validate_suite(suite, source=source, text=text)
     return suite
@@ -63,7 +87,16 @@ def validate_suite(suite: dict[str, Any], *, source: str = "suite", text: str = 
         raise ValueError(f"{where}: {message}")
 
     settings = {f.name for f in dataclasses.fields(Settings)}
-    for module in suite.get("imports", []):  # extra solvers register on import
+    for key in ("name", "description"):
+        if not isinstance(suite.get(key, ""), str):
+            fail(key, f"{key} must be a string, got {suite[key]!r}")
+    imports = suite.get("imports", [])
+    if not isinstance(imports, list) or not all(isinstance(m, str) for m in imports):
+        fail("imports", f"imports must be a list of module names (strings), got {imports!r}")
+    for key in ("options", "solver_options"):
+        if not isinstance(suite.get(key, {}), dict):
+            fail(key, f"{key} must be a table, got {suite[key]!r}")
+    for module in imports:  # extra solvers register on import
         try:
             importlib.import_module(module)
         except ImportError as exc:
@@ -103,7 +136,7 @@ def _validate_problem_entry(entry, fail) -> None:
     if not isinstance(entry, dict) or "kind" not in entry:
         fail("problems", f"a problem must be a table with a kind, got {entry!r}")
     kind = entry["kind"]
-    if kind not in PROBLEMS:
+    if not isinstance(kind, str) or kind not in PROBLEMS:
         fail("kind", f"unknown problem kind {kind!r}; valid kinds: {sorted(PROBLEMS)}")
     params = {
         f.name for f in dataclasses.fields(PROBLEMS[kind]) if f.init and f.name not in DATA_FIELDS
@@ -121,6 +154,8 @@ def _validate_solver_entry(entry, suite, fail) -> None:
         name = opts.pop("name")
     else:
         fail("solvers", f"a solver must be a name or a table with a name, got {entry!r}")
+    if not isinstance(name, str):
+        fail("solvers", f"a solver's name must be a string, got {name!r}")
     if name in ("*", "*anchors"):
         return
     try:
@@ -174,4 +209,4 @@ def shipped_suites() -> list[str]:
     )
 
 
-__all__ = ["SUITE_KEYS", "load_suite", "shipped_suites", "validate_suite"]
+__all__ = ["MAX_SUITE_BYTES", "SUITE_KEYS", "load_suite", "shipped_suites", "validate_suite"]

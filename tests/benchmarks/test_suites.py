@@ -6,7 +6,7 @@ import pytest
 
 from svmbench.benchmarks.harness.cases import data_size, expand
 from svmbench.benchmarks.harness.settings import Settings
-from svmbench.benchmarks.harness.suite_files import load_suite, shipped_suites
+from svmbench.benchmarks.harness.suite_files import MAX_SUITE_BYTES, load_suite, shipped_suites
 
 GOOD = """name = "s"
 data = ["gaussian:n=20,d=2,sep=2,seed=0"]
@@ -47,13 +47,23 @@ def _write(tmp_path, text):
         ('imports = ["no_such_module_xyz"]\n' + GOOD, r"cannot import 'no_such_module_xyz'"),
         ("[options.nosuch]\nmax_iter = 3\n" + GOOD, r"unknown solver 'nosuch'"),
         ("name = \n", "not valid TOML"),
+        ("a = " + "[" * 3000 + "]" * 3000 + "\n" + GOOD, "nested 3000 deep, over the limit of 32"),
+        ("a = " + "{b = " * 2000 + "1" + "}" * 2000 + "\n", "nested 2000 deep"),
+        ("imports = 5\n" + GOOD, r"line 1: imports must be a list of module names"),
+        ("imports = [5]\n" + GOOD, r"line 1: imports must be a list of module names"),
+        ("options = [1]\n" + GOOD, r"line 1: options must be a table, got \[1\]"),
+        ("solver_options = [1]\n" + GOOD, r"line 1: solver_options must be a table"),
+        (GOOD.replace('"soft_margin_primal"', '["x"]'), r"line 5: unknown problem kind \['x'\]"),
+        (GOOD.replace('["clarabel"]', '[{name = ["x"]}]'), r"a solver's name must be a string"),
+        (GOOD.replace('name = "s"', "name = 5"), r"line 1: name must be a string, got 5"),
     ],
     ids=[
         "unknown-key", "near-miss-key", "unknown-solver", "data-string", "empty-data",
         "empty-solvers", "no-problems", "unknown-kind", "unknown-param", "unknown-option",
         "string-bool-option", "negative-solver-tol", "negative-tol", "negative-memory",
         "zero-repeat", "split-above-one", "seeds-scalar", "bad-import", "options-unknown-solver",
-        "bad-toml",
+        "bad-toml", "deep-arrays", "deep-tables", "imports-int", "imports-list-int",
+        "options-list", "solver-options-list", "kind-list", "solver-name-list", "name-int",
     ],
 )  # fmt: skip
 def test_bad_suites_are_errors_naming_the_file(tmp_path, text, match):
@@ -99,3 +109,26 @@ def test_scaling_gives_smo_batch_the_cache_and_time_of_the_exact_kernel_svm_at_n
     assert batch.solver_options["cache_mb"] == 1024
     # the worker's kill limit follows the solver's own limit, the others keep the suite's
     assert settings.hard_limit(batch) >= 1800 > settings.hard_limit(smo)
+
+
+def test_a_suite_path_that_is_no_regular_file_is_refused_unread(tmp_path, fifo, returns_within):
+    path, unblock = fifo
+    suite = path.rename(tmp_path / "pipe.toml")
+    with pytest.raises(ValueError, match="pipe.toml: not a regular file but a FIFO"):
+        returns_within(10, lambda: load_suite(str(suite)), unblock=unblock)
+    (tmp_path / "x.toml").mkdir()
+    with pytest.raises(ValueError, match="x.toml: not a regular file but a directory"):
+        load_suite(str(tmp_path / "x.toml"))
+    big = _write(tmp_path, GOOD + "# " + "x" * MAX_SUITE_BYTES + "\n")
+    with pytest.raises(ValueError, match=f"over the cap of {MAX_SUITE_BYTES} bytes"):
+        load_suite(str(big))
+    latin = tmp_path / "latin.toml"
+    latin.write_bytes(GOOD.replace('"s"', '"\xe9"').encode("latin-1"))
+    with pytest.raises(ValueError, match="latin.toml: not UTF-8 text"):
+        load_suite(str(latin))
+
+
+def test_brackets_inside_strings_and_comments_do_not_count_as_nesting(tmp_path):
+    text = f'description = "{"[" * 40}"  # {"{" * 40}\n'
+    suite = load_suite(str(_write(tmp_path, text + GOOD)))
+    assert suite["description"].startswith("[[[")

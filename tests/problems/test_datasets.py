@@ -13,7 +13,7 @@ from svmbench.problems.dataset_record import Dataset
 from svmbench.problems.datasets import DATASETS, describe, load, prepare
 from svmbench.problems.libsvm_files import libsvm
 from svmbench.problems.sklearn_sets import breast_cancer, digits, iris, wine
-from svmbench.problems.synthetic import blobs, circles, gaussian, quadrant, xor
+from svmbench.problems.synthetic import _bernoulli_mask, blobs, circles, gaussian, quadrant, xor
 
 EXPECTED_NAMES = [
     "gaussian",
@@ -299,7 +299,7 @@ def test_libsvm_multiclass(tmp_path):
 
 
 def test_libsvm_missing_file_raises(tmp_path):
-    with pytest.raises(ValueError, match="no such file"):
+    with pytest.raises(ValueError, match="absent.txt: no such svmlight/LIBSVM file"):
         libsvm(tmp_path / "absent.txt")
 
 
@@ -527,11 +527,66 @@ def test_bad_python_arguments_raise():
         ("# a comment only\n\n", "holds no examples"),
         ("1 4000000000:1\n-1 1:2\n", "cannot read"),
         ("\udcff garbage\n", "cannot read"),
+        ("1 1:1\n-1 1:2\nnan 1:3\n", "holds the label nan on 1 line\\(s\\): labels must be finite"),
+        ("1 1:1\ninf 1:2\n", "holds the label inf"),
+        ("1 1:1\n-inf 1:2\n-1 1:3\n", "holds the label -inf"),
+        ("1 1:nan\n-1 1:2\n", "holds a NaN or infinite feature value"),
+        ("1 1:1\n-1 2:inf\n", "holds a NaN or infinite feature value"),
+        ("\x1f\udc8b\x08\x00 gzip", "is compressed; decompress it first"),
     ],
-    ids=["empty", "comments-only", "huge-feature-index", "not-text"],
+    ids=[
+        "empty",
+        "comments-only",
+        "huge-feature-index",
+        "not-text",
+        "nan-label",
+        "inf-label",
+        "minus-inf-label",
+        "nan-value",
+        "inf-value",
+        "gzip",
+    ],
 )
 def test_libsvm_files_that_cannot_be_read_are_value_errors(tmp_path, content, match):
     path = tmp_path / "bad.svm"
     path.write_bytes(content.encode("utf-8", "surrogateescape"))
     with pytest.raises(ValueError, match=match):
         load(f"libsvm:path={path}")
+
+
+def test_libsvm_paths_that_are_not_regular_files_are_refused_unread(tmp_path, fifo, returns_within):
+    path, unblock = fifo
+    with pytest.raises(ValueError, match="fifo: not a regular file but a FIFO"):
+        returns_within(10, lambda: load(f"libsvm:path={path}"), unblock=unblock)
+    with pytest.raises(ValueError, match="not a regular file but a directory"):
+        libsvm(tmp_path)
+
+
+@pytest.mark.parametrize("density", [1e-300, 1e-20, 1e-12])
+def test_a_sparse_gaussian_of_vanishing_density_is_empty_and_quick(density, returns_within):
+    ds = returns_within(30, lambda: load(f"gaussian:n=10,d=3,sep=1,density={density}"))
+    assert ds.X.shape == (10, 3) and ds.X.nnz == 0 and sp.isspmatrix_csr(ds.X)
+
+
+def test_the_sparse_mask_is_the_same_draw_as_before_the_overflow_guard():
+    """The clipped gaps change no mask that the unclipped ones drew (same seeds, same data)."""
+    rng = np.random.default_rng(5)
+    rows, cols = _bernoulli_mask(50, 40, 0.1, rng)
+    rng = np.random.default_rng(5)
+    pos = np.cumsum(rng.geometric(0.1, size=1024)) - 1  # one chunk covers 2000 entries
+    pos = pos[pos < 2000]
+    np.testing.assert_array_equal(rows * 40 + cols, pos)
+
+
+@pytest.mark.parametrize(
+    "spec", ["gaussian:n=1e12,d=3,sep=1", "blobs:n=1e11,d=10,k=3", "xor:n=1e13"]
+)
+def test_a_spec_larger_than_the_machine_is_refused_before_anything_is_made(spec):
+    tracemalloc.start()
+    try:
+        with pytest.raises(ValueError, match=f"data spec '{spec}' needs ~[0-9]+ MB .*more than"):
+            load(spec)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert peak < 1 << 20

@@ -396,3 +396,20 @@ def test_long_lines_and_large_expansions_are_refused(tmp_path, monkeypatch):
         read_libsvm_model(path)
     monkeypatch.setattr(lmf, "MAX_MODEL_VALUES", 12)
     assert read_libsvm_model(path).n_features_in_ == 4
+
+
+def test_a_linear_kernel_whose_w_would_not_fit_is_refused(tmp_path):
+    """One feature index of 2³¹ − 1 in a linear-kernel file: predicting would build a dense
+    w = Σ c_s x_s of 16 GiB. It now counts in MAX_MODEL_VALUES, as the support vectors do."""
+    text = (
+        "svm_type c_svc\nkernel_type linear\nnr_class 2\ntotal_sv 2\nrho 0.5\nlabel 1 -1\n"
+        "nr_sv 1 1\nSV\n1 1:1 2147483647:1\n-1 1:2\n"
+    )
+    path = tmp_path / "wide.model"
+    path.write_text(text)
+    with pytest.raises(ValueError, match="and a linear kernel's w\\) would hold 2147483650 numb"):
+        read_libsvm_model(path)
+    narrow = tmp_path / "narrow.model"
+    narrow.write_text(text.replace("2147483647:1", "3:1"))
+    clf = read_libsvm_model(narrow)  # f = 1·(x1 + x3) − 1·2x1 − 0.5
+    np.testing.assert_allclose(clf.decision_function(np.array([[1.0, 0.0, 2.0]])), [0.5])
