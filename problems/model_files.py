@@ -64,9 +64,11 @@ hundred bytes.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import math
 import os
+import tempfile
 import zipfile
 from dataclasses import fields
 from typing import Any
@@ -297,8 +299,23 @@ def save_model(model, path: str | os.PathLike) -> None:
     if classifier is not None:
         doc["classifier"] = classifier
     arrays[_META] = np.frombuffer(json.dumps(doc).encode(), dtype=np.uint8)
-    with open(path, "wb") as fh:
-        _write_npz(fh, arrays)
+    # a temporary file beside the target, renamed into place: a failed write leaves the old
+    # file (or none), never a half-written model
+    target = os.fspath(path)
+    fd, tmp = tempfile.mkstemp(
+        prefix=".svmbench-", suffix=".npz.part", dir=os.path.dirname(target) or "."
+    )
+    try:
+        with os.fdopen(fd, "wb") as fh:
+            _write_npz(fh, arrays)
+        umask = os.umask(0)
+        os.umask(umask)
+        os.chmod(tmp, 0o666 & ~umask)  # as open() would have made it, not mkstemp's 0o600
+        os.replace(tmp, target)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+        raise
 
 
 def _decode_classifier(entry, model: Model) -> LoadedClassifier:

@@ -109,3 +109,28 @@ def test_a_point_certified_only_to_a_useless_gap_is_an_error_not_a_model():
     )
     with pytest.raises(ValueError, match="no certified point \\(relative gap"):
         SVMClassifier(kernel="linear").fit(X * 1e50, y)
+
+
+def test_save_model_replaces_a_file_whole_or_not_at_all(tmp_path, monkeypatch, iris):
+    import os
+
+    import svmbench
+    from svmbench.problems import model_files
+
+    clf = SVMClassifier(kernel="linear").fit(*iris)
+    path = tmp_path / "m.npz"
+    svmbench.save_model(clf, path)
+    before = path.read_bytes()
+    umask = os.umask(0)
+    os.umask(umask)
+    assert os.stat(path).st_mode & 0o777 == 0o666 & ~umask  # as open() makes it
+
+    def failing(fh, arrays):
+        fh.write(b"half")
+        raise OSError("disk full")
+
+    monkeypatch.setattr(model_files, "_write_npz", failing)
+    with pytest.raises(OSError, match="disk full"):
+        svmbench.save_model(clf, path)
+    assert path.read_bytes() == before
+    assert [p.name for p in tmp_path.iterdir()] == ["m.npz"]
