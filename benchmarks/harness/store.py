@@ -2,7 +2,11 @@
 
 Scalar results are columns; the trace, the case's problem and options, the threads, the
 environment (versions, machine, git commit) and the extras (sizes, confusion matrix, 2-D model) are
-JSON columns. Rows are never updated: a case run again gets a new row, and readers take the latest
+JSON columns. A row's ``option_names`` says which names its solver options use: rows written
+before the renames of 0.2.0 (NULL) are read in today's names
+(:func:`svmbench.solvers.registry.renamed_options`: a reference's or anchor's ``tol`` was its
+library's tolerance, now ``eps``; a reference's ``gap_check`` is now ``tol``). Rows are never
+updated: a case run again gets a new row, and readers take the latest
 row per case key (:meth:`Store.records` with ``latest=True``). Only the main process of a run
 writes; SQLite's journal makes a run killed midway lose nothing but the case in flight.
 """
@@ -21,8 +25,13 @@ from pathlib import Path
 from typing import Any
 
 from svmbench.benchmarks.harness.evaluation import Record
+from svmbench.solvers.registry import renamed_options
 
 DEFAULT_DB = "svmbench.sqlite"
+
+#: The option names the rows written now use (column ``option_names``); NULL: the names before
+#: 0.2.0, renamed when read.
+OPTION_NAMES = 2
 
 #: The first bytes of every SQLite 3 database file.
 _SQLITE_HEADER = b"SQLite format 3\x00"
@@ -55,6 +64,7 @@ CREATE TABLE IF NOT EXISTS records (
     data TEXT,
     solver TEXT,
     solver_options TEXT,
+    option_names INTEGER,
     seed INTEGER,
     status TEXT,
     primal REAL,
@@ -154,7 +164,9 @@ def _check_header(path: Path) -> None:
 
 #: Columns added since the first schema: a database without them gains them (nothing else
 #: changes), so that older results stay readable.
-_ADDED_COLUMNS = {"records": {"certify_time": "REAL", "case_time": "REAL"}}
+_ADDED_COLUMNS = {
+    "records": {"certify_time": "REAL", "case_time": "REAL", "option_names": "INTEGER"}
+}
 
 
 def _check_schema(conn: sqlite3.Connection, path: Path) -> None:
@@ -241,6 +253,7 @@ def row_of(record: Record) -> dict[str, Any]:
         "data": c.data,
         "solver": c.solver,
         "solver_options": _json(c.solver_options),
+        "option_names": OPTION_NAMES,
         "seed": c.seed,
         "status": record.status,
         "primal": _num(r.primal) if r else None,
@@ -441,6 +454,13 @@ class Store:
             row = dict(zip(names, values))
             if wanted is not None and row["case_key"] not in wanted:
                 continue
+            if row.get("option_names") is None and row.get("solver_options") is not None:
+                # written before the renames: the options in today's names, once, here
+                options, notes = renamed_options(
+                    row["solver"], json.loads(row["solver_options"]), written_before=True
+                )
+                if notes:
+                    row["solver_options"] = _json(options)
             if decode:
                 for col in JSON_COLUMNS:
                     if row.get(col) is not None:
