@@ -33,6 +33,7 @@ KNOWN_FAILURES: dict[str, tuple[str, ...]] = {
         "test_svm.py::test_linearsvc_parameters[True-l1-hinge]",
         "test_svm.py::test_linearsvc_parameters[True-l1-squared_hinge]",
         "test_svm.py::test_linearsvm_liblinear_sample_weight[LinearSVC-params0]",
+        "test_svm.py::test_linearsvc",
     ),
     "multiclass linear kernel: the pairs keep weight vectors, no support_/dual_coef_": (
         "test_sparse.py::test_sparse_realdata[csr_array]",
@@ -77,9 +78,10 @@ KNOWN_FAILURES: dict[str, tuple[str, ...]] = {
         "test_svm.py::test_bad_input[lil_matrix]",
         "test_svm.py::test_linearsvc_parameters[False-l2-hinge]",
     ),
-    "libsvm's private attributes (_gamma, _n_support)": (
+    "libsvm's private attributes (_gamma, _n_support, _dual_coef_)": (
         "test_svm.py::test_gamma_scale",
         "test_svm.py::test_svc_raises_error_internal_representation",
+        "test_svm.py::test_tweak_params",
     ),
     "probability=True, probA_: deprecated by scikit-learn (CalibratedClassifierCV instead)": (
         "test_svm.py::test_hasattr_predict_proba",
@@ -91,10 +93,6 @@ KNOWN_FAILURES: dict[str, tuple[str, ...]] = {
     "coef_ is read-only (SVC's is; LinearSVC's can be assigned)": (
         "test_svm.py::test_liblinear_set_coef",
     ),
-    "α of 6.6e-6 at tol=1e-3 stays: the exact finish's threshold is at most 1e-6": (
-        "test_svm.py::test_libsvm_parameters",
-        "test_svm.py::test_tweak_params",
-    ),
     "another error message than libsvm's ('Invalid input - ...', 'Sparse precomputed')": (
         "test_svm.py::test_linear_svm_convergence_warnings",
         "test_svm.py::test_negative_sample_weights_mask_all_samples[weights-are-negative-SVC]",
@@ -103,11 +101,6 @@ KNOWN_FAILURES: dict[str, tuple[str, ...]] = {
         "test_svm.py::test_negative_weights_svc_leave_just_one_label[mask-label-2-SVC]",
         "test_svm.py::test_sparse_precomputed[csr_array]",
         "test_svm.py::test_sparse_precomputed[csr_matrix]",
-    ),
-    "tol is a certified gap, not libsvm's stopping rule: beyond the test's tolerance": (
-        "test_svm.py::test_linearsvc",
-        "test_svm.py::test_negative_weights_svc_leave_two_labels[partial-mask-label-2-SVC]",
-        "test_svm.py::test_svm_equivalence_sample_weight_C",
     ),
     "n_iter_ is an int for a binary linear fit (LinearSVC's), SVC gives an array": (
         "test_svm.py::test_n_iter_libsvm[2-SVC-ndarray]",
