@@ -302,17 +302,27 @@ def test_smo_at_a_loose_tol_gets_the_exact_multipliers(C):
     np.testing.assert_allclose(result.b, ref.b, atol=1e-9)
 
 
-def test_looser_thresholds_are_tried_when_the_first_active_set_does_not_settle(monkeypatch):
-    """With one round of bound-fixing only, the first active set (multipliers of 7e-6 left
-    free) does not settle; a looser threshold sets them to 0 and is kept, the one of smallest
-    certified gap."""
-    monkeypatch.setattr(finish_module, "ROUNDS", 1)
+def test_the_next_candidate_is_tried_when_one_does_not_certify(monkeypatch):
+    """The candidates (the active sets of thresholds from the gap's up to EPS_LOOSE) are tried
+    smallest free set first; one whose finished point does not certify (here: forced to 0) is
+    followed by the next, and the candidate of smallest certified gap is kept."""
+    solve = finish_module._solve_free_set
+    calls = []
+
+    def first_fails(problem, fixed, free, alpha_free, b0, upper):
+        calls.append(free.size)
+        if len(calls) == 1:
+            return np.zeros_like(fixed), None, "kkt"
+        return solve(problem, fixed, free, alpha_free, b0, upper)
+
+    monkeypatch.setattr(finish_module, "_solve_free_set", first_fails)
     problem = SoftMarginDual(TOY_X, TOY_Y, C=1.0)
     result = registry.get("barrier", tol=1e-3).solve(problem)
     report = result.info["exact_finish"]
     gaps = [gap for _, gap in report["tried"]]
-    assert len(gaps) >= 2 and report["eps"] > report["tried"][0][0], report
+    assert len(gaps) >= 2 and calls == sorted(calls), (report, calls)  # cheapest first
     assert report["accepted"] and report["rel_gap_after"] == min(gaps) <= 1e-12
+    assert gaps[0] > 1e-3  # the forced point
     np.testing.assert_array_equal(np.flatnonzero(result.alpha), [1, 3])
 
 
