@@ -4,7 +4,7 @@ A reference exports the problem with ``problem.to_qp()``, hands the QP to an ext
 maps the solution back with ``qp.recover`` and lets the problem certify it. ``tol`` is, as for
 every solver, the certified relative gap asked for; the library runs to its own tolerance
 ``eps`` (tight by default). A success the library claims is ``optimal`` only if the problem
-certifies it at ``tol`` (else ``not_certified``, after the exact finish has tried); a claimed
+certifies it at ``tol`` (else ``not_certified``); a claimed
 infeasibility only if its Farkas vector passes the problem's check.
 """
 
@@ -92,8 +92,9 @@ class QPReference(Solver):
     def _judge(self, problem, status: Status, variables, farkas, raw: str):
         """Re-check a claimed optimum or infeasibility with the problem's own certificate.
 
-        A claimed optimum keeps its status here: ``Solver.solve`` tries the exact finish on it,
-        then makes it ``not_certified`` unless the problem certifies it at ``tol``."""
+        A claimed optimum keeps its status here, its certificate drawn: ``Solver.solve``
+        finishes it and makes it ``not_certified`` unless the problem certifies it at ``tol``,
+        as for any method whose own rule held."""
         cert = None
         message = f"{self.name} status: {raw}"
         if status is Status.OPTIMAL:
