@@ -82,7 +82,9 @@ class SVMClassifier(LinearAttributesMixin, ClassifierMixin, BaseEstimator):
         method this project's benchmarks show to be fastest to ``tol`` (its choice and why are in
         ``result_.info["auto"]``).
     tol : float, default=1e-6
-        The solver's tolerance (the certified relative duality gap, for the exact methods).
+        The certified relative duality gap asked of the solver, whichever it is (a reference or
+        an anchor runs its library at its own tolerance, ``solver_options={"eps": ...}``, and is
+        judged at ``tol``); the exact finish then makes the point exact where it can.
     max_iter, time_limit : int, float or None, default=None
         The solver's limits; reaching one emits :class:`SVMConvergenceWarning`.
     multiclass : {"auto", "ovr", "ovo", "crammer_singer"}, default="auto"

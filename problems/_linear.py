@@ -43,7 +43,10 @@ def optimal_bias(f, y, upper, loss: str, *, bias_scale: float | None = None) -> 
 
     ``loss`` is ``"hinge"``, ``"squared_hinge"`` or ``"hard"`` (``C_i = ∞``: the b that maximizes
     the smallest margin). The objective is convex in b; its subgradient is monotone, so the root
-    is bracketed between the breakpoints ``t_i = y_i − f_i`` and found by bisection.
+    is bracketed between the breakpoints ``t_i = y_i − f_i`` and found by bisection. Where the
+    hinge's objective is flat over an interval of b (the violators' ``Σ C_i y_i = 0``, no point
+    on the margin), every b of it is optimal and the midpoint is returned, as LIBSVM's rule
+    (−(ub + lb)/2 without free multipliers) gives.
     """
     t = y - f
     if loss == "hard":
@@ -65,11 +68,23 @@ def optimal_bias(f, y, upper, loss: str, *, bias_scale: float | None = None) -> 
         lo, hi = min(lo, -reach - 1.0), max(hi, reach + 1.0)
     if slope(lo) > 0 or slope(hi) < 0:  # only when all weights on one side are zero
         return 0.0
+    if loss != "hinge" or s2 is not None:
+        return _bisect(slope, lo, hi, lambda g: g < 0)
+    # the hinge's slope is a sum of ±C_i: 0 where flat, up to the rounding of that sum
+    zero = 1e-12 * float(np.sum(C))
+    left = _bisect(slope, lo, hi, lambda g: g < -zero)
+    if abs(slope(left)) > zero:
+        return left
+    return 0.5 * (left + _bisect(slope, left, hi, lambda g: g <= zero))
+
+
+def _bisect(slope, lo: float, hi: float, below) -> float:
+    """The point where ``below(slope(b))`` stops holding, between ``lo`` and ``hi``."""
     for _ in range(200):
         mid = 0.5 * (lo + hi)
         if mid in (lo, hi):
             break
-        if slope(mid) < 0:
+        if below(slope(mid)):
             lo = mid
         else:
             hi = mid

@@ -356,7 +356,7 @@ class Auto(Solver):
     Parameters
     ----------
     tol : float, default=1e-6
-        The certified relative gap the chosen method stops at (the references' ``gap_check``).
+        The certified relative gap asked for, handed to the chosen method.
     max_iter, time_limit :
         Passed to the chosen method (``max_iter`` in its own unit; None: its default).
         ``time_limit`` bounds the wall time of the whole call, fallbacks included.
@@ -426,8 +426,7 @@ class Auto(Solver):
 
     def _options(self, name: str, probe: int = 0) -> dict[str, Any]:
         cls = registry.solver_class(name)
-        options: dict[str, Any] = {}
-        options["gap_check" if registry.accepts_option(cls, "gap_check") else "tol"] = self.tol
+        options: dict[str, Any] = {"tol": self.tol}
         if self.max_iter is not None:
             options["max_iter"] = self.max_iter
         elif probe:
@@ -495,7 +494,6 @@ class Auto(Solver):
                 f"; {', '.join(chosen[:-1])} stopped short of tol, {chosen[-1]} went on"
             )
         self._chosen, self._last = registry.solver_class(chosen[-1]), (problem, result)
-        self._inner_tol = solver._certified_tol()
         return Outcome(
             status=result.status,
             variables=result.variables,
@@ -509,9 +507,6 @@ class Auto(Solver):
             compile_time=compile_time,
             excluded_time=excluded,
         )
-
-    def _certified_tol(self) -> float:
-        return getattr(self, "_inner_tol", self.tol)
 
     def _result(self, problem, **fields):
         solved, last = getattr(self, "_last", None) or (None, None)

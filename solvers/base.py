@@ -99,8 +99,10 @@ class Solver(abc.ABC):
     Parameters
     ----------
     tol : float, default=1e-6
-        Target of the stopping rule: the certified relative duality gap
-        ``(P − D)/max(1, |P|)`` unless the method documents another.
+        The certified relative duality gap ``(P − D)/max(1, |P|)`` asked for: ``optimal`` means
+        certified with ``rel_gap ≤ tol``, for every solver. The methods stop on it by default
+        (some offer their own rule as ``stop_rule="native"``); the references and anchors hand
+        their library its own tolerance, ``eps``, and are judged at ``tol``.
     max_iter : int or None, default=None
         Iteration cap (in ``iteration_unit``); None means the method's generous default.
         Reaching it ends the run with status ``max_iter`` and a ``ConvergenceWarning``.
@@ -132,6 +134,10 @@ class Solver(abc.ABC):
     checks_separation: ClassVar[bool] = True
     #: True for the anchors (another library's solver run through this interface).
     anchor: ClassVar[bool] = False
+    #: Options renamed since they were written, former name → name now (the references' and
+    #: anchors' library tolerance was ``tol``, the references' certified gap ``gap_check``):
+    #: :func:`solvers.registry.renamed_options` reads suites and stored records written before.
+    former_names: ClassVar[Mapping[str, str]] = {}
 
     @classmethod
     def missing_reason(cls) -> str | None:
@@ -343,7 +349,7 @@ class Solver(abc.ABC):
             return replace(outcome, info={**outcome.info, "exact_finish": {"skipped": why}})
         with clock.certifying():  # the certificates: the record's, before and after
             variables, cert, report = exact_finish(
-                problem, outcome.variables, outcome.certificate, tol=self._certified_tol()
+                problem, outcome.variables, outcome.certificate, tol=self.tol
             )
         trace = outcome.trace
         if report.get("accepted") and trace and trace[-1].iteration == outcome.iterations:
@@ -363,11 +369,6 @@ class Solver(abc.ABC):
     @abc.abstractmethod
     def _run(self, problem: Problem, warm_start: WarmStart | None, clock: Clock, callback):
         """Run the method on the solver clock and return an :class:`Outcome`."""
-
-    def _certified_tol(self) -> float:
-        """The certified relative gap an ``optimal`` status must meet (``tol``, unless ``tol``
-        means something else to the method, as the references' own tolerances do)."""
-        return self.tol
 
     def _result(
         self,
@@ -429,7 +430,7 @@ class Solver(abc.ABC):
                 model = problem.model_from(variables)
         if status is Status.OPTIMAL and not self.optimal_by_subproblems:
             # optimal ⇔ certified and rel_gap ≤ tol, whatever rule stopped the method
-            tol = self._certified_tol()
+            tol = self.tol
             if cert is None or not (cert.certified and cert.rel_gap <= tol):
                 why = (
                     "no certificate holds (the problem is not convex)"

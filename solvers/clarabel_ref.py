@@ -1,5 +1,6 @@
 """Clarabel (Goulart & Chen, 2024) as the main reference: a primal-dual interior-point method on
-``problem.to_qp()``, with tight tolerances (1e-10 on the gap and on feasibility by default).
+``problem.to_qp()``, with tight tolerances of its own (``eps``: 1e-10 on the gap and on
+feasibility by default); ``tol`` is the certified relative gap asked for, as for every solver.
 
 The conversion of OSQP's form ``l ≤ Ax ≤ u`` into Clarabel's cones lives in
 :func:`problems._qp.solve_osqp_form_with_clarabel`; every Clarabel status is mapped there, and the
@@ -19,21 +20,19 @@ class ClarabelReference(QPReference):
 
     Parameters
     ----------
-    tol : float, default=1e-10
-        ``tol_gap_abs``, ``tol_gap_rel``, ``tol_feas`` and the infeasibility tolerances.
+    tol : float, default=1e-6
+        The certified relative gap asked for (see :class:`~solvers._reference.QPReference`).
+    eps : float or None, default=None
+        ``tol_gap_abs``, ``tol_gap_rel``, ``tol_feas`` and the infeasibility tolerances
+        (None: 1e-10).
     max_iter : int, default=200
         Interior-point iterations.
-    gap_check : float, default=1e-6
-        See :class:`~solvers._reference.QPReference`.
     """
 
     name = "clarabel"
     iteration_unit = "interior-point iterations"
     default_max_iter = 200
     warm_start_refusal = "does not take a warm start (Clarabel's interior point starts itself)"
-
-    def __init__(self, *, tol: float = 1e-10, gap_check: float = 1e-6, **common):
-        super().__init__(tol=tol, gap_check=gap_check, **common)
 
     def _run(self, problem, warm_start, clock, callback) -> Outcome:
         from svmbench.problems._qp import solve_osqp_form_with_clarabel
@@ -45,7 +44,7 @@ class ClarabelReference(QPReference):
             qp.A,
             qp.l,
             qp.u,
-            tol=self.tol,
+            tol=self.eps,
             max_iter=self.max_iter,
             time_limit=self.time_limit,
         )

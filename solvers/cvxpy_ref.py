@@ -199,15 +199,15 @@ class CvxpyReference(QPReference):
 
     Parameters
     ----------
-    tol : float, default=1e-10
+    tol : float, default=1e-6
+        The certified relative gap asked for (see :class:`~solvers._reference.QPReference`).
+    eps : float or None, default=None
         Gap and feasibility tolerances handed to the conic solver (Clarabel's ``tol_gap_abs``,
-        ``tol_gap_rel``, ``tol_feas``; SCS's ``eps_abs``, ``eps_rel``).
+        ``tol_gap_rel``, ``tol_feas``; SCS's ``eps_abs``, ``eps_rel``); None: 1e-10.
     solver : {"CLARABEL", "SCS"}, default="CLARABEL"
         The conic solver CVXPY calls.
     max_iter : int, default=200
         Iterations of the conic solver.
-    gap_check : float, default=1e-6
-        See :class:`~solvers._reference.QPReference`.
     """
 
     name = "cvxpy"
@@ -215,20 +215,18 @@ class CvxpyReference(QPReference):
     default_max_iter = 200
     warm_start_refusal = "does not take a warm start (it checks the QP export from scratch)"
 
-    def __init__(
-        self, *, tol: float = 1e-10, solver: str = "CLARABEL", gap_check: float = 1e-6, **common
-    ):
-        super().__init__(tol=tol, gap_check=gap_check, **common)
+    def __init__(self, *, solver: str = "CLARABEL", **common):
+        super().__init__(**common)
         self.solver = check_option("solver", solver, CONIC_SOLVERS)
 
     def _solver_options(self) -> dict:
         if self.solver == "CLARABEL":
-            tol = {"tol_gap_abs": self.tol, "tol_gap_rel": self.tol, "tol_feas": self.tol}
+            tol = {"tol_gap_abs": self.eps, "tol_gap_rel": self.eps, "tol_feas": self.eps}
             opts = {**tol, "max_iter": self.max_iter}
             if math.isfinite(self.time_limit):
                 opts["time_limit"] = self.time_limit
             return opts
-        opts = {"eps_abs": self.tol, "eps_rel": self.tol, "max_iters": self.max_iter}
+        opts = {"eps_abs": self.eps, "eps_rel": self.eps, "max_iters": self.max_iter}
         if math.isfinite(self.time_limit):
             opts["time_limit_secs"] = self.time_limit
         return opts

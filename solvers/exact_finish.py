@@ -5,8 +5,12 @@ Interior-point methods (the barrier, Clarabel) stop with every multiplier strict
 training row as a support vector. From the certified point, :func:`exact_finish`
 
 1. identifies the active set: ``α_i ≤ ε·min(C_i, max α)`` → 0, ``α_i ≥ (1 − ε)·C_i`` → ``C_i``,
-   the rest free, with ``ε = √rel_gap`` clipped to ``[EPS_MIN, EPS_MAX]``;
-2. sets the bounded multipliers exactly and solves the KKT equations of the free ones, for a
+   the rest free, at thresholds from ``ε₀ = √rel_gap`` clipped to ``[EPS_MIN, EPS_MAX]`` up to
+   ``EPS_LOOSE`` by factors of 10 (a point certified at a loose gap, ``tol=1e-3`` say, keeps
+   multipliers of 1e-5 on points off the margin that only a looser threshold sets to 0), each
+   distinct active set a candidate, the smallest free set first (the cheapest);
+2. for each candidate, sets the bounded multipliers exactly and solves the KKT equations of the
+   free ones, for a
    free bias ``[Q_FF y_F; y_Fᵀ 0][α_F; b] = [1 − Q_FB α_B; −y_Bᵀα_B]``, else
    ``Q_FF α_F = 1 − Q_FB α_B`` (``Q`` with ``s²`` for a regularized bias and
    ``diag(1/(2C_i))`` for the squared hinge, whose multipliers are bounded below only). The
@@ -14,13 +18,18 @@ training row as a support vector. From the certified point, :func:`exact_finish`
    singular system, α not unique, keeps the solution nearest the point); a free multiplier that
    leaves its box is fixed at the bound it crossed and the system solved again (a few rounds),
    and if that does not settle the thresholded point is kept as it is;
-3. re-certifies with the problem's own certificate, and accepts the finished point only when it
-   is certified with ``rel_gap ≤ max(tol, rel_gap before)``; otherwise the point is unchanged.
+3. re-certifies each candidate with the problem's own certificate, stopping at the first that
+   certifies to ``STOP_GAP`` (the KKT point of the right active set is exact to rounding); the
+   candidate of smallest certified gap is accepted only when ``rel_gap ≤ tol``; otherwise the
+   point is unchanged. The point itself must meet ``tol``: the finish makes an optimal point
+   exact, it never turns a native rule's stop short of ``tol`` into an optimum.
 
 It applies to the box-constrained binary duals (:class:`SoftMarginPrimal`, :class:`SoftMarginDual`
 and :class:`KernelDual` with the hinge or squared hinge, every bias) and is skipped, with the reason
-in the report, when the point is already exact (every multiplier near a bound is at it, in the box:
-SMO and coordinate descent, whose results then stay bit for bit), when the solver handed over no α
+in the report, when the point is already exact (every multiplier near a bound is at it, in the box,
+and the certified gap ≤ ``EXACT_GAP``: SMO and coordinate descent at a tight ``tol``, whose results
+then stay bit for bit; at a looser gap their free multipliers are solved too), when the solver
+handed over no α
 (a primal method: its model is ``(w, b)``), and when more than ``MAX_FREE`` multipliers are free
 (the dense solve).
 """
@@ -41,8 +50,16 @@ from svmbench.problems._qp import absorb_label_sum, exact_label_sum
 from svmbench.problems.base import Certificate, Problem
 from svmbench.problems.kernels import kernel_dot, kernel_matrix
 
-#: Largest relative threshold ε of the active-set identification.
+#: Largest relative threshold ε₀ of the first active-set identification.
 EPS_MAX = 1e-6
+#: Largest threshold of the candidates tried after it (factors of 10 from ε₀).
+EPS_LOOSE = 1e-2
+#: A point whose bounded multipliers are exact and whose certified gap is at most this (the
+#: default tol) is kept as it is: SMO and coordinate descent stay bit for bit there, and pay
+#: for the finish only at a looser gap.
+EXACT_GAP = 1e-6
+#: The candidates stop at the first finished point certified to this: exact to rounding.
+STOP_GAP = 1e-12
 #: Smallest ε (a point certified to rounding still has rounding in α).
 EPS_MIN = 1e-12
 #: The dense KKT solve runs up to this many free multipliers; beyond, the finish is skipped.
@@ -83,44 +100,63 @@ def exact_finish(
     cert = certificate
     if not cert.certified or not math.isfinite(cert.rel_gap):
         return variables, cert, {"skipped": "the point is not certified"}
+    if not cert.rel_gap <= tol:  # a native rule that held short of tol: reported as it stopped
+        why = f"certified at {cert.rel_gap:.3g}, short of tol={tol:g}: it is not optimal"
+        return variables, cert, {"skipped": why, "rel_gap_before": float(cert.rel_gap)}
     if variables.get("alpha") is None:
         return variables, cert, {"skipped": "the solver hands over (w, b) only, no α"}
     alpha = np.asarray(cert.dual_point, dtype=np.float64)
     _, upper = problem.dual_box()
-    eps = float(np.clip(math.sqrt(max(cert.rel_gap, 0.0)), EPS_MIN, EPS_MAX))
-    scale = float(np.max(alpha, initial=0.0))
-    finite_up = np.isfinite(upper)
-    at0 = (alpha <= eps * np.minimum(upper, scale)) | (upper <= 0)
-    atC = finite_up & ~at0 & (alpha >= (1.0 - eps) * upper)
-    free = np.flatnonzero(~at0 & ~atC)
+    eps0 = float(np.clip(math.sqrt(max(cert.rel_gap, 0.0)), EPS_MIN, EPS_MAX))
+    at0, atC = _active_set(alpha, upper, eps0)
     report: dict[str, Any] = {
         "fixed_at_0": int(at0.sum()),
         "fixed_at_C": int(atC.sum()),
-        "free": int(free.size),
-        "eps": eps,
+        "free": int(np.count_nonzero(~at0 & ~atC)),
+        "eps": eps0,
         "rel_gap_before": float(cert.rel_gap),
     }
     raw = np.asarray(variables["alpha"], dtype=np.float64)
     if (
-        np.all((raw >= 0.0) & (raw <= upper))
+        cert.rel_gap <= EXACT_GAP
+        and np.all((raw >= 0.0) & (raw <= upper))
         and np.all(raw[at0] == 0.0)
         and np.all(raw[atC] == upper[atC])
     ):
-        # SMO, coordinate descent: the bounds are already exact, the point stays bit for bit
+        # SMO, coordinate descent at a tight tol: the bounds are exact, the point stays bit for bit
         report["skipped"] = "already exact: every multiplier near a bound is at it"
         return variables, cert, report
-    if free.size > MAX_FREE:
-        report["skipped"] = f"{free.size} free multipliers, more than MAX_FREE={MAX_FREE}"
-        return variables, cert, report
-    fixed = np.where(atC, upper, 0.0)
     b0 = cert.primal_point.get("b")
-    finished, b, method = _solve_free_set(problem, fixed, free, alpha[free], b0, upper)
-    report["method"] = method
-    finished = _zero_label_sum(problem, finished, upper)
-    new_vars = _variables_of(problem, finished, b)
-    new_cert = problem.certificate(**new_vars)
-    accepted = bool(new_cert.certified and new_cert.rel_gap <= max(tol, cert.rel_gap))
+    candidates, too_many = _candidates(alpha, upper, eps0)
+    best, tried = None, []
+    for eps, at0, atC, free in candidates:
+        fixed = np.where(atC, upper, 0.0)
+        finished, b, method = _solve_free_set(problem, fixed, free, alpha[free], b0, upper)
+        finished = _zero_label_sum(problem, finished, upper)
+        new_vars = _variables_of(problem, finished, b)
+        new_cert = problem.certificate(**new_vars)
+        tried.append((eps, float(new_cert.rel_gap)))
+        if new_cert.certified and (best is None or new_cert.rel_gap < best[1].rel_gap):
+            counts = (int(at0.sum()), int(atC.sum()), int(free.size))
+            best = (new_vars, new_cert, eps, method, counts, finished)
+        if best is not None and best[1].rel_gap <= STOP_GAP:
+            break
+    if not tried:
+        report["skipped"] = f"{too_many} free multipliers, more than MAX_FREE={MAX_FREE}"
+        return variables, cert, report
+    report["tried"] = [[e, g] for e, g in tried]
+    if best is None:  # no candidate certified
+        report.update(accepted=False, rel_gap_after=min(g for _, g in tried))
+        report["seconds"] = time.perf_counter() - tic
+        return variables, cert, report
+    new_vars, new_cert, eps, method, (n0, nC, nfree), finished = best
+    accepted = bool(new_cert.rel_gap <= tol)  # the point's own gap met tol
     report.update(
+        fixed_at_0=n0,
+        fixed_at_C=nC,
+        free=nfree,
+        eps=eps,
+        method=method,
         accepted=accepted,
         rel_gap_after=float(new_cert.rel_gap),
         support=int(np.count_nonzero(finished)),
@@ -131,10 +167,42 @@ def exact_finish(
     return new_vars, new_cert, report
 
 
+def _candidates(alpha, upper, eps0: float):
+    """The distinct active sets of the thresholds ε₀, 10ε₀, … up to EPS_LOOSE, as ``(ε, at0,
+    atC, free)``, the smallest free set first (the cheapest solve: a loose threshold's set, right
+    at a loose gap, is tried before the tight one's, which is larger and, there, wrong); and the
+    largest free set left out for being over MAX_FREE (0: none)."""
+    eps, out, seen, too_many = eps0, [], set(), 0
+    while eps <= EPS_LOOSE * (1.0 + 1e-9):
+        at0, atC = _active_set(alpha, upper, eps)
+        key = (at0.tobytes(), atC.tobytes())
+        free = np.flatnonzero(~at0 & ~atC)
+        if key not in seen and free.size > MAX_FREE:
+            too_many = max(too_many, int(free.size))
+        elif key not in seen:
+            out.append((eps, at0, atC, free))
+        seen.add(key)
+        eps *= 10.0
+    out.sort(key=lambda c: c[3].size)  # stable: among equal sizes, the smaller ε first
+    return out, too_many
+
+
+def _active_set(alpha, upper, eps: float):
+    """``(at0, atC)``: ``α_i ≤ ε·min(C_i, max α)`` (or a box [0, 0]) and, of the others,
+    ``α_i ≥ (1 − ε)·C_i``."""
+    scale = float(np.max(alpha, initial=0.0))
+    at0 = (alpha <= eps * np.minimum(upper, scale)) | (upper <= 0)
+    atC = np.isfinite(upper) & ~at0 & (alpha >= (1.0 - eps) * upper)
+    return at0, atC
+
+
 def _solve_free_set(problem, fixed, free, alpha_free, b0, upper):
     """α with the bounded multipliers at their bounds and the free ones from the KKT equations
     (``method="kkt"``), or at their own values when the equations do not settle in the box
-    (``"thresholded"``); and the bias b the equations give (None: the certificate's rule).
+    (``"thresholded"``); and the free bias b the equations give, ``b = mean_F(y_i t_i − g_i)``
+    over the free set (``g`` the decision values without b, ``t_i`` the margin the equations ask:
+    1, or ``1 − α_i/(2C_i)`` for the squared hinge), as LIBSVM averages it (None: the
+    certificate's rule).
 
     The kernel block of the free set and the bounded multipliers' part of its margins are
     computed once; a round that moves multipliers to a bound reads them from that block."""
@@ -161,6 +229,10 @@ def _solve_free_set(problem, fixed, free, alpha_free, b0, upper):
         low, high = x < 0.0, x > up
         if not (low.any() or high.any()):
             alpha[idx] = x
+            if b is not None:  # LIBSVM's b: the mean over the free set of what its margins ask
+                g = K[np.ix_(loc, loc)] @ (x * y[idx]) + r_loc
+                target = 1.0 if problem.loss == "hinge" else 1.0 - x / (2.0 * up)
+                b = float(np.mean(y[idx] * target - g))
             return alpha, b, "kkt"
         # a multiplier outside its box sits at the bound it crossed, the others are solved again
         alpha[idx[high]] = up[high]
@@ -223,7 +295,8 @@ def _kernel_blocks(problem, alpha, free):
     elif isinstance(problem, KernelDual) and problem.kernel != "linear":
         params = problem.kernel_params
         XF = X[free]
-        K_FF = kernel_matrix(XF, **params)
+        K_FF = _dense_kernel_block(XF, **params) if not sparse.issparse(XF) else None
+        K_FF = kernel_matrix(XF, **params) if K_FF is None else K_FF
         sqn = problem.squared_norms if problem.kernel == "rbf" else None
         r_F = kernel_dot(
             XF,
@@ -243,6 +316,24 @@ def _kernel_blocks(problem, alpha, free):
         K_FF = K_FF + s2
         r_F = r_F + s2 * float(coef.sum())
     return np.asarray(K_FF, dtype=np.float64), np.asarray(r_F, dtype=np.float64).ravel()
+
+
+def _dense_kernel_block(XF, *, kernel, gamma, degree, coef0):
+    """``K(X_F, X_F)`` of dense rows from their Gram matrix, without scikit-learn's input
+    checks (which cost milliseconds on a block of 50 rows): RBF ``exp(−γ(‖x‖² + ‖x'‖² −
+    2x·x'))`` (distances clipped at 0), poly ``(γ x·x' + c₀)^p``, sigmoid ``tanh(γ x·x' + c₀)``."""
+    XF = np.ascontiguousarray(XF, dtype=np.float64)
+    G = XF @ XF.T
+    if kernel == "rbf":
+        sq = np.diag(G).copy()
+        D = np.maximum(sq[:, None] + sq[None, :] - 2.0 * G, 0.0)
+        np.fill_diagonal(D, 0.0)
+        return np.exp(-gamma * D)
+    if kernel == "poly":
+        return (gamma * G + coef0) ** degree
+    if kernel == "sigmoid":
+        return np.tanh(gamma * G + coef0)
+    return None
 
 
 def _zero_label_sum(problem, alpha, upper):

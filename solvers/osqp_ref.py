@@ -1,7 +1,8 @@
 """OSQP (Stellato et al., Math. Prog. Comp. 2020) as a reference: ADMM on ``problem.to_qp()``.
 
-``min ½xᵀPx + qᵀx  s.t.  l ≤ Ax ≤ u``, polished, ``eps_abs = eps_rel = tol`` (1e-7 by default:
-1e-9 gave the same polished solutions at twice the time). Targets OSQP ≥ 1.0 and maps every
+``min ½xᵀPx + qᵀx  s.t.  l ≤ Ax ≤ u``, polished, ``eps_abs = eps_rel = eps`` (1e-7 by default:
+1e-9 gave the same polished solutions at twice the time); ``tol`` is the certified relative gap
+asked for, as for every solver. Targets OSQP ≥ 1.0 and maps every
 ``osqp.SolverStatus``; the problem re-checks the result (osqp/osqp#790: polishing can report
 "solved" far from the optimum), so a claimed optimum with a large certified gap is reported as
 ``numerical_error``.
@@ -42,8 +43,10 @@ class OSQPReference(QPReference):
 
     Parameters
     ----------
-    tol : float, default=1e-7
-        OSQP's ``eps_abs`` and ``eps_rel``.
+    tol : float, default=1e-6
+        The certified relative gap asked for (see :class:`~solvers._reference.QPReference`).
+    eps : float or None, default=None
+        OSQP's ``eps_abs`` and ``eps_rel``; None: 1e-7.
     max_iter : int, default=200000
         ADMM iterations.
     polish : bool, default=True
@@ -54,8 +57,6 @@ class OSQPReference(QPReference):
         OSQP's initial ADMM step size (adapted during the run). The default 0.1 stalls at a
         relative gap of 2e-3 on some separable no-bias duals where ``rho=1`` converges in a few
         thousand iterations; the certificate reports such a stall as ``max_iter``.
-    gap_check : float, default=1e-6
-        See :class:`~solvers._reference.QPReference`.
 
     ``solve(problem, warm_start=r)`` starts from a previous OSQP or Clarabel result ``r`` on a
     problem with the same QP shape (its QP vectors ``x, y``; a new C changes only the bounds).
@@ -64,18 +65,17 @@ class OSQPReference(QPReference):
     name = "osqp"
     iteration_unit = "ADMM iterations"
     warm_start_uses = ("qp",)
+    default_eps = 1e-7
 
     def __init__(
         self,
         *,
-        tol: float = 1e-7,
         polish: bool = True,
         infeasibility_tol: float = 1e-9,
         rho: float = 0.1,
-        gap_check: float = 1e-6,
         **common,
     ):
-        super().__init__(tol=tol, gap_check=gap_check, **common)
+        super().__init__(**common)
         self.polish = check_bool("polish", polish)
         self.rho = check_real("rho", rho, low=0.0)
         self.infeasibility_tol = check_real("infeasibility_tol", infeasibility_tol, low=0.0)
@@ -85,8 +85,8 @@ class OSQPReference(QPReference):
 
         qp = problem.to_qp()
         settings = dict(
-            eps_abs=self.tol,
-            eps_rel=self.tol,
+            eps_abs=self.eps,
+            eps_rel=self.eps,
             eps_prim_inf=self.infeasibility_tol,
             eps_dual_inf=self.infeasibility_tol,
             max_iter=self.max_iter,

@@ -6,7 +6,8 @@ stable, the same in the estimators, the CLI, the suites and the results store. T
 scikit-learn and oneDAL run as solvers, their libraries imported only when they train) register
 themselves with :func:`register` when their module is imported. :func:`names` lists the methods
 (what a suite's ``"*"`` means), :func:`anchor_names` the anchors; :func:`solver_class` and
-:func:`get` resolve either.
+:func:`get` resolve either; :func:`renamed_options` maps the option names of suites and stored
+records written before a rename.
 """
 
 from __future__ import annotations
@@ -15,6 +16,8 @@ import difflib
 import functools
 import importlib
 import inspect
+from collections.abc import Mapping
+from typing import Any
 
 from svmbench.problems.base import Problem
 from svmbench.solvers.base import Solver
@@ -120,7 +123,9 @@ def get(name: str, **options) -> Solver:
     try:
         return cls(**options)
     except TypeError as exc:
-        raise TypeError(f"solver {name!r}: {exc}") from None
+        gone = [k for k in options if k in cls.former_names and not accepts_option(cls, k)]
+        hint = "".join(f" ({k!r} is now {cls.former_names[k]!r})" for k in gone)
+        raise TypeError(f"solver {name!r}: {exc}{hint}") from None
 
 
 def solvers_for(problem: Problem, *, anchors: bool = False) -> list[str]:
@@ -148,3 +153,39 @@ def accepts_option(cls: type, option: str) -> bool:
         if not any(p.kind is inspect.Parameter.VAR_KEYWORD for p in params.values()):
             return False
     return False
+
+
+def renamed_options(
+    name: str, options: Mapping[str, Any], *, written_before: bool | None = None
+) -> tuple[dict[str, Any], list[str]]:
+    """``options`` of solver ``name`` in today's option names, and a note per renamed option.
+
+    The one map of former option names (each class's ``former_names``): before 0.2.0 the
+    references' and the anchors' ``tol`` was their library's own tolerance, now ``eps``, and
+    the references' certified gap was ``gap_check``, now ``tol``. Every former name of the
+    table is renamed at once when it was ``written_before`` (True: a record stored before the
+    renames), or, with None, when the table uses a name the solver no longer takes
+    (``gap_check``): a suite's ``{name = "osqp", tol = 1e-9, gap_check = 1e-8}`` becomes
+    ``{eps = 1e-9, tol = 1e-8}``. Unknown solvers, and tables of today's names, come back as
+    given. ``ValueError`` when a table mixes a former name with the name it now stands for.
+    """
+    try:
+        cls = solver_class(name)
+    except (TypeError, ValueError):
+        return dict(options), []
+    former = cls.former_names
+    if written_before is None:
+        written_before = any(k in former and not accepts_option(cls, k) for k in options)
+    if not written_before or not set(options) & set(former):
+        return dict(options), []
+    renamed = {former.get(k, k): v for k, v in options.items()}
+    clash = sorted(set(options) & {former[k] for k in options if k in former} - set(former))
+    if clash:
+        raise ValueError(
+            f"options of solver {name!r} mix former and current names: {clash[0]!r} is given "
+            f"and also stands for a former name ({', '.join(sorted(set(options) & set(former)))})"
+        )
+    notes = [
+        f"{name}: option {old!r} is now {former[old]!r}" for old in sorted(options) if old in former
+    ]
+    return renamed, notes

@@ -30,7 +30,7 @@ from svmbench.problems.loaded_classifier import LoadedClassifier
 TIGHT = 1e-10
 ESTIMATORS = [
     SVMClassifier(solver="clarabel", kernel="linear", tol=TIGHT),
-    SVMClassifier(solver="osqp", kernel="linear", solver_options={"tol": 1e-9}),
+    SVMClassifier(solver="osqp", kernel="linear", solver_options={"eps": 1e-9}),
     SVMClassifier(solver="barrier", kernel="linear", tol=TIGHT),
     SVMClassifier(solver="dcd", kernel="linear", bias="regularized", tol=TIGHT),
     SVMClassifier(solver="smo", kernel="rbf", tol=TIGHT),

@@ -38,8 +38,8 @@ TIME_LIMIT = 0.1
 REFERENCES = (
     ("clarabel", {}),
     ("cvxpy", {}),
-    ("clarabel", {"tol": 1e-8}),
-    ("clarabel", {"tol": 1e-6}),
+    ("clarabel", {"eps": 1e-8}),
+    ("clarabel", {"eps": 1e-6}),
 )
 HONEST = (Status.MAX_ITER, Status.NOT_CERTIFIED, Status.NUMERICAL_ERROR, Status.TIME_LIMIT)
 
@@ -112,7 +112,7 @@ def test_a_hard_margin_on_tiny_features_is_certified_with_the_scaled_optimum(bia
     (``HardMarginPrimal.solving_scale``). w* scales as 1/s: compare with the unit problem's."""
     unit = _problem("hard_margin", bias, 1.0)
     tiny = _problem("hard_margin", bias, 1e-8)
-    reference = registry.get("clarabel", tol=1e-9).solve(unit)
+    reference = registry.get("clarabel", eps=1e-9).solve(unit)
     result = registry.get(name, tol=TOL).solve(tiny)
     assert result.status is Status.OPTIMAL and result.certified and result.rel_gap <= TOL
     assert "solved on X/" in result.message and result.info["solved_on_X_over"] > 0
@@ -123,7 +123,7 @@ def test_a_hard_margin_on_tiny_features_is_certified_with_the_scaled_optimum(bia
 @functools.cache
 def _reference_primal(kind, bias, scale) -> float | None:
     """The first optimum of :data:`REFERENCES`, each certified by the problem to a relative gap
-    ≤ 1e-6 (the references' ``gap_check``); None when none reaches it."""
+    ≤ 1e-6 (their default ``tol``); None when none reaches it."""
     problem = _problem(kind, bias, scale)
     for name, options in REFERENCES:
         with warnings.catch_warnings():

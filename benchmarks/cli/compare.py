@@ -39,7 +39,7 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
         action="append",
         default=[],
         metavar="NAME.OPTION=VALUE",
-        help="an option of one solver, e.g. liblinear.tol=1e-6 (repeatable)",
+        help="an option of one solver, e.g. liblinear.eps=1e-6 (repeatable)",
     )
     parser.add_argument(
         "--time-limit",

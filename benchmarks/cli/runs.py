@@ -380,7 +380,7 @@ def _add_run_flags(p: argparse.ArgumentParser) -> None:
         action="store_true",
         help="run in this process, no worker, no time limit (debugging)",
     )
-    p.add_argument("--tol", type=float, help="solver tolerance for every solver")
+    p.add_argument("--tol", type=float, help="certified relative gap asked of every solver")
     p.add_argument("--time-limit", dest="time_limit", type=float, help="seconds per case")
     p.add_argument("--memory-limit", dest="memory_limit", type=float, help="MB per case")
     p.add_argument("--repeat", type=int, help="solves per case (median time reported)")

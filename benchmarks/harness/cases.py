@@ -50,8 +50,8 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
-from svmbench.benchmarks.harness.settings import DATA_FIELDS, REFERENCES, Settings, grid
-from svmbench.benchmarks.harness.suite_files import validate_suite
+from svmbench.benchmarks.harness.settings import DATA_FIELDS, Settings, grid
+from svmbench.benchmarks.harness.suite_files import upgrade_suite, validate_suite
 from svmbench.problems import PROBLEMS, KernelDual, MulticlassHinge, Problem
 from svmbench.problems.dataset_record import Dataset
 from svmbench.problems.datasets import estimate_bytes, load
@@ -325,13 +325,7 @@ def _selected(solvers, instance) -> list[tuple[str, dict[str, Any], str | None]]
 
 def _options(cls, opts: dict[str, Any], common: dict, settings: Settings, seed: int) -> dict:
     options = {**common, **opts}
-    reference = getattr(cls, "name", None) in REFERENCES
-    if (
-        settings.tol is not None
-        and "tol" not in options
-        and not reference
-        and accepts_option(cls, "tol")
-    ):
+    if settings.tol is not None and "tol" not in options and accepts_option(cls, "tol"):
         options["tol"] = settings.tol
     if "time_limit" not in options and accepts_option(cls, "time_limit"):
         options["time_limit"] = settings.time_limit
@@ -358,6 +352,7 @@ def expand(
     for module in settings.imports:
         importlib.import_module(module)
     source = f"suite {suite.get('name', '')!r}".replace(" ''", "")
+    suite = upgrade_suite(suite, source=source)
     validate_suite(suite, source=source)
     problems = [p for entry in suite.get("problems", []) for p in grid(entry)]
     solvers = _solver_entries(suite.get("solvers", []))

@@ -69,7 +69,7 @@ def status_contradiction(record: Record) -> str | None:
         return None
     if solver.optimal_by_subproblems:  # ovr/ovo: optimal for their binary problems
         return None
-    tol = solver._certified_tol()
+    tol = solver.tol
     if not r.certified:
         return "status optimal, but its certificate does not hold (certified=False)"
     if not r.rel_gap <= tol * (1.0 + 1e-9):

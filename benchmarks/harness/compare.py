@@ -241,7 +241,7 @@ def parse_value(text: str):
 
 
 def parse_settings(pairs: list[str]) -> dict[str, dict[str, Any]]:
-    """``["liblinear.tol=1e-6", "libsvm.cache_mb=500"]`` to ``{"liblinear": {"tol": 1e-6}, ...}``.
+    """``["liblinear.eps=1e-6", "libsvm.cache_mb=500"]`` to ``{"liblinear": {"eps": 1e-6}, ...}``.
 
     Values are Python literals (``1e-6``, ``None``, ``True``); anything else stays a string.
     """

@@ -192,9 +192,9 @@ def anchor_section(rows: list[dict[str, Any]]) -> list[str]:
         "## Against the anchors",
         "",
         "Median solve time over the fastest anchor's on the same problem (< 1: faster than the "
-        "library). Each runs to its own stopping rule and tolerance (shown: an anchor's `tol` "
-        "is the library's native one): the certified relative gap and the distance to the "
-        "reference say how far each got.",
+        "library). Each runs to its own stopping rule and tolerance (shown: `tol` is the "
+        "certified gap asked for, an anchor's `eps` the library's native tolerance): the "
+        "certified relative gap and the distance to the reference say how far each got.",
         "",
         "| data | problem | solver | status | solve (s) | ratio | anchor | rel. gap "
         "| dist. to ref. |",

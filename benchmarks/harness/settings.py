@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from svmbench.benchmarks.harness.cases import Case
 
-#: The reference solvers keep their own tuned tolerances (a suite's ``tol`` is not given to them).
+#: The solvers that can be a run's reference (the distance column's optimum).
 REFERENCES = ("osqp", "clarabel", "cvxpy")
 
 #: Problem parameters that are arrays, or set from the data, never from a suite.
@@ -29,8 +29,9 @@ class Settings:
     Parameters
     ----------
     tol : float or None, default=None
-        Solver tolerance given to every solver but the references, which keep their tuned
-        defaults (None: each solver's default). A solver entry's own ``tol`` wins.
+        The certified relative gap asked for, given to every solver (the references and
+        anchors too: their libraries keep their own tolerance, ``eps``); None: each solver's
+        default. A solver entry's own ``tol`` wins.
     time_limit : float, default=60.0
         Seconds per solve. Solvers get it as their ``time_limit`` option (they stop with status
         ``time_limit``); the worker is killed ``grace`` seconds later (status ``timeout``).

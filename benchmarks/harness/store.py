@@ -2,7 +2,11 @@
 
 Scalar results are columns; the trace, the case's problem and options, the threads, the
 environment (versions, machine, git commit) and the extras (sizes, confusion matrix, 2-D model) are
-JSON columns (:mod:`~svmbench.benchmarks.harness.store_rows` makes and checks the rows). Rows are
+JSON columns (:mod:`~svmbench.benchmarks.harness.store_rows` makes and checks the rows). A
+row's ``option_names`` says which names its solver options use: rows written before the renames
+of 0.2.0 (NULL) are read in today's names (:func:`svmbench.solvers.registry.renamed_options`: a
+reference's or anchor's ``tol`` was its library's tolerance, now ``eps``; a reference's
+``gap_check`` is now ``tol``). Rows are
 never updated: a case run again gets a new row, and readers take the latest row per case key
 (:meth:`Store.records` with ``latest=True``). Only the main process of a run writes; SQLite's
 journal makes a run killed midway lose nothing but the case in flight.
@@ -20,6 +24,7 @@ from __future__ import annotations
 import contextlib
 import csv
 import io
+import json
 import os
 import secrets
 import socket
@@ -39,6 +44,7 @@ from svmbench.benchmarks.harness.store_rows import (
     row_of,
     to_json,
 )
+from svmbench.solvers.registry import renamed_options
 
 DEFAULT_DB = "svmbench.sqlite"
 
@@ -73,6 +79,7 @@ CREATE TABLE IF NOT EXISTS records (
     data TEXT,
     solver TEXT,
     solver_options TEXT,
+    option_names INTEGER,
     seed INTEGER,
     status TEXT,
     primal REAL,
@@ -176,7 +183,9 @@ def _check_header(path: Path) -> None:
 
 #: Columns added since the first schema: a database without them gains them (nothing else
 #: changes), so that older results stay readable.
-_ADDED_COLUMNS = {"records": {"certify_time": "REAL", "case_time": "REAL"}}
+_ADDED_COLUMNS = {
+    "records": {"certify_time": "REAL", "case_time": "REAL", "option_names": "INTEGER"}
+}
 
 
 @contextlib.contextmanager
@@ -523,6 +532,16 @@ class Store:
                 row = dict(zip(names, values))
                 if wanted is not None and row.get("case_key") not in wanted:
                     continue
+                if row.get("option_names") is None and isinstance(row.get("solver_options"), str):
+                    # written before the renames: the options in today's names, once, here
+                    try:
+                        options, notes = renamed_options(
+                            row["solver"], json.loads(row["solver_options"]), written_before=True
+                        )
+                    except (TypeError, ValueError, RecursionError):
+                        notes = None  # decode_row says what is wrong with the row
+                    if notes:
+                        row["solver_options"] = to_json(options)
                 why = decode_row(row, decode=decode)
                 if why is None:
                     out.append(row)

@@ -79,6 +79,11 @@ def _plain(value: Any) -> Any:
     return str(value)
 
 
+#: The option names the rows written now use (column ``option_names``); NULL: the names before
+#: 0.2.0, renamed when read.
+OPTION_NAMES = 2
+
+
 def case_columns(case) -> dict[str, Any]:
     """The columns a case fills (known before it runs: what :func:`row_of` stores of it)."""
     return {
@@ -101,6 +106,7 @@ def row_of(record: Record) -> dict[str, Any]:
     ]
     return {
         **case_columns(record.case),
+        "option_names": OPTION_NAMES,
         "finished": time.time(),
         "status": record.status,
         "primal": _num(r.primal) if r else None,

@@ -1,7 +1,9 @@
 """Suites from TOML files: load one by path or shipped name, refuse what it cannot mean.
 
 :func:`load_suite` reads a suite (a path to a ``.toml`` file, or the name of one shipped in
-``benchmarks/suites``) and :func:`validate_suite` checks it: unknown keys, problem kinds,
+``benchmarks/suites``), :func:`upgrade_suite` renames the solver options written with former
+names (:func:`svmbench.solvers.registry.renamed_options`, with a ``FutureWarning``) and
+:func:`validate_suite` checks it: unknown keys, problem kinds,
 parameters, solvers and options, option values a solver refuses, and an empty grid are errors
 naming the file, the line and the valid choices. The suite format is in ``benchmarks/README.md``;
 its grid becomes cases in :func:`svmbench.benchmarks.harness.cases.expand`.
@@ -13,6 +15,7 @@ import dataclasses
 import importlib
 import re
 import tomllib
+import warnings
 from importlib import resources
 from pathlib import Path
 from typing import Any
@@ -64,8 +67,60 @@ def load_suite(name_or_path: str) -> dict[str, Any]:
     except RecursionError:  # a nesting the count above missed
         raise ValueError(f"{source}: nested too deeply to read") from None
     suite.setdefault("name", path.stem)
+    suite = upgrade_suite(suite, source=source, text=text)
     validate_suite(suite, source=source, text=text)
     return suite
+
+
+def upgrade_suite(suite: dict[str, Any], *, source: str = "suite", text: str = "") -> dict:
+    """``suite`` with the solver options written with former names renamed, warning
+    ``FutureWarning`` once per suite with the file, the line and each rename.
+
+    A table is renamed when it uses a name its solver no longer takes (``gap_check``: a
+    reference's ``{tol = 1e-9, gap_check = 1e-8}`` becomes ``{eps = 1e-9, tol = 1e-8}``), as
+    :func:`svmbench.solvers.registry.renamed_options` says; ``solver_options`` (given to every
+    solver) can only have held ``gap_check`` for references, and is renamed as theirs. A suite
+    without former names comes back unchanged (the same object)."""
+    notes: list[str] = []
+
+    def renamed(name, options):
+        if not isinstance(options, dict) or not isinstance(name, str):
+            return options
+        new, said = registry.renamed_options(name, options)
+        notes.extend(said)
+        return new
+
+    solvers = []
+    for entry in suite.get("solvers", []) if isinstance(suite.get("solvers"), list) else []:
+        if isinstance(entry, dict) and "name" in entry:
+            options = {k: v for k, v in entry.items() if k != "name"}
+            entry = {"name": entry["name"], **renamed(entry["name"], options)}
+        solvers.append(entry)
+    per_solver = suite.get("options")
+    if isinstance(per_solver, dict):
+        per_solver = {name: renamed(name, opts) for name, opts in per_solver.items()}
+    common = renamed("clarabel", suite.get("solver_options", {}))  # the references' names
+    if not notes:
+        return suite
+    upgraded = {**suite, "solvers": solvers} if "solvers" in suite else dict(suite)
+    if per_solver is not None:
+        upgraded["options"] = per_solver
+    if "solver_options" in suite:
+        upgraded["solver_options"] = common
+    line = next(
+        (i for i, t in enumerate(text.splitlines(), start=1) if re.search(r"\bgap_check\b", t)),
+        None,
+    )
+    where = f"{source}, line {line}" if line else source
+    warnings.warn(
+        f"{where}: solver options written with former names, read as today's: "
+        f"{'; '.join(dict.fromkeys(notes))} (since 0.2.0 every solver's tol is the certified "
+        "relative gap asked for, and a library's own tolerance is eps); rename them in the "
+        "suite",
+        FutureWarning,
+        stacklevel=2,
+    )
+    return upgraded
 
 
 #: The keys of a suite besides the fields of :class:`~benchmarks.harness.settings.Settings`.
@@ -209,4 +264,11 @@ def shipped_suites() -> list[str]:
     )
 
 
-__all__ = ["MAX_SUITE_BYTES", "SUITE_KEYS", "load_suite", "shipped_suites", "validate_suite"]
+__all__ = [
+    "MAX_SUITE_BYTES",
+    "SUITE_KEYS",
+    "load_suite",
+    "shipped_suites",
+    "upgrade_suite",
+    "validate_suite",
+]

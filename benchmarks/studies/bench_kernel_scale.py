@@ -96,12 +96,12 @@ def run_one(side: str, n: int, threads: int, cache_mb: float, dal_tol: float) ->
         solver = registry.get("smo_batch", tol=1e-6, cache_mb=cache_mb, time_limit=7200.0)
         solver.warm_up()
     elif side == "libsvm":
-        solver = registry.get("libsvm", tol=1e-3, cache_mb=cache_mb, n_threads=1)
+        solver = registry.get("libsvm", eps=1e-3, cache_mb=cache_mb, n_threads=1)
     else:
         import daal4py
 
         daal4py.daalinit(threads)
-        solver = registry.get("sklearnex_svc", tol=dal_tol, cache_mb=cache_mb, n_threads=threads)
+        solver = registry.get("sklearnex_svc", eps=dal_tol, cache_mb=cache_mb, n_threads=threads)
         extra["daal4py_threads"] = daal4py.num_threads()
     if side != "smo_batch":
         solver.solve(small)  # untimed: imports, first calls

@@ -41,7 +41,7 @@ def _liblinear(problem, eps, repeats):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", ConvergenceWarning)  # LIBLINEAR's cap: status max_iter
         runs = [
-            registry.get("liblinear_cs", tol=eps, seed=k).solve(problem) for k in range(repeats)
+            registry.get("liblinear_cs", eps=eps, seed=k).solve(problem) for k in range(repeats)
         ]
     return min(runs, key=lambda r: r.solve_time)
 

@@ -67,7 +67,7 @@ def _onedal(threads: int, tol: float, problem):
     import daal4py
 
     daal4py.daalinit(threads)
-    dal = registry.get("sklearnex_svc", tol=tol, cache_mb=CACHE_MB, n_threads=threads)
+    dal = registry.get("sklearnex_svc", eps=tol, cache_mb=CACHE_MB, n_threads=threads)
     result = dal.solve(problem)
     return result, daal4py.num_threads()
 
@@ -77,7 +77,7 @@ def run_case(n: int, repeats: int, budget: float, dal_tol: float, threads_only=F
     X, y = np.ascontiguousarray(ds.X), ds.y
     problem = KernelDual(X, y, C=1.0, kernel="rbf", gamma=1.0 / D)
     small = KernelDual(X[:1000], y[:1000], C=1.0, kernel="rbf", gamma=1.0 / D)
-    ls = registry.get("libsvm", tol=1e-3, cache_mb=CACHE_MB, n_threads=1)
+    ls = registry.get("libsvm", eps=1e-3, cache_mb=CACHE_MB, n_threads=1)
     runs = {
         "smo_batch 1 thr": lambda: _ours("smo_batch", 1, problem, budget),
         "smo_batch 2 thr": lambda: _ours("smo_batch", 2, problem, budget),

@@ -56,8 +56,8 @@ def make_problem(n: int, d: int, density: float, sep: float, gamma: float) -> Ke
 
 def solvers() -> dict:
     return {
-        "libsvm (-e 1e-3)": registry.get("libsvm", tol=1e-3, cache_mb=CACHE_MB, n_threads=1),
-        "sklearn SVC (tol 1e-3)": registry.get("sklearn_svc", tol=1e-3, cache_mb=CACHE_MB),
+        "libsvm (-e 1e-3)": registry.get("libsvm", eps=1e-3, cache_mb=CACHE_MB, n_threads=1),
+        "sklearn SVC (tol 1e-3)": registry.get("sklearn_svc", eps=1e-3, cache_mb=CACHE_MB),
         "smo native (eps 1e-3)": registry.get(
             "smo", stop_rule="native", eps=1e-3, cache_mb=CACHE_MB, trace=False
         ),

@@ -75,14 +75,14 @@ CACHE_MB = 200
 
 # ---- the anchors ---------------------------------------------------------------------------
 def libsvm(threads: int):
-    return registry.get("libsvm", tol=1e-3, cache_mb=CACHE_MB, n_threads=threads)
+    return registry.get("libsvm", eps=1e-3, cache_mb=CACHE_MB, n_threads=threads)
 
 
 def onedal_run(problem):
     """oneDAL's SVC (all cores) through its anchor, or None when it is not installed."""
     if registry.available_anchors()["sklearnex_svc"] is not None:
         return None
-    dal = registry.get("sklearnex_svc", tol=1e-3, cache_mb=CACHE_MB, n_threads=None)
+    dal = registry.get("sklearnex_svc", eps=1e-3, cache_mb=CACHE_MB, n_threads=None)
     X, y = problem.X, problem.y
     dal.solve(KernelDual(X[:500], y[:500], C=1.0, kernel="rbf", gamma=problem.gamma))  # warm-up
     return dal.solve(problem)

@@ -35,9 +35,11 @@ carries their iteration count and their "reaching max number of iterations" warn
 scikit-learn estimators run with ``verbose=0``; their ``ConvergenceWarning`` becomes status
 ``max_iter``. ``iterations`` is in each library's own unit (``iteration_unit``).
 
-Options: ``tol`` is each library's NATIVE stopping tolerance, with the library's default
-(LIBLINEAR ``-e`` 0.1, LIBSVM ``-e`` 1e-3, LinearSVC 1e-4, SGD 1e-3); the certified gap is
-reported beside it, never used to stop. Training runs single-threaded by default (threadpoolctl
+Options: ``eps`` is each library's NATIVE stopping tolerance, with the library's default
+(LIBLINEAR ``-e`` 0.1, LIBSVM ``-e`` 1e-3, LinearSVC 1e-4, SGD 1e-3); ``tol`` is, as for every
+solver, the certified relative gap asked for (default 1e-6): the library stops on its own rule,
+and its status is ``optimal`` only if the problem certifies its model at ``tol``
+(``not_certified`` otherwise). Training runs single-threaded by default (threadpoolctl
 pins the OpenMP/BLAS pools; oneDAL gets ``n_jobs=1``): the LIBSVM binding is built with OpenMP,
 and on a loaded two-core machine its barriers made a 200-point run vary from 0.5 ms to 2 s.
 ``info["threads"]`` records the count; ``n_threads=None`` (LIBSVM, oneDAL) lifts the limit.

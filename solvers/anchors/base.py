@@ -15,6 +15,7 @@ import importlib
 import importlib.util
 import os
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
@@ -139,7 +140,9 @@ class Anchor(Solver):
         ``time_limit`` seconds ends with status ``time_limit`` (its model is still certified)
         and a message saying by how much it overran.
     **common
-        ``tol`` and ``max_iter`` of :class:`~solvers.base.Solver`, in the library's own sense.
+        ``tol`` of :class:`~solvers.base.Solver`: the certified relative gap asked for, which
+        judges ``optimal`` (the library stops on its own tolerance, each adapter's ``eps``, and
+        is never told ``tol``); ``max_iter`` in the library's own sense.
     """
 
     package: ClassVar[str]
@@ -147,6 +150,7 @@ class Anchor(Solver):
     warm_start_refusal = "takes no warm start (the library runs from its own start)"
     reports_progress = False
     anchor = True
+    former_names: ClassVar[Mapping[str, str]] = {"tol": "eps"}
 
     def __init__(self, *, n_threads: int | None = 1, **common):
         super().__init__(**common)

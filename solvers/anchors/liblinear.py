@@ -13,7 +13,7 @@ import ctypes
 import numpy as np
 
 from svmbench.problems import MulticlassHinge, SoftMarginDual, SoftMarginPrimal
-from svmbench.problems.validation import check_int
+from svmbench.problems.validation import check_int, check_real
 from svmbench.solvers.anchors.base import (
     Anchor,
     Captured,
@@ -67,8 +67,16 @@ class _LiblinearBase(Anchor):
     modules = ("liblinear.liblinearutil",)
     iteration_unit = "outer iterations (epochs)"
 
-    def __init__(self, *, tol: float = 0.1, seed: int = 0, time_limit: float | None = None):
+    def __init__(
+        self,
+        *,
+        eps: float = 0.1,
+        tol: float = 1e-6,
+        seed: int = 0,
+        time_limit: float | None = None,
+    ):
         super().__init__(tol=tol, time_limit=time_limit)
+        self.eps = check_real("eps", eps, low=0.0)
         # LIBLINEAR's caps are compiled in (300 outer iterations for the dual CD solvers of
         # liblinear 2.50, 100000 for Crammer-Singer); the binding cannot change them.
         self.max_iter = None
@@ -86,7 +94,7 @@ class _LiblinearBase(Anchor):
         B = self._bias_option(problem)
         prob = ll_problem(np.asarray(labels, dtype=np.float64), as_csr(problem.X))
         # repr() of a float round-trips exactly through the binding's float() parsing.
-        options = f"-s {solver_type} -c {C!r} -e {float(self.tol)!r} -B {float(B)!r}"
+        options = f"-s {solver_type} -c {C!r} -e {float(self.eps)!r} -B {float(B)!r}"
         job = Job.captured(prob, parameter(options), PRINT_STRING_FUN, options)
         _seed_libc_rand(self.seed)  # last step before the clock: nothing else draws from rand()
         return job
@@ -127,9 +135,12 @@ class LiblinearAnchor(_LiblinearBase):
 
     Parameters
     ----------
-    tol : float, default=0.1
+    eps : float, default=0.1
         LIBLINEAR's ``-e``: stop when the spread of the projected gradient (the maximal dual
-        violation) is ≤ tol. Not the certified gap; the certified gap is reported beside it.
+        violation) is ≤ eps.
+    tol : float, default=1e-6
+        The certified relative gap asked for: ``optimal`` when LIBLINEAR's rule held and the
+        problem certifies its model at ``tol``.
     seed : int, default=0
         Seeds the C library's ``rand()`` (LIBLINEAR's random coordinate orders) before training,
         so that runs repeat.
@@ -183,9 +194,9 @@ class LiblinearCSAnchor(_LiblinearBase):
 
     Parameters
     ----------
-    tol : float, default=0.1
+    eps : float, default=0.1
         LIBLINEAR's ``-e`` (maximal violation of the per-example subproblems).
-    seed, time_limit
+    tol, seed, time_limit
         As :class:`LiblinearAnchor`.
     """
 

@@ -73,8 +73,11 @@ class LibsvmAnchor(Anchor):
 
     Parameters
     ----------
-    tol : float, default=1e-3
-        LIBSVM's ``-e``: stop when the maximal violating pair's violation is ≤ tol.
+    eps : float, default=1e-3
+        LIBSVM's ``-e``: stop when the maximal violating pair's violation is ≤ eps.
+    tol : float, default=1e-6
+        The certified relative gap asked for: ``optimal`` when LIBSVM's rule held and the
+        problem certifies its model at ``tol``.
     cache_mb : float, default=200
         LIBSVM's ``-m`` kernel cache (MB).
     shrinking : bool, default=True
@@ -100,13 +103,15 @@ class LibsvmAnchor(Anchor):
     def __init__(
         self,
         *,
-        tol: float = 1e-3,
+        eps: float = 1e-3,
+        tol: float = 1e-6,
         cache_mb: float = 200.0,
         shrinking: bool = True,
         n_threads: int | None = 1,
         time_limit: float | None = None,
     ):
         super().__init__(tol=tol, n_threads=n_threads, time_limit=time_limit)
+        self.eps = check_real("eps", eps, low=0.0)
         self.max_iter = None  # compiled into LIBSVM
         self.cache_mb = check_real("cache_mb", cache_mb, low=0.0)
         self.shrinking = check_bool("shrinking", shrinking)
@@ -126,7 +131,7 @@ class LibsvmAnchor(Anchor):
         # repr() of a float round-trips exactly through the binding's float() parsing.
         options = (
             f"-s 0 -t {t} -c {single_C(problem)!r} -g {float(kp['gamma'])!r} "
-            f"-d {int(kp['degree'])} -r {float(kp['coef0'])!r} -e {float(self.tol)!r} "
+            f"-d {int(kp['degree'])} -r {float(kp['coef0'])!r} -e {float(self.eps)!r} "
             f"-m {float(self.cache_mb)!r} -h {int(self.shrinking)}"
         )
         return Job.captured(prob, svm_parameter(options), PRINT_STRING_FUN, options)

@@ -93,8 +93,11 @@ class SklearnSVCAnchor(_SklearnAnchor):
 
     Parameters
     ----------
-    tol : float, default=1e-3
+    eps : float, default=1e-3
         ``SVC(tol=)``, LIBSVM's ``-e``.
+    tol : float, default=1e-6
+        The certified relative gap asked for (``optimal`` when the problem certifies the model
+        at ``tol``).
     max_iter : int or None, default=None
         ``SVC(max_iter=)`` in pair updates; None is scikit-learn's -1 (no cap).
     cache_mb : float, default=200
@@ -111,13 +114,15 @@ class SklearnSVCAnchor(_SklearnAnchor):
     def __init__(
         self,
         *,
-        tol: float = 1e-3,
+        eps: float = 1e-3,
+        tol: float = 1e-6,
         max_iter: int | None = None,
         cache_mb: float = 200.0,
         shrinking: bool = True,
         time_limit: float | None = None,
     ):
         super().__init__(tol=tol, time_limit=time_limit)
+        self.eps = check_real("eps", eps, low=0.0)
         self.max_iter = None if max_iter is None else check_int("max_iter", max_iter, low=1)
         self.cache_mb = check_real("cache_mb", cache_mb, low=0.0)
         self.shrinking = check_bool("shrinking", shrinking)
@@ -131,7 +136,7 @@ class SklearnSVCAnchor(_SklearnAnchor):
             gamma=float(kp["gamma"]),
             degree=int(kp["degree"]),
             coef0=float(kp["coef0"]),
-            tol=self.tol,
+            tol=self.eps,
             max_iter=-1 if self.max_iter is None else self.max_iter,
             cache_size=self.cache_mb,
             shrinking=self.shrinking,
@@ -198,7 +203,8 @@ class SklearnexSVCAnchor(SklearnSVCAnchor):
     def __init__(
         self,
         *,
-        tol: float = 1e-3,
+        eps: float = 1e-3,
+        tol: float = 1e-6,
         max_iter: int | None = None,
         cache_mb: float = 200.0,
         shrinking: bool = True,
@@ -206,6 +212,7 @@ class SklearnexSVCAnchor(SklearnSVCAnchor):
         time_limit: float | None = None,
     ):
         super().__init__(
+            eps=eps,
             tol=tol,
             max_iter=max_iter,
             cache_mb=cache_mb,
@@ -253,8 +260,11 @@ class SklearnLinearSVCAnchor(_SklearnAnchor):
 
     Parameters
     ----------
-    tol : float, default=1e-4
+    eps : float, default=1e-4
         ``LinearSVC(tol=)``, LIBLINEAR's ``-e`` (scikit-learn's default).
+    tol : float, default=1e-6
+        The certified relative gap asked for (``optimal`` when the problem certifies the model
+        at ``tol``).
     max_iter : int, default=1000
         ``LinearSVC(max_iter=)``, outer iterations (scikit-learn's default).
     seed : int, default=0
@@ -270,12 +280,14 @@ class SklearnLinearSVCAnchor(_SklearnAnchor):
     def __init__(
         self,
         *,
-        tol: float = 1e-4,
+        eps: float = 1e-4,
+        tol: float = 1e-6,
         max_iter: int = 1000,
         seed: int = 0,
         time_limit: float | None = None,
     ):
         super().__init__(tol=tol, max_iter=max_iter, time_limit=time_limit)
+        self.eps = check_real("eps", eps, low=0.0)
         self.seed = check_int("seed", seed, low=0)
 
     def _setup(self, problem) -> Job:
@@ -286,7 +298,7 @@ class SklearnLinearSVCAnchor(_SklearnAnchor):
             loss=problem.loss,
             dual=True,
             C=float(problem.C),
-            tol=self.tol,
+            tol=self.eps,
             fit_intercept=problem.bias == "regularized",
             intercept_scaling=float(problem.bias_scale),
             max_iter=self.max_iter,
@@ -316,9 +328,13 @@ class SklearnSGDAnchor(_SklearnAnchor):
 
     Parameters
     ----------
-    tol : float or None, default=1e-3
-        scikit-learn's rule: stop when the training loss has not improved by ``tol`` for
-        ``n_iter_no_change`` epochs; None runs ``max_iter`` epochs (status ``max_iter``).
+    eps : float or None, default=1e-3
+        ``SGDClassifier(tol=)``, scikit-learn's rule: stop when the training loss has not
+        improved by ``eps`` for ``n_iter_no_change`` epochs; None runs ``max_iter`` epochs
+        (status ``max_iter``).
+    tol : float, default=1e-6
+        The certified relative gap asked for (``optimal`` when scikit-learn's rule stopped the
+        run and the problem certifies the model at ``tol``).
     max_iter : int, default=1000
         Epochs.
     learning_rate : {"optimal", "constant", "invscaling", "adaptive"}, default="optimal"
@@ -332,8 +348,9 @@ class SklearnSGDAnchor(_SklearnAnchor):
     seed : int, default=0
         ``random_state`` (the shuffling).
 
-    Status is ``optimal`` when scikit-learn's rule stopped the run before ``max_iter``; the
-    certified gap is what says how far from the optimum a stochastic method ended.
+    Status is ``optimal`` when scikit-learn's rule stopped the run before ``max_iter`` and the
+    problem certifies the model at ``tol``; the certified gap is what says how far from the
+    optimum a stochastic method ended.
     """
 
     name = "sklearn_sgd"
@@ -346,7 +363,8 @@ class SklearnSGDAnchor(_SklearnAnchor):
     def __init__(
         self,
         *,
-        tol: float | None = 1e-3,
+        eps: float | None = 1e-3,
+        tol: float = 1e-6,
         max_iter: int = 1000,
         learning_rate: str = "optimal",
         eta0: float = 0.01,
@@ -355,8 +373,8 @@ class SklearnSGDAnchor(_SklearnAnchor):
         seed: int = 0,
         time_limit: float | None = None,
     ):
-        super().__init__(max_iter=max_iter, time_limit=time_limit)
-        self.tol = None if tol is None else check_real("tol", tol, low=0.0)
+        super().__init__(tol=tol, max_iter=max_iter, time_limit=time_limit)
+        self.eps = None if eps is None else check_real("eps", eps, low=0.0)
         self.learning_rate = str(learning_rate)
         self.eta0 = check_real("eta0", eta0, low=0.0)
         self.average = (
@@ -374,7 +392,7 @@ class SklearnSGDAnchor(_SklearnAnchor):
             alpha=lambda_from_C(problem.C, problem.n_samples),
             fit_intercept=problem.bias == "free",
             max_iter=self.max_iter,
-            tol=self.tol,
+            tol=self.eps,
             learning_rate=self.learning_rate,
             eta0=self.eta0,
             average=self.average,
@@ -388,7 +406,7 @@ class SklearnSGDAnchor(_SklearnAnchor):
         est, warned = fitted
         w, b = self._linear_model(est, problem.bias == "free")
         iterations = int(est.n_iter_)
-        stopped_early = self.tol is not None and iterations < self.max_iter
+        stopped_early = self.eps is not None and iterations < self.max_iter
         status = Status.OPTIMAL if stopped_early and not warned else Status.MAX_ITER
         return LibraryOutcome(
             status,

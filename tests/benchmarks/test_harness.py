@@ -87,8 +87,8 @@ def test_settings_reach_the_solver_options_and_the_data_specs():
         "gaussian:n=40,d=3,sep=1,seed=0,split=0.25",
         "gaussian:n=40,d=3,sep=1,seed=1,split=0.25",
     }
-    osqp = [c for c in cases if c.solver == "osqp"]  # a reference keeps its own tolerance
-    assert all(c.solver_options == {"time_limit": 7.0} for c in osqp)
+    osqp = [c for c in cases if c.solver == "osqp"]  # a reference too is asked the suite's tol
+    assert all(c.solver_options == {"tol": 1e-5, "time_limit": 7.0} for c in osqp)
     fake = expand({**suite, "solvers": ["test_sleep"]}, settings)[0]
     assert all(c.solver_options == {"tol": 1e-5, "time_limit": 7.0} for c in fake)
     tols = {c.solver_options["tol"] for c in cases if c.solver == "clarabel"}

@@ -181,9 +181,9 @@ def test_anchor_section_divides_by_the_fastest_anchor():
 
 def test_anchor_section_names_each_anchor_tolerance():
     loose, tight = _row("liblinear_cs", 0.2, True), _row("liblinear_cs", 1.0, True)
-    loose["solver_options"], tight["solver_options"] = {"tol": 0.1}, {"tol": 1e-4, "seed": 0}
+    loose["solver_options"], tight["solver_options"] = {"eps": 0.1}, {"eps": 1e-4, "seed": 0}
     body = [line for line in anchor_section([_row("cs_dcd", 0.5, False), loose, tight])]
-    assert any("| liblinear_cs[tol=0.0001] | optimal | 1.0000 | 5.00 |" in line for line in body)
+    assert any("| liblinear_cs[eps=0.0001] | optimal | 1.0000 | 5.00 |" in line for line in body)
     assert all("seed" not in line for line in body)
 
 

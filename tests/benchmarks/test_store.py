@@ -107,7 +107,45 @@ def test_a_database_of_the_first_schema_gains_the_new_columns(tmp_path):
         assert store.count() == 0
     with sqlite3.connect(path) as conn:
         columns = {row[1] for row in conn.execute("PRAGMA table_info(records)")}
-    assert {"certify_time", "case_time", "wall_time"} <= columns
+    assert {"certify_time", "case_time", "wall_time", "option_names"} <= columns
+
+
+def test_rows_written_with_the_former_option_names_are_read_in_todays(tmp_path):
+    """Before 0.2.0 a reference's or anchor's ``tol`` was its library's tolerance (now
+    ``eps``) and a reference's certified gap ``gap_check`` (now ``tol``): rows written then
+    (no ``option_names``) are read in today's names; rows written now are read as written."""
+    from svmbench.benchmarks.harness import store as store_module
+    from svmbench.benchmarks.harness.store import row_of
+
+    old_schema = store_module._SCHEMA.replace("    option_names INTEGER,\n", "")
+    path = tmp_path / "old.sqlite"
+    written = {
+        "osqp": {"tol": 1e-9, "gap_check": 1e-8, "rho": 1.0},
+        "liblinear_cs": {"tol": 0.1, "seed": 0},
+        "dcd": {"tol": 1e-6},
+    }
+    with sqlite3.connect(path) as conn:
+        conn.executescript(old_schema)
+        for i, (solver, options) in enumerate(written.items()):
+            case = Case({"kind": "soft_margin_primal"}, f"gaussian:n={10 + i}", solver, options)
+            row = row_of(Record(case, None, status="optimal"))
+            del row["option_names"]
+            marks = ", ".join("?" for _ in row)
+            conn.execute(
+                f"INSERT INTO records ({', '.join(row)}) VALUES ({marks})", tuple(row.values())
+            )
+    with Store(path, create=False) as store:
+        new = Case({"kind": "soft_margin_primal"}, "gaussian:n=20", "libsvm", {"tol": 1e-6})
+        store.add(Record(new, None, status="not_certified"))
+        read = {r["solver"]: r["solver_options"] for r in store.records()}
+        csv_text = store.to_csv()
+    assert read == {
+        "osqp": {"eps": 1e-9, "tol": 1e-8, "rho": 1.0},
+        "liblinear_cs": {"eps": 0.1, "seed": 0},
+        "dcd": {"tol": 1e-6},
+        "libsvm": {"tol": 1e-6},  # written now: tol is the certified gap
+    }
+    assert '""eps"": 0.1' in csv_text and "gap_check" not in csv_text
 
 
 def test_error_rows_are_retried_on_resume_and_timeouts_on_request(tmp_path):

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import warnings
+
 import pytest
 
 from svmbench.benchmarks.harness.cases import data_size, expand
@@ -132,3 +134,28 @@ def test_brackets_inside_strings_and_comments_do_not_count_as_nesting(tmp_path):
     text = f'description = "{"[" * 40}"  # {"{" * 40}\n'
     suite = load_suite(str(_write(tmp_path, text + GOOD)))
     assert suite["description"].startswith("[[[")
+
+
+def test_a_suite_with_the_former_option_names_loads_and_maps(tmp_path):
+    """Before 0.2.0 a reference's library tolerance was ``tol`` and its certified gap
+    ``gap_check``: such a suite is read in today's names (``eps``, ``tol``), with a
+    ``FutureWarning`` naming the file and the line."""
+    text = GOOD.replace(
+        'solvers = ["clarabel"]',
+        'solvers = ["dcd", { name = "osqp", tol = 1e-9, gap_check = 1e-8 }]\n'
+        "[options.clarabel]\ngap_check = 1e-7",
+    )
+    path = _write(tmp_path, text)
+    with pytest.warns(FutureWarning, match=r"line 3: .*'gap_check' is now 'tol'") as caught:
+        suite = load_suite(str(path))
+    assert len(caught) == 1 and str(path) in str(caught[0].message)
+    assert suite["solvers"] == ["dcd", {"name": "osqp", "eps": 1e-9, "tol": 1e-8}]
+    assert suite["options"] == {"clarabel": {"tol": 1e-7}}
+    cases, _ = expand({**suite, "solvers": [*suite["solvers"], "clarabel"]})
+    options = {c.solver: c.solver_options for c in cases}
+    assert options["osqp"]["eps"] == 1e-9 and options["osqp"]["tol"] == 1e-8
+    assert options["clarabel"]["tol"] == 1e-7 and "eps" not in options["clarabel"]
+    # a suite of today's names loads without a warning, unchanged
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert load_suite(str(_write(tmp_path, GOOD)))["solvers"] == ["clarabel"]

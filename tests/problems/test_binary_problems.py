@@ -136,6 +136,21 @@ def test_optimal_bias_is_the_exact_minimizer(rng, loss, reg):
     assert value(b) <= min(value(g) for g in grid) + 1e-9
 
 
+def test_a_flat_hinge_gets_the_middle_of_its_optimal_interval():
+    """Every point inside the margin and the violators' Σ C_i y_i = 0: the objective is flat
+    for b in [−0.88, 0.88] (rounding leaves the slope at ±1e-18); LIBSVM takes the middle, 0,
+    where the left end was returned (scikit-learn's test_svm_classifier_sided_sample_weight)."""
+    f = np.array([-0.12, -0.12, -0.12, 0.12, 0.12, 0.12])
+    y = np.array([-1.0, -1.0, -1.0, 1.0, 1.0, 1.0])
+    assert optimal_bias(f, y, np.full(6, 0.01), "hinge") == pytest.approx(0.0, abs=1e-12)
+    # the interval is not symmetric when the decision values are not: its middle still
+    g = f + 0.3
+    assert optimal_bias(g, y, np.full(6, 0.01), "hinge") == pytest.approx(-0.3, abs=1e-12)
+    # not flat: one unit of C more on the positives moves the minimizer to a breakpoint
+    C = np.array([0.01, 0.01, 0.01, 0.02, 0.01, 0.01])
+    assert optimal_bias(f, y, C, "hinge") == pytest.approx(0.88, abs=1e-12)
+
+
 def test_projection_onto_box_and_hyperplane(rng):
     for _ in range(20):
         n = 30

@@ -33,15 +33,17 @@ KNOWN_FAILURES: dict[str, tuple[str, ...]] = {
         "test_svm.py::test_linearsvc_parameters[True-l1-hinge]",
         "test_svm.py::test_linearsvc_parameters[True-l1-squared_hinge]",
         "test_svm.py::test_linearsvm_liblinear_sample_weight[LinearSVC-params0]",
+        "test_svm.py::test_linearsvc",
     ),
     "a libsvm/liblinear limitation: sparse predict after a dense fit, dual=False with hinge": (
         "test_svm.py::test_bad_input[lil_array]",
         "test_svm.py::test_bad_input[lil_matrix]",
         "test_svm.py::test_linearsvc_parameters[False-l2-hinge]",
     ),
-    "libsvm's private attributes (_gamma, _n_support)": (
+    "libsvm's private attributes (_gamma, _n_support, _dual_coef_)": (
         "test_svm.py::test_gamma_scale",
         "test_svm.py::test_svc_raises_error_internal_representation",
+        "test_svm.py::test_tweak_params",
     ),
     "probability=True, probA_: deprecated by scikit-learn (CalibratedClassifierCV instead)": (
         "test_sparse.py::test_sparse_svc_clone_with_callable_kernel[lil_array]",

@@ -36,13 +36,13 @@ RTOL_LIBLINEAR = 1e-5  # -e 1e-6, but LIBLINEAR caps its dual CD at a compiled-i
 RTOL_SGD = 1e-2  # stochastic: 300 epochs at C = 0.1
 #: Tight options of each anchor.
 TIGHT = {
-    "liblinear": {"tol": 1e-6},
-    "liblinear_cs": {"tol": 1e-6},
-    "libsvm": {"tol": 1e-8},
-    "sklearn_svc": {"tol": 1e-8},
-    "sklearnex_svc": {"tol": 1e-8},
-    "sklearn_linearsvc": {"tol": 1e-8, "max_iter": 100_000},
-    "sklearn_sgd": {"tol": None, "max_iter": 300},
+    "liblinear": {"eps": 1e-6},
+    "liblinear_cs": {"eps": 1e-6},
+    "libsvm": {"eps": 1e-8},
+    "sklearn_svc": {"eps": 1e-8},
+    "sklearnex_svc": {"eps": 1e-8},
+    "sklearn_linearsvc": {"eps": 1e-8, "max_iter": 100_000},
+    "sklearn_sgd": {"eps": None, "max_iter": 300},
 }
 
 
@@ -140,7 +140,7 @@ def test_sklearn_sgd_reaches_reference(set_name, loss, bias, options):
         result, ref = solve_tight("sklearn_sgd", problem, **options)
     check_against_reference(result, ref, RTOL_SGD)
     assert result.iterations == TIGHT["sklearn_sgd"]["max_iter"]
-    assert result.status is Status.MAX_ITER  # tol=None: it ran its epochs
+    assert result.status is Status.MAX_ITER  # eps=None: it ran its epochs
 
 
 def test_sklearn_sgd_alpha_comes_from_lambda_from_C():
@@ -149,7 +149,7 @@ def test_sklearn_sgd_alpha_comes_from_lambda_from_C():
 
     X, y = BINARY_SETS["quadrant"]
     problem = SoftMarginPrimal(X, y, C=0.3, bias="free")
-    result = registry.get("sklearn_sgd", max_iter=5, tol=None).solve(problem)
+    result = registry.get("sklearn_sgd", max_iter=5, eps=None).solve(problem)
     assert result.info["sgd_alpha"] == lambda_from_C(0.3, len(y))
 
 
@@ -285,13 +285,13 @@ def test_liblinear_cs_reaches_reference(spec, bias, scale):
 @pytest.mark.parametrize(
     ("name", "loose", "problem_kind"),
     [
-        ("liblinear", {"tol": 1.0}, "linear"),
-        ("sklearn_linearsvc", {"tol": 1.0}, "linear"),
-        ("libsvm", {"tol": 1.0}, "kernel"),
-        ("sklearn_svc", {"tol": 1.0}, "kernel"),
-        ("sklearnex_svc", {"tol": 1.0}, "kernel"),
-        ("sklearn_sgd", {"tol": None, "max_iter": 2}, "sgd"),
-        ("liblinear_cs", {"tol": 1.0}, "multiclass"),
+        ("liblinear", {"eps": 1.0}, "linear"),
+        ("sklearn_linearsvc", {"eps": 1.0}, "linear"),
+        ("libsvm", {"eps": 1.0}, "kernel"),
+        ("sklearn_svc", {"eps": 1.0}, "kernel"),
+        ("sklearnex_svc", {"eps": 1.0}, "kernel"),
+        ("sklearn_sgd", {"eps": None, "max_iter": 2}, "sgd"),
+        ("liblinear_cs", {"eps": 1.0}, "multiclass"),
     ],
 )
 def test_loose_tolerance_reports_larger_gap(name, loose, problem_kind):
@@ -311,6 +311,50 @@ def test_loose_tolerance_reports_larger_gap(name, loose, problem_kind):
     tight_result, _ = solve_tight(name, problem)
     assert loose_result.rel_gap > 10 * tight_result.rel_gap, (loose_result, tight_result)
     assert loose_result.certified and tight_result.certified
+
+
+def _anchor_problem(name, kernel):
+    """A small problem of the anchor's kind: ``kernel`` "linear" (the soft-margin primal with
+    the bias the library has) or "rbf" (a kernel dual); None when the anchor takes neither."""
+    X, y = BINARY_SETS["breast_cancer"]
+    cls = registry.solver_class(name)
+    if kernel == "rbf":
+        candidates = [KernelDual(X, y, C=1.0, kernel="rbf")]
+    else:
+        candidates = [SoftMarginPrimal(X, y, C=0.1, bias=b) for b in ("regularized", "free")]
+        candidates.append(MulticlassHinge(*_wine(), C=0.5))
+    return next((p for p in candidates if cls.unsupported_reason(p) is None), None)
+
+
+def _wine():
+    ds = datasets.load("wine")
+    return ds.X, ds.y
+
+
+@pytest.mark.parametrize("kernel", ["linear", "rbf"])
+@pytest.mark.parametrize("tol", [1e-1, 1e-4, 1e-8])
+@pytest.mark.parametrize("name", registry.anchor_names())
+def test_anchor_optimal_means_certified_at_tol(name, tol, kernel):
+    """``tol`` is the certified gap asked for, ``eps`` the library's own tolerance (its
+    default here): ``optimal`` ⇒ certified with rel_gap ≤ tol; short of tol, the library's
+    rule having held, the status is ``not_certified``."""
+    need(name)
+    problem = _anchor_problem(name, kernel)
+    if problem is None:
+        pytest.skip(f"{name} takes no {kernel} problem")
+    solver = registry.get(name, tol=tol)
+    assert solver.tol == tol and solver.eps == type(solver)().eps  # the library's default
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        result = solver.solve(problem)
+    if result.status is Status.OPTIMAL:
+        assert result.certified and result.rel_gap <= tol
+    elif result.status is Status.NOT_CERTIFIED:
+        assert result.rel_gap > tol or not result.certified
+    else:
+        assert result.status is Status.MAX_ITER, result.message
+    if tol == 1e-1 and not registry.solver_class(name).stochastic:  # its default eps is enough
+        assert result.status is Status.OPTIMAL, result.message
 
 
 class _no_warning:
@@ -333,7 +377,7 @@ def test_iteration_cap_is_status_max_iter(name, options):
         else KernelDual(X, y, kernel="rbf")
     )
     with pytest.warns(ConvergenceWarning, match=name):
-        result = registry.get(name, tol=1e-10, **options).solve(problem)
+        result = registry.get(name, eps=1e-10, **options).solve(problem)
     assert result.status is Status.MAX_ITER
     assert result.iterations == options["max_iter"]
     assert np.isfinite(result.rel_gap)
@@ -345,7 +389,7 @@ def test_liblinear_cap_is_status_max_iter():
     X, y = BINARY_SETS["digits"]
     problem = SoftMarginPrimal(X, y, C=10.0, bias="none")
     with pytest.warns(ConvergenceWarning, match="liblinear"):
-        result = registry.get("liblinear", tol=1e-12).solve(problem)
+        result = registry.get("liblinear", eps=1e-12).solve(problem)
     assert result.status is Status.MAX_ITER
     assert "reaching max number of iterations" in result.info["library_output"]
 
@@ -446,7 +490,7 @@ def test_liblinear_seed_makes_runs_repeat():
     need("liblinear")
     X, y = BINARY_SETS["gaussian_overlap"]
     problem = SoftMarginPrimal(X, y, C=0.1, bias="regularized")
-    a, b, c = (registry.get("liblinear", tol=1e-6, seed=s).solve(problem) for s in (4, 4, 5))
+    a, b, c = (registry.get("liblinear", eps=1e-6, seed=s).solve(problem) for s in (4, 4, 5))
     assert a.iterations == b.iterations and np.array_equal(a.w, b.w)
     assert not np.array_equal(a.w, c.w)  # another seed, another coordinate order
 
@@ -471,7 +515,7 @@ def test_compare_runs_solvers_and_anchors_side_by_side(monkeypatch):
     X, y = BINARY_SETS["quadrant"]
     problem = SoftMarginPrimal(X, y, C=0.1, bias="regularized")
     names = ["clarabel", "liblinear", "sklearn_sgd", "nope"]
-    rows = compare.compare(problem, names, repeat=2, options={"liblinear": {"tol": 1e-6}})
+    rows = compare.compare(problem, names, repeat=2, options={"liblinear": {"eps": 1e-6}})
     assert [r["name"] for r in rows] == names
     clarabel, liblinear, sgd, nope = rows
     assert clarabel["kind"] == "solver" and liblinear["kind"] == "anchor"
@@ -502,7 +546,7 @@ def test_svmbench_compare_prints_a_row_per_name(capsys):
             "--kernel=rbf",
             "--solvers=clarabel,libsvm,liblinear",
             "--repeat=1",
-            "--set=libsvm.tol=1e-8",
+            "--set=libsvm.eps=1e-8",
         ]
     )
     out = capsys.readouterr().out

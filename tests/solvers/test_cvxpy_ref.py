@@ -106,7 +106,7 @@ def test_sparse_data_and_per_example_weights():
 def test_scs_backend_reaches_a_looser_optimum():
     X, y = BINARY_SETS["quadrant"]
     problem = SoftMarginPrimal(X, y, C=1.0)
-    result = registry.get("cvxpy", solver="SCS", tol=1e-9, max_iter=100_000).solve(problem)
+    result = registry.get("cvxpy", solver="SCS", eps=1e-9, max_iter=100_000).solve(problem)
     assert result.info["conic_solver"] == "SCS"
     assert result.status is Status.OPTIMAL
     assert rel(result.primal, reference_solution(problem, "clarabel").primal) <= 1e-6
@@ -164,10 +164,13 @@ def test_near_separable_hard_margin_is_never_called_infeasible(e, bias, conic):
     problem = HardMarginPrimal(*_near_separable(e), bias=bias)
     assert problem.separating_point() is not None  # feasible for every e > 0
     result = registry.get("cvxpy", solver=conic).solve(problem)
-    assert result.status in (Status.OPTIMAL, Status.NUMERICAL_ERROR), result.message
+    honest = (Status.OPTIMAL, Status.NOT_CERTIFIED, Status.NUMERICAL_ERROR)
+    assert result.status in honest, result.message
     if result.status is Status.OPTIMAL:
         assert result.certified and result.rel_gap <= RTOL_GAP
         assert np.all(problem.margins(result.w, result.b) >= 1.0 - 1e-9)
+    elif result.status is Status.NOT_CERTIFIED:  # a claimed optimum short of tol
+        assert result.rel_gap > RTOL_GAP or not result.certified
     else:
         assert "near-separable" in result.message or "fails the check" in result.message
 
@@ -234,7 +237,8 @@ def test_extreme_C_and_weights_end_in_a_true_status(conic):
         if result.status is Status.OPTIMAL:
             ok = result.certified and result.rel_gap <= RTOL_GAP
         else:
-            ok = result.status in (Status.NUMERICAL_ERROR, Status.MAX_ITER, Status.TIME_LIMIT)
+            honest = (Status.NOT_CERTIFIED, Status.NUMERICAL_ERROR, Status.MAX_ITER)
+            ok = result.status in (*honest, Status.TIME_LIMIT)
         if not ok:
             bad.append((problem.describe(), result.status.value, result.message))
     assert not bad, bad

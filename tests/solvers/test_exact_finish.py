@@ -262,3 +262,78 @@ def test_exact_and_primal_only_points_are_left_as_they_are():
     smo = registry.get("smo", tol=TOL).solve(kernel)
     assert smo.info["exact_finish"]["skipped"].startswith("already exact")
     _assert_kkt(kernel, smo.alpha, smo.b, rtol=1e-3)
+
+
+# ---- at a loose tol --------------------------------------------------------------------------
+
+#: scikit-learn's toy problem (test_svm.py): the optimum has α = 0.25 on rows 1 and 3, 0 else.
+TOY_X = np.array([[-2, -1], [-1, -1], [-1, -2], [1, 1], [1, 2], [2, 1]], dtype=float)
+TOY_Y = np.array([-1.0, -1.0, -1.0, 1.0, 1.0, 1.0])
+
+
+@pytest.mark.parametrize("solver", ("barrier", "clarabel"))
+def test_a_loose_tol_is_finished_to_the_exact_optimum(solver):
+    """At tol=1e-3 (SVC's default) the barrier leaves α ≈ 7e-6 on the rows off the margin: the
+    finish makes the point exact, support and coefficients."""
+    problem = KernelDual(TOY_X, TOY_Y, C=1.0, kernel="linear")
+    result = registry.get(solver, tol=1e-3).solve(problem)
+    assert result.status is Status.OPTIMAL
+    report = result.info["exact_finish"]
+    assert report["accepted"] and report["rel_gap_after"] <= 1e-12, report
+    np.testing.assert_array_equal(np.flatnonzero(result.alpha), [1, 3])
+    np.testing.assert_allclose(result.alpha[[1, 3]], 0.25, rtol=1e-12)
+    assert abs(result.b) <= 1e-12
+    ref = reference_solution(problem)
+    assert abs(result.primal - ref.primal) <= 1e-10 * max(1.0, abs(ref.primal))
+
+
+@pytest.mark.parametrize("C", (1.0, 100.0))
+def test_smo_at_a_loose_tol_gets_the_exact_multipliers(C):
+    """SMO at tol=1e-3 on an RBF kernel: every multiplier free and 1e-3 off the optimum; the
+    finish solves them, so that the fits at (C, weights w) and (C·w, no weights) agree to
+    rounding (scikit-learn's test_svm_equivalence_sample_weight_C)."""
+    weights = np.full(6, 1.0 / C)
+    problem = KernelDual(TOY_X, TOY_Y, C=C, kernel="rbf", gamma=0.5, sample_weight=weights)
+    result = registry.get("smo", tol=1e-3).solve(problem)
+    report = result.info["exact_finish"]
+    assert report["accepted"] and result.rel_gap <= 1e-12, report
+    ref = registry.get("clarabel", tol=1e-12).solve(problem)
+    np.testing.assert_allclose(result.alpha, ref.alpha, rtol=1e-9, atol=1e-12)
+    np.testing.assert_allclose(result.b, ref.b, atol=1e-9)
+
+
+def test_the_next_candidate_is_tried_when_one_does_not_certify(monkeypatch):
+    """The candidates (the active sets of thresholds from the gap's up to EPS_LOOSE) are tried
+    smallest free set first; one whose finished point does not certify (here: forced to 0) is
+    followed by the next, and the candidate of smallest certified gap is kept."""
+    solve = finish_module._solve_free_set
+    calls = []
+
+    def first_fails(problem, fixed, free, alpha_free, b0, upper):
+        calls.append(free.size)
+        if len(calls) == 1:
+            return np.zeros_like(fixed), None, "kkt"
+        return solve(problem, fixed, free, alpha_free, b0, upper)
+
+    monkeypatch.setattr(finish_module, "_solve_free_set", first_fails)
+    problem = SoftMarginDual(TOY_X, TOY_Y, C=1.0)
+    result = registry.get("barrier", tol=1e-3).solve(problem)
+    report = result.info["exact_finish"]
+    gaps = [gap for _, gap in report["tried"]]
+    assert len(gaps) >= 2 and calls == sorted(calls), (report, calls)  # cheapest first
+    assert report["accepted"] and report["rel_gap_after"] == min(gaps) <= 1e-12
+    assert gaps[0] > 1e-3  # the forced point
+    np.testing.assert_array_equal(np.flatnonzero(result.alpha), [1, 3])
+
+
+def test_a_loose_coordinate_descent_point_is_finished_and_a_tight_one_kept():
+    """DCD at tol=1e-4 (LinearSVC's) ends with exact bounds but free multipliers off the KKT
+    point: they are solved (the regularized bias exact); at tol=1e-9 its point is kept as is."""
+    problem = SoftMarginDual(TOY_X, TOY_Y, C=1.0, bias="regularized")
+    loose = registry.get("dcd", tol=1e-4).solve(problem)
+    assert loose.info["exact_finish"]["accepted"] and loose.rel_gap <= 1e-12
+    ref = reference_solution(problem)
+    np.testing.assert_allclose(loose.w, ref.w, atol=1e-8)
+    assert abs(loose.b) <= 1e-12  # the symmetric toy's bias is 0
+    tight = registry.get("dcd", tol=1e-9).solve(problem)
+    assert tight.info["exact_finish"]["skipped"].startswith("already exact")

@@ -178,3 +178,60 @@ def test_every_clarabel_status_name_is_a_status_of_the_record():
     assert {"Solved", "PrimalInfeasible", "MaxIterations", "InsufficientProgress"} <= set(
         _CLARABEL_STATUS_NAMES
     )
+
+
+# ---- tol: the certified gap asked for; eps: the library's own tolerance ------------------------
+
+
+def _tol_problems():
+    X, y = BINARY_SETS["breast_cancer"]
+    return {
+        "linear": SoftMarginPrimal(X, y, C=1.0),
+        "rbf": KernelDual(X, y, C=1.0, kernel="rbf"),
+        "hard_margin": HardMarginPrimal(*BINARY_SETS["gaussian_separable"]),
+    }
+
+
+@pytest.mark.parametrize("kind", ["linear", "rbf", "hard_margin"])
+@pytest.mark.parametrize("tol", [1e-3, 1e-6, 1e-9])
+@pytest.mark.parametrize("name", ["clarabel", "osqp", "cvxpy"])
+def test_optimal_means_certified_at_tol(name, tol, kind):
+    """``optimal`` ⇒ certified with rel_gap ≤ tol, whatever the library's own ``eps``; a
+    status short of it is ``not_certified``, never ``optimal``."""
+    problem = _tol_problems()[kind]
+    result = registry.get(name, tol=tol).solve(problem)
+    assert result.status in (Status.OPTIMAL, Status.NOT_CERTIFIED), result.message
+    if result.status is Status.OPTIMAL:
+        assert result.certified and result.rel_gap <= tol
+    else:
+        assert result.rel_gap > tol and f"tol={tol:g}" in result.message
+    if kind != "hard_margin" and tol >= 1e-6:  # the tight library and the exact finish
+        assert result.status is Status.OPTIMAL
+
+
+def test_the_library_tolerance_is_eps_and_tol_judges_it():
+    """A loose ``eps`` with a tight ``tol``: the library stops early and the record says
+    ``not_certified`` where no exact finish applies (the hard margin); the defaults are a
+    certified 1e-6 judged on a tight library (Clarabel 1e-10, OSQP 1e-7)."""
+    clarabel, osqp = registry.get("clarabel"), registry.get("osqp")
+    assert (clarabel.tol, clarabel.eps, osqp.tol, osqp.eps) == (1e-6, 1e-10, 1e-6, 1e-7)
+    problem = _tol_problems()["hard_margin"]
+    loose = registry.get("clarabel", eps=1e-2, tol=1e-12).solve(problem)
+    assert loose.status is Status.NOT_CERTIFIED and loose.certified
+    assert loose.rel_gap > 1e-12 and "clarabel status" in loose.message
+    assert registry.get("clarabel", eps=1e-2, tol=1.0).solve(problem).status is Status.OPTIMAL
+    with pytest.raises(TypeError, match="'gap_check' is now 'tol'"):
+        registry.get("osqp", gap_check=1e-6)
+
+
+def test_renamed_options_map_the_former_names_once():
+    renamed, notes = registry.renamed_options("osqp", {"tol": 1e-9, "gap_check": 1e-8})
+    assert renamed == {"eps": 1e-9, "tol": 1e-8} and len(notes) == 2
+    # today's names come back as given; a stored record of before is renamed
+    assert registry.renamed_options("clarabel", {"tol": 1e-8}) == ({"tol": 1e-8}, [])
+    assert registry.renamed_options("libsvm", {"tol": 1e-3}, written_before=True)[0] == {
+        "eps": 1e-3
+    }
+    assert registry.renamed_options("smo", {"tol": 1e-3}, written_before=True)[0] == {"tol": 1e-3}
+    with pytest.raises(ValueError, match="mix former and current names"):
+        registry.renamed_options("osqp", {"gap_check": 1e-8, "tol": 1e-9, "eps": 1e-7})
