@@ -125,7 +125,7 @@ def linear_coef(estimator):
     if isinstance(model, CrammerSingerModel):
         return model.W[...]
     if isinstance(model, KernelModel) and model.kernel == "linear":
-        return safe_sparse_dot(estimator.dual_coef_, estimator.support_vectors_)
+        return _combination(estimator.dual_coef_, estimator.support_vectors_)
     if isinstance(model, OneVsRestModel) and all(isinstance(m, LinearModel) for m in model.models):
         return np.vstack([m.w for m in model.models])
     if isinstance(model, OneVsOneModel):
@@ -136,11 +136,30 @@ def linear_coef(estimator):
         if all(isinstance(m, LinearModel) for m, _ in models):
             return np.vstack([sign * m.w for m, sign in models])
         if all(isinstance(m, KernelModel) and m.kernel == "linear" for m, _ in models):
-            rows = [safe_sparse_dot(s * m.dual_coef[None, :], m.support_vectors) for m, s in models]
+            rows = [_combination(s * m.dual_coef[None, :], m.support_vectors) for m, s in models]
             if sparse.issparse(rows[0]):
                 return sparse.vstack(rows, format="csr")
             return np.vstack(rows)
     return None
+
+
+def _combination(coef, vectors):
+    """``coef @ vectors`` (SVC's ``coef_``), an entry within its own rounding error of 0
+    (``|c| ≤ 4·n_SV·ε·(|coef| @ |vectors|)``) set to exactly 0: dense and sparse arithmetic
+    then agree on the zeros of w, as LIBSVM's identical loops do."""
+    w = safe_sparse_dot(coef, vectors)
+    scale = safe_sparse_dot(abs(coef), abs(vectors))
+    bound = 4.0 * max(1, vectors.shape[0]) * np.finfo(np.float64).eps
+    if sparse.issparse(w):
+        w = sparse.csr_matrix(w)
+        scale = scale.toarray() if sparse.issparse(scale) else np.asarray(scale)
+        rows = np.repeat(np.arange(w.shape[0]), np.diff(w.indptr))
+        w.data[np.abs(w.data) <= bound * scale[rows, w.indices]] = 0.0
+        w.eliminate_zeros()
+        return w
+    w = np.asarray(w)
+    w[np.abs(w) <= bound * np.asarray(scale)] = 0.0
+    return w
 
 
 def with_linear(model, coef, intercept):

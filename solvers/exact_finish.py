@@ -60,6 +60,9 @@ EPS_LOOSE = 1e-2
 EXACT_GAP = 1e-6
 #: The candidates stop at the first finished point certified to this: exact to rounding.
 STOP_GAP = 1e-12
+#: A finished multiplier of at most this many times the largest is rounding: set to 0.
+ROUNDING_ZERO = 64 * np.finfo(np.float64).eps
+
 #: Smallest ε (a point certified to rounding still has rounding in α).
 EPS_MIN = 1e-12
 #: The dense KKT solve runs up to this many free multipliers; beyond, the finish is skipped.
@@ -128,10 +131,13 @@ def exact_finish(
         return variables, cert, report
     b0 = cert.primal_point.get("b")
     candidates, too_many = _candidates(alpha, upper, eps0)
+    candidates += _margin_candidates(problem, cert, upper, candidates)
     best, tried = None, []
     for eps, at0, atC, free in candidates:
         fixed = np.where(atC, upper, 0.0)
         finished, b, method = _solve_free_set(problem, fixed, free, alpha[free], b0, upper)
+        # a multiplier within rounding of 0 is at 0 (dense and sparse products then agree)
+        finished[np.abs(finished) <= ROUNDING_ZERO * np.max(np.abs(finished), initial=0.0)] = 0.0
         finished = _zero_label_sum(problem, finished, upper)
         new_vars = _variables_of(problem, finished, b)
         new_cert = problem.certificate(**new_vars)
@@ -185,6 +191,36 @@ def _candidates(alpha, upper, eps0: float):
         eps *= 10.0
     out.sort(key=lambda c: c[3].size)  # stable: among equal sizes, the smaller ε first
     return out, too_many
+
+
+def _margin_candidates(problem, cert, upper, known) -> list:
+    """Active sets read from the certified point's margins ``m_i = y_i f(x_i)`` rather than from
+    α: ``m_i > 1 + δ`` → 0, ``m_i < 1 − δ`` → C_i (a finite bound), the rest free, for
+    ``δ = 10^k·√rel_gap``, k = −1, 0, 1. At a loose gap an interior point's α does not yet tell
+    the free multipliers from the small ones, its margins do; tried after the sets of α, those
+    already tried left out."""
+    point = cert.primal_point or {}
+    b = point.get("b")
+    if b is None:
+        return []
+    if isinstance(problem, KernelDual):
+        f = problem.decision_function(np.asarray(point["alpha"], dtype=np.float64), b)
+    elif point.get("w") is not None:
+        f = problem.decision_function(np.asarray(point["w"], dtype=np.float64), b)
+    else:
+        return []
+    m = problem.y * np.asarray(f, dtype=np.float64)
+    seen = {(c[1].tobytes(), c[2].tobytes()) for c in known}
+    root, out = math.sqrt(max(cert.rel_gap, 0.0)), []
+    for delta in sorted({float(np.clip(root * 10.0**k, 1e-10, 0.3)) for k in (-1, 0, 1)}):
+        at0 = (m > 1.0 + delta) | (upper <= 0)
+        atC = np.isfinite(upper) & ~at0 & (m < 1.0 - delta)
+        free = np.flatnonzero(~at0 & ~atC)
+        key = (at0.tobytes(), atC.tobytes())
+        if key not in seen and free.size <= MAX_FREE:
+            out.append((delta, at0, atC, free))
+        seen.add(key)
+    return out
 
 
 def _active_set(alpha, upper, eps: float):
