@@ -126,8 +126,8 @@ class Solver(abc.ABC):
     #: False for one-shot methods, which call a callback once, at the end (its return value
     #: cannot stop them).
     reports_progress: ClassVar[bool] = True
-    #: True for the reductions, whose ``optimal`` speaks of their binary subproblems (each one
-    #: certified by its own solver), not of the certificate of the stacked model.
+    #: True for the reductions, whose certificate is that of their binary subproblems (the worst
+    #: relative gap), not of the stacked model on the multiclass problem.
     optimal_by_subproblems: ClassVar[bool] = False
     #: False for a solver whose ``infeasible`` comes from another solver's record, where the
     #: search for a separating point was already made (``auto``).
@@ -428,7 +428,7 @@ class Solver(abc.ABC):
                     variables[name] = value
             if model is None:
                 model = problem.model_from(variables)
-        if status is Status.OPTIMAL and not self.optimal_by_subproblems:
+        if status is Status.OPTIMAL:
             # optimal ⇔ certified and rel_gap ≤ tol, whatever rule stopped the method
             tol = self.tol
             if cert is None or not (cert.certified and cert.rel_gap <= tol):

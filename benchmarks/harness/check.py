@@ -67,8 +67,6 @@ def status_contradiction(record: Record) -> str | None:
         solver = registry.get(record.case.solver, **record.case.solver_options)
     except (TypeError, ValueError):
         return None
-    if solver.optimal_by_subproblems:  # ovr/ovo: optimal for their binary problems
-        return None
     tol = solver.tol
     if not r.certified:
         return "status optimal, but its certificate does not hold (certified=False)"

@@ -318,8 +318,12 @@ def test_ovr_matches_linear_svc(name):
     res = registry.get("ovr", binary_solver="clarabel").solve(problem)
     assert res.status is Status.OPTIMAL and res.iterations == problem.n_classes
     assert max(res.info["binary_rel_gaps"]) <= 1e-6
-    # the stacked W is certified on the Crammer–Singer problem: valid, and not its optimum
-    assert res.certified and res.W.shape == (problem.n_classes, problem.n_features)
+    # the record's own certificate is the binary problems' (optimal ⇔ certified at tol); the
+    # stacked W's on the Crammer–Singer problem is valid, and not its optimum
+    assert res.certified and res.rel_gap == max(res.info["binary_rel_gaps"]) <= 1e-6
+    cs = res.info["crammer_singer"]
+    assert cs["certified"] and cs["rel_gap"] > res.rel_gap
+    assert res.W.shape == (problem.n_classes, problem.n_features)
     sk = LinearSVC(C=1.0, loss="hinge", tol=1e-8, max_iter=200_000).fit(ds.X, ds.y)
     ours = np.mean(res.model.predict(ds.X_test) == ds.y_test)
     assert abs(ours - sk.score(ds.X_test, ds.y_test)) <= ACC_TOL
@@ -334,8 +338,11 @@ def test_ovo_kernel_matches_svc(name):
     res = registry.get("ovo", kernel="rbf", bias="free").solve(problem)
     k = problem.n_classes
     assert res.status is Status.OPTIMAL and res.iterations == k * (k - 1) // 2
-    assert not res.certified and np.isnan(res.primal)  # no Crammer–Singer certificate
+    assert "crammer_singer" not in res.info  # no stacked W: no Crammer–Singer certificate
     assert all(res.info["binary_certified"]) and max(res.info["binary_rel_gaps"]) <= 1e-6
+    # optimal ⇔ certified and rel_gap ≤ tol, on the record's own fields
+    assert res.certified and res.rel_gap == max(res.info["binary_rel_gaps"]) <= 1e-6
+    assert np.isfinite(res.primal) and res.gap >= 0  # the binary objectives, summed
     sk = SVC(C=1.0, kernel="rbf", gamma="scale", tol=1e-8).fit(ds.X, ds.y)
     ours = np.mean(res.model.predict(ds.X_test) == ds.y_test)
     assert abs(ours - sk.score(ds.X_test, ds.y_test)) <= ACC_TOL
