@@ -134,3 +134,18 @@ def test_save_model_replaces_a_file_whole_or_not_at_all(tmp_path, monkeypatch, i
         svmbench.save_model(clf, path)
     assert path.read_bytes() == before
     assert [p.name for p in tmp_path.iterdir()] == ["m.npz"]
+
+
+@pytest.mark.parametrize("anchor", ["sklearn_svc", "sklearnex_svc"])
+def test_an_svc_anchor_refuses_weights_on_one_class_in_our_words(anchor):
+    from sklearn.datasets import make_classification
+
+    from svmbench.problems import KernelDual
+
+    if anchor not in registry.available_anchors():
+        pytest.skip(registry.missing_reason(anchor))
+    X, y = make_classification(n_samples=40, n_features=3, n_informative=3, n_redundant=0)
+    y = 2.0 * y - 1
+    problem = KernelDual(X, y, sample_weight=(y > 0).astype(float))
+    with pytest.raises(TypeError, match=f"'{anchor}' cannot solve.*positive weight to one class"):
+        registry.get(anchor).solve(problem)

@@ -29,10 +29,34 @@ from svmbench.solvers.registry import register
 #: LIBSVM's ``-t`` for each of our kernels.
 _LIBSVM_KERNEL = {"linear": 0, "poly": 1, "rbf": 2, "sigmoid": 3, "precomputed": 4}
 
+
+def _both_classes_weighted(problem) -> str | None:
+    """LIBSVM (and scikit-learn's SVC over it) refuses data whose positive weights fall on one
+    class: say so before the library does, in this project's words."""
+    weights = problem.sample_weight
+    if weights is None:
+        return None
+    classes = np.unique(problem.y[np.asarray(weights) > 0])
+    if classes.size < 2:
+        return (
+            "sample_weight gives positive weight to one class only; LIBSVM trains on the "
+            "examples of positive weight and needs both classes there"
+        )
+    return None
+
+
 SVC_PROBLEMS = {
-    KernelDual: {"loss": ("hinge",), "bias": ("free",)},
-    SoftMarginPrimal: {"loss": ("hinge",), "bias": ("free",)},
-    SoftMarginDual: {"loss": ("hinge",), "bias": ("free",)},
+    KernelDual: {"loss": ("hinge",), "bias": ("free",), "sample_weight": _both_classes_weighted},
+    SoftMarginPrimal: {
+        "loss": ("hinge",),
+        "bias": ("free",),
+        "sample_weight": _both_classes_weighted,
+    },
+    SoftMarginDual: {
+        "loss": ("hinge",),
+        "bias": ("free",),
+        "sample_weight": _both_classes_weighted,
+    },
 }
 
 
