@@ -52,21 +52,6 @@ _HARD_MARGIN_STEPS = 3
 _STOCHASTIC = ("pegasos", "cs_sgd", "ssvm_sgd", "perceptron", "sklearn_sgd")
 
 
-def _check_products_finite(X) -> None:
-    """A ValueError (SVC's words) when ``d · max x_ij²`` leaves float64: every inner product, kernel
-    value and coefficient of such data may be infinite."""
-    values = X.data if sparse.issparse(X) else X
-    largest = float(np.max(np.abs(values))) if values.size else 0.0
-    with np.errstate(over="ignore"):
-        bound = largest * largest * X.shape[1]
-    if not np.isfinite(bound):
-        raise ValueError(
-            "The dual coefficients or intercepts are not finite: X's inner products overflow "
-            f"float64 (largest |x_ij| = {largest:.3g} over {X.shape[1]} features); scale X "
-            "(StandardScaler)"
-        )
-
-
 class SVMClassifier(LinearAttributesMixin, ClassifierMixin, BaseEstimator):
     """Support vector classifier trained by any svmbench solver, certified by its problem.
 
@@ -277,7 +262,7 @@ class SVMClassifier(LinearAttributesMixin, ClassifierMixin, BaseEstimator):
         if callable(self.kernel):
             del self.n_features_in_  # the callable's inputs need not have features
         elif self.kernel != "precomputed":
-            _check_products_finite(X)
+            kernel_functions.check_products_finite(X)
         check_classification_targets(y)
         classes, y_index = np.unique(y, return_inverse=True)
         if classes.size < 2:

@@ -1,4 +1,5 @@
-"""Callable kernels: ``kernel(A, B) -> (len(A), len(B))`` Gram matrices, as SVC takes them.
+"""Kernels the estimator computes itself: callable kernels ``kernel(A, B) -> (len(A), len(B))``
+Gram matrices, as SVC takes them, and the check that the data's inner products stay finite.
 
 A callable kernel is computed once per fit, ``K = kernel(X, X)``, and the problem is solved as a
 precomputed one (:class:`~svmbench.problems.KernelDual` with ``kernel="precomputed"``); at
@@ -61,4 +62,24 @@ def predict_kernel(kernel, X, X_fit) -> np.ndarray:
     return gram(kernel, X, X_fit)
 
 
-__all__ = ["BLOCK_ROWS", "gram", "predict_kernel"]
+def check_products_finite(X) -> None:
+    """A ValueError (SVC's words) when ``d · max x_ij²`` leaves float64: every inner product, kernel
+    value and coefficient of such data may be infinite."""
+    values = X.data if sparse.issparse(X) else X
+    largest = float(np.max(np.abs(values))) if values.size else 0.0
+    with np.errstate(over="ignore"):
+        bound = largest * largest * X.shape[1]
+    if not np.isfinite(bound):
+        raise ValueError(
+            "The dual coefficients or intercepts are not finite: X's inner products overflow "
+            f"float64 (largest |x_ij| = {largest:.3g} over {X.shape[1]} features); scale X "
+            "(StandardScaler)"
+        )
+
+
+__all__ = [
+    "BLOCK_ROWS",
+    "check_products_finite",
+    "gram",
+    "predict_kernel",
+]

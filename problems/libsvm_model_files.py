@@ -162,8 +162,12 @@ def _pair_models(model: Model) -> tuple[int, list[tuple[KernelModel, float]]]:
     if set(by_pair) != set(order):
         raise ValueError(f"a LIBSVM model needs every pair of the {k} classes once")
     first = by_pair[order[0]][0]
+
+    def used(m):  # the parameters the kernel reads (the linear kernel reads none)
+        return m.kernel if m.kernel == "linear" else m.kernel_params
+
     for m, _ in by_pair.values():
-        if m.kernel_params != first.kernel_params or m.n_features != first.n_features:
+        if used(m) != used(first) or m.n_features != first.n_features:
             raise ValueError("the pairs of the one-vs-one model must share one kernel")
     return k, [by_pair[p] for p in order]
 

@@ -209,9 +209,9 @@ def test_what_svmbench_refuses_to_write(tmp_path):
     confident = OneVsOneModel(ovo.models, ovo.pairs, 3, tie_break="confidence")
     with pytest.raises(ValueError, match="ties"):
         write_libsvm_model(confident, path)
-    linear_ovo = SVMClassifier(solver="smo", kernel="linear", multiclass="ovo").fit(X3, Y3)
-    with pytest.raises(TypeError, match=r"pair \(0, 1\) is a LinearModel"):
-        write_libsvm_model(linear_ovo, path)
+    linear_ovr = SVMClassifier(solver="dcd", kernel="linear", bias="regularized").fit(X3, Y3)
+    with pytest.raises(TypeError, match="OneVsRestModel"):
+        write_libsvm_model(linear_ovr, path)
     nan_sv = KernelModel(np.array([[np.nan, 1.0]]), [1.0], 0.0, "rbf", [0], 1, gamma=1.0)
     with pytest.raises(ValueError, match="NaN or infinite"):
         write_libsvm_model(nan_sv, path)
