@@ -55,6 +55,7 @@ from typing import Any, ClassVar
 import numpy as np
 
 from svmbench.problems import KernelDual, SoftMarginDual, SoftMarginPrimal
+from svmbench.problems.base import make_certificate
 from svmbench.problems.low_rank import (
     landmark_model_primal,
     nystrom,
@@ -65,7 +66,7 @@ from svmbench.problems.low_rank import (
 from svmbench.problems.models import KernelModel
 from svmbench.problems.validation import check_int, check_option, check_real
 from svmbench.solvers import registry
-from svmbench.solvers.base import STATUS_MESSAGES, Outcome, Solver, all_finite
+from svmbench.solvers.base import STATUS_MESSAGES, Outcome, Solver, Status, all_finite
 from svmbench.solvers.clock import Clock
 from svmbench.solvers.registry import register
 
@@ -275,27 +276,52 @@ class LowRankKernelSVM(Solver):
             "certificate_of": "the approximate problem (kernel FFᵀ), not the exact kernel",
         }
         cert = outcome.certificate
+        status, message = outcome.status, outcome.message or STATUS_MESSAGES[outcome.status]
+        alpha = variables.get("alpha")
+        exact = None
         with clock.certifying():
             info["relative_trace_residual"] = relative_trace_residual(problem, factor.F)
-            if all_finite(variables) and variables.get("alpha") is not None:
+            if all_finite(variables) and alpha is not None:
                 if cert is None:
                     cert = surrogate.certificate(**variables)
                 model = self._bracket(problem, factor, surrogate, variables, cert, info)
+                if problem.n_samples <= self.lower_bound_max_n:
+                    # the record certifies what it returns, on the problem it was given
+                    exact = problem.certificate(alpha=alpha)
             else:
                 model = None
+        info["approx_status"] = outcome.status.value
         del factor, surrogate
+        if exact is not None:
+            returned = {"alpha": exact.primal_point["alpha"], "b": exact.primal_point["b"]}
+            info["certificate_of"] = (
+                "the exact kernel problem at the returned α (the approximate problem's dual "
+                "point, feasible for the exact one) and its best b"
+            )
+        else:
+            returned = {"alpha": alpha, "b": info.get("model_b")}
+            # no exact certificate (n beyond lower_bound_max_n): the record claims none
+            exact = make_certificate(math.nan, math.nan, primal_point=returned)
+            info["certificate_of"] = f"none: n > lower_bound_max_n={self.lower_bound_max_n}"
+            if status is Status.OPTIMAL:
+                status = Status.NOT_CERTIFIED
+                message = (
+                    f"the approximate problem is certified (relative gap {cert.rel_gap:.3g}), "
+                    f"the exact one not computed beyond lower_bound_max_n="
+                    f"{self.lower_bound_max_n}"
+                )
         note = (
-            f"gap certified for the rank-{info['factor_rank']} {info['approximation']} "
-            f"approximation K ≈ FFᵀ of the {problem.kernel} kernel, not for the exact kernel; "
-            "the bracket on the exact problem is in info"
+            f"the rank-{info['factor_rank']} {info['approximation']} approximation K ≈ FFᵀ of "
+            f"the {problem.kernel} kernel was solved to status {outcome.status.value}; the "
+            "approximation's certificate and the bracket on the exact problem are in info"
         )
         return Outcome(
-            status=outcome.status,
-            variables={"alpha": variables.get("alpha"), "b": info.get("model_b")},
+            status=status,
+            variables=returned,
             iterations=outcome.iterations,
-            certificate=cert,
+            certificate=exact,
             # the status's own message too (max_iter, time_limit), as the chunk loop writes it
-            message=f"{outcome.message or STATUS_MESSAGES[outcome.status]}; {note}",
+            message=f"{message}; {note}",
             info=info,
             model=model,
             trace=outcome.trace,
