@@ -9,8 +9,13 @@ Problem (docs/ARCHITECTURE.md §2): the kernel dual ``max Σα_i − ½αᵀQ̃�
 its box, ``yᵀα = 0`` for a free bias, ``K + s²`` for a regularized one. The method solves the same
 problem with ``FFᵀ`` in place of K (the linear SVM on F, ``SoftMarginDual(F)`` for dcd and
 ``SoftMarginPrimal(F)`` for the barrier: same C_i, loss and bias), to the certified relative gap
-of *that* problem ≤ ``tol``: ``primal``, ``dual``, ``gap`` and the status of the result refer to
-the approximate kernel. In ``result.info``:
+of *that* problem ≤ ``tol``. The record certifies what it returns on the problem it was given:
+its α (the linear solve's dual point, feasible for the exact problem) and the best b for it,
+``primal``, ``dual``, ``gap`` and ``certified`` from ``problem.certificate(alpha=α)``, and
+``optimal`` only when that meets ``tol`` (else ``not_certified``; beyond ``lower_bound_max_n``
+the exact certificate is not computed and the record claims none). The approximation's own
+status and certificate are ``info["approx_status"]``, ``approx_primal``, ``approx_dual``,
+``approx_rel_gap``. Also in ``result.info``:
 
 - ``bracket_upper`` ≥ P*: the linear model ``w`` is the RKHS function ``f = Σ_j c_j K(z_j, ·)``,
   ``c = T w`` on the landmarks z_j, of norm ``‖f‖_H = ‖w‖`` (:mod:`problems.low_rank`), a primal
@@ -36,7 +41,8 @@ default ``memory_mb=4096`` that is r ≤ 536 at n = 10⁶. The inner solvers add
 or, for the barrier, O(n·r) (use it up to n ≈ 10⁵); the bounds O(n) and the m×m K_ZZ.
 
 The model (``result.model``) is a :class:`~problems.models.KernelModel` over the landmarks with
-coefficients c and the bias of the upper bound: it predicts with the exact kernel.
+coefficients c and the bias of the upper bound: it predicts with the exact kernel, and its exact
+primal value is ``bracket_upper`` (the record's α and b are another point of the exact problem).
 
 References
 ----------
@@ -109,7 +115,8 @@ class LowRankKernelSVM(Solver):
         The linear solver on F; ``"auto"``: dcd, but barrier for a free bias (dcd handles the
         regularized and no bias only).
     tol : float, default=1e-6
-        Certified relative gap of the approximate problem (the inner solver's target).
+        Certified relative gap: the inner solver's target on the approximate problem, and what
+        the exact problem's certificate of the returned α must meet for ``optimal``.
     lower_bound_max_n : int, default=100000
         The exact dual lower bound (O(n·n_SV·d)) is computed only up to this n.
     seed : int, default=0
@@ -123,7 +130,7 @@ class LowRankKernelSVM(Solver):
     #: the inner solver's (``info["inner_iteration_unit"]``)
     iteration_unit = "inner iterations"
     supported: ClassVar = {KernelDual: {"kernel": _kernel_supported}}
-    #: the status refers to the approximate problem: not held to the exact optimum
+    #: its model is the landmark expansion, not the returned α: not held to the exact optimum
     check_rtol = math.inf
 
     def __init__(
