@@ -395,23 +395,22 @@ class Solver(abc.ABC):
         if (
             status is Status.INFEASIBLE
             and self.checks_separation
-            and hasattr(problem, "separating_point")
+            and hasattr(problem, "judge_infeasible")
         ):
-            # infeasible only when no strictly separating point exists: a Farkas vector within
-            # its tolerance and such a point together mean near-separable data
-            found = problem.separating_point()
-            if found is not None:
-                w, b, margin = found
-                variables = {"w": w, "b": b}  # margins ≥ 1: a feasible point
+            # infeasible only when the problem's own test holds: a checked Farkas vector and no
+            # strictly separating point (an LP on centred, whitened data)
+            refused = problem.judge_infeasible(farkas)
+            if refused is not None:
+                evidence, reason = refused
                 status = Status.NUMERICAL_ERROR
-                radius = problem._radius()
-                info["near_separable"] = {"margin": margin, "radius": radius}
-                message = (
-                    f"near-separable: a hyperplane separates the classes with margin "
-                    f"{margin:.3g} ({margin / radius:.2g} of the data radius), though a Farkas "
-                    "vector passes its check; the hard margin is feasible but beyond this "
-                    "solver's precision (both certificates are in the result)"
-                )
+                message = f"{message}; {reason}" if message else reason
+                if "w" in evidence:  # margins ≥ 1: a feasible point
+                    variables = {"w": evidence["w"], "b": evidence["b"]}
+                    info["near_separable"] = {
+                        k: evidence[k] for k in ("margin", "spread", "farkas_residuals")
+                    }
+                else:
+                    info["farkas_residuals"] = evidence["farkas_residuals"]
         # no point at all: a claimed infeasibility whose Farkas vector failed its check
         usable = all_finite(variables) and (bool(variables) or certificate is not None)
         if status is not Status.INFEASIBLE and not usable:

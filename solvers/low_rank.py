@@ -9,8 +9,13 @@ Problem (docs/ARCHITECTURE.md §2): the kernel dual ``max Σα_i − ½αᵀQ̃�
 its box, ``yᵀα = 0`` for a free bias, ``K + s²`` for a regularized one. The method solves the same
 problem with ``FFᵀ`` in place of K (the linear SVM on F, ``SoftMarginDual(F)`` for dcd and
 ``SoftMarginPrimal(F)`` for the barrier: same C_i, loss and bias), to the certified relative gap
-of *that* problem ≤ ``tol``: ``primal``, ``dual``, ``gap`` and the status of the result refer to
-the approximate kernel. In ``result.info``:
+of *that* problem ≤ ``tol``. The record certifies what it returns on the problem it was given:
+its α (the linear solve's dual point, feasible for the exact problem) and the best b for it,
+``primal``, ``dual``, ``gap`` and ``certified`` from ``problem.certificate(alpha=α)``, and
+``optimal`` only when that meets ``tol`` (else ``not_certified``; beyond ``lower_bound_max_n``
+the exact certificate is not computed and the record claims none). The approximation's own
+status and certificate are ``info["approx_status"]``, ``approx_primal``, ``approx_dual``,
+``approx_rel_gap``. Also in ``result.info``:
 
 - ``bracket_upper`` ≥ P*: the linear model ``w`` is the RKHS function ``f = Σ_j c_j K(z_j, ·)``,
   ``c = T w`` on the landmarks z_j, of norm ``‖f‖_H = ‖w‖`` (:mod:`problems.low_rank`), a primal
@@ -36,7 +41,8 @@ default ``memory_mb=4096`` that is r ≤ 536 at n = 10⁶. The inner solvers add
 or, for the barrier, O(n·r) (use it up to n ≈ 10⁵); the bounds O(n) and the m×m K_ZZ.
 
 The model (``result.model``) is a :class:`~problems.models.KernelModel` over the landmarks with
-coefficients c and the bias of the upper bound: it predicts with the exact kernel.
+coefficients c and the bias of the upper bound: it predicts with the exact kernel, and its exact
+primal value is ``bracket_upper`` (the record's α and b are another point of the exact problem).
 
 References
 ----------
@@ -55,6 +61,7 @@ from typing import Any, ClassVar
 import numpy as np
 
 from svmbench.problems import KernelDual, SoftMarginDual, SoftMarginPrimal
+from svmbench.problems.base import make_certificate
 from svmbench.problems.low_rank import (
     landmark_model_primal,
     nystrom,
@@ -65,7 +72,7 @@ from svmbench.problems.low_rank import (
 from svmbench.problems.models import KernelModel
 from svmbench.problems.validation import check_int, check_option, check_real
 from svmbench.solvers import registry
-from svmbench.solvers.base import STATUS_MESSAGES, Outcome, Solver, all_finite
+from svmbench.solvers.base import STATUS_MESSAGES, Outcome, Solver, Status, all_finite
 from svmbench.solvers.clock import Clock
 from svmbench.solvers.registry import register
 
@@ -108,7 +115,8 @@ class LowRankKernelSVM(Solver):
         The linear solver on F; ``"auto"``: dcd, but barrier for a free bias (dcd handles the
         regularized and no bias only).
     tol : float, default=1e-6
-        Certified relative gap of the approximate problem (the inner solver's target).
+        Certified relative gap: the inner solver's target on the approximate problem, and what
+        the exact problem's certificate of the returned α must meet for ``optimal``.
     lower_bound_max_n : int, default=100000
         The exact dual lower bound (O(n·n_SV·d)) is computed only up to this n.
     seed : int, default=0
@@ -122,7 +130,7 @@ class LowRankKernelSVM(Solver):
     #: the inner solver's (``info["inner_iteration_unit"]``)
     iteration_unit = "inner iterations"
     supported: ClassVar = {KernelDual: {"kernel": _kernel_supported}}
-    #: the status refers to the approximate problem: not held to the exact optimum
+    #: its model is the landmark expansion, not the returned α: not held to the exact optimum
     check_rtol = math.inf
 
     def __init__(
@@ -275,27 +283,52 @@ class LowRankKernelSVM(Solver):
             "certificate_of": "the approximate problem (kernel FFᵀ), not the exact kernel",
         }
         cert = outcome.certificate
+        status, message = outcome.status, outcome.message or STATUS_MESSAGES[outcome.status]
+        alpha = variables.get("alpha")
+        exact = None
         with clock.certifying():
             info["relative_trace_residual"] = relative_trace_residual(problem, factor.F)
-            if all_finite(variables) and variables.get("alpha") is not None:
+            if all_finite(variables) and alpha is not None:
                 if cert is None:
                     cert = surrogate.certificate(**variables)
                 model = self._bracket(problem, factor, surrogate, variables, cert, info)
+                if problem.n_samples <= self.lower_bound_max_n:
+                    # the record certifies what it returns, on the problem it was given
+                    exact = problem.certificate(alpha=alpha)
             else:
                 model = None
+        info["approx_status"] = outcome.status.value
         del factor, surrogate
+        if exact is not None:
+            returned = {"alpha": exact.primal_point["alpha"], "b": exact.primal_point["b"]}
+            info["certificate_of"] = (
+                "the exact kernel problem at the returned α (the approximate problem's dual "
+                "point, feasible for the exact one) and its best b"
+            )
+        else:
+            returned = {"alpha": alpha, "b": info.get("model_b")}
+            # no exact certificate (n beyond lower_bound_max_n): the record claims none
+            exact = make_certificate(math.nan, math.nan, primal_point=returned)
+            info["certificate_of"] = f"none: n > lower_bound_max_n={self.lower_bound_max_n}"
+            if status is Status.OPTIMAL:
+                status = Status.NOT_CERTIFIED
+                message = (
+                    f"the approximate problem is certified (relative gap {cert.rel_gap:.3g}), "
+                    f"the exact one not computed beyond lower_bound_max_n="
+                    f"{self.lower_bound_max_n}"
+                )
         note = (
-            f"gap certified for the rank-{info['factor_rank']} {info['approximation']} "
-            f"approximation K ≈ FFᵀ of the {problem.kernel} kernel, not for the exact kernel; "
-            "the bracket on the exact problem is in info"
+            f"the rank-{info['factor_rank']} {info['approximation']} approximation K ≈ FFᵀ of "
+            f"the {problem.kernel} kernel was solved to status {outcome.status.value}; the "
+            "approximation's certificate and the bracket on the exact problem are in info"
         )
         return Outcome(
-            status=outcome.status,
-            variables={"alpha": variables.get("alpha"), "b": info.get("model_b")},
+            status=status,
+            variables=returned,
             iterations=outcome.iterations,
-            certificate=cert,
+            certificate=exact,
             # the status's own message too (max_iter, time_limit), as the chunk loop writes it
-            message=f"{outcome.message or STATUS_MESSAGES[outcome.status]}; {note}",
+            message=f"{message}; {note}",
             info=info,
             model=model,
             trace=outcome.trace,

@@ -327,6 +327,54 @@ def test_overlapping_classes_have_no_separating_point():
     assert HardMarginPrimal(d.X, d.y).separating_point() is None
 
 
+def _near_separable_off_the_origin():
+    """20 points at (3 ± 1e-9·y_i, t_i): separated by w = (1e9, 0), b = −3e9 with every margin
+    ≥ 1 in float64, but 3 units from the origin for a spread of about 2 around their centre."""
+    y = np.where(np.arange(20) % 2 == 0, 1.0, -1.0)
+    t = np.random.default_rng(0).standard_normal(20)
+    return np.column_stack([3.0 + 1e-9 * y, t]), y
+
+
+def test_near_separable_data_off_the_origin_are_never_called_infeasible():
+    import warnings
+
+    from svmbench.solvers import registry
+    from svmbench.solvers.base import Status
+
+    X, y = _near_separable_off_the_origin()
+    problem = HardMarginPrimal(X, y, bias="free")
+    assert np.min(problem.margins(np.array([1e9, 0.0]), -3e9)) >= 1.0  # separable in float64
+    w, b, margin = problem.separating_point()
+    assert np.min(problem.margins(w, b)) >= 1.0 - 1e-12
+    assert margin == pytest.approx(1e-9, rel=1e-3)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        for name in ("barrier", "auto", "cvxpy", "clarabel", "osqp"):
+            r = registry.get(name, tol=1e-6).solve(problem)
+            assert r.status is not Status.INFEASIBLE, (name, r.message)
+            if "near_separable" in r.info:  # both certificates: a feasible point, the Farkas λ
+                assert r.status is Status.NUMERICAL_ERROR and "near-separable" in r.message
+                assert np.min(problem.margins(r.w, r.b)) >= 1.0 - 1e-12 and np.isfinite(r.primal)
+                assert r.farkas is not None
+
+
+@pytest.mark.parametrize("bias", BIASES)
+def test_the_farkas_test_and_the_separation_lp_ignore_translation_rotation_and_scale(bias):
+    X, y = _near_separable_off_the_origin()
+    base = HardMarginPrimal(X - X.mean(axis=0), y, bias=bias)
+    angle = 0.7
+    R = np.array([[np.cos(angle), -np.sin(angle)], [np.sin(angle), np.cos(angle)]])
+    moved = HardMarginPrimal(1e3 * (X - X.mean(axis=0)) @ R.T + [4e3, -2e3], y, bias=bias)
+    if bias != "none":  # with a bias, separability ignores the translation
+        assert base.separating_point() is not None and moved.separating_point() is not None
+    lam = np.zeros(20)
+    lam[[0, 1]] = 0.5  # one point of each class: the combination is their difference
+    a, b = base.check_farkas(lam), moved.check_farkas(lam)
+    if bias == "free":  # relative to the spread around the centre: unchanged
+        assert a["combination"] == pytest.approx(b["combination"], rel=1e-6)
+        assert base.spread() * 1e3 == pytest.approx(moved.spread(), rel=1e-9)
+
+
 def test_the_primal_and_dual_views_are_siblings_with_one_certificate():
     """Same data, parameters, objectives and certificate; neither view is the other, so a
     primal-only method (Pegasos) refuses the dual view instead of receiving it as a primal."""

@@ -47,9 +47,11 @@ def test_the_bracket_contains_the_exact_optimum(data, kernel, bias, approx):
     problem = _problem(data, kernel, bias)
     result = _solve(problem, approximation=approx, trace_target=0.05)
     info = result.info
-    # certified on the approximate problem
-    assert result.status is Status.OPTIMAL and result.certified and result.rel_gap <= TOL
-    assert info["approx_rel_gap"] == result.rel_gap
+    # certified on the approximate problem (info); the record's certificate is the exact one
+    assert info["approx_status"] == "optimal" and info["approx_rel_gap"] <= TOL
+    exact = problem.certificate(alpha=result.alpha, b=result.b)
+    assert result.rel_gap == pytest.approx(exact.rel_gap, rel=1e-9)
+    assert (result.status is Status.OPTIMAL) == (exact.certified and exact.rel_gap <= TOL)
     ref = reference_solution(problem)
     slack = 1e-7 * max(1.0, abs(ref.primal))
     assert info["bracket_lower"] - slack <= ref.primal <= info["bracket_upper"] + slack
@@ -100,7 +102,10 @@ def test_the_model_predicts_with_the_kernel_as_the_linear_model_does():
     # on the training set, f(x_i) = (Fw)_i: the kernel model's margins are the linear model's
     margins = problem.y * result.model.decision_function(problem.X)
     lin = result.info["approx_primal"]
-    value = 0.5 * result.w @ result.w + np.maximum(0, 1 - margins).sum()
+    sv = result.model.support_vectors
+    K_zz = kernel_matrix(sv, sv, kernel="rbf", gamma=1.0)
+    norm_sq = result.model.dual_coef @ K_zz @ result.model.dual_coef  # ‖f‖_H² = ‖w‖²
+    value = 0.5 * norm_sq + np.maximum(0, 1 - margins).sum()
     assert value == pytest.approx(lin, rel=1e-8)
 
 
@@ -187,3 +192,31 @@ def test_the_memory_estimate_follows_the_rank_and_memory_caps():
     # a free bias goes to the barrier, whose n×r blocks come on top
     free = SimpleNamespace(n_samples=10_000, bias="free")
     assert cls.memory_estimate(free) > 2 * cls.memory_estimate(small)
+
+
+@pytest.mark.parametrize(
+    ("data", "C", "bias"),
+    [("gaussian", 1e10, "free"), ("gaussian", 1.0, "free"), ("xor", 10.0, "regularized"),
+     ("circles", 1e10, "none")],
+)  # fmt: skip
+def test_the_record_certifies_the_returned_variables_on_the_exact_problem(data, C, bias):
+    """optimal ⇔ the exact problem certifies the returned α and b at tol: at C = 1e10 the
+    approximation's word (optimal, gap 1e-7) once stood for an exact relative gap of 1.0."""
+    ds = SETS[data]
+    problem = KernelDual(ds.X, ds.y, C=C, bias=bias, kernel="rbf", gamma=1.0)
+    result = _solve(problem)
+    exact = problem.certificate(alpha=result.alpha, b=result.b)
+    meets = exact.certified and exact.rel_gap <= TOL
+    assert (result.status is Status.OPTIMAL) == meets, (result.status, exact.rel_gap)
+    assert result.rel_gap == pytest.approx(exact.rel_gap, rel=1e-9, abs=1e-15)
+    assert result.certified == exact.certified
+    if result.info["approx_status"] == "optimal" and not meets:
+        assert result.status is Status.NOT_CERTIFIED
+
+
+def test_beyond_lower_bound_max_n_the_record_claims_no_certificate():
+    problem = _problem("circles", "rbf", "none")
+    result = _solve(problem, lower_bound_max_n=10)
+    assert result.info["approx_status"] == "optimal"
+    assert result.status is Status.NOT_CERTIFIED and not result.certified
+    assert "lower_bound_max_n" in result.message
