@@ -74,6 +74,27 @@ def once_per_process(warm_up: Callable[[Any], float]) -> Callable[[Any], float]:
     return run
 
 
+def uncertified_reason(problem: Problem, cert: Certificate | None) -> str:
+    """Why ``cert`` certifies nothing, in the problem's terms: no certificate, a problem that is
+    not convex, a primal point that is not feasible (for a hard margin, a margin ≤ 0: no scaling
+    repairs it), a dual bound that is not finite, or weak duality failing beyond rounding."""
+    if cert is None:
+        return "no certificate"
+    if not getattr(problem, "convex", True):
+        return "no certificate holds (the problem is not convex)"
+    if not math.isfinite(cert.primal):
+        margin = cert.residuals.get("primal_margin")
+        hint = (
+            f"; its smallest margin is {1.0 - margin:.3g} ≤ 0, which no scaling repairs"
+            if margin is not None and margin >= 1.0
+            else ""
+        )
+        return f"the primal point is not feasible (P = {cert.primal}){hint}"
+    if not math.isfinite(cert.dual):
+        return f"the dual bound is not finite (D = {cert.dual})"
+    return f"weak duality fails: P − D = {cert.gap:.3g} < 0 beyond rounding"
+
+
 def physical_memory_bytes() -> int | None:
     """The machine's physical memory in bytes, or None where the system does not say."""
     try:
@@ -432,11 +453,9 @@ class Solver(abc.ABC):
             tol = self.tol
             if cert is None or not (cert.certified and cert.rel_gap <= tol):
                 why = (
-                    "no certificate holds (the problem is not convex)"
-                    if cert is not None and not cert.certified
-                    else f"certified relative gap {cert.rel_gap:.3g} > tol={tol:g}"
-                    if cert is not None
-                    else "no certificate"
+                    f"certified relative gap {cert.rel_gap:.3g} > tol={tol:g}"
+                    if cert is not None and cert.certified
+                    else uncertified_reason(problem, cert)
                 )
                 status = Status.NOT_CERTIFIED
                 message = f"the method's own rule held, but {why}" + (

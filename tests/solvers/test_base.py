@@ -274,3 +274,16 @@ def test_a_trace_point_is_drawn_only_if_it_keeps_the_trace_within_its_budget():
     assert schedule.wants(3, clock)
     assert not schedule.wants(3, clock)  # the geometric schedule: chunk 4 is next
     assert TraceSchedule("every").wants(2, clock) and not TraceSchedule(False).wants(1, clock)
+
+
+def test_an_uncertified_hard_margin_is_explained_by_its_margin_not_by_convexity():
+    from svmbench.problems import HardMarginPrimal
+    from svmbench.solvers.base import uncertified_reason
+
+    X = np.array([[1.0, 0.0], [2.0, 0.0], [-1.0, 0.0], [-2.0, 0.0]])
+    problem = HardMarginPrimal(X, np.array([1.0, 1.0, -1.0, -1.0]))
+    cert = problem.certificate(w=np.array([-1.0, 0.0]), b=0.0)  # every margin negative
+    assert not cert.certified
+    why = uncertified_reason(problem, cert)
+    assert "primal point is not feasible" in why and "no scaling repairs" in why
+    assert "convex" not in why
