@@ -52,11 +52,22 @@ REPO_ROOT = Path(__file__).resolve().parents[2]
 
 
 @functools.cache
+def _release() -> str:
+    """``release X.Y.Z`` of the installed distribution: what a run records without a checkout."""
+    from importlib import metadata
+
+    try:
+        return f"release {metadata.version('svmbench')}"
+    except metadata.PackageNotFoundError:
+        return "unknown"
+
+
 def git_commit() -> str:
-    """``HEAD`` of the repository this package runs from, with ``-dirty`` for local changes."""
+    """``HEAD`` of the repository this package runs from, with ``-dirty`` for local changes;
+    ``release X.Y.Z`` (the installed version) for a copy installed from an archive."""
     root = REPO_ROOT
     if not (root / ".git").exists():  # an installed copy, not a checkout
-        return "unknown"
+        return _release()
     try:
         head = subprocess.run(
             ["git", "rev-parse", "HEAD"], cwd=root, capture_output=True, text=True, timeout=10
@@ -69,8 +80,8 @@ def git_commit() -> str:
             timeout=10,
         ).stdout.strip()
     except (OSError, subprocess.SubprocessError):
-        return "unknown"
-    return (head + ("-dirty" if dirty else "")) if head else "unknown"
+        return _release()
+    return (head + ("-dirty" if dirty else "")) if head else _release()
 
 
 @functools.cache

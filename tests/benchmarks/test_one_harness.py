@@ -304,3 +304,10 @@ def test_multiclass_study_takes_the_fastest_liblinear_run():
     best = study._liblinear(problem, 1e-4, 2)
     assert best.W.shape == (3, 4)
     assert best.primal >= reference_solution(problem).primal * (1 - 1e-9)
+
+
+def test_an_installed_copy_records_its_release_instead_of_unknown(tmp_path, monkeypatch):
+    from importlib import metadata
+
+    monkeypatch.setattr(environment, "REPO_ROOT", tmp_path)  # no .git there
+    assert environment.git_commit() == f"release {metadata.version('svmbench')}"
