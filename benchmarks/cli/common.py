@@ -31,16 +31,50 @@ def problem_params(args: argparse.Namespace) -> dict:
     return params
 
 
+def gamma_value(text: str) -> float | str:
+    """``--gamma``: a number, or ``scale``/``auto`` (SVC's rules, resolved by the problem)."""
+    if text in ("scale", "auto"):
+        return text
+    try:
+        return float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(
+            f"expected a number, 'scale' or 'auto', got {text!r}"
+        ) from None
+
+
 def add_problem_flags(p: argparse.ArgumentParser, *, required: bool) -> None:
-    p.add_argument("--problem", required=required, choices=sorted(PROBLEMS))
-    p.add_argument("--C", type=float)
-    p.add_argument("--loss", choices=["hinge", "squared_hinge"])
-    p.add_argument("--bias", choices=["free", "regularized", "none"])
-    p.add_argument("--bias-scale", dest="bias_scale", type=float)
-    p.add_argument("--kernel", choices=["linear", "poly", "rbf", "sigmoid", "precomputed"])
-    p.add_argument("--gamma", type=float)
-    p.add_argument("--degree", type=int)
-    p.add_argument("--coef0", type=float)
+    p.add_argument(
+        "--problem",
+        required=required,
+        choices=sorted(PROBLEMS),
+        help="the problem kind (svmbench list shows what each one is)",
+    )
+    p.add_argument("--C", type=float, help="the C of C·Σ loss, > 0 (default 1)")
+    p.add_argument("--loss", choices=["hinge", "squared_hinge"], help="the soft margin's loss")
+    p.add_argument(
+        "--bias",
+        choices=["free", "regularized", "none"],
+        help="free (LIBSVM's b), regularized (LIBLINEAR's -B) or none",
+    )
+    p.add_argument(
+        "--bias-scale",
+        dest="bias_scale",
+        type=float,
+        help="the constant feature of a regularized bias (default 1)",
+    )
+    p.add_argument(
+        "--kernel",
+        choices=["linear", "poly", "rbf", "sigmoid", "precomputed"],
+        help="the kernel of a kernel_dual problem",
+    )
+    p.add_argument(
+        "--gamma",
+        type=gamma_value,
+        help="the kernel's γ: a number, 'scale' (1/(d·Var X), SVC's) or 'auto' (1/d)",
+    )
+    p.add_argument("--degree", type=int, help="the polynomial kernel's degree (default 3)")
+    p.add_argument("--coef0", type=float, help="the poly and sigmoid kernels' c₀ (default 0)")
 
 
 def one_line(text) -> str:

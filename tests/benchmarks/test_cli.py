@@ -603,3 +603,16 @@ def test_an_unreachable_cluster_is_one_line_naming_it(capsys, monkeypatch, tmp_p
     code, err = fail(capsys, "run", "--problem", "soft_margin_primal", "--data", "gaussian:n=30",
                      "--solver", "dcd", "--cluster", "nonsense")  # fmt: skip
     assert code == 2 and "cluster address 'nonsense'" in err
+
+
+def test_solve_takes_a_gamma_by_name_and_refuses_another_word(capsys):
+    """``solve --gamma scale`` was refused as "invalid float value" while ``compare`` took it."""
+    code, out = run(
+        capsys, "solve", "--problem", "kernel_dual", "--kernel", "rbf", "--gamma", "scale",
+        "--data", "gaussian:n=40,d=3,sep=1,seed=0", "--solver", "smo",
+    )  # fmt: skip
+    assert code == 0 and "optimal" in out, out
+    with pytest.raises(SystemExit) as exited:
+        cli.main(["solve", "--problem", "kernel_dual", "--gamma", "big", "--data", "x"])
+    assert exited.value.code == 2
+    assert "expected a number, 'scale' or 'auto', got 'big'" in capsys.readouterr().err
