@@ -413,13 +413,16 @@ class SVMClassifier(LinearAttributesMixin, ClassifierMixin, BaseEstimator):
             )  # fmt: skip
             why = cls.unsupported_reason(problem)
         else:
-            why = None
+            reasons = {}
             for view in (SoftMarginPrimal, SoftMarginDual, KernelDual):
                 extra = {"kernel": "linear"} if view is KernelDual else {}
                 problem = view(X, y_pm, **common, **extra)
                 why = cls.unsupported_reason(problem)
                 if why is None:
                     break
+                reasons[problem.kind] = why
+            else:  # the reason of every view: the first (a parameter) is the one to change
+                why = "; ".join(f"{kind}: {reason}" for kind, reason in reasons.items())
         if why is not None:
             raise ValueError(
                 f"solver {name!r} cannot fit this classifier ({problem.describe()}): {why}"

@@ -149,3 +149,9 @@ def test_an_svc_anchor_refuses_weights_on_one_class_in_our_words(anchor):
     problem = KernelDual(X, y, sample_weight=(y > 0).astype(float))
     with pytest.raises(TypeError, match=f"'{anchor}' cannot solve.*positive weight to one class"):
         registry.get(anchor).solve(problem)
+
+
+def test_a_solver_refusing_every_view_names_the_parameter_to_change(iris):
+    X, y = iris
+    with pytest.raises(ValueError, match="soft_margin_primal: bias='free' is not supported"):
+        SVMClassifier(kernel="linear", solver="dcd").fit(X[:100], y[:100])
