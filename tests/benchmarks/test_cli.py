@@ -616,3 +616,24 @@ def test_solve_takes_a_gamma_by_name_and_refuses_another_word(capsys):
         cli.main(["solve", "--problem", "kernel_dual", "--gamma", "big", "--data", "x"])
     assert exited.value.code == 2
     assert "expected a number, 'scale' or 'auto', got 'big'" in capsys.readouterr().err
+
+
+def test_the_csv_export_carries_the_users_clock_beside_the_solvers(capsys, tmp_path):
+    import csv
+
+    from svmbench.benchmarks.harness.cases import Case
+    from svmbench.benchmarks.harness.evaluation import Record
+    from svmbench.benchmarks.harness.store import Store
+    from svmbench.solvers.base import SolveResult, Status
+
+    db, csv_path = tmp_path / "r.sqlite", tmp_path / "r.csv"
+    result = SolveResult(
+        "dcd", "soft_margin_primal", "k", Status.OPTIMAL, 4.0, 3.9, 0.1, 0.02, True, 2, "epochs",
+        0.02, wall_time=0.05, certify_time=0.01,
+    )  # fmt: skip
+    case = Case({"kind": "soft_margin_primal", "C": 1.0}, "gaussian:n=20,d=3,sep=1", "dcd", {}, 0)
+    with Store(db) as store:
+        store.add(Record(case, result, status="optimal", wall_time=0.05), suite="t")
+    assert run(capsys, "results", "--db", str(db), "--csv", str(csv_path))[0] == 0
+    (row,) = list(csv.DictReader(csv_path.open()))
+    assert float(row["wall_time"]) == 0.05 and float(row["certify_time"]) == 0.01
