@@ -10,13 +10,16 @@ infeasibility only if its Farkas vector passes the problem's check.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
+import json
 import os
-import pickle
 import tempfile
 from collections.abc import Mapping
 from pathlib import Path
 from typing import ClassVar
+
+import numpy as np
 
 from svmbench.problems import (
     HardMarginPrimal,
@@ -109,9 +112,9 @@ class QPReference(Solver):
         return status, cert, message
 
 
-#: Bumped whenever a pickled ``SolveResult`` changes shape or module path (a cached reference of
-#: another format is never read back).
-CACHE_FORMAT = 2
+#: Bumped whenever the cached layout of a ``SolveResult`` changes (a cached reference of another
+#: format is never read back).
+CACHE_FORMAT = 3
 
 
 class ReferenceCache:
@@ -131,20 +134,82 @@ class ReferenceCache:
         key = self._key(problem, solver)
         if key in self._memory:
             return self._memory[key]
-        path = self.directory / f"{key}.pkl" if self.directory else None
-        if path is not None and path.exists():
-            with open(path, "rb") as fh:
-                result = pickle.load(fh)
-        else:
+        path = self.directory / f"{key}.npz" if self.directory else None
+        result = _read_result(path) if path is not None and path.is_file() else None
+        if result is None:
             result = solver.solve(problem)
             if path is not None:
                 path.parent.mkdir(parents=True, exist_ok=True)
-                fd, tmp = tempfile.mkstemp(dir=path.parent, suffix=".tmp")
-                with os.fdopen(fd, "wb") as fh:
-                    pickle.dump(result, fh)
-                os.replace(tmp, path)
+                _write_result(path, result)
         self._memory[key] = result
         return result
+
+
+#: The scalar fields of a cached result (JSON); the arrays are ``.npy`` members, the model a
+#: model file beside it (svmbench's format, read by its checked reader). Nothing is pickled.
+_SCALARS = (
+    "solver", "problem", "problem_key", "primal", "dual", "gap", "rel_gap", "certified",
+    "iterations", "iteration_unit", "solve_time", "compile_time", "wall_time", "certify_time",
+    "message",
+)  # fmt: skip
+_ARRAYS = ("w", "alpha", "W", "beta", "farkas")
+#: A cache file larger than this is not read (it is solved again).
+MAX_CACHE_BYTES = 1 << 30
+
+
+def _write_result(path: Path, result: SolveResult) -> None:
+    """``result`` as an ``.npz`` of arrays and a JSON document, written beside and renamed into
+    place; its model, when it has one the model format holds, as ``<path>.model``."""
+    from svmbench.problems.model_files import save_model
+
+    doc = {name: getattr(result, name) for name in _SCALARS}
+    doc.update(
+        status=result.status.value, residuals={k: float(v) for k, v in result.residuals.items()}
+    )
+    arrays = {n: np.asarray(getattr(result, n), dtype=np.float64) for n in _ARRAYS
+              if getattr(result, n) is not None}  # fmt: skip
+    b = result.b
+    if isinstance(b, np.ndarray):
+        arrays["b"] = np.asarray(b, dtype=np.float64)
+    else:
+        doc["b"] = None if b is None else float(b)
+    for name in ("qp_x", "qp_y"):  # a warm start's vectors
+        if name in result.info:
+            arrays[name] = np.asarray(result.info[name], dtype=np.float64)
+    arrays["doc"] = np.frombuffer(json.dumps(doc).encode(), dtype=np.uint8)
+    fd, tmp = tempfile.mkstemp(dir=path.parent, suffix=".tmp")
+    with os.fdopen(fd, "wb") as fh:
+        np.savez(fh, **arrays)
+    os.replace(tmp, path)
+    if result.model is not None:
+        with contextlib.suppress(TypeError, ValueError):  # a model the format does not hold
+            save_model(result.model, path.with_name(path.name + ".model"))
+
+
+def _read_result(path: Path) -> SolveResult | None:
+    """The result written by :func:`_write_result`, or None for a file that is not one (too
+    large, damaged, of another layout): the reference is then solved again. Never unpickles."""
+    from svmbench.problems.model_files import load_model
+
+    try:
+        if path.stat().st_size > MAX_CACHE_BYTES:
+            return None
+        with np.load(path, allow_pickle=False) as archive:
+            doc = json.loads(bytes(archive["doc"]).decode())
+            arrays = {n: archive[n] for n in archive.files if n != "doc"}
+        fields = {name: doc[name] for name in _SCALARS}
+        status = Status(doc["status"])
+        residuals = {str(k): float(v) for k, v in dict(doc["residuals"]).items()}
+        b = arrays.pop("b", None) if "b" in arrays else doc.get("b")
+        info = {name: arrays.pop(name) for name in ("qp_x", "qp_y") if name in arrays}
+        model_path = path.with_name(path.name + ".model")
+        model = load_model(model_path) if model_path.is_file() else None
+        return SolveResult(
+            **fields, status=status, residuals=residuals, b=b, info=info, model=model,
+            **{n: arrays.get(n) for n in _ARRAYS},
+        )  # fmt: skip
+    except (OSError, ValueError, TypeError, KeyError, json.JSONDecodeError, EOFError):
+        return None
 
 
 _DEFAULT_CACHE = ReferenceCache(os.environ.get("SVMBENCH_CACHE_DIR") or None)

@@ -128,11 +128,33 @@ def test_reference_is_the_certified_optimum_with_the_other_reference_standing_in
     ref = evaluation.reference(problem, cache_dir=tmp_path)
     assert ref.status.value == "optimal"
     assert ref.primal == pytest.approx(reference_solution(problem).primal, rel=1e-6)
-    assert list(tmp_path.glob("*.pkl"))  # cached on disk
+    assert list(tmp_path.glob("*.npz"))  # cached on disk
     assert evaluation.reference(problem, "none") is None
     osqp = evaluation.reference(problem, "osqp", cache_dir=tmp_path)
     assert osqp.solver in ("osqp", "clarabel")
     assert osqp.primal == pytest.approx(ref.primal, rel=1e-4)
+
+
+def test_a_cached_reference_is_read_back_whole_and_never_unpickled(tmp_path):
+    import pickle
+
+    from svmbench.solvers import registry
+    from svmbench.solvers._reference import ReferenceCache
+
+    ds = datasets.load("gaussian:n=40,d=3,sep=1,seed=0")
+    problem = SoftMarginPrimal(ds.X, ds.y, C=1.0)
+    solver = registry.get("clarabel")
+    first = ReferenceCache(tmp_path).get(problem, solver)
+    (cached,) = tmp_path.glob("*.npz")
+    again = ReferenceCache(tmp_path).get(problem, solver)  # a new cache: read from disk
+    assert again.status is first.status and again.primal == first.primal
+    np.testing.assert_array_equal(again.w, first.w)
+    np.testing.assert_array_equal(again.model.predict(ds.X), first.model.predict(ds.X))
+    # a file that holds a pickle is never loaded: the reference is solved again
+    cached.write_bytes(pickle.dumps(first))
+    third = ReferenceCache(tmp_path).get(problem, solver)
+    assert third.primal == pytest.approx(first.primal, rel=1e-9)
+    assert cached.read_bytes()[:2] == b"PK"  # rewritten in the safe format
 
 
 def test_median_solve_time():
