@@ -117,7 +117,7 @@ def test_reference_is_cached_by_problem_hash(tmp_path):
     solver = registry.get("clarabel")
     r1 = cache.get(p1, solver)
     assert cache.get(p2, solver) is r1
-    assert len(list(tmp_path.glob("*.pkl"))) == 1
+    assert len(list(tmp_path.glob("*.npz"))) == 1
     fresh = ReferenceCache(tmp_path)  # a new process would read the file
     assert fresh.get(p2, solver).primal == r1.primal
     other = cache.get(SoftMarginPrimal(X, y, C=0.25), solver)
