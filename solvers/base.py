@@ -12,7 +12,6 @@ import abc
 import functools
 import inspect
 import math
-import os
 import time
 import warnings
 from collections.abc import Callable, Mapping
@@ -22,6 +21,7 @@ from typing import Any, ClassVar
 import numpy as np
 
 from svmbench.problems.base import Certificate, Problem
+from svmbench.problems.untrusted import machine_memory
 from svmbench.problems.validation import check_int, check_option, check_real
 from svmbench.solvers.chunk_loop import all_finite, run_chunks
 from svmbench.solvers.clock import Clock
@@ -95,12 +95,23 @@ def uncertified_reason(problem: Problem, cert: Certificate | None) -> str:
     return f"weak duality fails: P − D = {cert.gap:.3g} < 0 beyond rounding"
 
 
-def physical_memory_bytes() -> int | None:
-    """The machine's physical memory in bytes, or None where the system does not say."""
-    try:
-        return int(os.sysconf("SC_PHYS_PAGES")) * int(os.sysconf("SC_PAGE_SIZE"))
-    except (AttributeError, OSError, ValueError):
-        return None
+@functools.cache
+def _estimate_options(cls: type) -> tuple[tuple[str, ...], bool]:
+    """The options ``cls.memory_estimate`` names (besides the problem), and whether it also
+    takes ``**options``."""
+    params = inspect.signature(cls.memory_estimate).parameters
+    var = inspect.Parameter.VAR_KEYWORD
+    named = tuple(n for n, p in params.items() if n != "problem" and p.kind is not var)
+    return named, any(p.kind is var for p in params.values())
+
+
+def own_memory_estimate(cls: type, problem: Problem, options: Mapping[str, Any]) -> float | None:
+    """``cls.memory_estimate(problem, **options)``, given only the options it names unless it
+    takes ``**options`` (an override written as ``memory_estimate(cls, problem)`` still works)."""
+    named, takes_any = _estimate_options(cls)
+    if not takes_any:
+        options = {k: v for k, v in options.items() if k in named}
+    return cls.memory_estimate(problem, **options)
 
 
 class Solver(abc.ABC):
@@ -203,16 +214,10 @@ class Solver(abc.ABC):
     def check_memory(self, problem: Problem) -> None:
         """``MemoryError`` before anything is allocated when :meth:`memory_estimate` (with this
         solver's options) exceeds the machine's physical memory: such a run cannot finish."""
-        params = inspect.signature(self.memory_estimate).parameters
-        options = {
-            name: getattr(self, name)
-            for name in params
-            if name != "problem" and hasattr(self, name) and not name.startswith("_")
-        }
-        if any(p.kind is inspect.Parameter.VAR_KEYWORD for p in params.values()):
-            options = {k: v for k, v in options.items() if k in params}
-        estimate = self.memory_estimate(problem, **options)
-        total = physical_memory_bytes()
+        named, _ = _estimate_options(type(self))
+        options = {name: getattr(self, name) for name in named if hasattr(self, name)}
+        estimate = own_memory_estimate(type(self), problem, options)
+        total = machine_memory()
         if estimate is not None and total is not None and estimate > total:
             raise MemoryError(
                 f"solver {self.name!r} would need about {estimate / 2**30:.1f} GiB for "

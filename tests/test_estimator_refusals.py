@@ -91,9 +91,9 @@ def test_a_solver_whose_memory_model_exceeds_the_machine_is_refused_before_alloc
     from scipy import sparse
 
     from svmbench.problems import SoftMarginPrimal
-    from svmbench.solvers.base import physical_memory_bytes
+    from svmbench.problems.untrusted import machine_memory
 
-    if physical_memory_bytes() is None or physical_memory_bytes() > 2**40:
+    if machine_memory() is None or machine_memory() > 2**40:
         pytest.skip("this system reports no physical memory, or more than 1 TiB")
     X = sparse.random(20, 50_000, density=1e-3, format="csr", random_state=0)
     problem = SoftMarginPrimal(X, np.tile([1.0, -1.0], 10))

@@ -42,7 +42,6 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 import importlib
-import inspect
 import itertools
 import json
 import math
@@ -56,6 +55,7 @@ from svmbench.problems import PROBLEMS, KernelDual, MulticlassHinge, Problem
 from svmbench.problems.dataset_record import Dataset
 from svmbench.problems.datasets import estimate_bytes, load
 from svmbench.solvers import registry
+from svmbench.solvers.base import own_memory_estimate
 from svmbench.solvers.registry import accepts_option
 
 
@@ -218,7 +218,7 @@ def memory_parts_mb(
         if not is_psd_by_construction(problem.kernel, problem.degree, problem.coef0):
             base += 16.0 * n * n
     cls = registry.solver_class(solver) if isinstance(solver, str) else solver
-    own = None if cls is None else _own_estimate(cls, problem, options or {})
+    own = None if cls is None else own_memory_estimate(cls, problem, options or {})
     if own is None:
         if isinstance(problem, KernelDual):
             own = 8.0 * n * n
@@ -238,15 +238,6 @@ def memory_parts_mb(
         "solver": float(own) / 2**20,
         "reference": ref / 2**20,
     }
-
-
-def _own_estimate(cls, problem: Problem, options: dict[str, Any]) -> float | None:
-    """``cls.memory_estimate(problem, **options)``, given only the options it names unless it
-    takes ``**options`` (an override written as ``memory_estimate(cls, problem)`` still works)."""
-    params = inspect.signature(cls.memory_estimate).parameters
-    if not any(p.kind is inspect.Parameter.VAR_KEYWORD for p in params.values()):
-        options = {k: v for k, v in options.items() if k in params and k != "problem"}
-    return cls.memory_estimate(problem, **options)
 
 
 def spec_over_budget(spec: str, budget_mb: float) -> str | None:
