@@ -209,7 +209,9 @@ def cmd_run(args: argparse.Namespace) -> int:
         _warn_bad_rows(store, args.db)
     console.print(_summary_table(f"svmbench run {suite['name']} ({len(rows)} records)", rows))
     if report is not None:
-        path = write_report(rows, report, title=f"svmbench: {suite['name']} suite")
+        path = write_report(
+            rows, report, title=f"svmbench: {suite['name']} suite", suite=suite["name"]
+        )
         console.print(f"report: {path}")
     return 0
 
@@ -274,6 +276,7 @@ def _warn_bad_rows(store, db) -> None:
 
 
 def cmd_results(args: argparse.Namespace) -> int:
+    from svmbench.benchmarks.harness.exports import parquet_missing
     from svmbench.benchmarks.harness.store import Store
 
     filters = {
@@ -284,16 +287,27 @@ def cmd_results(args: argparse.Namespace) -> int:
         "status": args.status,
         "latest": not args.all,
     }
+    inputs = [("the database of --db", args.db)]
     if args.csv and args.csv != "-":
-        check_output(args.csv, "--csv", inputs=[("the database of --db", args.db)])
+        check_output(args.csv, "--csv", inputs=inputs)
+    if args.parquet:
+        why = parquet_missing()
+        if why:
+            raise ValueError(f"--parquet: {why}")
+        check_output(args.parquet, "--parquet", inputs=inputs)
     with Store(args.db, create=False) as store:
+        if args.parquet:
+            count = store.to_parquet(args.parquet, **filters)
+            _warn_bad_rows(store, args.db)
+            console.print(f"wrote {count} records to {args.parquet}")
         if args.csv:
             text = store.to_csv(None if args.csv == "-" else args.csv, **filters)
             _warn_bad_rows(store, args.db)
             if args.csv == "-":
                 sys.stdout.write(text)
             else:
-                console.print(f"wrote {text.count(chr(10)) - 1} records to {args.csv}")
+                console.print(f"wrote {len(store.records(**filters))} records to {args.csv}")
+        if args.csv or args.parquet:
             return 0
         rows = store.records(**filters)
         _warn_bad_rows(store, args.db)
@@ -302,10 +316,15 @@ def cmd_results(args: argparse.Namespace) -> int:
 
 
 def cmd_report(args: argparse.Namespace) -> int:
-    from svmbench.benchmarks.harness.report import check_report_folder, own_files, write_report
+    from svmbench.benchmarks.harness.report import (
+        HTML_NAME,
+        check_report_folder,
+        own_files,
+        write_report,
+    )
     from svmbench.benchmarks.harness.store import Store
 
-    out = args.out or ("reports/" + (args.suite or "all"))
+    out = args.out or ("svmbench-report/" + (args.suite or "all"))
     check_report_folder(check_output_folder(out, "--out"), "--out")
     with Store(args.db, create=False) as store:
         rows = store.records(suite=args.suite)
@@ -317,9 +336,9 @@ def cmd_report(args: argparse.Namespace) -> int:
     title = args.title or f"svmbench: {args.suite or 'all'} " + (
         "suite" if args.suite else "records"
     )
-    path = write_report(rows, out, title=title)
+    path = write_report(rows, out, title=title, suite=args.suite)
     figures = sum(name.endswith(".png") for name in own_files(path.parent))
-    console.print(f"report: {path} ({figures} figures)")
+    console.print(f"report: {path} ({figures} figures) and {path.parent / HTML_NAME}")
     return 0
 
 
@@ -420,22 +439,41 @@ def add_parsers(sub) -> None:
     )
     p.set_defaults(func=cmd_run)
 
-    p = sub.add_parser("results", help="list and filter stored records, export them as CSV")
-    p.add_argument("--db", default=DEFAULT_DB)
-    p.add_argument("--suite")
-    p.add_argument("--solver")
+    p = sub.add_parser(
+        "results", help="list and filter stored records, export them as CSV or Parquet"
+    )
+    p.add_argument("--db", default=DEFAULT_DB, help=f"SQLite results file (default {DEFAULT_DB})")
+    p.add_argument("--suite", help="only the records of this suite")
+    p.add_argument("--solver", help="only the records of this solver")
     p.add_argument("--data", help="substring of the data spec")
-    p.add_argument("--problem", choices=sorted(PROBLEMS))
-    p.add_argument("--status")
+    p.add_argument("--problem", choices=sorted(PROBLEMS), help="only this problem kind")
+    p.add_argument("--status", help="only this status (optimal, max_iter, timeout, ...)")
     p.add_argument("--all", action="store_true", help="every record, not only the latest per case")
-    p.add_argument("--csv", metavar="PATH", help="export as CSV to PATH ('-' for stdout)")
+    p.add_argument(
+        "--csv",
+        metavar="PATH",
+        help="export every stored column as CSV to PATH ('-' for stdout; JSON columns as text)",
+    )
+    p.add_argument(
+        "--parquet",
+        metavar="PATH",
+        help="export every stored column as Parquet to PATH (needs the extra 'parquet': pyarrow)",
+    )
     p.set_defaults(func=cmd_results)
 
-    p = sub.add_parser("report", help="write a Markdown report with PNG plots from the database")
-    p.add_argument("--db", default=DEFAULT_DB)
-    p.add_argument("--out", metavar="DIR", help="output directory (default reports/SUITE)")
+    p = sub.add_parser(
+        "report",
+        help="write a report from the database: README.md with PNG figures and report.html, "
+        "one self-contained page",
+    )
+    p.add_argument("--db", default=DEFAULT_DB, help=f"SQLite results file (default {DEFAULT_DB})")
+    p.add_argument(
+        "--out",
+        metavar="DIR",
+        help="output directory (default svmbench-report/SUITE, or svmbench-report/all)",
+    )
     p.add_argument("--suite", help="only the records of this suite")
-    p.add_argument("--title")
+    p.add_argument("--title", help="the report's title (default: svmbench: SUITE suite)")
     p.set_defaults(func=cmd_report)
 
     p = sub.add_parser("check", help="fail (exit 1) where a solver misses the reference optimum")

@@ -12,6 +12,7 @@ from __future__ import annotations
 import argparse
 import math
 import warnings
+from pathlib import Path
 
 import numpy as np
 
@@ -50,11 +51,20 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
     p.add_argument("--C-grid", dest="C_grid", default="1e-3:1e3:13", help="LOW:HIGH:COUNT or list")
     p.add_argument("--gamma-grid", dest="gamma_grid", help="LOW:HIGH:COUNT or list (kernels)")
     p.add_argument("--cv", default="5", help="number of folds, or loo")
-    p.add_argument("--kernel", default="linear", choices=["linear", "poly", "rbf", "sigmoid"])
-    p.add_argument("--bias", default="free", choices=["free", "regularized", "none"])
-    p.add_argument("--loss", default="hinge", choices=["hinge", "squared_hinge"])
-    p.add_argument("--tol", type=float, default=1e-6)
-    p.add_argument("--plot", metavar="FILE", help="PNG of error and support vectors against C")
+    p.add_argument(
+        "--kernel", default="linear", choices=["linear", "poly", "rbf", "sigmoid"], help="kernel"
+    )
+    p.add_argument(
+        "--bias", default="free", choices=["free", "regularized", "none"], help="bias term"
+    )
+    p.add_argument("--loss", default="hinge", choices=["hinge", "squared_hinge"], help="loss")
+    p.add_argument("--tol", type=float, default=1e-6, help="certified relative gap per solve")
+    p.add_argument(
+        "--plot",
+        metavar="FILE",
+        help="figure (.png, .pdf, .svg): the (C, gamma) error map with the chosen point, or the "
+        "error and support vectors against C; the time of each grid point",
+    )
     p.set_defaults(func=run)
     return p
 
@@ -108,7 +118,8 @@ def run(args: argparse.Namespace) -> int:
             f"test accuracy of the refit: {model.score(dataset.X_test, dataset.y_test):.4f}"
         )
     if args.plot:
-        _plot(results, n_sv, model, args.plot)
+        cv_name = "leave-one-out" if cv == "loo" else f"{cv}-fold"
+        _plot(results, n_sv, model, args.plot, f"{cv_name} on {args.data}")
         console.print(f"plot: {args.plot}")
     return 0
 
@@ -116,8 +127,6 @@ def run(args: argparse.Namespace) -> int:
 def check_plot_path(path: str, data: str) -> None:
     """Refuse a ``--plot`` path the figure would not be written to as given (no known suffix:
     matplotlib would add one; a directory), or that is an input or cannot be written."""
-    from pathlib import Path
-
     if Path(path).is_dir():
         raise ValueError(f"--plot {path}: a directory; give a file name such as select.png")
     if Path(path).suffix.lower() not in PLOT_FORMATS:
@@ -150,29 +159,86 @@ def _support_vectors(model, dataset, results) -> list[int]:
     return out
 
 
-def _plot(results, n_sv, model, path) -> None:
-    import matplotlib
+def _edges(values: list[float]) -> np.ndarray:
+    """Cell edges around log-spaced ``values`` (half a step each side; a decade for one value)."""
+    logs = np.log10(values)
+    if len(logs) == 1:
+        return 10.0 ** np.array([logs[0] - 0.5, logs[0] + 0.5])
+    mids = (logs[1:] + logs[:-1]) / 2
+    return 10.0 ** np.r_[2 * logs[0] - mids[0], mids, 2 * logs[-1] - mids[-1]]
 
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
 
-    fig, ax = plt.subplots(figsize=(6.4, 4.0))
+def select_figure(results, n_sv, model, title: str):
+    """The figure of ``--plot``: with a γ grid, the validation error over (C, γ) as a heat map,
+    each cell's value written in it, and the chosen point (as LIBSVM's grid.py draws it);
+    otherwise the error and the support vectors against C. On the right, the seconds each grid
+    point took."""
+    from matplotlib.ticker import FormatStrFormatter, NullFormatter
+
+    from svmbench.benchmarks.harness.report_figures import pyplot
+
+    plt = pyplot()
+    fig, (ax, right) = plt.subplots(1, 2, figsize=(11.0, 4.4), width_ratios=(1.25, 1))
+    Cs = sorted(set(results["C"]))
     gammas = sorted(set(results["gamma"]), key=str)
+    grid = len(gammas) > 1 and all(isinstance(g, int | float) for g in gammas)
+    chosen = f"chosen: C = {model.C_:.4g}" + (f", γ = {model.gamma_:.4g}" if grid else "")
+    if grid:
+        gammas = sorted(gammas)
+        error = np.full((len(gammas), len(Cs)), np.nan)
+        for C, gamma, e in zip(results["C"], results["gamma"], results["error"], strict=True):
+            error[gammas.index(gamma), Cs.index(C)] = e
+        mesh = ax.pcolormesh(_edges(Cs), _edges(gammas), error, cmap="viridis_r", shading="flat")
+        bar = fig.colorbar(mesh, ax=ax)
+        bar.set_label("validation error (fraction misclassified)")
+        if error.size <= 150:  # each cell's error, in a colour that reads on the cell
+            middle = (np.nanmin(error) + np.nanmax(error)) / 2
+            for (i, j), e in np.ndenumerate(error):
+                ax.text(Cs[j], gammas[i], f"{e:.3f}", ha="center", va="center", fontsize=7,
+                        color="white" if e > middle else "black")  # fmt: skip
+        ax.plot([model.C_], [model.gamma_], marker="*", markersize=16, color="red",
+                markeredgecolor="white", linestyle="none", label=chosen)  # fmt: skip
+        ax.set_yscale("log")
+        ax.set_ylabel("γ (kernel width, 1 / squared feature units)")
+        ax.legend(loc="upper right", fontsize=8)
+    else:
+        ax.plot(results["C"], results["error"], marker="o", color="tab:blue",
+                label="validation error")  # fmt: skip
+        ax.axvline(model.C_, color="grey", linestyle="--", linewidth=0.8, label=chosen)
+        ax.set_ylabel("validation error (fraction misclassified)")
+        twin = ax.twinx()
+        twin.plot(results["C"], n_sv, color="tab:orange", marker=".", linestyle=":",
+                  label="support vectors (full data)")  # fmt: skip
+        twin.set_ylabel("support vectors (count, full data)")
+        handles = ax.get_legend_handles_labels()
+        more = twin.get_legend_handles_labels()
+        ax.legend(handles[0] + more[0], handles[1] + more[1], loc="best", fontsize=8)
+    ax.set_xscale("log")
+    ax.set_xlabel("C (regularization, log scale)")
+    ax.set_title(f"validation error: {title}", fontsize=9)
     for gamma in gammas:
         rows = [i for i, g in enumerate(results["gamma"]) if g == gamma]
-        Cs = [results["C"][i] for i in rows]
-        label = "" if len(gammas) == 1 else f" (γ = {gamma})"
-        ax.plot(Cs, [results["error"][i] for i in rows], marker="o", label=f"error{label}")
-    ax.axvline(model.C_, color="grey", linestyle="--", linewidth=0.8)
-    ax.set_xscale("log")
-    ax.set_xlabel("C")
-    ax.set_ylabel("validation error")
-    twin = ax.twinx()
-    twin.plot(results["C"], n_sv, color="tab:red", marker=".", linestyle=":", label="SV")
-    twin.set_ylabel("support vectors (full data)")
-    ax.legend(loc="upper left", fontsize=8)
-    twin.legend(loc="upper right", fontsize=8)
+        label = f"γ = {gamma:.4g}" if grid else f"γ = {gamma}"
+        right.plot([results["C"][i] for i in rows], [results["time"][i] for i in rows],
+                   marker="o", label=label)  # fmt: skip
+    right.set_xscale("log")
+    right.set_yscale("log")
+    right.yaxis.set_major_formatter(FormatStrFormatter("%g"))
+    right.yaxis.set_minor_formatter(NullFormatter())
+    right.set_xlabel("C (regularization, log scale)")
+    right.set_ylabel("time at this grid point (s, measured)")
+    right.set_title("time per grid point (all its fold solves)", fontsize=9)
+    right.legend(fontsize=8, loc="best")
+    for axes in (ax, right):
+        axes.tick_params(labelsize=8)
     fig.tight_layout()
+    return fig
+
+
+def _plot(results, n_sv, model, path, title: str) -> None:
+    from svmbench.benchmarks.harness.report_figures import pyplot
+
+    fig = select_figure(results, n_sv, model, title)
     with replaced_atomically(path) as temp:
-        fig.savefig(temp, dpi=120)
-    plt.close(fig)
+        fig.savefig(temp, dpi=120, format=Path(path).suffix.lstrip(".").lower())
+    pyplot().close(fig)

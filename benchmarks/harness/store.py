@@ -22,8 +22,6 @@ gone (killed) is taken over.
 from __future__ import annotations
 
 import contextlib
-import csv
-import io
 import json
 import os
 import secrets
@@ -559,21 +557,27 @@ class Store:
             return [dict(zip(names, values)) for values in cur]
 
     def to_csv(self, file=None, **filters) -> str:
-        """The (filtered) records as CSV (:data:`SUMMARY_COLUMNS`); written to ``file`` if given
+        """The (filtered) records as CSV: every stored column, :data:`SUMMARY_COLUMNS` first, the
+        JSON ones as text (:mod:`benchmarks.harness.exports`); written to ``file`` if given
         (through a temporary file renamed into place)."""
-        rows = self.records(decode=False, **filters)
-        buffer = io.StringIO()
-        writer = csv.DictWriter(buffer, fieldnames=SUMMARY_COLUMNS, extrasaction="ignore")
-        writer.writeheader()
-        writer.writerows(rows)
-        text = buffer.getvalue()
+        from svmbench.benchmarks.harness.exports import csv_text
+
+        text = csv_text(self.records(decode=False, **filters), SUMMARY_COLUMNS)
         if file is not None:
             with replaced_atomically(file) as temp:
                 temp.write_text(text, encoding="utf-8")
         return text
 
+    def to_parquet(self, file, **filters) -> int:
+        """The (filtered) records as a Parquet file, the columns of :meth:`to_csv`; the number
+        of records. Needs pyarrow (the optional extra ``parquet``)."""
+        from svmbench.benchmarks.harness.exports import write_parquet
+
+        return write_parquet(self.records(decode=False, **filters), file, SUMMARY_COLUMNS)
+
     def to_dataframe(self, **filters):
-        """The (filtered) records as a pandas DataFrame (needs the optional extra ``pandas``)."""
+        """The (filtered) records as a pandas DataFrame, one row per record, the JSON columns
+        decoded (needs the optional extra ``pandas``)."""
         try:
             import pandas as pd
         except ImportError as exc:
