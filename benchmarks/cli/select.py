@@ -3,8 +3,10 @@
 ``svmbench select --data SPEC --solver S --C-grid 1e-3:1e3:13 [--gamma-grid ...] [--cv 5|loo]
 [--kernel K] [--bias B] [--plot FILE]`` prints, per C, the validation error, the time and the worst
 certified relative gap of the fold solves, marks the chosen C (the smallest of the best), says how
-many leave-one-out folds the certified-margin rule skipped, and plots the validation error and
-the number of support vectors against C.
+many leave-one-out folds the certified-margin rule skipped, and plots (:func:`select_figure`) the
+validation error over the (C, γ) grid as a heat map with the chosen point, or, without a γ grid,
+the error and the number of support vectors against C; beside it the measured time of each grid
+point.
 """
 
 from __future__ import annotations

@@ -497,18 +497,19 @@ def test_a_suite_from_command_line_flags(tmp_path, capsys):
     assert "not both" in capsys.readouterr().err
 
 
-def test_gap_plot_ignores_points_that_cannot_be_drawn(tmp_path):
-    from svmbench.benchmarks.harness.report import plot_gap_vs_time
+def test_gap_plot_ignores_points_that_cannot_be_drawn():
+    from svmbench.benchmarks.harness.report_figures import gap_figure
 
-    base = {"solver": "x", "solver_options": {}, "solve_time": 0.1}
+    base = {"solver": "x", "solver_options": {}, "solve_time": 0.1, "status": "max_iter"}
     rows = [
         {**base, "trace": [], "rel_gap": math.inf},  # e.g. an infeasible primal
         {**base, "trace": [[1, 0.01, math.inf, 0.0, math.inf]], "rel_gap": None},
     ]
-    assert not plot_gap_vs_time(rows, tmp_path / "g.png", "nothing to draw")
+    assert gap_figure(rows, "nothing to draw") is None
     rows.append({**base, "trace": [[1, 0.01, 2.0, 1.0, 1.0], [2, 0.02, 1.5, 1.4, 0.1]]})
-    assert plot_gap_vs_time(rows, tmp_path / "g.png", "one curve")
-    assert (tmp_path / "g.png").stat().st_size > 0
+    fig, absent = gap_figure(rows, "one curve")
+    assert len(fig.axes[0].get_lines()) == 1
+    assert absent == ["x: max_iter, no finite certified gap to draw"] * 2
 
 
 def test_check_fails_a_record_whose_status_contradicts_its_certificate():

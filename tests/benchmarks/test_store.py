@@ -169,7 +169,7 @@ def test_trace_points_keep_whether_they_are_certified(tmp_path):
     import json
     import math
 
-    from svmbench.benchmarks.harness.report import _certified
+    from svmbench.benchmarks.harness.report_figures import is_certified_point
     from svmbench.benchmarks.harness.store import row_of
     from svmbench.solvers.base import Checkpoint, SolveResult, Status
 
@@ -184,8 +184,8 @@ def test_trace_points_keep_whether_they_are_certified(tmp_path):
     case = Case({"kind": "kernel_dual"}, "gaussian:n=10,d=2,sep=1", "smo", {}, 0)
     record = Record(case=case, result=result, status="optimal")
     stored = json.loads(row_of(record)["trace"])
-    assert [_certified(p) for p in stored] == [False, True]
-    assert _certified([1, 0.1, 1.0, 0.5, 0.5, math.nan])  # a record from before the flag
+    assert [is_certified_point(p) for p in stored] == [False, True]
+    assert is_certified_point([1, 0.1, 1.0, 0.5, 0.5, math.nan])  # a record from before the flag
 
 
 # ---- several runs on one database (issue 29) -----------------------------------------------------
