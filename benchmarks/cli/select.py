@@ -242,5 +242,7 @@ def _plot(results, n_sv, model, path, title: str) -> None:
 
     fig = select_figure(results, n_sv, model, title)
     with replaced_atomically(path) as temp:
-        fig.savefig(temp, dpi=120, format=Path(path).suffix.lstrip(".").lower())
+        fig.savefig(
+            temp, dpi=120, format=Path(path).suffix.lstrip(".").lower(), bbox_inches="tight"
+        )
     pyplot().close(fig)

@@ -74,12 +74,45 @@ def _styles(rows: list[dict[str, Any]]) -> dict[str, str]:
     return out
 
 
-def _finish(ax, title: str, xlabel: str, ylabel: str) -> None:
+def wrapped(title: str, width: int = 80) -> str:
+    """A title broken into lines of at most ``width`` characters (long problem labels)."""
+    import textwrap
+
+    return "\n".join(textwrap.wrap(title, width, break_on_hyphens=False)) or title
+
+
+def _readable_log_ticks(ax) -> None:
+    """Tick labels of log axes as plain numbers (60, 0.002, 1e-06), not 6×10¹."""
+    from matplotlib.ticker import FuncFormatter
+
+    plain = FuncFormatter(lambda value, _: f"{value:g}")
+    for axis, scale, limits in (
+        (ax.xaxis, ax.get_xscale(), ax.get_xlim()),
+        (ax.yaxis, ax.get_yscale(), ax.get_ylim()),
+    ):
+        if scale == "log":
+            low, high = sorted(limits)
+            axis.set_major_formatter(plain)
+            if 0 < low and high < 10 * low:  # within a decade: every minor tick labelled
+                axis.set_minor_formatter(plain)
+            elif 0 < low and high < 1000 * low:  # a few decades: 2 and 5 of each too
+                axis.set_minor_formatter(FuncFormatter(_two_and_five))
+            else:
+                axis.set_minor_formatter("")
+
+
+def _two_and_five(value: float, _) -> str:
+    mantissa = value / 10 ** math.floor(math.log10(value)) if value > 0 else 0
+    return f"{value:g}" if round(mantissa, 6) in (2.0, 5.0) else ""
+
+
+def _finish(ax, title: str, xlabel: str, ylabel: str, *, width: int = 80) -> None:
     ax.set_xlabel(xlabel)
     ax.set_ylabel(ylabel)
-    ax.set_title(title, fontsize=9)
-    ax.tick_params(labelsize=8)
+    ax.set_title(wrapped(title, width), fontsize=9)
+    ax.tick_params(labelsize=8, which="both")
     ax.grid(True, which="both", alpha=0.3)
+    _readable_log_ticks(ax)
 
 
 def _trace_points(row: dict[str, Any]) -> list[tuple[float, float, bool]]:
@@ -197,7 +230,7 @@ def anchors_figure(rows: list[dict[str, Any]], title: str):
 
     plt = pyplot()
     rows = sorted(rows, key=lambda r: r["solve_time"], reverse=True)
-    fig, ax = plt.subplots(figsize=(7.0, 0.8 + 0.32 * len(rows)))
+    fig, ax = plt.subplots(figsize=(7.0, 1.8 + 0.32 * len(rows)))
     times = [max(r["solve_time"], 1e-6) for r in rows]
     bars = ax.barh(range(len(rows)), times, color=[solver_color(r["solver"]) for r in rows])
     for bar, r in zip(bars, rows):
@@ -208,7 +241,7 @@ def anchors_figure(rows: list[dict[str, Any]], title: str):
         range(len(rows)), [f"{solver_label(r, tol=True)} ({r['status']})" for r in rows], fontsize=7
     )
     ax.set_xscale("log")
-    _finish(ax, title, "median solve time (s)", "solver (status)")
+    _finish(ax, title, "median solve time (s)", "solver (status)", width=60)
     ax.legend(
         handles=[
             Patch(facecolor="lightgrey", label="svmbench method (certified gap, tol)"),
@@ -220,7 +253,10 @@ def anchors_figure(rows: list[dict[str, Any]], title: str):
             ),
         ],
         fontsize=7,
-        loc="lower right",
+        loc="upper center",
+        bbox_to_anchor=(0.5, -0.25),
+        ncol=2,
+        frameon=False,
     )
     fig.tight_layout()
     return fig
@@ -317,7 +353,9 @@ def boundary_figure(rows: list[dict[str, Any]], title: str, data) -> tuple[Any, 
             ax.scatter(
                 X[sv, 0], X[sv, 1], s=40, facecolors="none", edgecolors="black", linewidths=0.7
             )
-        _finish(ax, f"{solver_label(r)} ({r['status']})", "x₁ (feature 1)", "x₂ (feature 2)")
+        _finish(
+            ax, f"{solver_label(r)} ({r['status']})", "x₁ (feature 1)", "x₂ (feature 2)", width=45
+        )
         ax.grid(False)
     handles = [
         Line2D(
@@ -349,7 +387,10 @@ def boundary_figure(rows: list[dict[str, Any]], title: str, data) -> tuple[Any, 
         Line2D([], [], color="black", linestyle="--", label="f(x) = ±1 (margins)"),
     ]
     fig.legend(handles=handles, loc="lower center", ncol=5, fontsize=7, frameon=False)
-    fig.suptitle(title + "  (shading: f(x), blue < 0 < red; axes in the data's units)", fontsize=9)
+    fig.suptitle(
+        wrapped(title + "  (shading: f(x), blue < 0 < red; axes in the data's units)", 140),
+        fontsize=9,
+    )
     fig.tight_layout(rect=(0, 0.06, 1, 1))
     return fig, absent
 
@@ -383,8 +424,8 @@ def confusion_figure(rows: list[dict[str, Any]], title: str, class_names) -> tup
         on = r.get("accuracy_on") or "train"
         accuracy = r.get("accuracy")
         shown = "" if accuracy is None else f", accuracy {accuracy:.3f}"
-        _finish(ax, f"{solver_label(r)} ({on}{shown})", "predicted class", "true class")
+        _finish(ax, f"{solver_label(r)} ({on}{shown})", "predicted class", "true class", width=45)
         ax.grid(False)
-    fig.suptitle(title, fontsize=9)
+    fig.suptitle(wrapped(title, 140), fontsize=9)
     fig.tight_layout()
     return fig, absent

@@ -54,7 +54,7 @@ def figure_png(fig) -> bytes:
     from svmbench.benchmarks.harness.report_figures import pyplot
 
     buffer = io.BytesIO()
-    fig.savefig(buffer, format="png", dpi=DPI)
+    fig.savefig(buffer, format="png", dpi=DPI, bbox_inches="tight")
     pyplot().close(fig)
     return buffer.getvalue()
 
