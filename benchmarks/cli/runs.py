@@ -435,7 +435,8 @@ def add_parsers(sub) -> None:
         "--report",
         default=None,
         metavar="DIR",
-        help="where to write the report (default svmbench-report/SUITE; 'none': no report)",
+        help="where to write the report, README.md with PNG figures and report.html (default "
+        "svmbench-report/SUITE; 'none': no report)",
     )
     p.set_defaults(func=cmd_run)
 
