@@ -77,13 +77,27 @@ def fit_exponent(ns, times) -> tuple[float, float] | None:
 
 
 def requested_tols(rows: Iterable[dict[str, Any]]) -> list[float]:
-    """The certified relative gaps the records asked for (their ``tol`` option), sorted."""
+    """The certified relative gaps the records asked for (their ``tol`` option, else the
+    solver's default), sorted."""
     tols = set()
     for r in rows:
-        tol = (r.get("solver_options") or {}).get("tol")
+        options = r.get("solver_options") or {}
+        tol = options.get("tol")
+        if tol is None:
+            tol = _default_tol(r.get("solver"), options)
         if isinstance(tol, int | float) and math.isfinite(tol) and tol > 0:
             tols.add(float(tol))
     return sorted(tols)
+
+
+def _default_tol(name, options: dict[str, Any]) -> float | None:
+    """The ``tol`` solver ``name`` takes with these options (None if it cannot be built here)."""
+    from svmbench.solvers import registry
+
+    try:
+        return float(registry.get(name, **options).tol)
+    except (TypeError, ValueError, ImportError):
+        return None
 
 
 def absence_reason(name: str, problem: dict[str, Any]) -> str:
