@@ -175,9 +175,7 @@ def select_figure(results, n_sv, model, title: str):
     each cell's value written in it, and the chosen point (as LIBSVM's grid.py draws it);
     otherwise the error and the support vectors against C. On the right, the seconds each grid
     point took."""
-    from matplotlib.ticker import FormatStrFormatter, NullFormatter
-
-    from svmbench.benchmarks.harness.report_figures import pyplot
+    from svmbench.benchmarks.harness.report_figures import pyplot, readable_log_ticks
 
     plt = pyplot()
     fig, (ax, right) = plt.subplots(1, 2, figsize=(11.0, 4.4), width_ratios=(1.25, 1))
@@ -201,7 +199,7 @@ def select_figure(results, n_sv, model, title: str):
         ax.plot([model.C_], [model.gamma_], marker="*", markersize=16, color="red",
                 markeredgecolor="white", linestyle="none", label=chosen)  # fmt: skip
         ax.set_yscale("log")
-        ax.set_ylabel("γ (kernel width, 1 / squared feature units)")
+        ax.set_ylabel("γ (RBF coefficient, 1 / feature units², log scale)")
         ax.legend(loc="upper right", fontsize=8)
     else:
         ax.plot(results["C"], results["error"], marker="o", color="tab:blue",
@@ -225,8 +223,7 @@ def select_figure(results, n_sv, model, title: str):
                    marker="o", label=label)  # fmt: skip
     right.set_xscale("log")
     right.set_yscale("log")
-    right.yaxis.set_major_formatter(FormatStrFormatter("%g"))
-    right.yaxis.set_minor_formatter(NullFormatter())
+    readable_log_ticks(right)
     right.set_xlabel("C (regularization, log scale)")
     right.set_ylabel("time at this grid point (s, measured)")
     right.set_title("time per grid point (all its fold solves)", fontsize=9)

@@ -81,7 +81,7 @@ def wrapped(title: str, width: int = 80) -> str:
     return "\n".join(textwrap.wrap(title, width, break_on_hyphens=False)) or title
 
 
-def _readable_log_ticks(ax) -> None:
+def readable_log_ticks(ax) -> None:
     """Tick labels of log axes as plain numbers (60, 0.002, 1e-06), not 6×10¹."""
     from matplotlib.ticker import FuncFormatter
 
@@ -112,7 +112,7 @@ def _finish(ax, title: str, xlabel: str, ylabel: str, *, width: int = 80) -> Non
     ax.set_title(wrapped(title, width), fontsize=9)
     ax.tick_params(labelsize=8, which="both")
     ax.grid(True, which="both", alpha=0.3)
-    _readable_log_ticks(ax)
+    readable_log_ticks(ax)
 
 
 def _trace_points(row: dict[str, Any]) -> list[tuple[float, float, bool]]:
