@@ -38,6 +38,9 @@ SOLVER_MODULES = (
     "svmbench.solvers.structured",
     "svmbench.solvers.pegasos",
     "svmbench.solvers.perceptron",
+    "svmbench.solvers.logistic_dcd",
+    "svmbench.solvers.logistic_newton",
+    "svmbench.solvers.logistic_reference",
     "svmbench.solvers.auto",
 )
 
