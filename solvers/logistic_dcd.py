@@ -173,13 +173,16 @@ class LogisticDCD(IterativeSolver):
         rng_state = np.random.default_rng(self.seed).integers(
             0, np.iinfo(np.uint64).max, size=1, dtype=np.uint64, endpoint=True
         )
+        # a warm start is solved to the tight inner tolerance at once: a loose one would move
+        # the coordinates of a near-optimal α to points only ε_inner-stationary
+        inner_start = INNER_START if warm_start is None else INNER_MIN
         X = problem.X
         row_nnz = np.asarray((X != 0).sum(axis=1), dtype=np.float64).ravel()
         work = max(1.0, float(2.0 * row_nnz[index].sum()))
         batched = self.check_every is None and self.trace != "every"
         return _State(
             X=data, y=y, upper=C, qd=qd, s=s, alpha=alpha, rest=rest, w=w, wb=wb, index=index,
-            rng_state=rng_state, inner=np.array([INNER_START, INNER_MIN]),
+            rng_state=rng_state, inner=np.array([inner_start, INNER_MIN]),
             epochs_per_step=min(MAX_EPOCHS_PER_STEP, max(1, int(EPOCH_WORK // work)))
             if batched else 1,
             work=work,
