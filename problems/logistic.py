@@ -75,7 +75,9 @@ def entropy_term(alpha: np.ndarray, upper: np.ndarray) -> float:
 
 @dataclass(frozen=True, eq=False)
 class Logistic(LinearBinaryMixin):
-    """L2-regularized logistic regression (the module docstring has the primal and the dual).
+    """L2-regularized logistic regression: ``½‖w‖² + Σ C_i log(1 + e^{−y_i (w·x_i + b)})``.
+
+    The module docstring has the primal and its entropy dual.
 
     Parameters
     ----------

@@ -49,6 +49,7 @@ ANCHOR_MODULES = (
     "svmbench.solvers.anchors.liblinear",
     "svmbench.solvers.anchors.libsvm",
     "svmbench.solvers.anchors.sklearn",
+    "svmbench.solvers.anchors.logistic",
 )
 
 _REGISTRY: dict[str, type[Solver]] = {}

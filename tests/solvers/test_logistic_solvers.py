@@ -115,9 +115,7 @@ def test_the_solvers_agree_on_dense_and_csr_data():
     X, y, *_ = SETS["breast_cancer"]
     for name, bias in (("logistic_newton", "free"), ("logistic_dcd", "regularized")):
         dense = registry.get(name, tol=TOL).solve(Logistic(X, y, C=1.0, bias=bias))
-        csr = registry.get(name, tol=TOL).solve(
-            Logistic(sparse.csr_matrix(X), y, C=1.0, bias=bias)
-        )
+        csr = registry.get(name, tol=TOL).solve(Logistic(sparse.csr_matrix(X), y, C=1.0, bias=bias))
         assert dense.status is csr.status is Status.OPTIMAL
         assert rel(dense.primal, csr.primal) <= 1e-9
 
@@ -201,3 +199,41 @@ def test_the_model_is_a_logistic_model_with_probabilities():
     # at the optimum the KKT map α_i = C σ(−m_i) is the certificate's dual point: Σ α_i y_i = 0
     alpha = problem.dual_from_primal(result.w, result.b)
     assert abs(alpha @ ds.y) <= 1e-8 * alpha.sum()
+
+
+@pytest.mark.parametrize(
+    ("anchor", "options", "biases"),
+    [
+        ("liblinear_lr", {"eps": 1e-8}, ("free", "regularized", "none")),
+        ("liblinear_lr_dual", {"eps": 1e-6}, ("regularized", "none")),
+        ("sklearn_logistic", {"eps": 1e-10, "max_iter": 10_000}, ("free", "regularized", "none")),
+    ],
+)
+def test_the_anchors_reach_the_same_certified_optimum(anchor, options, biases):
+    if registry.missing_reason(anchor):
+        pytest.skip(registry.missing_reason(anchor))
+    for name in ("overlap", "overlap_large_C"):
+        for bias in biases:
+            problem = problem_on(name, bias)
+            ours = registry.get("logistic_newton", tol=1e-10).solve(problem)
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                theirs = registry.get(anchor, tol=1e-8, **options).solve(problem)
+            assert theirs.status is Status.OPTIMAL, (name, bias, theirs.message)
+            assert rel(theirs.primal, ours.primal) <= RTOL_OPT
+            f, g = (
+                ours.model.decision_function(problem.X),
+                theirs.model.decision_function(problem.X),
+            )
+            assert np.max(np.abs(f - g)) <= 1e-4
+
+
+def test_liblinear_at_its_default_eps_is_judged_by_the_certificate():
+    if registry.missing_reason("liblinear_lr"):
+        pytest.skip(registry.missing_reason("liblinear_lr"))
+    problem = problem_on("overlap_large_C", "none")
+    result = registry.get("liblinear_lr", tol=1e-8).solve(problem)  # -e 0.01
+    assert result.certified and result.rel_gap > 1e-8
+    assert result.status is Status.NOT_CERTIFIED
+    with pytest.raises(TypeError, match="liblinear_lr.*per-example weights"):
+        registry.get("liblinear_lr").solve(problem_on("weighted", "none"))
