@@ -237,3 +237,31 @@ def test_liblinear_at_its_default_eps_is_judged_by_the_certificate():
     assert result.status is Status.NOT_CERTIFIED
     with pytest.raises(TypeError, match="liblinear_lr.*per-example weights"):
         registry.get("liblinear_lr").solve(problem_on("weighted", "none"))
+
+
+@pytest.mark.parametrize("C", [1e-3, 1.0, 1e3, 1e8])
+def test_one_coordinate_step_solves_its_entropy_problem_exactly(C):
+    """Orthogonal rows and no bias make the coordinates independent: one epoch must land each
+    α_i on the root of ``Q_ii α + log(α/(C − α)) = 0`` (in (0, C/2): the log is negative there),
+    found here by bisection, and keep ``α_i + (C − α_i) = C`` and ``w = Σ α_i y_i x_i``."""
+    from scipy.optimize import brentq
+
+    from svmbench.solvers._jit import logistic_dcd as jit
+
+    X = np.diag([0.5, 2.0, 8.0])
+    y = np.array([1.0, -1.0, 1.0])
+    upper = np.full(3, C)
+    qd = np.sum(X * X, axis=1)
+    alpha = np.full(3, min(1e-3 * C, 1e-8))
+    rest = C - alpha
+    w, wb = X.T @ (alpha * y), np.zeros(1)
+    index = np.arange(3, dtype=np.int64)
+    inner = np.array([1e-13, 1e-13])
+    rng = np.zeros(1, dtype=np.uint64)
+    jit.logistic_dcd_epochs(X, y, upper, qd, 0.0, alpha, rest, w, wb, index, rng, inner, 100, 1)
+    for i in range(3):
+        a = qd[i]
+        root = brentq(lambda t, a=a: a * t + np.log(t / (C - t)), 1e-300, C / 2, xtol=1e-300)
+        assert alpha[i] == pytest.approx(root, rel=1e-10)
+        assert alpha[i] + rest[i] == pytest.approx(C, rel=1e-15)
+    assert np.allclose(w, X.T @ (alpha * y), rtol=1e-12, atol=0)
