@@ -157,3 +157,14 @@ def test_scikit_learn_s_estimator_checks_pass_for_the_logistic_loss():
         (o["check_name"], str(o["exception"])[:200]) for o in outcomes if o["status"] == "failed"
     ]
     assert len(outcomes) > 40 and failed == []
+
+
+def test_the_cross_validated_classifier_takes_the_logistic_loss_by_folds_only():
+    from svmbench import SVMClassifierCV
+
+    X, y = _cancer(150)
+    cv = SVMClassifierCV(loss="logistic", kernel="linear", Cs=[0.1, 10.0], cv=3).fit(X, y)
+    assert cv.best_estimator_.result_.status is Status.OPTIMAL
+    assert np.allclose(cv.predict_proba(X), cv.best_estimator_.predict_proba(X))
+    with pytest.raises(ValueError, match="cv='loo' solves the hinge losses"):
+        SVMClassifierCV(loss="logistic", kernel="linear", Cs=[1.0], cv="loo").fit(X, y)
