@@ -8,7 +8,8 @@ solver or installed anchor, and predicts through the result's model. The whole r
 
 Probabilities are not hand-written: wrap the estimator in scikit-learn's
 ``CalibratedClassifierCV(SVMClassifier(...), method="sigmoid")`` (Platt scaling on held-out folds,
-as LIBSVM's ``-b 1`` does) or ``method="isotonic"``.
+as LIBSVM's ``-b 1`` does) or ``method="isotonic"``; ``loss="logistic"`` has its own
+(:mod:`svmbench.logistic_fit`).
 """
 
 from __future__ import annotations
@@ -32,8 +33,9 @@ from sklearn.utils.validation import (
     validate_data,
 )
 
-from svmbench import kernel_functions, solve_outcome, svc_layout
+from svmbench import kernel_functions, logistic_fit, solve_outcome, svc_layout
 from svmbench.linear_attributes import LinearAttributesMixin
+from svmbench.logistic_fit import ProbabilitiesMixin
 from svmbench.problems import ovo_values
 from svmbench.problems.kernels import resolve_gamma
 from svmbench.problems.models import OneVsOneModel
@@ -52,7 +54,7 @@ _HARD_MARGIN_STEPS = 3
 _STOCHASTIC = ("pegasos", "cs_sgd", "ssvm_sgd", "perceptron", "sklearn_sgd")
 
 
-class SVMClassifier(LinearAttributesMixin, ClassifierMixin, BaseEstimator):
+class SVMClassifier(ProbabilitiesMixin, LinearAttributesMixin, ClassifierMixin, BaseEstimator):
     """Support vector classifier trained by any svmbench solver, certified by its problem.
 
     Parameters
@@ -71,7 +73,8 @@ class SVMClassifier(LinearAttributesMixin, ClassifierMixin, BaseEstimator):
         ``1/d``.
     degree : int, default=3
     coef0 : float, default=0.0
-    loss : {"hinge", "squared_hinge"}, default="hinge"
+    loss : {"hinge", "squared_hinge", "logistic"}, default="hinge"
+        ``"logistic"``: ``log(1 + e^{−m})``, with ``predict_proba`` (:mod:`svmbench.logistic_fit`).
     bias : {"free", "regularized", "none"}, default="free"
         ``"free"``: LIBSVM's unregularized b; ``"regularized"``: LIBLINEAR's ``-B`` (a constant
         feature ``bias_scale``, scikit-learn's ``intercept_scaling``); ``"none"``: b = 0.
@@ -170,7 +173,7 @@ class SVMClassifier(LinearAttributesMixin, ClassifierMixin, BaseEstimator):
         ],
         "degree": [Interval(numbers.Real, 0.0, None, closed="left")],
         "coef0": [numbers.Real],
-        "loss": [StrOptions({"hinge", "squared_hinge"})],
+        "loss": [StrOptions({"hinge", "squared_hinge", "logistic"})],
         "bias": [StrOptions({"free", "regularized", "none"})],
         "bias_scale": [Interval(numbers.Real, 0.0, None, closed="neither")],
         "solver": [str],
@@ -286,6 +289,8 @@ class SVMClassifier(LinearAttributesMixin, ClassifierMixin, BaseEstimator):
         if previous is not None and not np.array_equal(getattr(self, "classes_", []), classes):
             previous = None
         self.classes_ = classes
+        if self.loss == "logistic":
+            return logistic_fit.fit(self, X, y, y_index, weights, previous)
         problem, name, options = self._problem_and_solver(X, y_index, weights)
         solver = registry.get(name, **options)
         warm = previous if previous is not None and solver.warm_start_uses else None

@@ -344,6 +344,11 @@ class SVMClassifierCV(SVMClassifier):
     def _leave_one_out(self, X, y, sample_weight, Cs, params) -> list[dict[str, Any]]:
         template = SVMClassifier(**{**params, "C": Cs[0]})
         template._validate_params()
+        if template.loss == "logistic":
+            raise ValueError(
+                "cv='loo' solves the hinge losses (its skip rule reads which points are support "
+                "vectors); use k-fold (cv=5) for loss='logistic'"
+            )
         X, y = np.asarray(X, dtype=np.float64), np.asarray(y)
         classes, y_index = np.unique(y, return_inverse=True)
         if classes.size != 2:

@@ -7,6 +7,7 @@ by a duality gap it computes itself (``problem.certificate``).
 from svmbench.problems.base import QP, Certificate, Problem
 from svmbench.problems.hard_margin import HardMarginPrimal
 from svmbench.problems.kernel_dual import KernelDual
+from svmbench.problems.logistic import Logistic
 from svmbench.problems.multiclass import MulticlassHinge
 from svmbench.problems.soft_margin import SoftMarginDual, SoftMarginPrimal
 from svmbench.problems.structured import ChainStructuredHinge
@@ -15,8 +16,10 @@ from svmbench.problems.structured import ChainStructuredHinge
 #: problem needs sequences and is built by ``problems.structured.digit_sequences`` instead.
 PROBLEMS: dict[str, type[Problem]] = {
     cls.kind: cls
-    for cls in (HardMarginPrimal, SoftMarginPrimal, SoftMarginDual, KernelDual, MulticlassHinge)
-}
+    for cls in (
+        HardMarginPrimal, SoftMarginPrimal, SoftMarginDual, KernelDual, MulticlassHinge, Logistic
+    )
+}  # fmt: skip
 
 __all__ = [
     "PROBLEMS",
@@ -25,6 +28,7 @@ __all__ = [
     "ChainStructuredHinge",
     "HardMarginPrimal",
     "KernelDual",
+    "Logistic",
     "MulticlassHinge",
     "Problem",
     "SoftMarginDual",

@@ -9,6 +9,7 @@ one against the schema of its kind, every entry for its JSON type and range:
 kind               fields
 =================  ========================================================================
 ``linear``         ``w`` (d,); ``b`` real
+``logistic``       ``w`` (d,); ``b`` real (the logistic loss's model: probabilities σ(w·x + b))
 ``kernel``         ``support_vectors`` (n, d) dense or CSR, or null exactly for a precomputed
                    kernel; ``dual_coef`` (n,); ``support`` (n,) integers; ``b`` real;
                    ``kernel``; ``n_train`` integer in [0, 2³¹); ``gamma`` ≥ 0; ``degree`` in
@@ -41,6 +42,7 @@ import numpy as np
 from scipy import sparse
 
 from svmbench.problems.kernels import KERNELS
+from svmbench.problems.logistic_model import LogisticModel
 from svmbench.problems.model_archive import MAX_DIMENSION, DamagedModelFile, NpyHeader
 from svmbench.problems.models import (
     ChainModel,
@@ -70,7 +72,8 @@ FLOAT, INDEX = "float", "index"
 KINDS: dict[str, type[Model]] = {
     cls.kind: cls
     for cls in (
-        LinearModel, KernelModel, CrammerSingerModel, OneVsRestModel, OneVsOneModel, ChainModel
+        LinearModel, KernelModel, CrammerSingerModel, OneVsRestModel, OneVsOneModel, ChainModel,
+        LogisticModel,
     )
 }  # fmt: skip
 
@@ -138,6 +141,7 @@ _REQUIRED = object()
 #: kind → {parameter: (check, default)}
 _SCALARS: dict[str, dict[str, tuple[Callable, Any]]] = {
     "linear": {"b": (_real(), 0.0)},
+    "logistic": {"b": (_real(), 0.0)},
     "kernel": {
         "b": (_real(), _REQUIRED),
         "kernel": (_option(KERNELS), _REQUIRED),
@@ -157,6 +161,7 @@ _SCALARS: dict[str, dict[str, tuple[Callable, Any]]] = {
 #: kind → {array: (role, dims as symbols, optional)}
 _ARRAYS: dict[str, dict[str, tuple[str, tuple[str, ...], bool]]] = {
     "linear": {"w": (FLOAT, ("d",), False)},
+    "logistic": {"w": (FLOAT, ("d",), False)},
     "kernel": {
         "support_vectors": (FLOAT, ("n", "d"), True),
         "dual_coef": (FLOAT, ("n",), False),
@@ -167,7 +172,7 @@ _ARRAYS: dict[str, dict[str, tuple[str, tuple[str, ...], bool]]] = {
     "ovo": {},
     "chain": {"E": (FLOAT, ("q", "d"), False), "T": (FLOAT, ("q", "q"), True)},
 }
-_BINARY = ("linear", "kernel")
+_BINARY = ("linear", "kernel", "logistic")
 
 
 def check_document(doc, prefix: str = "m", *, binary_only: bool = False) -> Layout:

@@ -38,6 +38,9 @@ SOLVER_MODULES = (
     "svmbench.solvers.structured",
     "svmbench.solvers.pegasos",
     "svmbench.solvers.perceptron",
+    "svmbench.solvers.logistic_dcd",
+    "svmbench.solvers.logistic_newton",
+    "svmbench.solvers.logistic_reference",
     "svmbench.solvers.auto",
 )
 
@@ -46,6 +49,7 @@ ANCHOR_MODULES = (
     "svmbench.solvers.anchors.liblinear",
     "svmbench.solvers.anchors.libsvm",
     "svmbench.solvers.anchors.sklearn",
+    "svmbench.solvers.anchors.logistic",
 )
 
 _REGISTRY: dict[str, type[Solver]] = {}

@@ -44,6 +44,7 @@ import numpy as np
 from scipy import sparse
 
 from svmbench.problems.loaded_classifier import LoadedClassifier
+from svmbench.problems.logistic_model import LogisticModel
 from svmbench.problems.model_files import load_model, save_model
 from svmbench.problems.models import (
     ChainModel,
@@ -117,6 +118,9 @@ def base_models() -> dict:
         "ovo": OneVsOneModel((rbf, poly, kernel(X, "rbf", gamma=2.0)), pairs, 3),
         "chain": ChainModel(rng.normal(size=(3, 4)), rng.normal(size=(3, 3))),
         "chain-no-T": ChainModel(rng.normal(size=(2, 4))),
+        "logistic-ovr": OneVsRestModel(
+            tuple(LogisticModel(rng.normal(size=4), b) for b in (0.3, -1.0, 0.0)), 3
+        ),
         "labels-str": LoadedClassifier(linear, ["no", "yes"], ["a", "b", "c", "d"]),
         "labels-int-ovo": LoadedClassifier(
             OneVsOneModel((rbf, poly, linear), pairs, 3, tie_break="confidence"), [3, 7, 11]

@@ -22,6 +22,11 @@ name                   library call                       problems
                        (dual=True)
 ``sklearn_sgd``        ``sklearn.linear_model.``          SoftMarginPrimal/Dual, bias free or none,
                        ``SGDClassifier`` (penalty l2)     both losses, per-example weights
+``liblinear_lr``       LIBLINEAR ``-s 0`` (trust-region   Logistic, every bias (free: ``-B 1 -R``)
+                       Newton)
+``liblinear_lr_dual``  LIBLINEAR ``-s 7`` (dual CD)       Logistic, bias regularized or none
+``sklearn_logistic``   ``sklearn.linear_model.``          Logistic, every bias, per-example weights
+                       ``LogisticRegression`` (l2)
 =====================  =================================  =========================================
 
 What is timed (``solve_time``): only the library's training call (``train``, ``svm_train``,

@@ -16,6 +16,7 @@ import pytest
 
 from svmbench.problems import (
     KernelDual,
+    Logistic,
     MulticlassHinge,
     SoftMarginDual,
     SoftMarginPrimal,
@@ -323,6 +324,7 @@ def _anchor_problem(name, kernel):
     else:
         candidates = [SoftMarginPrimal(X, y, C=0.1, bias=b) for b in ("regularized", "free")]
         candidates.append(MulticlassHinge(*_wine(), C=0.5))
+        candidates.append(Logistic(X, y, C=0.1, bias="regularized"))
     return next((p for p in candidates if cls.unsupported_reason(p) is None), None)
 
 
@@ -410,6 +412,7 @@ def test_anchors_print_nothing_and_time_only_training(name, capfd):
         SoftMarginPrimal(X, y, bias="free"),
         KernelDual(X, y, kernel="rbf"),
         MulticlassHinge(*(lambda d: (d.X, d.y))(datasets.load("blobs:n=90,d=3,k=3,seed=1"))),
+        Logistic(X, y, bias="regularized"),
     ]
     problem = next(
         p for p in candidates if registry.solver_class(name).unsupported_reason(p) is None

@@ -25,6 +25,7 @@ from svmbench.problems import (
     ChainStructuredHinge,
     HardMarginPrimal,
     KernelDual,
+    Logistic,
     MulticlassHinge,
     SoftMarginDual,
     SoftMarginPrimal,
@@ -67,6 +68,8 @@ def _problems() -> dict[str, Problem]:
         out[f"kernel-rbf-{bias}"] = KernelDual(
             overlap.X, overlap.y, C=1.0, kernel="rbf", gamma=0.5, bias=bias
         )
+    for bias in BIASES:
+        out[f"logistic-{bias}"] = Logistic(overlap.X, overlap.y, C=1.0, bias=bias)
     out["kernel-poly-free"] = KernelDual(
         overlap.X, overlap.y, C=1.0, kernel="poly", gamma=0.5, degree=2, coef0=1.0
     )
@@ -118,6 +121,8 @@ def solved(name: str, key: str) -> SolveResult:
 
 
 def reference(problem: Problem) -> SolveResult:
+    if isinstance(problem, Logistic):  # not a QP: its exponential-cone reference
+        return reference_solution(problem, "logistic_cvxpy")
     return reference_solution(problem)
 
 
