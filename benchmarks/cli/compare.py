@@ -20,7 +20,13 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
     )
     parser.add_argument("--problem", required=True, choices=sorted(PROBLEMS))
     parser.add_argument("--data", required=True, help="data spec, e.g. gaussian:n=2000,d=20,sep=1")
-    parser.add_argument("--solvers", required=True, help="comma-separated solver/anchor names")
+    parser.add_argument(
+        "--solvers",
+        "--solver",
+        required=True,
+        action="append",
+        help="comma-separated solver/anchor names (repeatable: every one given is run)",
+    )
     parser.add_argument("--repeat", type=int, default=3, help="timed runs after one warm-up")
     parser.add_argument("--C", type=float)
     parser.add_argument("--loss", choices=["hinge", "squared_hinge"])
@@ -61,7 +67,7 @@ def run(args: argparse.Namespace) -> int:
         for k in ("C", "loss", "bias", "bias_scale", "kernel", "gamma", "degree", "coef0")
         if getattr(args, k) is not None
     }
-    names = [n.strip() for n in args.solvers.split(",") if n.strip()]
+    names = [n.strip() for given in args.solvers for n in given.split(",") if n.strip()]
     options = parse_settings(args.set)
     _check_names(names, options)
     dataset = load_data(args.data)

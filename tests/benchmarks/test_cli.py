@@ -637,3 +637,15 @@ def test_the_csv_export_carries_the_users_clock_beside_the_solvers(capsys, tmp_p
     assert run(capsys, "results", "--db", str(db), "--csv", str(csv_path))[0] == 0
     (row,) = list(csv.DictReader(csv_path.open()))
     assert float(row["wall_time"]) == 0.05 and float(row["certify_time"]) == 0.01
+
+
+def test_compare_runs_every_solver_of_repeated_flags(capsys):
+    """``--solver a --solver b`` ran only b (argparse read it as the last ``--solvers``)."""
+    code, out = run(
+        capsys, "compare", "--problem", "soft_margin_primal", "--bias", "regularized",
+        "--data", "gaussian:n=40,d=3,sep=1,seed=0", "--solver", "dcd", "--solver", "clarabel",
+        "--solvers", "osqp", "--repeat", "1", "--no-reference",
+    )  # fmt: skip
+    assert code == 0, out
+    for name in ("dcd", "clarabel", "osqp"):
+        assert re.search(rf"^{name}\s+optimal", out, re.MULTILINE), out
