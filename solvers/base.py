@@ -237,6 +237,21 @@ class Solver(abc.ABC):
         if why:
             raise TypeError(f"solver {self.name!r} cannot solve {problem.describe()}: {why}")
 
+    def certify_result(self, problem: Problem, result: SolveResult) -> Certificate | None:
+        """The problem's certificate of the variables ``result`` returns, computed anew (None
+        when it returns none: ``infeasible``, ``unbounded``, non-finite iterates). A check of
+        the record's own fields, which must agree with it (``svmbench check``)."""
+        variables = {
+            k: getattr(result, k)
+            for k in ("w", "b", "alpha", "W", "beta")
+            if getattr(result, k) is not None
+        }
+        if result.status in (Status.INFEASIBLE, Status.UNBOUNDED) or not variables:
+            return None
+        if not all_finite(variables):
+            return None
+        return problem.certificate(**variables)
+
     @classmethod
     def memory_estimate(cls, problem: Problem, **options) -> float | None:
         """A coarse upper bound of the bytes the method allocates beyond the data, from its own
