@@ -18,8 +18,8 @@ import pytest
 from svmbench.benchmarks.harness.cases import Case, expand
 from svmbench.benchmarks.harness.check import status_contradiction
 from svmbench.benchmarks.harness.evaluation import execute_case
-from svmbench.benchmarks.harness.suite_files import load_suite
 from svmbench.benchmarks.harness.settings import Settings
+from svmbench.benchmarks.harness.suite_files import load_suite
 from svmbench.problems import MulticlassHinge
 from svmbench.problems.datasets import load
 from svmbench.solvers import registry
