@@ -481,6 +481,18 @@ class Solver(abc.ABC):
                 message = f"the method's own rule held, but {why}" + (
                     f" ({message})" if message else ""
                 )
+        elif (
+            status in (Status.MAX_ITER, Status.TIME_LIMIT, Status.NUMERICAL_ERROR)
+            and cert is not None
+            and cert.certified
+            and cert.rel_gap <= self.tol
+        ):
+            # and the converse: a point certified at tol is optimal, whatever stopped the method
+            message = (
+                f"the method stopped ({message or STATUS_MESSAGES[status]}), but its point is "
+                f"certified at a relative gap {cert.rel_gap:.3g} ≤ tol={self.tol:g}"
+            )
+            status = Status.OPTIMAL
         if status in (Status.MAX_ITER, Status.TIME_LIMIT):
             warnings.warn(
                 f"{self.name}: {STATUS_MESSAGES[status]} ({iterations} {self.iteration_unit})",

@@ -104,8 +104,8 @@ def test_a_solver_whose_memory_model_exceeds_the_machine_is_refused_before_alloc
 def test_a_point_certified_only_to_a_useless_gap_is_an_error_not_a_model():
     from dataclasses import replace
 
-    from svmbench.solve_outcome import solve_and_report
     from svmbench.problems import SoftMarginPrimal
+    from svmbench.solve_outcome import solve_and_report
     from svmbench.solvers.base import Status
 
     problem = SoftMarginPrimal(np.array([[0.0, 1.0], [1.0, 0.0]]), np.array([1.0, -1.0]))
