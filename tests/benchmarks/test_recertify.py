@@ -75,7 +75,12 @@ def test_the_default_suite_covers_every_method_and_kind():
     """Every registered method has a case here (``ssvm_sgd`` solves structured-output problems,
     which suites do not run; its certificate is tested with them)."""
     covered = {c.solver for c in DEFAULT_CASES + EXTRA_CASES}
-    assert set(registry.names()) - covered == {"ssvm_sgd"}
+    shipped = {  # other tests register stand-ins of their own
+        name
+        for name in registry.names()
+        if registry.solver_class(name).__module__.startswith("svmbench.solvers.")
+    }
+    assert shipped - covered == {"ssvm_sgd"}
     kinds = {c.problem_kind for c in DEFAULT_CASES}
     assert kinds == {
         "hard_margin", "soft_margin_primal", "soft_margin_dual", "kernel_dual", "multiclass_hinge"
