@@ -38,6 +38,7 @@ from svmbench.solvers.records import (
     StepOutcome,
     WarmStart,
 )
+from svmbench.solvers.status_rules import settled_status
 
 #: The records' names, re-exported: the solvers import them from here.
 __all__ = [
@@ -72,27 +73,6 @@ def once_per_process(warm_up: Callable[[Any], float]) -> Callable[[Any], float]:
         return seconds
 
     return run
-
-
-def uncertified_reason(problem: Problem, cert: Certificate | None) -> str:
-    """Why ``cert`` certifies nothing, in the problem's terms: no certificate, a problem that is
-    not convex, a primal point that is not feasible (for a hard margin, a margin ≤ 0: no scaling
-    repairs it), a dual bound that is not finite, or weak duality failing beyond rounding."""
-    if cert is None:
-        return "no certificate"
-    if not getattr(problem, "convex", True):
-        return "no certificate holds (the problem is not convex)"
-    if not math.isfinite(cert.primal):
-        margin = cert.residuals.get("primal_margin")
-        hint = (
-            f"; its smallest margin is {1.0 - margin:.3g} ≤ 0, which no scaling repairs"
-            if margin is not None and margin >= 1.0
-            else ""
-        )
-        return f"the primal point is not feasible (P = {cert.primal}){hint}"
-    if not math.isfinite(cert.dual):
-        return f"the dual bound is not finite (D = {cert.dual})"
-    return f"weak duality fails: P − D = {cert.gap:.3g} < 0 beyond rounding"
 
 
 @functools.cache
@@ -468,31 +448,7 @@ class Solver(abc.ABC):
                     variables[name] = value
             if model is None:
                 model = problem.model_from(variables)
-        if status is Status.OPTIMAL:
-            # optimal ⇔ certified and rel_gap ≤ tol, whatever rule stopped the method
-            tol = self.tol
-            if cert is None or not (cert.certified and cert.rel_gap <= tol):
-                why = (
-                    f"certified relative gap {cert.rel_gap:.3g} > tol={tol:g}"
-                    if cert is not None and cert.certified
-                    else uncertified_reason(problem, cert)
-                )
-                status = Status.NOT_CERTIFIED
-                message = f"the method's own rule held, but {why}" + (
-                    f" ({message})" if message else ""
-                )
-        elif (
-            status in (Status.MAX_ITER, Status.TIME_LIMIT, Status.NUMERICAL_ERROR)
-            and cert is not None
-            and cert.certified
-            and cert.rel_gap <= self.tol
-        ):
-            # and the converse: a point certified at tol is optimal, whatever stopped the method
-            message = (
-                f"the method stopped ({message or STATUS_MESSAGES[status]}), but its point is "
-                f"certified at a relative gap {cert.rel_gap:.3g} ≤ tol={self.tol:g}"
-            )
-            status = Status.OPTIMAL
+        status, message = settled_status(problem, status, cert, self.tol, message)
         if status in (Status.MAX_ITER, Status.TIME_LIMIT):
             warnings.warn(
                 f"{self.name}: {STATUS_MESSAGES[status]} ({iterations} {self.iteration_unit})",
