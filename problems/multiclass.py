@@ -35,6 +35,7 @@ from svmbench.problems.models import CrammerSingerModel, finite
 from svmbench.problems.validation import (
     check_bias_scale,
     check_C_range,
+    check_linear_conditioning,
     check_multiclass_labels,
     check_option,
     check_real,
@@ -128,6 +129,7 @@ class MulticlassHinge(Problem):
         sw = None if sw is None else check_sample_weight(sw, X.shape[0])
         object.__setattr__(self, "sample_weight", sw)
         check_C_range(self.C, self.sample_weight)
+        check_linear_conditioning(self.C, self.sample_weight, X, self.bias, self.bias_scale)
 
     # ---- sizes -------------------------------------------------------------------------------
     @property

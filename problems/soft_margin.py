@@ -22,6 +22,7 @@ from svmbench.problems.validation import (
     check_bias_scale,
     check_binary_labels,
     check_C_range,
+    check_linear_conditioning,
     check_option,
     check_real,
     check_sample_weight,
@@ -77,6 +78,7 @@ class _SoftMargin(LinearBinaryMixin):
         )
         object.__setattr__(self, "sample_weight", sw)
         check_C_range(self.C, self.sample_weight)
+        check_linear_conditioning(self.C, self.sample_weight, X, self.bias, self.bias_scale)
 
     @property
     def upper_bounds(self) -> np.ndarray:

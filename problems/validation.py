@@ -193,6 +193,43 @@ def check_C_range(C: float, sample_weight: np.ndarray | None) -> None:
         )
 
 
+#: The largest ``max C_i · max ‖x̃_i‖²`` a linear problem accepts (x̃_i with the bias feature
+#: for a regularized bias). The quantity is invariant under a rescaling of the features (which
+#: moves C by the inverse square); at the optimum ``w = Σ α_i y_i x_i`` cancels terms up to this
+#: factor larger than itself, so the certificate loses the digits the gap needs. On overlapping
+#: data every linear solver certified 1e-6 up to 2e23 and none from 2e24 (docs/measurements.md).
+MAX_C_TIMES_SQUARED_NORM = 1e23
+
+
+def squared_row_norms(X) -> np.ndarray:
+    """``‖x_i‖²`` of each row of a dense or CSR matrix."""
+    with np.errstate(over="ignore"):
+        if sparse.issparse(X):
+            return np.asarray(X.multiply(X).sum(axis=1)).ravel()
+        return np.einsum("ij,ij->i", X, X)
+
+
+def check_linear_conditioning(
+    C: float, sample_weight: np.ndarray | None, X, bias: str, bias_scale: float
+) -> None:
+    """Refuse ``max C_i · max ‖x̃_i‖²`` above :data:`MAX_C_TIMES_SQUARED_NORM`, naming the data's
+    scale, C and what to do instead (the kernel dual's rule, for the linear views)."""
+    if X.shape[0] == 0:
+        return
+    largest = C * (1.0 if sample_weight is None else float(np.max(sample_weight, initial=0.0)))
+    norm = float(np.max(squared_row_norms(X)))
+    if bias == "regularized":
+        norm += bias_scale**2
+    if largest * norm > MAX_C_TIMES_SQUARED_NORM:
+        raise ValueError(
+            f"X: C · max ‖x_i‖² = {largest:.3g} · {norm:.3g} = {largest * norm:.3g} is over "
+            f"{MAX_C_TIMES_SQUARED_NORM:g}, beyond which no duality gap can be certified in "
+            "double precision; scale the features down (e.g. StandardScaler) or use C ≤ "
+            f"{MAX_C_TIMES_SQUARED_NORM / norm:.3g} for these data (C=inf in the estimators "
+            "for a hard margin)"
+        )
+
+
 def per_example_C(C: float, sample_weight: np.ndarray | None, n_samples: int) -> np.ndarray:
     """``C_i = C · sample_weight_i`` (all ``C`` without weights)."""
     sw = 1.0 if sample_weight is None else sample_weight

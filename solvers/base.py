@@ -38,6 +38,7 @@ from svmbench.solvers.records import (
     StepOutcome,
     WarmStart,
 )
+from svmbench.solvers.status_rules import settled_status
 
 #: The records' names, re-exported: the solvers import them from here.
 __all__ = [
@@ -72,27 +73,6 @@ def once_per_process(warm_up: Callable[[Any], float]) -> Callable[[Any], float]:
         return seconds
 
     return run
-
-
-def uncertified_reason(problem: Problem, cert: Certificate | None) -> str:
-    """Why ``cert`` certifies nothing, in the problem's terms: no certificate, a problem that is
-    not convex, a primal point that is not feasible (for a hard margin, a margin ≤ 0: no scaling
-    repairs it), a dual bound that is not finite, or weak duality failing beyond rounding."""
-    if cert is None:
-        return "no certificate"
-    if not getattr(problem, "convex", True):
-        return "no certificate holds (the problem is not convex)"
-    if not math.isfinite(cert.primal):
-        margin = cert.residuals.get("primal_margin")
-        hint = (
-            f"; its smallest margin is {1.0 - margin:.3g} ≤ 0, which no scaling repairs"
-            if margin is not None and margin >= 1.0
-            else ""
-        )
-        return f"the primal point is not feasible (P = {cert.primal}){hint}"
-    if not math.isfinite(cert.dual):
-        return f"the dual bound is not finite (D = {cert.dual})"
-    return f"weak duality fails: P − D = {cert.gap:.3g} < 0 beyond rounding"
 
 
 @functools.cache
@@ -236,6 +216,21 @@ class Solver(abc.ABC):
         why = self.unsupported_reason(problem)
         if why:
             raise TypeError(f"solver {self.name!r} cannot solve {problem.describe()}: {why}")
+
+    def certify_result(self, problem: Problem, result: SolveResult) -> Certificate | None:
+        """The problem's certificate of the variables ``result`` returns, computed anew (None
+        when it returns none: ``infeasible``, ``unbounded``, non-finite iterates). A check of
+        the record's own fields, which must agree with it (``svmbench check``)."""
+        variables = {
+            k: getattr(result, k)
+            for k in ("w", "b", "alpha", "W", "beta")
+            if getattr(result, k) is not None
+        }
+        if result.status in (Status.INFEASIBLE, Status.UNBOUNDED) or not variables:
+            return None
+        if not all_finite(variables):
+            return None
+        return problem.certificate(**variables)
 
     @classmethod
     def memory_estimate(cls, problem: Problem, **options) -> float | None:
@@ -453,19 +448,7 @@ class Solver(abc.ABC):
                     variables[name] = value
             if model is None:
                 model = problem.model_from(variables)
-        if status is Status.OPTIMAL:
-            # optimal ⇔ certified and rel_gap ≤ tol, whatever rule stopped the method
-            tol = self.tol
-            if cert is None or not (cert.certified and cert.rel_gap <= tol):
-                why = (
-                    f"certified relative gap {cert.rel_gap:.3g} > tol={tol:g}"
-                    if cert is not None and cert.certified
-                    else uncertified_reason(problem, cert)
-                )
-                status = Status.NOT_CERTIFIED
-                message = f"the method's own rule held, but {why}" + (
-                    f" ({message})" if message else ""
-                )
+        status, message = settled_status(problem, status, cert, self.tol, message)
         if status in (Status.MAX_ITER, Status.TIME_LIMIT):
             warnings.warn(
                 f"{self.name}: {STATUS_MESSAGES[status]} ({iterations} {self.iteration_unit})",

@@ -49,9 +49,11 @@ def all_finite(variables: Mapping[str, Any]) -> bool:
 
 def _guarded_step(solver, problem: Problem, state) -> StepOutcome:
     """``solver._step``, with an arithmetic failure turned into a :class:`StepOutcome` that
-    says so (any other exception propagates)."""
+    says so (any other exception propagates). NumPy's overflow and invalid-value warnings are
+    silenced: their NaN or inf reaches the iterates, which the loop checks after every step."""
     try:
-        return solver._step(problem, state)
+        with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
+            return solver._step(problem, state)
     except _NUMERICAL_FAILURES as exc:
         arithmetic = not isinstance(exc, ValueError) or isinstance(exc, np.linalg.LinAlgError)
         if not arithmetic and "infs or NaNs" not in str(exc):

@@ -165,6 +165,24 @@ class _Reduction(Solver):
         self.loss = check_option("loss", loss, ("hinge", "squared_hinge"))
         self.support_vectors = bool(support_vectors)
 
+    def certify_result(self, problem: MulticlassHinge, result: SolveResult) -> Certificate:
+        """The reduction's own certificate computed anew: each binary problem rebuilt and its
+        certificate taken at the variables its solve returned (``info["binary_variables"]``),
+        then summed as :func:`_binary_certificate` does."""
+        from svmbench.solvers import registry
+
+        solver_cls = registry.solver_class(self.binary_solver)
+        gamma = None
+        if self.kernel is not None:
+            gamma = resolve_gamma(self.gamma, problem.X, problem.sample_weight)
+        pairs = self._pairs(problem.n_classes)
+        solved = result.info.get("binary_variables", ())
+        certificates = []
+        for (pos, neg), variables in zip(pairs, solved, strict=False):
+            bp = self._binary_problem(problem, pos, neg, solver_cls, gamma)
+            certificates.append(bp.certificate(**variables))
+        return _binary_certificate(certificates, len(pairs) - len(certificates))
+
     # -- binary problems --------------------------------------------------------------------
     def _pairs(self, k: int) -> list[tuple[int, int]]:
         raise NotImplementedError
@@ -247,6 +265,11 @@ class _Reduction(Solver):
             "binary_iterations": tuple(r.iterations for r in results) + (0,) * pad,
             "unsolved_pairs": tuple(unsolved),
             "classes": problem.n_classes,
+            # what each binary solve returned, for certify_result to judge anew
+            "binary_variables": tuple(
+                {k: getattr(r, k) for k in ("w", "b", "alpha") if getattr(r, k) is not None}
+                for r in results
+            ),
         }
         message = "the certificate of the binary problems: their summed objectives, the worst "
         if "W" in variables:

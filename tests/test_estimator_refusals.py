@@ -102,13 +102,39 @@ def test_a_solver_whose_memory_model_exceeds_the_machine_is_refused_before_alloc
 
 
 def test_a_point_certified_only_to_a_useless_gap_is_an_error_not_a_model():
+    from dataclasses import replace
+
+    from svmbench.problems import SoftMarginPrimal
+    from svmbench.solve_outcome import solve_and_report
+    from svmbench.solvers.base import Status
+
+    problem = SoftMarginPrimal(np.array([[0.0, 1.0], [1.0, 0.0]]), np.array([1.0, -1.0]))
+    solved = registry.get("clarabel").solve(problem)
+
+    class Broken:
+        tol = 1e-6
+
+        def solve(self, problem, warm_start=None):
+            return replace(solved, status=Status.NUMERICAL_ERROR, rel_gap=2.0, message="x")
+
+    with pytest.raises(ValueError, match="no certified point \\(relative gap 2"):
+        solve_and_report(
+            Broken(), problem, None, family="liblinear", max_iter=None, time_limit=None
+        )
+
+
+@pytest.mark.parametrize("kernel", ["linear", "poly"])
+def test_features_beyond_the_certifiable_scale_are_refused_before_solving(kernel):
+    """Features scaled by 1e50 (C · max ‖x_i‖² ≈ 1e101): the linear views and the kernel dual
+    refuse the problem in its constructor, naming C, the scale and what to do."""
     from sklearn.datasets import make_classification
 
     X, y = make_classification(
         n_samples=40, n_features=3, n_informative=3, n_redundant=0, random_state=0
     )
-    with pytest.raises(ValueError, match="no certified point \\(relative gap"):
-        SVMClassifier(kernel="linear").fit(X * 1e50, y)
+    words = "max ‖x_i‖²" if kernel == "linear" else "max K̃_ii"
+    with pytest.raises(ValueError, match=f"C · {words} = .* is over"):
+        SVMClassifier(kernel=kernel, gamma=1.0).fit(X * 1e50, y)
 
 
 def test_save_model_replaces_a_file_whole_or_not_at_all(tmp_path, monkeypatch, iris):

@@ -164,3 +164,41 @@ def test_scaled_features_end_in_a_true_status(kind, bias, scale, name):
         result.primal,
         reference,
     )
+
+
+@pytest.mark.parametrize("make", [SoftMarginPrimal, SoftMarginDual, MulticlassHinge])
+def test_linear_views_refuse_a_scale_beyond_the_certifiable_range(make):
+    """``C · max ‖x̃_i‖²`` is what a rescaling of the features leaves unchanged; just over
+    ``MAX_C_TIMES_SQUARED_NORM`` is refused (naming X, the product and the C that would do),
+    just under is accepted, and a regularized bias counts its constant feature."""
+    from svmbench.problems.validation import MAX_C_TIMES_SQUARED_NORM
+
+    data = BLOBS if make is MulticlassHinge else OVERLAP
+    radius2 = float(np.max(np.sum(data.X**2, axis=1)))
+    bias = "none"
+    for factor, refused in ((2.0, True), (0.5, False)):
+        s = np.sqrt(factor * MAX_C_TIMES_SQUARED_NORM / radius2)
+        if refused:
+            with pytest.raises(ValueError, match=r"X: C · max ‖x_i‖² = 1 · .* is over 1e\+23.*C ≤"):
+                make(s * data.X, data.y, bias=bias)
+        else:
+            make(s * data.X, data.y, bias=bias)
+    with pytest.raises(ValueError, match=r"C · max ‖x_i‖²"):
+        make(data.X, data.y, bias="regularized", bias_scale=1e12)
+
+
+def test_a_large_feature_scale_in_range_solves_without_numpy_warnings():
+    """Features ×1e10, inside the range: the estimator's linear fit is optimal, and no NumPy
+    overflow warning escapes from a solver's step (the barrier's normal equations overflowed
+    there; the NaN they make is the loop's to judge)."""
+    from sklearn.datasets import load_breast_cancer
+    from sklearn.preprocessing import StandardScaler
+
+    from svmbench import SVMClassifier
+
+    X, y = load_breast_cancer(return_X_y=True)
+    X = StandardScaler().fit_transform(X)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        clf = SVMClassifier(kernel="linear").fit(X * 1e10, y)
+    assert clf.result_.status is Status.OPTIMAL

@@ -208,6 +208,22 @@ def _model(problem: Problem, result: SolveResult) -> dict[str, Any] | None:
     return model_to_dict(result.model)
 
 
+def _recertified(solver, problem: Problem, result: SolveResult) -> dict[str, Any] | None:
+    """The problem's certificate of the returned variables, computed anew by the harness
+    (``Solver.certify_result``), for ``svmbench check`` to hold the record's fields to it."""
+    tic = time.perf_counter()
+    cert = solver.certify_result(problem, result)
+    if cert is None:
+        return None
+    return {
+        "primal": cert.primal,
+        "dual": cert.dual,
+        "rel_gap": cert.rel_gap,
+        "certified": bool(cert.certified),
+        "time": time.perf_counter() - tic,
+    }
+
+
 def execute_case(
     case: Case,
     settings: Settings | None = None,
@@ -288,6 +304,7 @@ def execute_case(
             **{k: v for k, v in base.items() if k != "extras"},
         )
     extras["model"] = _model(problem, result)
+    extras["recertified"] = _recertified(solver, problem, result)
     if dataset.X_test is not None:
         acc, on, X, y = (
             accuracy(problem, result, dataset.X_test, dataset.y_test),

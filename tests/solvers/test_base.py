@@ -278,7 +278,7 @@ def test_a_trace_point_is_drawn_only_if_it_keeps_the_trace_within_its_budget():
 
 def test_an_uncertified_hard_margin_is_explained_by_its_margin_not_by_convexity():
     from svmbench.problems import HardMarginPrimal
-    from svmbench.solvers.base import uncertified_reason
+    from svmbench.solvers.status_rules import uncertified_reason
 
     X = np.array([[1.0, 0.0], [2.0, 0.0], [-1.0, 0.0], [-2.0, 0.0]])
     problem = HardMarginPrimal(X, np.array([1.0, 1.0, -1.0, -1.0]))

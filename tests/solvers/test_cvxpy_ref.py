@@ -200,7 +200,11 @@ def test_a_soft_margin_called_infeasible_or_unbounded_is_a_numerical_error(monke
     monkeypatch.setattr(cp.Problem, "status", property(lambda self: raw))
     X, y = BINARY_SETS["quadrant"]
     result = registry.get("cvxpy").solve(SoftMarginPrimal(X, y, C=1.0))
-    assert result.status is Status.NUMERICAL_ERROR
+    # never infeasible; optimal only when the certificate says so (the library's word aside)
+    if result.status is Status.OPTIMAL:
+        assert result.certified and result.rel_gap <= 1e-6
+    else:
+        assert result.status is Status.NUMERICAL_ERROR
     assert "soft_margin_primal is never" in result.message
 
 
