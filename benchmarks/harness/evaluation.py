@@ -142,6 +142,10 @@ def _confusion(problem: MulticlassHinge, result: SolveResult, X, y) -> list[list
     return m.tolist()
 
 
+#: The references of the problems that are not QPs (no ``to_qp``), tried after the QP ones.
+NON_QP_REFERENCES = {"logistic": ("logistic_cvxpy",)}
+
+
 def reference(
     problem: Problem,
     solver: str = "clarabel",
@@ -153,7 +157,8 @@ def reference(
 
     ``solver`` is ``"clarabel"``, ``"osqp"``, ``"cvxpy"`` or ``"none"`` (no reference: None);
     where it stops short of a certified optimum (or infeasibility certificate), the other of
-    Clarabel and OSQP stands in. None when neither certifies the problem.
+    Clarabel and OSQP stands in; a problem that is not a QP takes its own reference
+    (:data:`NON_QP_REFERENCES`). None when none certifies the problem.
     """
     from svmbench.solvers import registry
 
@@ -166,7 +171,7 @@ def reference(
     fallback = "osqp" if solver == "clarabel" else "clarabel"
     cache = _reference_cache(None if cache_dir is None else str(cache_dir))
     opts = {} if time_limit is None else {"time_limit": time_limit}
-    for name in (solver, fallback):
+    for name in (solver, fallback, *NON_QP_REFERENCES.get(problem.kind, ())):
         if registry.solver_class(name).unsupported_reason(problem):
             continue
         with warnings.catch_warnings():

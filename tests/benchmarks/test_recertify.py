@@ -83,7 +83,8 @@ def test_the_default_suite_covers_every_method_and_kind():
     assert shipped - covered == {"ssvm_sgd"}
     kinds = {c.problem_kind for c in DEFAULT_CASES}
     assert kinds == {
-        "hard_margin", "soft_margin_primal", "soft_margin_dual", "kernel_dual", "multiclass_hinge"
+        "hard_margin", "soft_margin_primal", "soft_margin_dual", "kernel_dual", "multiclass_hinge",
+        "logistic",
     }  # fmt: skip
 
 
