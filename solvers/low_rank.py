@@ -222,6 +222,9 @@ class LowRankKernelSVM(Solver):
         rule: dict[str, Any] = {"memory_cap": _memory_cap(n, self.memory_mb), "cap": cap}
         if self.approximation == "nystrom":
             if self.rank is None:
+                refusal = self._rule_refusal(problem, cap, clock)
+                if refusal is not None:
+                    return None, {**rule, "time_limit": refusal}
                 idx, estimate, tried = nystrom_rank_rule(
                     problem,
                     target=self.trace_target,
@@ -374,14 +377,30 @@ class LowRankKernelSVM(Solver):
         )
 
     def _factor_refusal(self, problem: KernelDual, rank: int, clock: Clock) -> dict | None:
-        """The time limit's refusal of a rank-r factor: ``n·r`` kernel entries at the measured
-        rate and ``2·n·r²`` flops for the product with the transform (None: it may start)."""
+        """The time limit's refusal of a rank-r factor of n rows: ``n·r`` kernel entries at the
+        measured rate, ``2·n·r²`` flops for the product with the transform (or the pivoted
+        columns' updates) and ``9r³`` for the eigendecomposition of ``K_ZZ`` (None: it may
+        start). The doubling rule is priced as twice its last try, on ``rule_sample`` rows."""
         if not math.isfinite(self.time_limit):
             return None
-        n = problem.n_samples
-        seconds = n * rank * _kernel_entry_seconds(problem) + dense_seconds(2.0 * n * rank**2)
-        how = f"n·{rank} kernel entries at the measured rate and 2·n·{rank}² flops"
+        rows = problem.n_samples
+        seconds = rows * rank * _kernel_entry_seconds(problem)
+        seconds += dense_seconds(2.0 * rows * rank**2 + 9.0 * rank**3)
+        how = (
+            f"{rows}·{rank} kernel entries at the measured rate, 2·{rows}·{rank}² + 9·{rank}³ flops"
+        )
         return stage_refusal(clock, self.time_limit, f"the rank-{rank} factor", seconds, how)
+
+    def _rule_refusal(self, problem: KernelDual, cap: int, clock: Clock) -> dict | None:
+        """The time limit's refusal of the doubling rule up to ``cap``: twice its last try, a
+        rank-``cap`` factor of ``rule_sample`` rows (:meth:`_factor_refusal`'s prices)."""
+        if not math.isfinite(self.time_limit):
+            return None
+        rows = min(problem.n_samples, self.rule_sample)
+        seconds = 2.0 * rows * cap * _kernel_entry_seconds(problem)
+        seconds += dense_seconds(2.0 * (2.0 * rows * cap**2 + 9.0 * cap**3))
+        how = f"twice a rank-{cap} factor of {rows} rows at the measured rates"
+        return stage_refusal(clock, self.time_limit, "the rank rule", seconds, how)
 
     def _bracket(
         self, problem, factor, surrogate, variables, cert, info, lower_bound: bool = True
@@ -438,7 +457,7 @@ def _kernel_entry_seconds(problem: KernelDual) -> float:
         return 1e-9  # an entry read
     sample = problem.X[: min(problem.n_samples, KERNEL_SAMPLE)]
     rows = sample.shape[0]
-    return best_seconds(lambda: problem.kernel_spec(sample), 1) / max(rows * rows, 1)
+    return best_seconds(lambda: problem.kernel_spec(sample), 2) / max(rows * rows, 1)
 
 
 def _memory_cap(n: int, memory_mb: float) -> int:

@@ -93,7 +93,7 @@ def kernel_matrix_seconds(problem, as_csc: bool = False) -> tuple[float, str] | 
         if as_csc:
             sparse.triu(sparse.csc_matrix(K * signs), format="csc")
 
-    seconds = extrapolated_seconds(best_seconds(build, 1), m, n, 2)
+    seconds = extrapolated_seconds(best_seconds(build, 2), m, n, 2)
     return seconds, f"the kernel matrix timed on {m} examples, times (n/{m})²"
 
 

@@ -25,6 +25,8 @@ from scipy import sparse
 from svmbench.problems.base import Problem
 from svmbench.problems.validation import check_int
 from svmbench.solvers.base import Outcome, Solver, Status
+from svmbench.solvers.time_budget import refused_outcome
+from svmbench.solvers.worker import Stopped
 
 # ---- shared by the adapters: a capability check, the conversions ------------------------------
 
@@ -138,7 +140,8 @@ class Anchor(Solver):
     time_limit : float or None, default=None
         The libraries cannot be interrupted: a training call that takes longer than
         ``time_limit`` seconds ends with status ``time_limit`` (its model is still certified)
-        and a message saying by how much it overran.
+        and a message saying by how much it overran. Adapters that train in a worker process
+        (``sklearn_svc``) stop it at the limit instead: status ``time_limit``, no model.
     **common
         ``tol`` of :class:`~solvers.base.Solver`: the certified relative gap asked for, which
         judges ``optimal`` (the library stops on its own tolerance, each adapter's ``eps``, and
@@ -201,10 +204,25 @@ class Anchor(Solver):
         with clock.paused():
             self._require()
             job = self._setup(problem)
+        job.extra["time_left"] = self.time_limit - clock.wall  # for a worker stopped at the limit
         with self._thread_limit():
             t0 = clock.elapsed
             model = self._train(job)
             train_time = clock.elapsed - t0
+        if isinstance(model, Stopped):
+            return refused_outcome(
+                {
+                    "stage": "the training call",
+                    "wall": clock.wall,
+                    "time_limit": self.time_limit,
+                    "message": (
+                        f"training did not end within time_limit={self.time_limit:g} s (the "
+                        "library cannot be interrupted): its worker process was stopped at "
+                        "the limit; no model"
+                    ),
+                },
+                info={"threads": self.threads},
+            )
         with clock.paused():
             out = self._read(problem, job, model)
         if train_time > self.time_limit and out.status is not Status.NUMERICAL_ERROR:

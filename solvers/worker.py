@@ -1,0 +1,97 @@
+"""A library call that cannot be interrupted, run in a forked worker process stopped at a deadline.
+
+Some libraries hold the interpreter for as long as they run and check no clock of ours (LIBSVM
+inside scikit-learn; Clarabel before its first iteration, whose factorization can take minutes on
+a sparse problem that fills in). Their cost depends on the data's conditioning and structure, not
+only on its size, so no estimate made beforehand is honest. With a time limit such a call runs
+in a child forked from this process (the inputs are shared, copy-on-write, never serialized), and
+the child is killed at the deadline. The child returns plain arrays and JSON scalars through a
+pipe, as an ``.npz`` read with ``allow_pickle=False``: nothing is unpickled. Where ``fork`` is not
+available the call runs in this process, as without a limit.
+"""
+
+from __future__ import annotations
+
+import builtins
+import io
+import json
+import multiprocessing
+import os
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import numpy as np
+
+#: The exceptions a failed call re-raises under their own type (any other: ``RuntimeError``).
+_PASSED_ON = (ValueError, TypeError, MemoryError, ArithmeticError, RuntimeError)
+
+
+@dataclass(frozen=True)
+class Stopped:
+    """A worker killed at its deadline: ``seconds`` it was given."""
+
+    seconds: float
+
+
+def can_fork() -> bool:
+    """Whether calls can run in a forked worker here."""
+    return "fork" in multiprocessing.get_all_start_methods()
+
+
+def _encode(result: dict) -> bytes:
+    """``result`` (names → arrays, or JSON values) as the bytes of an ``.npz``."""
+    arrays = {k: v for k, v in result.items() if isinstance(v, np.ndarray)}
+    doc = {k: v for k, v in result.items() if not isinstance(v, np.ndarray)}
+    arrays["__doc__"] = np.frombuffer(json.dumps(doc).encode(), dtype=np.uint8)
+    buffer = io.BytesIO()
+    np.savez(buffer, **arrays)
+    return buffer.getvalue()
+
+
+def _decode(data: bytes) -> dict:
+    with np.load(io.BytesIO(data), allow_pickle=False) as archive:
+        result = {k: archive[k] for k in archive.files if k != "__doc__"}
+        result.update(json.loads(bytes(archive["__doc__"]).decode()))
+    return result
+
+
+def _child(fn: Callable[[], dict], conn) -> None:
+    try:
+        payload = _encode(fn())
+    except BaseException as exc:  # reported to the parent, which raises it
+        payload = _encode({"__error__": str(exc), "__type__": type(exc).__name__})
+    try:
+        conn.send_bytes(payload)
+    finally:
+        os._exit(0)  # no atexit handlers, no flushing of buffers inherited from the parent
+
+
+def call_with_deadline(fn: Callable[[], dict], seconds: float) -> dict | Stopped:
+    """``fn()`` (a dict of arrays and JSON values) in a forked worker, or :class:`Stopped` when
+    it has not returned within ``seconds`` (the worker is then killed). An exception in the
+    worker is raised here with its message (under its own type for the common ones). Without
+    ``fork``, ``fn()`` runs in this process."""
+    if not can_fork():
+        return fn()
+    context = multiprocessing.get_context("fork")
+    receiver, sender = context.Pipe(duplex=False)
+    process = context.Process(target=_child, args=(fn, sender), daemon=True)
+    process.start()
+    sender.close()
+    try:
+        if not receiver.poll(max(seconds, 0.0)):
+            process.kill()
+            return Stopped(seconds)
+        try:
+            result = _decode(receiver.recv_bytes())
+        except EOFError:  # the worker died without a word (a crash inside the library)
+            process.join()
+            raise RuntimeError(f"the worker process ended with code {process.exitcode}") from None
+    finally:
+        receiver.close()
+        process.join()
+    if "__error__" in result:
+        kind = getattr(builtins, str(result["__type__"]), None)
+        kind = kind if isinstance(kind, type) and issubclass(kind, _PASSED_ON) else RuntimeError
+        raise kind(f"{result['__error__']} (in the worker process)")
+    return result
