@@ -15,8 +15,9 @@ from __future__ import annotations
 import builtins
 import io
 import json
-import multiprocessing
 import os
+import select
+import signal
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -35,7 +36,7 @@ class Stopped:
 
 def can_fork() -> bool:
     """Whether calls can run in a forked worker here."""
-    return "fork" in multiprocessing.get_all_start_methods()
+    return hasattr(os, "fork")
 
 
 def _encode(result: dict) -> bytes:
@@ -55,41 +56,51 @@ def _decode(data: bytes) -> dict:
     return result
 
 
-def _child(fn: Callable[[], dict], conn) -> None:
+def _child(fn: Callable[[], dict], fd: int) -> None:
     try:
         payload = _encode(fn())
     except BaseException as exc:  # reported to the parent, which raises it
         payload = _encode({"__error__": str(exc), "__type__": type(exc).__name__})
     try:
-        conn.send_bytes(payload)
+        with os.fdopen(fd, "wb") as pipe:
+            pipe.write(payload)
     finally:
         os._exit(0)  # no atexit handlers, no flushing of buffers inherited from the parent
 
 
+def _read_all(fd: int) -> bytes:
+    chunks = []
+    while chunk := os.read(fd, 1 << 20):
+        chunks.append(chunk)
+    return b"".join(chunks)
+
+
 def call_with_deadline(fn: Callable[[], dict], seconds: float) -> dict | Stopped:
     """``fn()`` (a dict of arrays and JSON values) in a forked worker, or :class:`Stopped` when
-    it has not returned within ``seconds`` (the worker is then killed). An exception in the
-    worker is raised here with its message (under its own type for the common ones). Without
-    ``fork``, ``fn()`` runs in this process."""
+    it has not begun to answer within ``seconds`` (the worker is then killed). An exception in
+    the worker is raised here with its message (under its own type for the common ones).
+    Without ``fork``, ``fn()`` runs in this process. ``os.fork`` rather than
+    ``multiprocessing``: the harness's daemonic workers may not start processes of their own."""
     if not can_fork():
         return fn()
-    context = multiprocessing.get_context("fork")
-    receiver, sender = context.Pipe(duplex=False)
-    process = context.Process(target=_child, args=(fn, sender), daemon=True)
-    process.start()
-    sender.close()
+    read_end, write_end = os.pipe()
+    pid = os.fork()
+    if pid == 0:  # the worker
+        os.close(read_end)
+        _child(fn, write_end)
+    os.close(write_end)
     try:
-        if not receiver.poll(max(seconds, 0.0)):
-            process.kill()
+        ready, _, _ = select.select([read_end], [], [], max(seconds, 0.0))
+        if not ready:
+            os.kill(pid, signal.SIGKILL)
             return Stopped(seconds)
-        try:
-            result = _decode(receiver.recv_bytes())
-        except EOFError:  # the worker died without a word (a crash inside the library)
-            process.join()
-            raise RuntimeError(f"the worker process ended with code {process.exitcode}") from None
+        data = _read_all(read_end)
     finally:
-        receiver.close()
-        process.join()
+        os.close(read_end)
+        _, code = os.waitpid(pid, 0)
+    if not data:  # the worker died without a word (a crash inside the library)
+        raise RuntimeError(f"the worker process ended with wait status {code} and no result")
+    result = _decode(data)
     if "__error__" in result:
         kind = getattr(builtins, str(result["__type__"]), None)
         kind = kind if isinstance(kind, type) and issubclass(kind, _PASSED_ON) else RuntimeError

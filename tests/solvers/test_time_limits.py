@@ -229,3 +229,22 @@ def test_the_sklearn_svc_anchor_is_stopped_at_the_limit(monkeypatch):
     result = _solve_at_limit(registry.get("sklearn_svc", time_limit=0.5), _kernel_problem(40))
     assert time.perf_counter() - tic < 15.0
     _assert_no_point(result, "the training call")
+
+
+def _worker_in_daemon(conn):
+    out = worker.call_with_deadline(lambda: {"a": np.arange(2.0)}, 30.0)
+    conn.send(float(out["a"].sum()))
+
+
+@needs_fork
+def test_a_worker_starts_inside_a_daemonic_process():
+    """The harness runs cases in daemonic processes, which multiprocessing forbids to start
+    children: the worker is forked without it."""
+    import multiprocessing
+
+    context = multiprocessing.get_context("fork")
+    receiver, sender = context.Pipe(duplex=False)
+    process = context.Process(target=_worker_in_daemon, args=(sender,), daemon=True)
+    process.start()
+    assert receiver.poll(60.0) and receiver.recv() == 1.0
+    process.join()
