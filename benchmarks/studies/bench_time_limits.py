@@ -5,15 +5,16 @@ Run ``python -m svmbench.benchmarks.studies.bench_time_limits [--quick] [--only 
 Each case is one where set-up work (a kernel matrix, a library's factorization, a dense Newton
 system, a low-rank factor, an uninterruptible library call) used to run far past ``time_limit``
 (issues 26 and 29). A stage is now started only when its estimate ends within the limit plus
-:data:`~solvers.time_budget.ALLOWED_OVERRUN`, and Clarabel and the scikit-learn SVC anchor run
-their library call in a worker process stopped at the limit (docs/ARCHITECTURE.md §4, "Times").
+:data:`~solvers.time_budget.ALLOWED_OVERRUN`, and OSQP, Clarabel and the scikit-learn SVC anchor
+run their library call in a worker process stopped at the limit (docs/ARCHITECTURE.md §4, "Time
+limits").
 The data are generated before the clock; ``wall`` is the ``solve`` call seen from outside
 (after ``warm_up``), ``record`` the record's ``wall_time``; ``stage`` is the stage the limit
 stopped, and ``estimate`` its estimated seconds when it was refused on an estimate.
 
 - ``osqp``: RBF kernel dual (γ = 0.05), ``gaussian:d=20,sep=1``, n = 3 000 and 4 000, limit 0.3;
 - ``barrier``: soft-margin primal (hinge, linear) of ``gaussian:n=50000,d=20000,density=0.001``,
-  limits 0.3 and 0.01;
+  limits 0.3 and 0.01; ``osqp`` on the same at limit 5 (its set-up, stopped in a worker);
 - ``accpm``: the same generator at d = 8 000 (its memory model refuses d = 20 000 up front),
   limit 0.3;
 - ``low_rank``: RBF kernel dual, ``gaussian:n=100000,d=20``, limit 0.3 (the rank rule), and rank
@@ -76,6 +77,7 @@ CASES = [
     ("osqp", "RBF dual n=3000", lambda: _gaussian_kernel(3000), {}, (0.3,), True),
     ("osqp", "RBF dual n=4000", lambda: _gaussian_kernel(4000), {}, (0.3,), False),
     ("barrier", "sparse primal 50000x20000", lambda: _sparse_primal(20000), {}, (0.3, 0.01), False),
+    ("osqp", "sparse primal 50000x20000", lambda: _sparse_primal(20000), {}, (5.0,), False),
     ("accpm", "sparse primal 50000x8000", lambda: _sparse_primal(8000), {}, (0.3,), False),
     ("low_rank", "RBF dual n=100000", lambda: _gaussian_kernel(100000), {}, (0.3,), False),
     ("low_rank", "RBF dual n=100000 r=256", lambda: _gaussian_kernel(100000), {"rank": 256},

@@ -248,3 +248,22 @@ def test_a_worker_starts_inside_a_daemonic_process():
     process.start()
     assert receiver.poll(60.0) and receiver.recv() == 1.0
     process.join()
+
+
+@needs_fork
+def test_osqp_is_stopped_at_the_limit_inside_its_set_up(monkeypatch):
+    run = osqp_ref.OSQPReference._setup_and_solve
+    monkeypatch.setattr(
+        osqp_ref.OSQPReference,
+        "_setup_and_solve",
+        lambda self, *args: _sleep_then(run(self, *args), 30),
+    )
+    tic = time.perf_counter()
+    result = _solve_at_limit(registry.get("osqp", time_limit=0.5), _linear_problem(50, 3))
+    assert time.perf_counter() - tic < 15.0
+    _assert_no_point(result, "OSQP's set-up and iterations")
+    monkeypatch.undo()  # within the limit, the worker's record is the one made in process
+    limited = registry.get("osqp", time_limit=600.0).solve(_linear_problem(50, 3))
+    direct = registry.get("osqp").solve(_linear_problem(50, 3))
+    assert limited.status is Status.OPTIMAL and limited.iterations == direct.iterations
+    np.testing.assert_allclose(limited.w, direct.w, rtol=0, atol=1e-12)
