@@ -120,7 +120,7 @@ class QPReference(Solver):
             refusal = stage_refusal(clock, limit, stage, *(setup or (None, "")))
             if refusal is None:
                 return qp, None
-        return None, refused_outcome(refusal)
+        return None, refused_outcome(refusal, problem)
 
     def _judge(self, problem, status: Status, variables, farkas, raw: str):
         """Re-check a claimed optimum or infeasibility with the problem's own certificate.

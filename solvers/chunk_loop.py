@@ -14,8 +14,8 @@ With a finite ``time_limit`` it also asks two optional hooks for estimates ``(se
 ``_chunk_seconds(problem, state)`` before every chunk (raised to the last chunk's measured
 seconds when it took longer); a stage estimated to end more than
 :data:`~solvers.time_budget.ALLOWED_OVERRUN` past the limit is not started
-(:func:`~solvers.time_budget.stage_refusal`): the run ends ``time_limit`` with no point, or with
-the point so far.
+(:func:`~solvers.time_budget.stage_refusal`): the run ends ``time_limit`` with the starting
+point, or with the point so far.
 """
 
 from __future__ import annotations
@@ -93,7 +93,7 @@ def run_chunks(
     until a stopping rule holds; return the :class:`~solvers.records.Outcome`."""
     refusal = _estimate_refusal(solver, clock, "the set-up", "_setup_seconds", problem)
     if refusal is not None:
-        return refused_outcome(refusal)
+        return refused_outcome(refusal, problem)
     prepared = solver._prepare(problem, warm_start)
     if prepared.final is not None:
         return prepared.final

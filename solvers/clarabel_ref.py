@@ -69,7 +69,8 @@ class ClarabelReference(QPReference):
                             "be interrupted before its first iteration): its worker process "
                             "was stopped at the limit"
                         ),
-                    }
+                    },
+                    problem,
                 )
             out = ClarabelOutcome(**out)
         else:

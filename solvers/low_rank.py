@@ -274,10 +274,11 @@ class LowRankKernelSVM(Solver):
         tic = time.perf_counter()
         factor, rule = self._factor(problem, clock)
         if factor is None:
-            return refused_outcome(rule["time_limit"], info={"rank_rule": rule})
+            return refused_outcome(rule["time_limit"], problem, info={"rank_rule": rule})
         refusal = stage_refusal(clock, self.time_limit, f"the {inner_name} solve on the factor")
         if refusal is not None:
-            return refused_outcome(refusal, info={"rank_rule": rule, "factor_rank": factor.rank})
+            info = {"rank_rule": rule, "factor_rank": factor.rank}
+            return refused_outcome(refusal, problem, info=info)
         # the barrier's primal-dual method on the primal form, with its jitted row passes: fewer
         # iterations and far less time than on the dual form (docs/measurements.md, "low_rank");
         # dcd's epochs are the same on either form

@@ -151,7 +151,7 @@ class OSQPReference(QPReference):
         if "refusal" in out:
             stage = "OSQP's set-up and iterations"
             refusal = {"stage": stage, "wall": clock.wall, "time_limit": limit}
-            return refused_outcome({**refusal, "message": out["refusal"]})
+            return refused_outcome({**refusal, "message": out["refusal"]}, problem)
         status = Status(out["status"])
         variables, farkas = {}, None
         if status is Status.INFEASIBLE and qp.recover_farkas is not None:

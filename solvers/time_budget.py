@@ -4,8 +4,9 @@ A solver's ``time_limit`` bounds the whole call, its set-up included (a kernel m
 exported QP, a library's factorization, a dense Newton system). Before such a stage a solver asks
 :func:`stage_refusal`: the stage is refused when the limit is already reached, or when its
 estimated seconds would end it more than :data:`ALLOWED_OVERRUN` past the limit. A refused stage
-ends the solve as ``time_limit`` with the best point so far (none before the first iterate:
-``certified=False``), never an exception, and ``info["time_limit"]`` says which stage, its
+ends the solve as ``time_limit`` with the best point so far (before the first iterate, the
+starting point of a binary problem, :func:`origin`; none for the other kinds, ``certified=False``),
+never an exception, and ``info["time_limit"]`` says which stage, its
 estimate and how it was made (docs/ARCHITECTURE.md §4, "Times").
 
 Estimates are counted work over rates measured once per process by tiny calibrations
@@ -129,13 +130,31 @@ def stage_refusal(
     return refusal
 
 
-def refused_outcome(refusal: dict, iterations: int = 0, info: dict | None = None) -> Outcome:
-    """The :class:`Outcome` of a solve stopped before its first point: status ``time_limit``,
-    no variables (the record is ``certified=False``), the refusal in ``info["time_limit"]``."""
+def origin(problem) -> dict:
+    """The point every method here starts from, as ``certificate`` arguments, where it is cheap
+    to certify: α = 0 for the binary duals, w = 0 and b = 0 for the binary primals (a hard
+    margin's certifies nothing: its margins are 0); ``{}`` for the other kinds."""
+    from svmbench.problems import HardMarginPrimal, KernelDual, SoftMarginDual, SoftMarginPrimal
+
+    if isinstance(problem, (KernelDual, SoftMarginDual)):
+        return {"alpha": np.zeros(problem.n_samples)}
+    if isinstance(problem, (SoftMarginPrimal, HardMarginPrimal)):
+        return {"w": np.zeros(problem.n_features), "b": 0.0}
+    return {}
+
+
+def refused_outcome(refusal: dict, problem=None, info: dict | None = None) -> Outcome:
+    """The :class:`Outcome` of a solve stopped before its method made a point: status
+    ``time_limit``, the refusal in ``info["time_limit"]``, and as the point so far the
+    :func:`origin` of ``problem`` (certified like any other) or none (``certified=False``)."""
+    variables = {} if problem is None else origin(problem)
+    message = refusal["message"]
+    if variables:
+        message += "; the record holds the starting point (the origin), certified"
     return Outcome(
         status=Status.TIME_LIMIT,
-        variables={},
-        iterations=iterations,
-        message=refusal["message"],
+        variables=variables,
+        iterations=0,
+        message=message,
         info={**(info or {}), "time_limit": refusal},
     )

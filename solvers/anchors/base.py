@@ -141,7 +141,8 @@ class Anchor(Solver):
         The libraries cannot be interrupted: a training call that takes longer than
         ``time_limit`` seconds ends with status ``time_limit`` (its model is still certified)
         and a message saying by how much it overran. Adapters that train in a worker process
-        (``sklearn_svc``) stop it at the limit instead: status ``time_limit``, no model.
+        (``sklearn_svc``) stop it at the limit instead: status ``time_limit``, and the starting
+        point (:func:`~solvers.time_budget.origin`) for the library's model.
     **common
         ``tol`` of :class:`~solvers.base.Solver`: the certified relative gap asked for, which
         judges ``optimal`` (the library stops on its own tolerance, each adapter's ``eps``, and
@@ -218,9 +219,10 @@ class Anchor(Solver):
                     "message": (
                         f"training did not end within time_limit={self.time_limit:g} s (the "
                         "library cannot be interrupted): its worker process was stopped at "
-                        "the limit; no model"
+                        "the limit, before the library returned a model"
                     ),
                 },
+                problem,
                 info={"threads": self.threads},
             )
         with clock.paused():

@@ -107,9 +107,9 @@ class SklearnSVCAnchor(_SklearnAnchor):
     shrinking : bool, default=True
     time_limit : float or None, default=None
         With a limit, ``fit`` runs in a forked worker process killed at the limit (status
-        ``time_limit``, no model): LIBSVM cannot be interrupted, and how long it runs depends
-        on the data's conditioning (features of 1e6 make a 50-example problem run for minutes),
-        which no estimate made beforehand sees.
+        ``time_limit``, the starting point α = 0 as the point so far): LIBSVM cannot be
+        interrupted, and how long it runs depends on the data's conditioning (features of 1e6
+        make a 50-example problem run for minutes), which no estimate made beforehand sees.
     """
 
     name = "sklearn_svc"

@@ -14,7 +14,7 @@ from typing import ClassVar
 import numpy as np
 import pytest
 
-from svmbench.problems import KernelDual, SoftMarginDual, SoftMarginPrimal
+from svmbench.problems import KernelDual, MulticlassHinge, SoftMarginDual, SoftMarginPrimal
 from svmbench.solvers import ConvergenceWarning, Status, osqp_ref, registry, time_budget, worker
 from svmbench.solvers import low_rank as low_rank_module
 from svmbench.solvers.anchors import sklearn as sklearn_anchors
@@ -41,11 +41,18 @@ def _solve_at_limit(solver, problem):
         return solver.solve(problem)
 
 
-def _assert_no_point(result, stage: str):
+def _assert_origin(result, problem, stage: str):
+    """Stopped before the method made a point: the starting point, certified by the problem."""
     assert result.status is Status.TIME_LIMIT
-    assert not result.certified and math.isnan(result.rel_gap)
-    assert result.alpha is None and result.w is None and result.model is None
     assert result.info["time_limit"]["stage"] == stage, result.info["time_limit"]
+    if result.alpha is not None and result.w is None:
+        np.testing.assert_array_equal(result.alpha, 0.0)
+        ref = problem.certificate(alpha=np.zeros(problem.n_samples))
+    else:
+        np.testing.assert_array_equal(result.w, 0.0)
+        ref = problem.certificate(w=np.zeros(problem.n_features), b=0.0)
+    assert result.certified and result.primal == pytest.approx(ref.primal)
+    assert result.model is not None
 
 
 # ---- the stage rule ------------------------------------------------------------------------------
@@ -77,8 +84,9 @@ def test_a_reached_limit_stops_a_reference_before_its_library(name, monkeypatch)
 
     monkeypatch.setattr(osqp, "OSQP", _Forbidden)
     monkeypatch.setattr(clarabel, "DefaultSolver", _Forbidden)
-    result = _solve_at_limit(registry.get(name, time_limit=1e-9), _kernel_problem(300))
-    _assert_no_point(result, f"exporting the QP and {name}'s set-up")
+    problem = _kernel_problem(300)
+    result = _solve_at_limit(registry.get(name, time_limit=1e-9), problem)
+    _assert_origin(result, problem, f"exporting the QP and {name}'s set-up")
 
 
 def test_osqp_refuses_a_set_up_estimated_far_above_the_limit(monkeypatch):
@@ -88,9 +96,19 @@ def test_osqp_refuses_a_set_up_estimated_far_above_the_limit(monkeypatch):
     monkeypatch.setattr(osqp, "OSQP", _Forbidden)
     problem = _kernel_problem(700)  # n³/3 = 1.1e8 flops: 1.1e8 s at that rate
     result = _solve_at_limit(registry.get("osqp", time_limit=60.0), problem)
-    _assert_no_point(result, "exporting the QP and osqp's set-up")
+    _assert_origin(result, problem, "exporting the QP and osqp's set-up")
     assert result.info["time_limit"]["estimate_seconds"] > 1e8
     assert "not started" in result.message and "flops" in result.message
+
+
+def test_a_multiclass_problem_stopped_before_its_first_point_has_none():
+    rng = np.random.default_rng(2)
+    X = rng.standard_normal((60, 3))
+    problem = MulticlassHinge(X, np.argmax(X, axis=1).astype(float), C=1.0)
+    result = _solve_at_limit(registry.get("clarabel", time_limit=1e-9), problem)
+    assert result.status is Status.TIME_LIMIT  # not numerical_error
+    assert not result.certified and math.isnan(result.rel_gap)
+    assert result.W is None and result.beta is None and result.model is None
 
 
 def test_a_set_up_that_fits_is_not_refused():
@@ -116,8 +134,9 @@ def test_accpm_refuses_a_set_up_estimated_beyond_the_limit(monkeypatch):
     monkeypatch.setattr(time_budget, "dense_factor_rate", lambda: 1e3)
     accpm = registry.get("accpm", time_limit=60.0)
     monkeypatch.setattr(type(accpm), "_init_state", _Forbidden)
-    result = _solve_at_limit(accpm, _linear_problem(40, 700))  # the 701-square box factor
-    _assert_no_point(result, "the set-up")
+    problem = _linear_problem(40, 700)  # the 701-square box factor
+    result = _solve_at_limit(accpm, problem)
+    _assert_origin(result, problem, "the set-up")
 
 
 class _Steps(IterativeSolver):
@@ -166,8 +185,9 @@ def test_low_rank_refuses_a_factor_estimated_beyond_the_limit(monkeypatch):
     monkeypatch.setattr(low_rank_module, "_kernel_entry_seconds", lambda problem: 1.0)
     monkeypatch.setattr(low_rank_module, "nystrom", _Forbidden)
     solver = registry.get("low_rank", rank=20, time_limit=60.0)
-    result = _solve_at_limit(solver, _kernel_problem(200))
-    _assert_no_point(result, "the rank-20 factor")
+    problem = _kernel_problem(200)
+    result = _solve_at_limit(solver, problem)
+    _assert_origin(result, problem, "the rank-20 factor")
 
 
 def test_low_rank_skips_an_exact_certificate_estimated_beyond_the_limit(monkeypatch):
@@ -226,9 +246,10 @@ def test_the_sklearn_svc_anchor_is_stopped_at_the_limit(monkeypatch):
         sklearn_anchors._SklearnAnchor, "_train", lambda self, job: _sleep_then(fit(self, job), 30)
     )
     tic = time.perf_counter()
-    result = _solve_at_limit(registry.get("sklearn_svc", time_limit=0.5), _kernel_problem(40))
+    problem = _kernel_problem(40)
+    result = _solve_at_limit(registry.get("sklearn_svc", time_limit=0.5), problem)
     assert time.perf_counter() - tic < 15.0
-    _assert_no_point(result, "the training call")
+    _assert_origin(result, problem, "the training call")
 
 
 def _worker_in_daemon(conn):
@@ -259,9 +280,10 @@ def test_osqp_is_stopped_at_the_limit_inside_its_set_up(monkeypatch):
         lambda self, *args: _sleep_then(run(self, *args), 30),
     )
     tic = time.perf_counter()
-    result = _solve_at_limit(registry.get("osqp", time_limit=0.5), _linear_problem(50, 3))
+    problem = _linear_problem(50, 3)
+    result = _solve_at_limit(registry.get("osqp", time_limit=0.5), problem)
     assert time.perf_counter() - tic < 15.0
-    _assert_no_point(result, "OSQP's set-up and iterations")
+    _assert_origin(result, problem, "OSQP's set-up and iterations")
     monkeypatch.undo()  # within the limit, the worker's record is the one made in process
     limited = registry.get("osqp", time_limit=600.0).solve(_linear_problem(50, 3))
     direct = registry.get("osqp").solve(_linear_problem(50, 3))
