@@ -17,7 +17,7 @@ from svmbench.solvers._reference import QPReference
 from svmbench.solvers.base import Outcome, Status
 from svmbench.solvers.registry import register
 from svmbench.solvers.time_budget import ALLOWED_OVERRUN, refused_outcome
-from svmbench.solvers.worker import Stopped, call_with_deadline, can_fork
+from svmbench.solvers.worker import OVERHEAD, Stopped, call_with_deadline, can_fork
 
 
 @register
@@ -72,9 +72,10 @@ class ClarabelReference(QPReference):
                     },
                     problem,
                 )
+            excluded = out.pop(OVERHEAD)  # the fork and the transfer are not Clarabel's
             out = ClarabelOutcome(**out)
         else:
-            out = solve()
+            out, excluded = solve(), 0.0
         # the names of problems._qp's one map of Clarabel's statuses are Status values; an
         # inaccurate optimum is judged by the certificate like any other
         status = Status.OPTIMAL if out.status == "optimal_inaccurate" else Status(out.status)
@@ -98,4 +99,5 @@ class ClarabelReference(QPReference):
                 "qp_x": out.x,
                 "qp_y": out.y,
             },
+            excluded_time=excluded,
         )

@@ -29,7 +29,7 @@ from svmbench.solvers.time_budget import (
     refused_outcome,
     stage_refusal,
 )
-from svmbench.solvers.worker import Stopped, call_with_deadline, can_fork
+from svmbench.solvers.worker import OVERHEAD, Stopped, call_with_deadline, can_fork
 
 #: The size of the dense P on which OSQP's set-up is timed (:func:`setup_rate`).
 CALIBRATION_N = 400
@@ -146,8 +146,9 @@ class OSQPReference(QPReference):
             if isinstance(out, Stopped):
                 why = f"OSQP did not return within time_limit={limit:g} s (its set-up cannot be "
                 out = {"refusal": why + "interrupted): its worker process was stopped at the limit"}
+            excluded = out.pop(OVERHEAD, 0.0)  # the fork and the transfer are not OSQP's
         else:
-            out = self._setup_and_solve(qp, warm_start, clock)
+            out, excluded = self._setup_and_solve(qp, warm_start, clock), 0.0
         if "refusal" in out:
             stage = "OSQP's set-up and iterations"
             refusal = {"stage": stage, "wall": clock.wall, "time_limit": limit}
@@ -176,6 +177,7 @@ class OSQPReference(QPReference):
                 "qp_x": out["x"],
                 "qp_y": out["y"],
             },
+            excluded_time=excluded,
         )
 
     def _setup_and_solve(self, qp, warm_start, clock) -> dict:

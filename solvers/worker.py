@@ -18,10 +18,15 @@ import json
 import os
 import select
 import signal
+import time
 from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
+
+#: The key of the seconds a worker's call took beyond ``fn()`` itself (the fork, the transfer),
+#: in the dict it returns: a solver's clock leaves them out.
+OVERHEAD = "__overhead__"
 
 #: The exceptions a failed call re-raises under their own type (any other: ``RuntimeError``).
 _PASSED_ON = (ValueError, TypeError, MemoryError, ArithmeticError, RuntimeError)
@@ -58,7 +63,9 @@ def _decode(data: bytes) -> dict:
 
 def _child(fn: Callable[[], dict], fd: int) -> None:
     try:
-        payload = _encode(fn())
+        tic = time.perf_counter()
+        result = fn()
+        payload = _encode({**result, OVERHEAD: time.perf_counter() - tic})
     except BaseException as exc:  # reported to the parent, which raises it
         payload = _encode({"__error__": str(exc), "__type__": type(exc).__name__})
     try:
@@ -76,13 +83,15 @@ def _read_all(fd: int) -> bytes:
 
 
 def call_with_deadline(fn: Callable[[], dict], seconds: float) -> dict | Stopped:
-    """``fn()`` (a dict of arrays and JSON values) in a forked worker, or :class:`Stopped` when
-    it has not begun to answer within ``seconds`` (the worker is then killed). An exception in
+    """``fn()`` (a dict of arrays and JSON values) in a forked worker, with the seconds the call
+    took beyond ``fn()`` under :data:`OVERHEAD`, or :class:`Stopped` when it has not begun to
+    answer within ``seconds`` (the worker is then killed). An exception in
     the worker is raised here with its message (under its own type for the common ones).
     Without ``fork``, ``fn()`` runs in this process. ``os.fork`` rather than
     ``multiprocessing``: the harness's daemonic workers may not start processes of their own."""
     if not can_fork():
-        return fn()
+        return {**fn(), OVERHEAD: 0.0}
+    started = time.perf_counter()
     read_end, write_end = os.pipe()
     pid = os.fork()
     if pid == 0:  # the worker
@@ -105,4 +114,5 @@ def call_with_deadline(fn: Callable[[], dict], seconds: float) -> dict | Stopped
         kind = getattr(builtins, str(result["__type__"]), None)
         kind = kind if isinstance(kind, type) and issubclass(kind, _PASSED_ON) else RuntimeError
         raise kind(f"{result['__error__']} (in the worker process)")
+    result[OVERHEAD] = max(0.0, time.perf_counter() - started - float(result[OVERHEAD]))
     return result

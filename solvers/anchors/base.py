@@ -209,7 +209,8 @@ class Anchor(Solver):
         with self._thread_limit():
             t0 = clock.elapsed
             model = self._train(job)
-            train_time = clock.elapsed - t0
+            excluded = job.extra.get("excluded_time", 0.0)  # a worker process's fork and transfer
+            train_time = clock.elapsed - t0 - excluded
         if isinstance(model, Stopped):
             return refused_outcome(
                 {
@@ -239,6 +240,7 @@ class Anchor(Solver):
             iterations=out.iterations,
             message=out.message,
             info={"threads": self.threads, **out.info},
+            excluded_time=excluded,
         )
 
     def _setup(self, problem: Problem) -> Job:

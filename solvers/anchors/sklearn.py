@@ -30,7 +30,7 @@ from svmbench.solvers.anchors.libsvm import (
 )
 from svmbench.solvers.base import Status
 from svmbench.solvers.registry import register
-from svmbench.solvers.worker import Stopped, call_with_deadline, can_fork
+from svmbench.solvers.worker import OVERHEAD, Stopped, call_with_deadline, can_fork
 
 
 def _no_precomputed(problem: KernelDual) -> str | None:
@@ -187,6 +187,7 @@ class SklearnSVCAnchor(_SklearnAnchor):
         out = call_with_deadline(fit, max(left, 0.0))
         if isinstance(out, Stopped):
             return out
+        job.extra["excluded_time"] = out.pop(OVERHEAD)  # the fork is not the training call
         return SimpleNamespace(**{k: v for k, v in out.items() if k != "warned"}), out["warned"]
 
     def _read(self, problem, job: Job, fitted) -> LibraryOutcome:
