@@ -13,6 +13,7 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import json
+import math
 import os
 import tempfile
 from collections.abc import Mapping
@@ -31,6 +32,8 @@ from svmbench.problems import (
 from svmbench.problems.base import Problem
 from svmbench.problems.validation import check_real
 from svmbench.solvers.base import Solver, SolveResult, Status
+from svmbench.solvers.clock import Clock
+from svmbench.solvers.time_budget import kernel_matrix_seconds, refused_outcome, stage_refusal
 
 
 def _psd_kernel_only(problem: KernelDual) -> str | None:
@@ -91,6 +94,33 @@ class QPReference(Solver):
         nnz = X.nnz if hasattr(X, "nnz") else X.size
         k = int(problem.y.max()) + 1 if isinstance(problem, MulticlassHinge) else 1
         return 32 * 8.0 * (nnz + n) * k
+
+    def _setup_seconds(self, problem: Problem) -> tuple[float, str] | None:
+        """Estimated seconds of the library's set-up on the exported QP, and how they were
+        estimated (None: not estimated; the stages are then only checked against the limit)."""
+        return None
+
+    def _bounded_export(self, problem: Problem, clock: Clock):
+        """``(problem.to_qp(), None)`` when the export and the library's set-up can end within
+        the time limit (:func:`~solvers.time_budget.stage_refusal`), else ``(None, outcome)``:
+        the record of a solve stopped at the limit, no point. The limit is checked before the
+        export (against both estimates) and after it (against the set-up's)."""
+        limit = self.time_limit
+        if not math.isfinite(limit):
+            return problem.to_qp(), None
+        export, setup = kernel_matrix_seconds(problem, as_csc=True), self._setup_seconds(problem)
+        estimates = [e for e in (export, setup) if e is not None]
+        seconds = sum(e[0] for e in estimates) if estimates else None
+        how = "; ".join(e[1] for e in estimates)
+        stage = f"exporting the QP and {self.name}'s set-up"
+        refusal = stage_refusal(clock, limit, stage, seconds, how)
+        if refusal is None:
+            qp = problem.to_qp()
+            stage = f"{self.name}'s set-up"
+            refusal = stage_refusal(clock, limit, stage, *(setup or (None, "")))
+            if refusal is None:
+                return qp, None
+        return None, refused_outcome(refusal, problem)
 
     def _judge(self, problem, status: Status, variables, farkas, raw: str):
         """Re-check a claimed optimum or infeasibility with the problem's own certificate.

@@ -70,6 +70,7 @@ from svmbench.solvers._accpm_polytope import (
 )
 from svmbench.solvers.base import IterativeSolver, StepOutcome
 from svmbench.solvers.registry import register
+from svmbench.solvers.time_budget import dense_factor_rate, dense_seconds
 
 #: Constraint-dropping strategies (the course project's three): keep every cut, drop the cuts
 #: that provably cannot touch the localization set, keep only the ``keep_factor·p`` most relevant.
@@ -325,6 +326,18 @@ class ACCPM(IterativeSolver):
         data = X.data.nbytes + X.indices.nbytes + X.indptr.nbytes if sparse.issparse(X) else 0
         return 8.0 * (3 * m * p + lp + 3 * p * p + 48 * problem.n_samples) + data
 
+    # ---- time limits (solvers/time_budget.py) ----------------------------------------------------
+    def _setup_seconds(self, problem):
+        """The factor of the box barrier's p×p Hessian at the start (p = d + 1 with a bias)."""
+        p = problem.n_features + (problem.bias != "none")
+        return _newton_seconds(p, 0)
+
+    def _chunk_seconds(self, problem, state: _State):
+        """One recentering: ``RECENTER_STEPS`` Newton steps (``AᵀDA`` of the cuts and its p×p
+        factor) and a triangular solve of order p; a chunk (an oracle call, ``check_every`` with
+        the native rule) takes one at least."""
+        return _newton_seconds(state.data["p"], state.cuts.size, RECENTER_STEPS)
+
     # ---- template hooks --------------------------------------------------------------------------
     def _init_state(self, problem: SoftMarginPrimal, warm_start) -> _State:
         data = _problem_data(problem)
@@ -471,6 +484,27 @@ _HISTORY_KEYS = (
     "newton_steps",
     "dropped",
 )
+
+
+#: Newton steps per recentering counted by the time limit's estimate of an oracle call (the
+#: first recenterings take about three; later ones fewer).
+RECENTER_STEPS = 3
+
+
+def _newton_seconds(p: int, cuts: int, steps: int = 0) -> tuple[float, str] | None:
+    """Estimated seconds of a recentering of ``steps`` Newton steps on p variables and ``cuts``
+    cuts (``p³/3`` for each factor, ``2·cuts·p²`` for each ``AᵀDA``, ``p³`` for a triangular
+    solve of order p), or of the box's p×p factor alone (``steps=0``); None when negligible."""
+    factor = p**3 / 3.0
+    flops = steps * (factor + 2.0 * cuts * p * p) + p**3 if steps else factor
+    seconds = dense_seconds(flops)
+    if not seconds:
+        return None
+    rate = dense_factor_rate()
+    what = (
+        f"a recentering of order {p} ({steps} Newton steps)" if steps else f"a factor of order {p}"
+    )
+    return seconds, f"{what}: {flops:.3g} flops at {rate:.3g} flops/s"
 
 
 def _bound_gap(upper: float, lower: float) -> float:

@@ -432,9 +432,9 @@ class Solver(abc.ABC):
                     }
                 else:
                     info["farkas_residuals"] = evidence["farkas_residuals"]
-        # no point at all: a claimed infeasibility whose Farkas vector failed its check
         usable = all_finite(variables) and (bool(variables) or certificate is not None)
-        if status is not Status.INFEASIBLE and not usable:
+        pointless = (Status.INFEASIBLE,) if variables else (Status.INFEASIBLE, Status.TIME_LIMIT)
+        if status not in pointless and not usable:
             status = Status.NUMERICAL_ERROR
             message = message or "the iterates contain NaN or inf"
         if status in (Status.INFEASIBLE, Status.UNBOUNDED) or not usable:

@@ -8,10 +8,19 @@ numerical failure (docs/ARCHITECTURE.md §4). It records the trace on the geomet
 :class:`~solvers.clock.TraceSchedule`, pausing the clock while trace-only certificates are drawn.
 The options it reads (``stop_rule``, ``check_every``, ``trace``, ...) are documented on
 :class:`~solvers.base.IterativeSolver`.
+
+With a finite ``time_limit`` it also asks two optional hooks for estimates ``(seconds, how)``:
+``_setup_seconds(problem)`` before the set-up (``_prepare`` and ``_init_state``) and
+``_chunk_seconds(problem, state)`` before every chunk (raised to the last chunk's measured
+seconds when it took longer); a stage estimated to end more than
+:data:`~solvers.time_budget.ALLOWED_OVERRUN` past the limit is not started
+(:func:`~solvers.time_budget.stage_refusal`): the run ends ``time_limit`` with the starting
+point, or with the point so far.
 """
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping
 from typing import Any
 
@@ -27,6 +36,7 @@ from svmbench.solvers.records import (
     StepOutcome,
     WarmStart,
 )
+from svmbench.solvers.time_budget import ALLOWED_OVERRUN, refused_outcome, stage_refusal
 
 #: What a chunk may raise from deep inside NumPy/SciPy when the arithmetic fails (SciPy's
 #: "array must not contain infs or NaNs" is a ValueError, and only that one is caught): the run
@@ -61,11 +71,31 @@ def _guarded_step(solver, problem: Problem, state) -> StepOutcome:
         return StepOutcome(0, failure=f"numerical failure: {type(exc).__name__}: {exc}")
 
 
+def _estimate_refusal(
+    solver, clock: Clock, stage: str, hook: str, *args, measured: float = 0.0
+) -> dict | None:
+    """The refusal of a stage whose estimate by ``solver.<hook>(*args)``, or ``measured``
+    seconds (the same stage's last run) when longer, ends more than ``ALLOWED_OVERRUN`` past
+    the time limit (None without a limit, a hook or an estimate)."""
+    estimate = getattr(solver, hook, None)
+    if not math.isfinite(solver.time_limit) or estimate is None:
+        return None
+    estimate = estimate(*args)
+    if measured > (estimate[0] if estimate else 0.0):
+        estimate = (measured, f"the last {stage.split()[0]} took {measured:.3g} s")
+    if estimate is None or clock.wall + estimate[0] <= solver.time_limit + ALLOWED_OVERRUN:
+        return None
+    return stage_refusal(clock, solver.time_limit, stage, *estimate)
+
+
 def run_chunks(
     solver, problem: Problem, warm_start: WarmStart | None, clock: Clock, callback
 ) -> Outcome:
     """Run ``solver`` (an :class:`~solvers.base.IterativeSolver`) chunk by chunk on ``clock``
     until a stopping rule holds; return the :class:`~solvers.records.Outcome`."""
+    refusal = _estimate_refusal(solver, clock, "the set-up", "_setup_seconds", problem)
+    if refusal is not None:
+        return refused_outcome(refusal, problem)
     prepared = solver._prepare(problem, warm_start)
     if prepared.final is not None:
         return prepared.final
@@ -80,8 +110,20 @@ def run_chunks(
     trace: list[Checkpoint] = []
     iterations, chunks = prepared.iterations, 0
     status, cert, message = None, None, ""
+    limit_info: dict[str, Any] = {}
+    last_chunk = 0.0
     while status is None:
+        stage = f"chunk {chunks + 1}"
+        refusal = _estimate_refusal(
+            solver, clock, stage, "_chunk_seconds", problem, state, measured=last_chunk
+        )
+        if refusal is not None:
+            status, message = Status.TIME_LIMIT, refusal["message"]
+            limit_info = {"time_limit": refusal}
+            break
+        started = clock.wall
         step = _guarded_step(solver, problem, state)
+        last_chunk = clock.wall - started
         iterations += step.iterations
         chunks += 1
         cert = None
@@ -179,7 +221,7 @@ def run_chunks(
         iterations=iterations,
         certificate=cert,
         message=message,
-        info={**prepared.info, **solver._info(state)},
+        info={**prepared.info, **solver._info(state), **limit_info},
         problem=problem,
         trace=tuple(trace),
     )

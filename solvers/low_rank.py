@@ -75,6 +75,13 @@ from svmbench.solvers import registry
 from svmbench.solvers.base import STATUS_MESSAGES, Outcome, Solver, Status, all_finite
 from svmbench.solvers.clock import Clock
 from svmbench.solvers.registry import register
+from svmbench.solvers.time_budget import (
+    KERNEL_SAMPLE,
+    best_seconds,
+    dense_seconds,
+    refused_outcome,
+    stage_refusal,
+)
 
 APPROXIMATIONS = ("nystrom", "cholesky")
 INNERS = ("auto", "dcd", "barrier")
@@ -206,13 +213,18 @@ class LowRankKernelSVM(Solver):
         return sum(self._inner_solver(name).warm_up() for name in ("dcd", "barrier"))
 
     # ---- the method ------------------------------------------------------------------------------
-    def _factor(self, problem: KernelDual):
+    def _factor(self, problem: KernelDual, clock: Clock):
+        """The factor and its rank rule, or ``(None, rule)`` with ``rule["time_limit"]`` when
+        the time limit refuses building it (:meth:`_factor_seconds`)."""
         n = problem.n_samples
         cap = min(self.max_rank if self.rank is None else self.rank, n)
         cap = max(1, min(cap, _memory_cap(n, self.memory_mb)))
         rule: dict[str, Any] = {"memory_cap": _memory_cap(n, self.memory_mb), "cap": cap}
         if self.approximation == "nystrom":
             if self.rank is None:
+                refusal = self._rule_refusal(problem, cap, clock)
+                if refusal is not None:
+                    return None, {**rule, "time_limit": refusal}
                 idx, estimate, tried = nystrom_rank_rule(
                     problem,
                     target=self.trace_target,
@@ -229,8 +241,14 @@ class LowRankKernelSVM(Solver):
                 order = np.random.default_rng(self.seed).permutation(n)
                 idx = np.sort(order[:cap])
                 rule.update(rule="fixed rank")
+            refusal = self._factor_refusal(problem, idx.size, clock)
+            if refusal is not None:
+                return None, {**rule, "time_limit": refusal}
             factor = nystrom(problem, idx)
         else:
+            refusal = self._factor_refusal(problem, cap, clock)
+            if refusal is not None:
+                return None, {**rule, "time_limit": refusal}
             rtol = self.trace_target if self.rank is None else 1e-12
             factor = pivoted_cholesky(problem, cap, rtol)
             rule.update(
@@ -254,7 +272,13 @@ class LowRankKernelSVM(Solver):
         the exact problem. The barrier's ``kernel_approximation`` runs here with itself as the
         inner solver (its own ``method``, ``tol``, ``max_iter``, ``time_limit``...)."""
         tic = time.perf_counter()
-        factor, rule = self._factor(problem)
+        factor, rule = self._factor(problem, clock)
+        if factor is None:
+            return refused_outcome(rule["time_limit"], problem, info={"rank_rule": rule})
+        refusal = stage_refusal(clock, self.time_limit, f"the {inner_name} solve on the factor")
+        if refusal is not None:
+            info = {"rank_rule": rule, "factor_rank": factor.rank}
+            return refused_outcome(refusal, problem, info=info)
         # the barrier's primal-dual method on the primal form, with its jitted row passes: fewer
         # iterations and far less time than on the dual form (docs/measurements.md, "low_rank");
         # dcd's epochs are the same on either form
@@ -288,11 +312,24 @@ class LowRankKernelSVM(Solver):
         exact = None
         with clock.certifying():
             info["relative_trace_residual"] = relative_trace_residual(problem, factor.F)
+            exact_wanted, skipped = problem.n_samples <= self.lower_bound_max_n, None
+            if exact_wanted and alpha is not None and math.isfinite(self.time_limit):
+                # the exact certificate and the lower bound: two products with K of the support
+                support = int(np.count_nonzero(alpha))
+                how = f"2·n·{support} kernel entries at the measured rate"
+                seconds = 2.0 * problem.n_samples * support * _kernel_entry_seconds(problem)
+                stage = "the exact certificate"
+                refusal = stage_refusal(clock, self.time_limit, stage, seconds, how)
+                if refusal is not None and "estimate_seconds" in refusal:
+                    exact_wanted, skipped = False, refusal
+                    info["time_limit"] = refusal
             if all_finite(variables) and alpha is not None:
                 if cert is None:
                     cert = surrogate.certificate(**variables)
-                model = self._bracket(problem, factor, surrogate, variables, cert, info)
-                if problem.n_samples <= self.lower_bound_max_n:
+                model = self._bracket(
+                    problem, factor, surrogate, variables, cert, info, exact_wanted
+                )
+                if exact_wanted:
                     # the record certifies what it returns, on the problem it was given
                     exact = problem.certificate(alpha=alpha)
             else:
@@ -307,10 +344,13 @@ class LowRankKernelSVM(Solver):
             )
         else:
             returned = {"alpha": alpha, "b": info.get("model_b")}
-            # no exact certificate (n beyond lower_bound_max_n): the record claims none
+            # no exact certificate (n beyond lower_bound_max_n, or the time limit): none claimed
             exact = make_certificate(math.nan, math.nan, primal_point=returned)
-            info["certificate_of"] = f"none: n > lower_bound_max_n={self.lower_bound_max_n}"
-            if status is Status.OPTIMAL:
+            beyond = f"n > lower_bound_max_n={self.lower_bound_max_n}"
+            info["certificate_of"] = f"none: {skipped['message'] if skipped else beyond}"
+            if skipped is not None and status in (Status.OPTIMAL, Status.MAX_ITER):
+                status, message = Status.TIME_LIMIT, skipped["message"]
+            elif status is Status.OPTIMAL:
                 status = Status.NOT_CERTIFIED
                 message = (
                     f"the approximate problem is certified (relative gap {cert.rel_gap:.3g}), "
@@ -337,8 +377,37 @@ class LowRankKernelSVM(Solver):
             excluded_time=outcome.excluded_time,
         )
 
-    def _bracket(self, problem, factor, surrogate, variables, cert, info) -> KernelModel:
-        """Fill ``info`` with the bracket on the exact problem; return the landmark model."""
+    def _factor_refusal(self, problem: KernelDual, rank: int, clock: Clock) -> dict | None:
+        """The time limit's refusal of a rank-r factor of n rows: ``n·r`` kernel entries at the
+        measured rate, ``2·n·r²`` flops for the product with the transform (or the pivoted
+        columns' updates) and ``9r³`` for the eigendecomposition of ``K_ZZ`` (None: it may
+        start). The doubling rule is priced as twice its last try, on ``rule_sample`` rows."""
+        if not math.isfinite(self.time_limit):
+            return None
+        rows = problem.n_samples
+        seconds = rows * rank * _kernel_entry_seconds(problem)
+        seconds += dense_seconds(2.0 * rows * rank**2 + 9.0 * rank**3)
+        how = (
+            f"{rows}·{rank} kernel entries at the measured rate, 2·{rows}·{rank}² + 9·{rank}³ flops"
+        )
+        return stage_refusal(clock, self.time_limit, f"the rank-{rank} factor", seconds, how)
+
+    def _rule_refusal(self, problem: KernelDual, cap: int, clock: Clock) -> dict | None:
+        """The time limit's refusal of the doubling rule up to ``cap``: twice its last try, a
+        rank-``cap`` factor of ``rule_sample`` rows (:meth:`_factor_refusal`'s prices)."""
+        if not math.isfinite(self.time_limit):
+            return None
+        rows = min(problem.n_samples, self.rule_sample)
+        seconds = 2.0 * rows * cap * _kernel_entry_seconds(problem)
+        seconds += dense_seconds(2.0 * (2.0 * rows * cap**2 + 9.0 * cap**3))
+        how = f"twice a rank-{cap} factor of {rows} rows at the measured rates"
+        return stage_refusal(clock, self.time_limit, "the rank rule", seconds, how)
+
+    def _bracket(
+        self, problem, factor, surrogate, variables, cert, info, lower_bound: bool = True
+    ) -> KernelModel:
+        """Fill ``info`` with the bracket on the exact problem (its lower bound only with
+        ``lower_bound``); return the landmark model."""
         alpha = np.asarray(variables["alpha"], dtype=np.float64)
         w, b_lin = cert.primal_point.get("w"), cert.primal_point.get("b")
         if w is None:
@@ -350,7 +419,7 @@ class LowRankKernelSVM(Solver):
         upper, b = landmark_model_primal(problem, factor.landmarks, coef, bias_weight=w_b)
         info["upper_bound_time"] = time.perf_counter() - tic
         lower = None
-        if problem.n_samples <= self.lower_bound_max_n:
+        if lower_bound and problem.n_samples <= self.lower_bound_max_n:
             tic = time.perf_counter()
             a = problem.project_dual(alpha)
             # D(tα) = tL − t²q is feasible for t ∈ [0, 1] (the box and yᵀα = 0 scale): the best t
@@ -380,6 +449,16 @@ class LowRankKernelSVM(Solver):
             degree=problem.degree,
             coef0=float(problem.coef0),
         )
+
+
+def _kernel_entry_seconds(problem: KernelDual) -> float:
+    """Seconds per kernel entry of ``problem``'s kernel, timed on a ``KERNEL_SAMPLE``-square
+    block of its rows."""
+    if problem.kernel == "precomputed":
+        return 1e-9  # an entry read
+    sample = problem.X[: min(problem.n_samples, KERNEL_SAMPLE)]
+    rows = sample.shape[0]
+    return best_seconds(lambda: problem.kernel_spec(sample), 2) / max(rows * rows, 1)
 
 
 def _memory_cap(n: int, memory_mb: float) -> int:

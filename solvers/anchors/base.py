@@ -25,6 +25,8 @@ from scipy import sparse
 from svmbench.problems.base import Problem
 from svmbench.problems.validation import check_int
 from svmbench.solvers.base import Outcome, Solver, Status
+from svmbench.solvers.time_budget import refused_outcome
+from svmbench.solvers.worker import Stopped
 
 # ---- shared by the adapters: a capability check, the conversions ------------------------------
 
@@ -138,7 +140,9 @@ class Anchor(Solver):
     time_limit : float or None, default=None
         The libraries cannot be interrupted: a training call that takes longer than
         ``time_limit`` seconds ends with status ``time_limit`` (its model is still certified)
-        and a message saying by how much it overran.
+        and a message saying by how much it overran. Adapters that train in a worker process
+        (``sklearn_svc``) stop it at the limit instead: status ``time_limit``, and the starting
+        point (:func:`~solvers.time_budget.origin`) for the library's model.
     **common
         ``tol`` of :class:`~solvers.base.Solver`: the certified relative gap asked for, which
         judges ``optimal`` (the library stops on its own tolerance, each adapter's ``eps``, and
@@ -201,10 +205,27 @@ class Anchor(Solver):
         with clock.paused():
             self._require()
             job = self._setup(problem)
+        job.extra["time_left"] = self.time_limit - clock.wall  # for a worker stopped at the limit
         with self._thread_limit():
             t0 = clock.elapsed
             model = self._train(job)
-            train_time = clock.elapsed - t0
+            excluded = job.extra.get("excluded_time", 0.0)  # a worker process's fork and transfer
+            train_time = clock.elapsed - t0 - excluded
+        if isinstance(model, Stopped):
+            return refused_outcome(
+                {
+                    "stage": "the training call",
+                    "wall": clock.wall,
+                    "time_limit": self.time_limit,
+                    "message": (
+                        f"training did not end within time_limit={self.time_limit:g} s (the "
+                        "library cannot be interrupted): its worker process was stopped at "
+                        "the limit, before the library returned a model"
+                    ),
+                },
+                problem,
+                info={"threads": self.threads},
+            )
         with clock.paused():
             out = self._read(problem, job, model)
         if train_time > self.time_limit and out.status is not Status.NUMERICAL_ERROR:
@@ -219,6 +240,7 @@ class Anchor(Solver):
             iterations=out.iterations,
             message=out.message,
             info={"threads": self.threads, **out.info},
+            excluded_time=excluded,
         )
 
     def _setup(self, problem: Problem) -> Job:

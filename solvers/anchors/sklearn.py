@@ -10,7 +10,9 @@ does (:mod:`svmbench.solvers.anchors.libsvm`).
 from __future__ import annotations
 
 import importlib
+import math
 import warnings
+from types import SimpleNamespace
 from typing import Any, ClassVar
 
 import numpy as np
@@ -28,6 +30,7 @@ from svmbench.solvers.anchors.libsvm import (
 )
 from svmbench.solvers.base import Status
 from svmbench.solvers.registry import register
+from svmbench.solvers.worker import OVERHEAD, Stopped, call_with_deadline, can_fork
 
 
 def _no_precomputed(problem: KernelDual) -> str | None:
@@ -102,6 +105,11 @@ class SklearnSVCAnchor(_SklearnAnchor):
         ``SVC(max_iter=)`` in pair updates; None is scikit-learn's -1 (no cap).
     cache_mb : float, default=200
     shrinking : bool, default=True
+    time_limit : float or None, default=None
+        With a limit, ``fit`` runs in a forked worker process killed at the limit (status
+        ``time_limit``, the starting point α = 0 as the point so far): LIBSVM cannot be
+        interrupted, and how long it runs depends on the data's conditioning (features of 1e6
+        make a 50-example problem run for minutes), which no estimate made beforehand sees.
     """
 
     name = "sklearn_svc"
@@ -110,6 +118,8 @@ class SklearnSVCAnchor(_SklearnAnchor):
     iteration_unit = "SMO iterations (pair updates)"
     supported = SVC_PROBLEMS
     estimator_module: ClassVar[str] = "sklearn.svm"
+    #: Whether ``fit`` runs in a worker process stopped at the time limit.
+    in_worker: ClassVar[bool] = True
 
     def __init__(
         self,
@@ -153,6 +163,32 @@ class SklearnSVCAnchor(_SklearnAnchor):
             X = X[np.ix_(keep, keep)] if kernel_of(problem)["kernel"] == "precomputed" else X[keep]
             y, sw = y[keep], sw[keep]
         return self._fit_job(self._estimator(problem), X, y, sw, keep=keep)
+
+    def _train(self, job: Job):
+        """``fit``; with a time limit (and ``fork``), in a worker process stopped at the limit
+        (:func:`~solvers.worker.call_with_deadline`): the fitted attributes :meth:`_read` uses
+        come back as arrays, or :class:`~solvers.worker.Stopped`."""
+        left = job.extra["time_left"]
+        if not (self.in_worker and math.isfinite(left) and can_fork()):
+            return super()._train(job)
+
+        def fit() -> dict:
+            est, warned = _SklearnAnchor._train(self, job)
+            coef = est.dual_coef_
+            return {
+                "classes_": np.asarray(est.classes_, dtype=np.float64),
+                "support_": np.asarray(est.support_, dtype=np.int64),
+                "dual_coef_": np.asarray(coef.toarray() if sparse.issparse(coef) else coef),
+                "intercept_": np.asarray(est.intercept_, dtype=np.float64),
+                "n_iter_": np.asarray(est.n_iter_, dtype=np.int64),
+                "warned": list(warned),
+            }
+
+        out = call_with_deadline(fit, max(left, 0.0))
+        if isinstance(out, Stopped):
+            return out
+        job.extra["excluded_time"] = out.pop(OVERHEAD)  # the fork is not the training call
+        return SimpleNamespace(**{k: v for k, v in out.items() if k != "warned"}), out["warned"]
 
     def _read(self, problem, job: Job, fitted) -> LibraryOutcome:
         est, warned = fitted
@@ -199,6 +235,7 @@ class SklearnexSVCAnchor(SklearnSVCAnchor):
     iteration_unit = "oneDAL outer iterations"
     supported = with_constraints(SVC_PROBLEMS, kernel_only={"kernel": _no_precomputed})
     estimator_module = "sklearnex.svm"
+    in_worker = False  # oneDAL's thread pools (TBB) are not known to survive fork
 
     def __init__(
         self,

@@ -52,6 +52,7 @@ import numpy as np
 from svmbench.problems import HardMarginPrimal, KernelDual, SoftMarginDual, SoftMarginPrimal
 from svmbench.problems.validation import check_int, check_option, check_real
 from svmbench.solvers.barrier.forms import active_rows, dual_qp, split_z
+from svmbench.solvers.barrier.normal_equations import newton_flops
 from svmbench.solvers.barrier.path import (
     MU,
     NEWTON_TOL,
@@ -82,6 +83,7 @@ from svmbench.solvers.barrier.primal_dual_margins import (
 )
 from svmbench.solvers.base import IterativeSolver, Prepared, StepOutcome
 from svmbench.solvers.registry import register
+from svmbench.solvers.time_budget import dense_factor_rate, dense_seconds, kernel_matrix_seconds
 
 KERNEL_APPROXIMATIONS = ("none", "nystrom", "cholesky")
 #: Algorithms: log-barrier path following, or the primal-dual predictor-corrector variant.
@@ -257,6 +259,22 @@ class BarrierSolver(IterativeSolver):
         if isinstance(problem, HardMarginPrimal):
             return phase_one(problem, self.mu, self.max_iter)
         return Prepared(problem)
+
+    # ---- time limits (solvers/time_budget.py) ----------------------------------------------------
+    def _setup_seconds(self, problem):
+        """A kernel dual's kernel matrix, from which the dense dual QP is built."""
+        return kernel_matrix_seconds(problem) if isinstance(problem, KernelDual) else None
+
+    def _chunk_seconds(self, problem, state):
+        """One Newton system, formed and factored (a chunk of the log-barrier path holds one at
+        least): :func:`~solvers.barrier.normal_equations.newton_flops` at the measured rate."""
+        inner = getattr(state, "qp", state)
+        flops, order = newton_flops(getattr(inner, "feat", None), getattr(inner, "Q", None))
+        seconds = dense_seconds(flops)
+        if not seconds:
+            return None
+        rate = dense_factor_rate()
+        return seconds, f"a Newton system of order {order}: {flops:.3g} flops at {rate:.3g} flops/s"
 
     # ---- IterativeSolver hooks -------------------------------------------------------------------
     @classmethod

@@ -124,6 +124,20 @@ class Features:
         return self._xxt
 
 
+def newton_flops(feat: Features | None, Q: np.ndarray | None) -> tuple[float, int]:
+    """The flops of forming and factoring one Newton system, and its order m: a dense Q,
+    ``m³/3 + m²``; rows X̃ (n×dim), the order ``m = min(n, dim)`` system (``X̃ᵀDX̃`` or ``XXᵀ``),
+    ``m³/3 + 2m²`` plus its product, ``2·n·dim·m`` for dense rows and ``nnz²/n`` (the pairs of
+    non-zeros within a row, on average) for sparse ones."""
+    if Q is not None:
+        m = Q.shape[0]
+        return m**3 / 3.0 + m * m, m
+    n, dim = feat.n, feat.dim
+    m = min(n, dim)
+    product = feat.X.nnz**2 / max(n, 1) + 2.0 * n * feat.k * m if feat.sparse else 2.0 * n * dim * m
+    return m**3 / 3.0 + 2.0 * m * m + product, m
+
+
 def cholesky(H: np.ndarray):
     """``cho_factor`` of a symmetric positive definite H; on failure a growing ridge
     ``10⁻¹⁴ … 10⁻⁸ · max diag(H)`` is added (round-off in a nearly singular Schur complement)."""
