@@ -56,6 +56,7 @@ from svmbench.benchmarks.harness.evaluation import (
 from svmbench.benchmarks.harness.settings import Settings
 from svmbench.solvers import registry
 from svmbench.solvers.base import Status
+from svmbench.solvers.worker import calls_stay_in_this_process
 
 #: What :func:`run_cases`'s ``skip`` returns for a case another run has claimed.
 LEFT = object()
@@ -101,7 +102,11 @@ def warm_up(cases: Iterable[Case]) -> dict[str, float]:
 
 
 def _worker_main(conn, imports: tuple[str, ...], cache_dir, commit, jobs) -> None:
-    """Body of a worker process: run the cases it is sent until it is sent None."""
+    """Body of a worker process: run the cases it is sent until it is sent None. The main
+    process stops it at each case's deadline, so the solvers' uninterruptible library calls
+    run here rather than in a worker process of their own (whose fork would count in their
+    timings)."""
+    calls_stay_in_this_process()
     for module in imports:
         importlib.import_module(module)
     while True:

@@ -289,3 +289,27 @@ def test_osqp_is_stopped_at_the_limit_inside_its_set_up(monkeypatch):
     direct = registry.get("osqp").solve(_linear_problem(50, 3))
     assert limited.status is Status.OPTIMAL and limited.iterations == direct.iterations
     np.testing.assert_allclose(limited.w, direct.w, rtol=0, atol=1e-12)
+
+
+@pytest.mark.parametrize("name", ["osqp", "clarabel", "sklearn_svc"])
+def test_a_process_stopped_by_its_parent_runs_library_calls_itself(monkeypatch, name):
+    """The harness's local workers are killed at each case's deadline by the main process:
+    there, a solver with a limit calls its library in process (no fork to count in its
+    timings), and the solve is the same."""
+    import os
+
+    if name not in registry.available_anchors() and registry.is_anchor(name):
+        pytest.skip(registry.missing_reason(name))
+    monkeypatch.setitem(worker._FORKING, "enabled", True)  # restored after the test
+    problem = _kernel_problem(60) if name == "sklearn_svc" else _linear_problem(60, 3)
+    forked = registry.get(name, time_limit=30.0).solve(problem)
+    worker.calls_stay_in_this_process()
+    assert not worker.can_fork()
+
+    def no_fork():
+        raise AssertionError("forked")
+
+    monkeypatch.setattr(os, "fork", no_fork)
+    here = registry.get(name, time_limit=30.0).solve(problem)
+    assert here.status is forked.status
+    assert here.primal == pytest.approx(forked.primal, rel=1e-9)
