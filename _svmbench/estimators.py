@@ -34,9 +34,10 @@ from sklearn.utils.validation import (
 
 from svmbench import kernel_functions, solve_outcome, svc_layout
 from svmbench.linear_attributes import LinearAttributesMixin
-from svmbench.problems import ovo_values
+from svmbench.problems import KernelDual, SoftMarginDual, SoftMarginPrimal, ovo_values
 from svmbench.problems.kernels import resolve_gamma
 from svmbench.problems.models import OneVsOneModel
+from svmbench.problems.validation import validated_input
 from svmbench.solvers import registry
 
 #: Fitted attributes that only some models have (``coef_`` and ``intercept_`` are properties of
@@ -47,6 +48,9 @@ _OPTIONAL_ATTRIBUTES = ("_intercept", "support_", "support_vectors_", "dual_coef
 #: reaches C, is the hard margin's; at most this many steps of ×1e3.
 _HARD_MARGIN_C = 1e4
 _HARD_MARGIN_STEPS = 3
+
+#: The problem classes that carry a linear binary fit, in the order of preference.
+_LINEAR_VIEWS = (SoftMarginPrimal, SoftMarginDual, KernelDual)
 
 #: Solvers whose solution depends on a seed (``random_state``).
 _STOCHASTIC = ("pegasos", "cs_sgd", "ssvm_sgd", "perceptron", "sklearn_sgd")
@@ -263,7 +267,8 @@ class SVMClassifier(LinearAttributesMixin, ClassifierMixin, BaseEstimator):
             del self.n_features_in_  # the callable's inputs need not have features
         elif self.kernel != "precomputed":
             kernel_functions.check_products_finite(X)
-        check_classification_targets(y)
+        if y.dtype.kind not in "iub":  # integer and bool labels are classes already
+            check_classification_targets(y)
         classes, y_index = np.unique(y, return_inverse=True)
         if classes.size < 2:
             raise ValueError(
@@ -286,17 +291,22 @@ class SVMClassifier(LinearAttributesMixin, ClassifierMixin, BaseEstimator):
         if previous is not None and not np.array_equal(getattr(self, "classes_", []), classes):
             previous = None
         self.classes_ = classes
-        problem, name, options = self._problem_and_solver(X, y_index, weights)
-        solver = registry.get(name, **options)
-        warm = previous if previous is not None and solver.warm_start_uses else None
-        if warm is not None and warm.alpha is not None and warm.alpha.shape[0] != X.shape[0]:
-            warm = None
-        result = self._solve(solver, problem, warm)
-        if math.isinf(self.C) and self.kernel != "linear":
-            result, problem = self._kernel_hard_margin(solver, problem, result)
+        with validated_input(X):  # validate_data's X: the problems take it without a rescan
+            problem, name, options = self._problem_and_solver(X, y_index, weights)
+            solver = registry.get(name, **options)
+            warm = previous if previous is not None and solver.warm_start_uses else None
+            if warm is not None and warm.alpha is not None and warm.alpha.shape[0] != X.shape[0]:
+                warm = None
+            result = self._solve(solver, problem, warm)
+            if math.isinf(self.C) and self.kernel != "linear":
+                result, problem = self._kernel_hard_margin(solver, problem, result)
         self._set_fitted(result, problem, X, y_index)
         self.shape_fit_ = X.shape if not callable(self.kernel) else (X.shape[0], 0)
-        self.class_weight_ = compute_class_weight(self.class_weight, classes=classes, y=y)
+        self.class_weight_ = (
+            np.ones(classes.size)
+            if self.class_weight is None
+            else compute_class_weight(self.class_weight, classes=classes, y=y)
+        )
         return self
 
     def _kernel_hard_margin(self, solver, problem, result):
@@ -386,8 +396,9 @@ class SVMClassifier(LinearAttributesMixin, ClassifierMixin, BaseEstimator):
         return options
 
     def _binary_problem(self, X, y_pm, weights, name: str):
-        """The binary problem the parameters describe, in a view the solver accepts."""
-        from svmbench.problems import HardMarginPrimal, KernelDual, SoftMarginDual, SoftMarginPrimal
+        """The binary problem the parameters describe, in the first view of
+        :data:`_LINEAR_VIEWS` that the solver's ``supported`` table names and accepts."""
+        from svmbench.problems import HardMarginPrimal
 
         if math.isinf(self.C) and self.kernel == "linear":
             if weights is not None and np.any(weights <= 0):
@@ -414,7 +425,10 @@ class SVMClassifier(LinearAttributesMixin, ClassifierMixin, BaseEstimator):
             why = cls.unsupported_reason(problem)
         else:
             reasons = {}
-            for view in (SoftMarginPrimal, SoftMarginDual, KernelDual):
+            # the views the solver's table names, in this order; the others only for the message
+            named = [v for v in _LINEAR_VIEWS if any(issubclass(v, k) for k in cls.supported)]
+            views = named or _LINEAR_VIEWS
+            for view in views:
                 extra = {"kernel": "linear"} if view is KernelDual else {}
                 problem = view(X, y_pm, **common, **extra)
                 why = cls.unsupported_reason(problem)
