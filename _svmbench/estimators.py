@@ -302,11 +302,7 @@ class SVMClassifier(LinearAttributesMixin, ClassifierMixin, BaseEstimator):
                 result, problem = self._kernel_hard_margin(solver, problem, result)
         self._set_fitted(result, problem, X, y_index)
         self.shape_fit_ = X.shape if not callable(self.kernel) else (X.shape[0], 0)
-        self.class_weight_ = (
-            np.ones(classes.size)
-            if self.class_weight is None
-            else compute_class_weight(self.class_weight, classes=classes, y=y)
-        )
+        self.class_weight_ = compute_class_weight(self.class_weight, classes=classes, y=y)
         return self
 
     def _kernel_hard_margin(self, solver, problem, result):
@@ -396,8 +392,8 @@ class SVMClassifier(LinearAttributesMixin, ClassifierMixin, BaseEstimator):
         return options
 
     def _binary_problem(self, X, y_pm, weights, name: str):
-        """The binary problem the parameters describe, in the first view of
-        :data:`_LINEAR_VIEWS` that the solver's ``supported`` table names and accepts."""
+        """The binary problem the parameters describe, in the first view the solver's table
+        names (:data:`_LINEAR_VIEWS`, in order) and accepts."""
         from svmbench.problems import HardMarginPrimal
 
         if math.isinf(self.C) and self.kernel == "linear":
@@ -424,11 +420,8 @@ class SVMClassifier(LinearAttributesMixin, ClassifierMixin, BaseEstimator):
             )  # fmt: skip
             why = cls.unsupported_reason(problem)
         else:
-            reasons = {}
-            # the views the solver's table names, in this order; the others only for the message
-            named = [v for v in _LINEAR_VIEWS if any(issubclass(v, k) for k in cls.supported)]
-            views = named or _LINEAR_VIEWS
-            for view in views:
+            reasons, table = {}, tuple(cls.supported)
+            for view in [v for v in _LINEAR_VIEWS if issubclass(v, table)] or _LINEAR_VIEWS:
                 extra = {"kernel": "linear"} if view is KernelDual else {}
                 problem = view(X, y_pm, **common, **extra)
                 why = cls.unsupported_reason(problem)
