@@ -234,6 +234,10 @@ def check_C_range(C: float, sample_weight: np.ndarray | None) -> None:
 
 
 def per_example_C(C: float, sample_weight: np.ndarray | None, n_samples: int) -> np.ndarray:
-    """``C_i = C · sample_weight_i`` (all ``C`` without weights)."""
-    sw = 1.0 if sample_weight is None else sample_weight
-    return C * np.broadcast_to(sw, (n_samples,)).astype(np.float64)
+    """``C_i = C · sample_weight_i`` (all ``C`` without weights), a new array."""
+    if sample_weight is None:
+        return np.full(n_samples, C, dtype=np.float64)
+    sw = sample_weight
+    if not (isinstance(sw, np.ndarray) and sw.shape == (n_samples,)):
+        sw = np.broadcast_to(sw, (n_samples,))
+    return C * sw.astype(np.float64)
