@@ -2,7 +2,7 @@
 
     OPENBLAS_NUM_THREADS=1 NUMBA_NUM_THREADS=1 \
         python -m svmbench.benchmarks.studies.bench_small_fits [--repeats R] [--grid-repeats G]
-        [--skip-grid]
+        [--skip-grid] [--quick]
 
 Cases (issue 25): breast cancer (569×30, standardized) with the linear hinge against
 ``SVC(kernel="linear")``, the squared hinge with a regularized bias against ``LinearSVC()``, RBF
@@ -87,7 +87,10 @@ def main(argv=None) -> None:
     parser.add_argument("--repeats", type=int, default=15, help="timed rounds per case")
     parser.add_argument("--grid-repeats", type=int, default=15, help="rounds of the grid search")
     parser.add_argument("--skip-grid", action="store_true", help="leave the iris grid out")
+    parser.add_argument("--quick", action="store_true", help="3 rounds, the grid once")
     args = parser.parse_args(argv)
+    if args.quick:
+        args.repeats, args.grid_repeats = 3, 1
     print(summary())
     print(f"{'case':<42} {'svmbench':>11} {'sklearn':>11} {'ratio':>6}  gap")
     warnings.simplefilter("ignore")  # LinearSVC's and SVC's convergence notes at large C
