@@ -14,7 +14,6 @@ as LIBSVM's ``-b 1`` does) or ``method="isotonic"``; ``loss="logistic"`` has its
 
 from __future__ import annotations
 
-import dataclasses
 import math
 import numbers
 from typing import Any, ClassVar
@@ -36,19 +35,18 @@ from sklearn.utils.validation import (
 from svmbench import kernel_functions, logistic_fit, solve_outcome, svc_layout
 from svmbench.linear_attributes import LinearAttributesMixin
 from svmbench.logistic_fit import ProbabilitiesMixin
-from svmbench.problems import ovo_values
+from svmbench.problems import KernelDual, SoftMarginDual, SoftMarginPrimal, ovo_values
 from svmbench.problems.kernels import resolve_gamma
 from svmbench.problems.models import OneVsOneModel
+from svmbench.problems.validation import validated_input
 from svmbench.solvers import registry
 
 #: Fitted attributes that only some models have (``coef_`` and ``intercept_`` are properties of
 #: the model).
 _OPTIONAL_ATTRIBUTES = ("_intercept", "support_", "support_vectors_", "dual_coef_", "n_support_")
 
-#: ``C=inf`` with a kernel: the first C of the soft-margin duals whose optimum, once no α
-#: reaches C, is the hard margin's; at most this many steps of ×1e3.
-_HARD_MARGIN_C = 1e4
-_HARD_MARGIN_STEPS = 3
+#: The problem classes that carry a linear binary fit, in the order of preference.
+_LINEAR_VIEWS = (SoftMarginPrimal, SoftMarginDual, KernelDual)
 
 #: Solvers whose solution depends on a seed (``random_state``).
 _STOCHASTIC = ("pegasos", "cs_sgd", "ssvm_sgd", "perceptron", "sklearn_sgd")
@@ -266,7 +264,8 @@ class SVMClassifier(ProbabilitiesMixin, LinearAttributesMixin, ClassifierMixin, 
             del self.n_features_in_  # the callable's inputs need not have features
         elif self.kernel != "precomputed":
             kernel_functions.check_products_finite(X)
-        check_classification_targets(y)
+        if y.dtype.kind not in "iub":  # integer and bool labels are classes already
+            check_classification_targets(y)
         classes, y_index = np.unique(y, return_inverse=True)
         if classes.size < 2:
             raise ValueError(
@@ -291,40 +290,21 @@ class SVMClassifier(ProbabilitiesMixin, LinearAttributesMixin, ClassifierMixin, 
         self.classes_ = classes
         if self.loss == "logistic":
             return logistic_fit.fit(self, X, y, y_index, weights, previous)
-        problem, name, options = self._problem_and_solver(X, y_index, weights)
-        solver = registry.get(name, **options)
-        warm = previous if previous is not None and solver.warm_start_uses else None
-        if warm is not None and warm.alpha is not None and warm.alpha.shape[0] != X.shape[0]:
-            warm = None
-        result = self._solve(solver, problem, warm)
-        if math.isinf(self.C) and self.kernel != "linear":
-            result, problem = self._kernel_hard_margin(solver, problem, result)
+        with validated_input(X):  # validate_data's X: the problems take it without a rescan
+            problem, name, options = self._problem_and_solver(X, y_index, weights)
+            solver = registry.get(name, **options)
+            warm = previous if previous is not None and solver.warm_start_uses else None
+            if warm is not None and warm.alpha is not None and warm.alpha.shape[0] != X.shape[0]:
+                warm = None
+            result = self._solve(solver, problem, warm)
+            if math.isinf(self.C) and self.kernel != "linear":
+                result, problem = solve_outcome.kernel_hard_margin(
+                    lambda p: self._solve(solver, p, None), problem, result, self.kernel
+                )
         self._set_fitted(result, problem, X, y_index)
         self.shape_fit_ = X.shape if not callable(self.kernel) else (X.shape[0], 0)
         self.class_weight_ = compute_class_weight(self.class_weight, classes=classes, y=y)
         return self
-
-    def _kernel_hard_margin(self, solver, problem, result):
-        """``C=inf`` with a kernel: the soft-margin dual at C growing ×1e3 from
-        :data:`_HARD_MARGIN_C` until no ``α_i`` reaches its ``C_i``. The box is then inactive,
-        so that the certified soft-margin optimum satisfies the hard margin's KKT conditions
-        (every ``ξ_i = 0``) and is its optimum; a ValueError when C reaches 1e3 × more."""
-        from svmbench.solvers.base import Status
-
-        for step in range(_HARD_MARGIN_STEPS):
-            upper = problem.upper_bounds
-            at_bound = np.count_nonzero((upper > 0) & (result.alpha >= upper * (1.0 - 1e-9)))
-            if result.status is Status.OPTIMAL and at_bound == 0:
-                return result, problem
-            if step + 1 < _HARD_MARGIN_STEPS:
-                problem = dataclasses.replace(problem, C=problem.C * 1e3)
-                result = self._solve(solver, problem, None)
-        raise ValueError(
-            f"C=inf (the hard margin): the classes are not separated by the {self.kernel} "
-            f"kernel's feature map as far as the solver can tell: at C={problem.C:g}, {at_bound} "
-            f"multipliers still reach C (status {result.status.value}, certified relative gap "
-            f"{result.rel_gap:.3g}); give a finite C"
-        )
 
     def _weights(self, X, y, sample_weight) -> np.ndarray | None:
         """Per-example weights ``sample_weight_i · class_weight_{y_i}`` (None: all ones), a
@@ -391,8 +371,9 @@ class SVMClassifier(ProbabilitiesMixin, LinearAttributesMixin, ClassifierMixin, 
         return options
 
     def _binary_problem(self, X, y_pm, weights, name: str):
-        """The binary problem the parameters describe, in a view the solver accepts."""
-        from svmbench.problems import HardMarginPrimal, KernelDual, SoftMarginDual, SoftMarginPrimal
+        """The binary problem the parameters describe, in the first view the solver's table
+        names (:data:`_LINEAR_VIEWS`, in order) and accepts."""
+        from svmbench.problems import HardMarginPrimal
 
         if math.isinf(self.C) and self.kernel == "linear":
             if weights is not None and np.any(weights <= 0):
@@ -406,7 +387,7 @@ class SVMClassifier(ProbabilitiesMixin, LinearAttributesMixin, ClassifierMixin, 
                 raise ValueError(f"solver {name!r} cannot fit C=inf (the hard margin): {why}")
             return problem
         common = dict(
-            C=_HARD_MARGIN_C if math.isinf(self.C) else float(self.C), loss=self.loss,
+            C=solve_outcome.HARD_MARGIN_C if math.isinf(self.C) else float(self.C), loss=self.loss,
             bias=self.bias, bias_scale=float(self.bias_scale),
             sample_weight=weights,
         )  # fmt: skip
@@ -418,8 +399,8 @@ class SVMClassifier(ProbabilitiesMixin, LinearAttributesMixin, ClassifierMixin, 
             )  # fmt: skip
             why = cls.unsupported_reason(problem)
         else:
-            reasons = {}
-            for view in (SoftMarginPrimal, SoftMarginDual, KernelDual):
+            reasons, table = {}, tuple(cls.supported)
+            for view in [v for v in _LINEAR_VIEWS if issubclass(v, table)] or _LINEAR_VIEWS:
                 extra = {"kernel": "linear"} if view is KernelDual else {}
                 problem = view(X, y_pm, **common, **extra)
                 why = cls.unsupported_reason(problem)

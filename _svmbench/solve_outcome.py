@@ -9,8 +9,10 @@ was. A solve with no model at all is a RuntimeError.
 
 from __future__ import annotations
 
+import dataclasses
 import warnings
 
+import numpy as np
 from sklearn.exceptions import ConvergenceWarning as SklearnConvergenceWarning
 
 
@@ -46,6 +48,36 @@ def _stop_words(status, family: str, max_iter, time_limit) -> str:
     return (
         f"Solver terminated early (max_iter={max_iter}).  Consider pre-processing your data "
         "with StandardScaler or MinMaxScaler."
+    )
+
+
+#: ``C=inf`` with a kernel: the first C of the soft-margin duals whose optimum, once no α
+#: reaches C, is the hard margin's; at most this many steps of ×1e3.
+HARD_MARGIN_C = 1e4
+HARD_MARGIN_STEPS = 3
+
+
+def kernel_hard_margin(solve, problem, result, kernel: str):
+    """``C=inf`` with a kernel: the soft-margin dual (``solve(problem)``) at C growing ×1e3
+    from :data:`HARD_MARGIN_C` until no ``α_i`` reaches its ``C_i``. The box is then inactive,
+    so that the certified soft-margin optimum satisfies the hard margin's KKT conditions (every
+    ``ξ_i = 0``) and is its optimum; a ValueError when C reaches 1e3 × more. Returns the result
+    and the problem it solves."""
+    from svmbench.solvers.base import Status
+
+    for step in range(HARD_MARGIN_STEPS):
+        upper = problem.upper_bounds
+        at_bound = np.count_nonzero((upper > 0) & (result.alpha >= upper * (1.0 - 1e-9)))
+        if result.status is Status.OPTIMAL and at_bound == 0:
+            return result, problem
+        if step + 1 < HARD_MARGIN_STEPS:
+            problem = dataclasses.replace(problem, C=problem.C * 1e3)
+            result = solve(problem)
+    raise ValueError(
+        f"C=inf (the hard margin): the classes are not separated by the {kernel} kernel's "
+        f"feature map as far as the solver can tell: at C={problem.C:g}, {at_bound} multipliers "
+        f"still reach C (status {result.status.value}, certified relative gap "
+        f"{result.rel_gap:.3g}); give a finite C"
     )
 
 

@@ -129,11 +129,17 @@ def _hash_array(h, a) -> None:
         a = sparse.csr_matrix(a)
         h.update(f"csr{a.shape}".encode())
         for part in (a.indptr, a.indices, a.data):
-            h.update(np.ascontiguousarray(part).tobytes())
+            h.update(_byte_view(part))
     else:
         a = np.ascontiguousarray(a)
         h.update(f"{a.dtype}{a.shape}".encode())
-        h.update(a.tobytes())
+        h.update(_byte_view(a))
+
+
+def _byte_view(a: np.ndarray) -> memoryview:
+    """The bytes of ``a`` (C order) as a view, not a copy: what ``a.tobytes()`` holds."""
+    a = np.ascontiguousarray(a)
+    return memoryview(a.reshape(-1).view(np.uint8)) if a.size else memoryview(b"")
 
 
 class Problem(abc.ABC):

@@ -7,9 +7,11 @@ what was expected, in the manner of scikit-learn's parameter validation.
 
 from __future__ import annotations
 
+import contextlib
 import math
 import numbers
-from collections.abc import Iterable
+import threading
+from collections.abc import Iterable, Iterator
 
 import numpy as np
 from scipy import sparse
@@ -77,19 +79,58 @@ def check_option(name: str, value, options: Iterable[str]) -> str:
     return value
 
 
+#: The arrays a caller has validated already, per thread (:func:`validated_input`).
+_VALIDATED = threading.local()
+
+
+@contextlib.contextmanager
+def validated_input(*arrays) -> Iterator[None]:
+    """Within the block, :func:`check_X` returns each of ``arrays`` (the very objects) as it is,
+    without scanning it again: the caller has just validated it, as the estimators do with
+    scikit-learn's ``validate_data`` once per fit. Only arrays :func:`check_X` would return
+    unchanged are taken: C-contiguous float64 arrays and float64 CSR matrices in canonical
+    format; anything else is checked as always."""
+    kept = [
+        a
+        for a in arrays
+        if (isinstance(a, np.ndarray) and a.dtype == np.float64 and a.flags.c_contiguous)
+        or (sparse.isspmatrix_csr(a) and a.dtype == np.float64 and a.has_canonical_format)
+    ]
+    stack = _VALIDATED.__dict__.setdefault("arrays", [])
+    stack.extend(kept)
+    try:
+        yield
+    finally:
+        del stack[len(stack) - len(kept) :]
+
+
+def _validated_already(X) -> bool:
+    return any(X is a for a in getattr(_VALIDATED, "arrays", ()))
+
+
+def check_finite(values: np.ndarray, name: str = "X") -> None:
+    """``ValueError`` naming ``name`` unless every entry is finite (one pass over the data)."""
+    if not np.all(np.isfinite(values)):
+        raise ValueError(f"{name} must contain only finite values (no NaN or inf)")
+
+
 def check_X(X, *, name: str = "X", allow_sparse: bool = True):
     """Return X as a C-contiguous float64 array or a canonical float64 CSR matrix.
 
-    Rejects empty input, non-2-D input and non-finite values.
+    Rejects empty input, non-2-D input and non-finite values. An array the caller has
+    validated (:func:`validated_input`) is returned as it is.
     """
+    if _validated_already(X) and X.ndim == 2 and X.shape[0] and X.shape[1]:
+        if sparse.issparse(X) and not allow_sparse:
+            raise TypeError(f"{name} must be a dense array for this problem, got a sparse matrix")
+        return X
     if sparse.issparse(X):
         if not allow_sparse:
             raise TypeError(f"{name} must be a dense array for this problem, got a sparse matrix")
         X = sparse.csr_matrix(X, dtype=np.float64)
         X.sum_duplicates()
         X.sort_indices()
-        if not np.all(np.isfinite(X.data)):
-            raise ValueError(f"{name} must contain only finite values (no NaN or inf)")
+        check_finite(X.data, name)
     else:
         try:
             X = np.asarray(X)
@@ -106,8 +147,7 @@ def check_X(X, *, name: str = "X", allow_sparse: bool = True):
             raise ValueError(
                 f"{name} must be 2-D of shape (n_samples, n_features), got ndim={X.ndim}"
             )
-        if not np.all(np.isfinite(X)):
-            raise ValueError(f"{name} must contain only finite values (no NaN or inf)")
+        check_finite(X, name)
     if X.shape[0] == 0 or X.shape[1] == 0:
         raise ValueError(f"{name} must be non-empty, got shape {X.shape}")
     return X
@@ -231,6 +271,10 @@ def check_linear_conditioning(
 
 
 def per_example_C(C: float, sample_weight: np.ndarray | None, n_samples: int) -> np.ndarray:
-    """``C_i = C · sample_weight_i`` (all ``C`` without weights)."""
-    sw = 1.0 if sample_weight is None else sample_weight
-    return C * np.broadcast_to(sw, (n_samples,)).astype(np.float64)
+    """``C_i = C · sample_weight_i`` (all ``C`` without weights), a new array."""
+    if sample_weight is None:
+        return np.full(n_samples, C, dtype=np.float64)
+    sw = sample_weight
+    if not (isinstance(sw, np.ndarray) and sw.shape == (n_samples,)):
+        sw = np.broadcast_to(sw, (n_samples,))
+    return C * sw.astype(np.float64)

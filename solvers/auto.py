@@ -18,8 +18,10 @@ on too, the next method starting from scratch.
 from __future__ import annotations
 
 import math
+import threading
 import time
 import warnings
+import weakref
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 from typing import Any, ClassVar
@@ -323,10 +325,27 @@ class Choice:
     probe: int = 0
 
 
+#: The last problem chosen for and its choice: an estimator's fit asks three times of one
+#: problem (its view, ``check_accepts``, ``check_memory``), the features and rules run once.
+_LAST_CHOICE = threading.local()
+
+
 def choose(problem: Problem) -> Choice:
     """The first row of :data:`RULES` that matches ``problem``, and its solvers that accept the
     problem, in order (``TypeError`` if none does). The choice never depends on a warm start:
     the same problem always gets the same method."""
+    last = getattr(_LAST_CHOICE, "pair", None)
+    if last is not None and last[0]() is problem:
+        return last[1]
+    choice = _choose(problem)
+    try:
+        _LAST_CHOICE.pair = (weakref.ref(problem), choice)
+    except TypeError:  # a problem class without weak references: nothing kept
+        _LAST_CHOICE.pair = None
+    return choice
+
+
+def _choose(problem: Problem) -> Choice:
     f = Features.of(problem)
     for index, rule in enumerate(RULES):
         if f.kind not in rule.kinds or not rule.when(f):
@@ -462,7 +481,7 @@ class Auto(Solver):
                 start = None  # the next method starts itself
             probe = choice.probe if self.fallback and not chosen else 0
             solver = self._inner(name, self.time_limit - (clock.wall - compile_time), probe)
-            compiled = solver.warm_up()
+            compiled = solver.warm_up_for(problem)
             compile_time += compiled
             entered = time.perf_counter()
             with warnings.catch_warnings():

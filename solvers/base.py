@@ -59,8 +59,7 @@ __all__ = [
 
 
 def once_per_process(warm_up: Callable[[Any], float]) -> Callable[[Any], float]:
-    """A solver's ``warm_up`` that runs its tiny problem once per process; later calls return
-    0.0 at once instead of solving it again before every solve."""
+    """A solver's ``warm_up`` run once per process (later calls return 0.0 at once)."""
     done = False
 
     @functools.wraps(warm_up)
@@ -242,9 +241,12 @@ class Solver(abc.ABC):
 
     def warm_up(self) -> float:
         """Compile the jitted kernels on a tiny problem (never solve time); return the seconds
-        it took. Idempotent: later calls load Numba's cache or return at once
-        (:func:`once_per_process`)."""
+        it took. Idempotent (:func:`once_per_process`). :meth:`solve` calls ``warm_up_for``."""
         return 0.0
+
+    def warm_up_for(self, problem: Problem) -> float:
+        """Only what solving ``problem`` needs of :meth:`warm_up` (by default all of it)."""
+        return self.warm_up()
 
     def parse_warm_start(self, warm_start, problem: Problem) -> WarmStart | None:
         """The validated :class:`WarmStart`, or ``ValueError`` naming ``warm_start``."""
@@ -277,7 +279,7 @@ class Solver(abc.ABC):
         self.check_accepts(problem)
         self.check_memory(problem)
         ws = self.parse_warm_start(warm_start, problem)
-        compile_time = self.warm_up()
+        compile_time = self.warm_up_for(problem)
         clock = Clock().start()
         scale = problem.solving_scale() if hasattr(problem, "solving_scale") else 1.0
         if scale == 1.0:
@@ -407,10 +409,8 @@ class Solver(abc.ABC):
         info: Mapping[str, Any] | None = None,
         model: Any = None,
     ) -> SolveResult:
-        """Build the record; the certificate is computed here (outside any clock) if not given.
-
-        The model comes from ``problem.model_from(variables)`` unless one is given (the
-        reductions build theirs from their binary models)."""
+        """Build the record; the certificate is computed here (outside any clock) if not given,
+        the model by ``problem.model_from(variables)`` unless given (the reductions' own)."""
         variables = dict(variables)
         info = dict(info or {})
         if (

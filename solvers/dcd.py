@@ -46,6 +46,7 @@ from svmbench.problems.validation import check_bool, check_int, check_real
 from svmbench.solvers._jit import dcd as _jit
 from svmbench.solvers._jit.rows import as_rows
 from svmbench.solvers.base import IterativeSolver, StepOutcome, once_per_process
+from svmbench.solvers.compile_notice import announced
 from svmbench.solvers.registry import register
 
 _VARIANTS = {"bias": ("regularized", "none"), "loss": ("hinge", "squared_hinge")}
@@ -180,6 +181,7 @@ class DualCoordinateDescent(IterativeSolver):
         widened = 8 * (X.nnz + problem.n_samples + 1) if sparse.issparse(X) else 0
         return float(16 * 8 * problem.n_samples + 4 * 8 * problem.n_features + widened)
 
+    @announced("dcd", "its epochs: dense and CSR rows")
     @once_per_process
     def warm_up(self) -> float:
         """Compile every kernel on a 2×2 problem (dense, and CSR with int32 and int64 indices)."""

@@ -45,7 +45,7 @@ from svmbench.problems.models import (
     OneVsOneModel,
     OneVsRestModel,
 )
-from svmbench.problems.validation import check_option
+from svmbench.problems.validation import check_option, validated_input
 from svmbench.solvers.base import Clock, Outcome, Solver, SolveResult, Status
 from svmbench.solvers.registry import register
 
@@ -192,6 +192,14 @@ class _Reduction(Solver):
         X = problem.X[rows]
         if self.kernel == "precomputed":
             X = X[:, rows]
+        if sparse.issparse(X) and self.kernel is not None:
+            X = X.toarray()
+        with validated_input(X):  # rows of the checked multiclass X: finite, no second scan
+            return self._binary_view(problem, X, rows, pos, solver_cls, gamma)
+
+    def _binary_view(self, problem, X, rows, pos: int, solver_cls, gamma):
+        """The binary problem on the rows ``X`` in the view the binary solver accepts: the
+        kernel dual for a kernel, else the first linear view its ``supported`` table names."""
         y = np.where(problem.y[rows] == pos, 1.0, -1.0)
         sw = None if problem.sample_weight is None else problem.sample_weight[rows]
         bias = self.bias or problem.bias
@@ -199,13 +207,15 @@ class _Reduction(Solver):
             C=problem.C, loss=self.loss, bias=bias, bias_scale=problem.bias_scale, sample_weight=sw
         )
         if self.kernel is not None:
-            if sparse.issparse(X):
-                X = X.toarray()
             return KernelDual(
                 X, y, kernel=self.kernel, gamma=gamma, degree=self.degree,
                 coef0=self.coef0, **common,
             )  # fmt: skip
         views = ("primal", "dual", "kernel") if self.view == "auto" else (self.view,)
+        named = tuple(
+            v for v in views if any(issubclass(_LINEAR_VIEWS[v], k) for k in solver_cls.supported)
+        )
+        views = named or views
         last = None
         for v in views:
             cls = _LINEAR_VIEWS[v]

@@ -50,6 +50,7 @@ from svmbench.problems.validation import check_bool, check_int, check_option, ch
 from svmbench.solvers._jit import kernel_columns as kc
 from svmbench.solvers._jit import smo as jit
 from svmbench.solvers.base import IterativeSolver, StepOutcome
+from svmbench.solvers.compile_notice import compiling
 from svmbench.solvers.registry import register
 
 # (DENSE_MAX_BYTES and _gradients stay importable from here, as the tests do)
@@ -101,6 +102,8 @@ class _State:
 
 
 _WARM = False  # the jitted kernels are compiled (:meth:`SMO.warm_up`)
+#: The variants (rows, cache dtype, pair updates) compiled in this process.
+_WARM_VARIANTS: set[tuple] = set()
 
 
 @register
@@ -210,34 +213,72 @@ class SMO(IterativeSolver):
         if _WARM:
             return 0.0
         start = time.perf_counter()
-        X = np.array([[0.0, 1.0], [1.0, 0.0], [1.0, 1.0], [0.0, 0.0]])
-        y = np.array([1.0, -1.0, 1.0, -1.0])
-        tiny = KernelDual(X, y, C=1.0, kernel="rbf", gamma=0.5)
         for storage in ("dense", "csr"):
             for dtype in (np.float32, np.float64):
                 for pairs in (True, False):
-                    state = self._make_state(
-                        tiny, None, pairs=pairs, n_slots=2, dtype=dtype, storage=storage
-                    )
-                    run = jit.smo_pairs if pairs else jit.smo_single
-                    run(50, 1e-3, True, *state.core)
+                    self._compile(storage, dtype, pairs)
+        _WARM = True
+        return time.perf_counter() - start
+
+    def warm_up_for(self, problem) -> float:
+        """Compile only the variant ``problem`` runs (its rows dense or CSR, its cache's dtype,
+        pair or single updates), with the column and certificate functions of those rows;
+        untimed, once per process and variant. A first compilation on this machine says so on
+        stderr (:mod:`~solvers.compile_notice`)."""
+        if _WARM or not isinstance(problem, KernelDual):
+            return self.warm_up()
+        dense = problem.kernel == "precomputed" or use_dense_rows(problem.X, self.storage)
+        variant = (
+            "dense" if dense else "csr",
+            np.dtype(cache_dtype(problem, self.cache_mb)).type,
+            problem.bias == "free",
+        )
+        if variant in _WARM_VARIANTS:
+            return 0.0
+        start = time.perf_counter()
+        self._compile(*variant)
+        return time.perf_counter() - start
+
+    def _compile(self, storage: str, dtype, pairs: bool) -> None:
+        """Run one variant of the cores on a 4-point problem, and the functions its rows use
+        from Python (the gradient of a warm start, the parallel kernel columns, the kernel rows
+        and, for dense rows, the certificate's fused product)."""
+        variant = (storage, np.dtype(dtype).type, pairs)
+        if variant in _WARM_VARIANTS:
+            return
+        name = np.dtype(dtype).name
+        what = f"{storage} rows, {name} columns, {'pair' if pairs else 'single'} updates"
+        tag = f"smo-{storage}-{name}-{'pairs' if pairs else 'single'}"
+        with compiling(tag, "smo", what):
+            X = np.array([[0.0, 1.0], [1.0, 0.0], [1.0, 1.0], [0.0, 0.0]])
+            y = np.array([1.0, -1.0, 1.0, -1.0])
+            tiny = KernelDual(X, y, C=1.0, kernel="rbf", gamma=0.5)
+            state = self._make_state(
+                tiny, None, pairs=pairs, n_slots=2, dtype=dtype, storage=storage
+            )
+            run = jit.smo_pairs if pairs else jit.smo_single
+            run(50, 1e-3, True, *state.core)
             alpha = np.array([1.0, 1.0, 0.5, 0.5])  # G and Ḡ of a warm start
             c = state.core
             _gradients(c.X, c.sqn, c.kint, c.kflt, y, c.C, 0.0 * y, alpha)
-        idx = np.arange(4, dtype=np.int64)
-        out = np.empty(4)
-        sqn = kc.squared_norms(X)
-        kc.kernel_column_parallel(X, sqn, 0, idx, out, 2, 0.5, 0.0, 3)
-        kc.kernel_column_full_parallel(np.ascontiguousarray(X.T), sqn, 0, out, 2, 0.5, 0.0, 3)
-        kc.kernel_rows(X, sqn, idx, idx, 2, 0.5, 0.0, 3, 1)
-        S = state.core.X  # the CSR tuple
-        kc.kernel_column_csr_parallel(S[0], S[1], S[2], S[6], sqn, 0, idx, out, 2, 0.5, 0.0, 3)
-        kc.from_dots_parallel(out, sqn, 0, 2, 0.5, 0.0, 3)
-        kc.kernel_rows_csr(S[0], S[1], S[2], S[6], sqn, idx, idx, 2, 0.5, 0.0, 3, 1)
-        # the certificate's fused kernel product (dense rows)
-        KernelDual(X, y, C=1.0, kernel="rbf", gamma=0.5).certificate(alpha=alpha)
-        _WARM = True
-        return time.perf_counter() - start
+            idx = np.arange(4, dtype=np.int64)
+            out = np.empty(4)
+            sqn = kc.squared_norms(X)
+            kc.from_dots_parallel(out, sqn, 0, 2, 0.5, 0.0, 3)
+            if storage == "dense":
+                kc.kernel_column_parallel(X, sqn, 0, idx, out, 2, 0.5, 0.0, 3)
+                XT = np.ascontiguousarray(X.T)
+                kc.kernel_column_full_parallel(XT, sqn, 0, out, 2, 0.5, 0.0, 3)
+                kc.kernel_rows(X, sqn, idx, idx, 2, 0.5, 0.0, 3, 1)
+                # the certificate's fused kernel product (dense rows)
+                tiny.certificate(alpha=alpha)
+            else:
+                S = c.X  # the CSR tuple
+                kc.kernel_column_csr_parallel(
+                    S[0], S[1], S[2], S[6], sqn, 0, idx, out, 2, 0.5, 0.0, 3
+                )
+                kc.kernel_rows_csr(S[0], S[1], S[2], S[6], sqn, idx, idx, 2, 0.5, 0.0, 3, 1)
+        _WARM_VARIANTS.add(variant)
 
     # ---- state -----------------------------------------------------------------------------------
     def _n_slots(self, n: int, itemsize: int = 8) -> int:

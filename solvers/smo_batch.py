@@ -63,6 +63,7 @@ from svmbench.problems.validation import check_int, check_option, check_real
 from svmbench.solvers._jit import kernel_columns as kc
 from svmbench.solvers._jit import smo_batch as jit
 from svmbench.solvers.base import IterativeSolver, StepOutcome
+from svmbench.solvers.compile_notice import announced
 from svmbench.solvers.registry import register
 from svmbench.solvers.smo import EPS_FLOOR
 from svmbench.solvers.smo_arrays import (
@@ -244,6 +245,7 @@ class SMOBatch(IterativeSolver):
         return float(rows_cached * itemsize * n + block + rows + 18 * 8 * n + 3 * 8 * BLOCK_ENTRIES)
 
     # ---- JIT -------------------------------------------------------------------------------------
+    @announced("smo_batch", "dense, CSR and Gram rows, float32 and float64")
     def warm_up(self) -> float:
         """Compile the jitted parts on a 6-point problem (pairs and single variables, float32
         and float64 rows, dense, CSR and Gram rows), once per process; untimed."""

@@ -82,6 +82,7 @@ from svmbench.solvers.barrier.primal_dual_margins import (
     ppd_start,
 )
 from svmbench.solvers.base import IterativeSolver, Prepared, StepOutcome
+from svmbench.solvers.compile_notice import announced
 from svmbench.solvers.registry import register
 from svmbench.solvers.time_budget import dense_factor_rate, dense_seconds, kernel_matrix_seconds
 
@@ -311,6 +312,7 @@ class BarrierSolver(IterativeSolver):
             return total + 4 * 8.0 * r * r + data + 2.0**21
         return total + 5 * square
 
+    @announced("barrier", "its row passes: dense and CSR rows, every loss")
     def warm_up(self) -> float:
         """Compile the jitted passes of the primal-dual variant (every loss; dense rows, CSR
         with int32 and int64 indices) on a 4×2 problem, once per process; untimed."""

@@ -1,0 +1,113 @@
+"""Small fits, side by side: ``SVMClassifier`` at its defaults against scikit-learn at its own.
+
+    OPENBLAS_NUM_THREADS=1 NUMBA_NUM_THREADS=1 \
+        python -m svmbench.benchmarks.studies.bench_small_fits [--repeats R] [--grid-repeats G]
+        [--skip-grid] [--quick]
+
+Cases (issue 25): breast cancer (569×30, standardized) with the linear hinge against
+``SVC(kernel="linear")``, the squared hinge with a regularized bias against ``LinearSVC()``, RBF
+against ``SVC()``; digits (1797×64, X/16, 10 classes, RBF γ = 0.02) against ``SVC(gamma=0.02)``;
+iris ``GridSearchCV`` over C ∈ logspace(−2, 6, 9) × γ ∈ logspace(−3, 1, 5), cv = 5. Each case is
+fitted once by both sides (compilation and caches warm), then timed in ``--repeats`` rounds that
+alternate the two sides, so that a change of the machine's load falls on both; the table gives
+the medians and their ratio. svmbench's fits are certified at its default ``tol=1e-6``; the
+certified relative gap of the last fit of each case is printed beside it. The first printed line is
+:func:`~benchmarks.harness.environment.summary`.
+"""
+
+from __future__ import annotations
+
+import argparse
+import time
+import warnings
+
+import numpy as np
+from sklearn.datasets import load_breast_cancer, load_digits, load_iris
+from sklearn.model_selection import GridSearchCV
+from sklearn.preprocessing import StandardScaler
+from sklearn.svm import SVC, LinearSVC
+
+from svmbench import SVMClassifier
+from svmbench.benchmarks.harness.environment import summary
+
+
+def _cases(skip_grid: bool):
+    """``(name, svmbench factory, scikit-learn factory)``: each factory fits and returns the
+    fitted object (a grid search or an estimator)."""
+    Xc, yc = load_breast_cancer(return_X_y=True)
+    Xc = StandardScaler().fit_transform(Xc)
+    Xd, yd = load_digits(return_X_y=True)
+    Xd = Xd / 16.0
+    Xi, yi = load_iris(return_X_y=True)
+    grid = {"C": np.logspace(-2, 6, 9), "gamma": np.logspace(-3, 1, 5)}
+
+    def fit(est, X, y):
+        return lambda: est.fit(X, y)
+
+    def search(est):
+        return lambda: GridSearchCV(est, grid, cv=5).fit(Xi, yi)
+
+    cases = [
+        (
+            "cancer linear hinge / SVC(linear)",
+            fit(SVMClassifier(kernel="linear"), Xc, yc),
+            fit(SVC(kernel="linear"), Xc, yc),
+        ),
+        (
+            "cancer sq. hinge, reg. bias / LinearSVC",
+            fit(SVMClassifier(kernel="linear", loss="squared_hinge", bias="regularized"), Xc, yc),
+            fit(LinearSVC(), Xc, yc),
+        ),
+        ("cancer RBF / SVC", fit(SVMClassifier(), Xc, yc), fit(SVC(), Xc, yc)),
+        (
+            "digits 10 classes RBF / SVC",
+            fit(SVMClassifier(gamma=0.02), Xd, yd),
+            fit(SVC(gamma=0.02), Xd, yd),
+        ),
+    ]
+    if not skip_grid:
+        cases.append(("iris grid 9×5, cv=5 / SVC", search(SVMClassifier()), search(SVC())))
+    return cases
+
+
+def _gap(fitted) -> str:
+    est = getattr(fitted, "best_estimator_", fitted)
+    result = getattr(est, "result_", None)
+    return f"{result.rel_gap:.1e}" if result is not None else ""
+
+
+def _timed(run) -> tuple[float, object]:
+    start = time.perf_counter()
+    fitted = run()
+    return time.perf_counter() - start, fitted
+
+
+def main(argv=None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--repeats", type=int, default=15, help="timed rounds per case")
+    parser.add_argument("--grid-repeats", type=int, default=15, help="rounds of the grid search")
+    parser.add_argument("--skip-grid", action="store_true", help="leave the iris grid out")
+    parser.add_argument("--quick", action="store_true", help="3 rounds, the grid once")
+    args = parser.parse_args(argv)
+    if args.quick:
+        args.repeats, args.grid_repeats = 3, 1
+    print(summary())
+    print(f"{'case':<42} {'svmbench':>11} {'sklearn':>11} {'ratio':>6}  gap")
+    warnings.simplefilter("ignore")  # LinearSVC's and SVC's convergence notes at large C
+    for name, ours, theirs in _cases(args.skip_grid):
+        ours(), theirs()  # compile, load caches
+        repeats = args.grid_repeats if name.startswith("iris") else args.repeats
+        times_ours, times_theirs, fitted = [], [], None
+        for _ in range(repeats):
+            t, fitted = _timed(ours)
+            times_ours.append(t)
+            times_theirs.append(_timed(theirs)[0])
+        a, b = float(np.median(times_ours)), float(np.median(times_theirs))
+        print(
+            f"{name:<42} {1e3 * a:>8.2f} ms {1e3 * b:>8.2f} ms {a / b:>5.2f}×  {_gap(fitted)}",
+            flush=True,
+        )
+
+
+if __name__ == "__main__":
+    main()
