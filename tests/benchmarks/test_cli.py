@@ -123,6 +123,7 @@ def test_default_suite_is_shipped_and_covers_every_problem_kind():
         "soft_margin_dual",
         "kernel_dual",
         "multiclass_hinge",
+        "logistic",
     }
     with pytest.raises(ValueError, match="unknown suite 'nosuch'.*default"):
         load_suite("nosuch")

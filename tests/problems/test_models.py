@@ -24,6 +24,7 @@ from svmbench.problems import (
     ChainStructuredHinge,
     HardMarginPrimal,
     KernelDual,
+    Logistic,
     MulticlassHinge,
     SoftMarginDual,
     SoftMarginPrimal,
@@ -565,6 +566,9 @@ def _anchor_problems():
         "sklearnex_svc": KernelDual(BIN.X, BIN.y, kernel="rbf", gamma=GAMMA),
         "sklearn_linearsvc": SoftMarginPrimal(BIN.X, BIN.y, bias="regularized"),
         "sklearn_sgd": SoftMarginPrimal(BIN.X, BIN.y, bias="free"),
+        "liblinear_lr": Logistic(BIN.X, BIN.y, bias="regularized"),
+        "liblinear_lr_dual": Logistic(BIN.X, BIN.y, bias="none"),
+        "sklearn_logistic": Logistic(BIN.X, BIN.y, bias="free"),
     }
 
 
@@ -593,7 +597,9 @@ def test_every_anchor_result_carries_a_working_model(name, results):
         assert r.model.support_vectors.shape[0] == np.count_nonzero(r.alpha)
         expected = problem.decision_function(r.alpha, r.b, X_test)
     else:
-        assert type(r.model) is LinearModel
+        from svmbench.problems.logistic_model import LogisticModel
+
+        assert type(r.model) is (LogisticModel if isinstance(problem, Logistic) else LinearModel)
         expected = problem.decision_function(r.w, r.b or 0.0, X_test)
     np.testing.assert_allclose(r.model.decision_function(X_test), expected, atol=1e-10)
     clone = pickle.loads(pickle.dumps(r.model))
