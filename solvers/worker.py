@@ -13,6 +13,7 @@ available the call runs in this process, as without a limit.
 from __future__ import annotations
 
 import builtins
+import contextlib
 import io
 import json
 import os
@@ -109,14 +110,17 @@ def call_with_deadline(fn: Callable[[], dict], seconds: float) -> dict | Stopped
         os.close(read_end)
         _child(fn, write_end)
     os.close(write_end)
+    data = None
     try:
         ready, _, _ = select.select([read_end], [], [], max(seconds, 0.0))
         if not ready:
-            os.kill(pid, signal.SIGKILL)
             return Stopped(seconds)
         data = _read_all(read_end)
-    finally:
+    finally:  # stopped at the deadline, or interrupted (Ctrl-C): the worker does not outlive it
         os.close(read_end)
+        if data is None:
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(pid, signal.SIGKILL)
         _, code = os.waitpid(pid, 0)
     if not data:  # the worker died without a word (a crash inside the library)
         raise RuntimeError(f"the worker process ended with wait status {code} and no result")

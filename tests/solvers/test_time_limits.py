@@ -313,3 +313,18 @@ def test_a_process_stopped_by_its_parent_runs_library_calls_itself(monkeypatch, 
     here = registry.get(name, time_limit=30.0).solve(problem)
     assert here.status is forked.status
     assert here.primal == pytest.approx(forked.primal, rel=1e-9)
+
+
+def test_an_interrupted_wait_does_not_leave_the_worker_running(monkeypatch):
+    """Ctrl-C while waiting for a worker: the worker is killed, not waited for to the end of
+    its call."""
+    monkeypatch.setitem(worker._FORKING, "enabled", True)
+
+    def interrupted(*args, **kwargs):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(worker.select, "select", interrupted)
+    tic = time.perf_counter()
+    with pytest.raises(KeyboardInterrupt):
+        worker.call_with_deadline(lambda: time.sleep(30) or {}, 60.0)
+    assert time.perf_counter() - tic < 10
