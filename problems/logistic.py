@@ -46,6 +46,7 @@ from svmbench.problems.validation import (
     check_bias_scale,
     check_binary_labels,
     check_C_range,
+    check_linear_conditioning,
     check_option,
     check_real,
     check_sample_weight,
@@ -118,6 +119,7 @@ class Logistic(LinearBinaryMixin):
         )
         object.__setattr__(self, "sample_weight", sw)
         check_C_range(self.C, sw)
+        check_linear_conditioning(self.C, sw, X, self.bias, self.bias_scale)
         if self.bias == "free" and sw is not None:
             weighted = np.unique(self.y[sw > 0])
             if weighted.size < 2:

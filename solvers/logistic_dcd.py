@@ -30,6 +30,7 @@ from scipy import sparse
 from svmbench.problems import Logistic
 from svmbench.problems.validation import check_int, check_real
 from svmbench.solvers._jit import logistic_dcd as _jit
+from svmbench.solvers._jit.dcd import row_sq_norms, weights
 from svmbench.solvers._jit.rows import as_rows
 from svmbench.solvers.base import IterativeSolver, StepOutcome, once_per_process
 from svmbench.solvers.registry import register
@@ -142,10 +143,10 @@ class LogisticDCD(IterativeSolver):
         y = np.array([1.0, -1.0])
         ones = np.ones(2)
         for data in (X, _rows(sparse.csr_matrix(X))):
-            qd = _jit.row_sq_norms(data) + 1.0
+            qd = row_sq_norms(data) + 1.0
             alpha, rest = 0.5 * ones, 0.5 * ones
             w, wb = np.zeros(2), np.zeros(1)
-            _jit.weights(data, alpha * y, w)
+            weights(data, alpha * y, w)
             index = np.arange(2, dtype=np.int64)
             rng = np.zeros(1, dtype=np.uint64)
             inner = np.array([INNER_START, INNER_MIN])
@@ -159,13 +160,13 @@ class LogisticDCD(IterativeSolver):
         y = problem.y
         C = problem.upper_bounds
         s = float(problem.bias_scale) if problem.bias == "regularized" else 0.0
-        qd = _jit.row_sq_norms(data) + s * s
+        qd = row_sq_norms(data) + s * s
         start = (
             np.zeros(problem.n_samples) if warm_start is None else warm_start.dual_point(problem)
         )
         alpha, rest = interior(start, C)
         w = np.empty(problem.n_features)
-        _jit.weights(data, alpha * y, w)
+        weights(data, alpha * y, w)
         wb = np.array([s * float(alpha @ y)])
         index = np.ascontiguousarray(np.flatnonzero(C > 0), dtype=np.int64)
         rng_state = np.random.default_rng(self.seed).integers(

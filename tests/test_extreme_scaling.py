@@ -20,6 +20,7 @@ import pytest
 from svmbench.problems import (
     HardMarginPrimal,
     KernelDual,
+    Logistic,
     MulticlassHinge,
     SoftMarginDual,
     SoftMarginPrimal,
@@ -166,7 +167,7 @@ def test_scaled_features_end_in_a_true_status(kind, bias, scale, name):
     )
 
 
-@pytest.mark.parametrize("make", [SoftMarginPrimal, SoftMarginDual, MulticlassHinge])
+@pytest.mark.parametrize("make", [SoftMarginPrimal, SoftMarginDual, MulticlassHinge, Logistic])
 def test_linear_views_refuse_a_scale_beyond_the_certifiable_range(make):
     """``C · max ‖x̃_i‖²`` is what a rescaling of the features leaves unchanged; just over
     ``MAX_C_TIMES_SQUARED_NORM`` is refused (naming X, the product and the C that would do),

@@ -29,33 +29,12 @@ from __future__ import annotations
 import math
 
 import numba
-import numpy as np
 
 from svmbench.solvers._jit.common import shuffle_active
-from svmbench.solvers._jit.rows import n_rows, row_axpy, row_dot, row_sqnorm
+from svmbench.solvers._jit.rows import row_axpy, row_dot
 
 #: ξ of Algorithm 4: the factor applied to ``v`` when a Newton step would leave ``(0, C_i)``.
 SHRINK = 0.1
-
-
-@numba.njit(cache=True)
-def row_sq_norms(X):
-    """``‖x_i‖²`` for every row of ``X`` (dense rows or the CSR tuple)."""
-    n = n_rows(X)
-    out = np.empty(n)
-    for i in range(n):
-        out[i] = row_sqnorm(X, i)
-    return out
-
-
-@numba.njit(cache=True)
-def weights(X, coef, out):
-    """``out = Σ_i coef_i x_i`` (``coef_i = α_i y_i``)."""
-    out[:] = 0.0
-    for i in range(n_rows(X)):
-        c = coef[i]
-        if c != 0.0:
-            row_axpy(X, i, c, out)
 
 
 @numba.njit(cache=True, error_model="numpy")
