@@ -180,6 +180,12 @@ PROBE_WORK = 6e6
 #: n×n) cost little per Newton step.
 BARRIER_MIN_DIM = 200
 
+#: Kernel duals with at most this many examples: SMO tries a probe of SMALL_KERNEL_PROBE pair
+#: updates (enough where C is moderate), then the active-set method goes on from its point, its
+#: cost set by the active set's changes rather than by C (SMO's updates grow with C there).
+SMALL_KERNEL_N = 300
+SMALL_KERNEL_PROBE = 2000
+
 #: The table, read top to bottom; the first row whose kind and condition match decides. Times are
 #: CPU seconds to tol = 1e-6 on one core (the machine shared), from
 #: ``benchmarks/studies/bench_auto.py``.
@@ -270,6 +276,16 @@ RULES: tuple[Rule, ...] = (
         "degree 3, C·mean K_ii = 2.2e3-2.8e3: barrier 2.2 vs smo 10 s (circles n=1500), 1.9 vs "
         "6.6 s (xor), 4.2 s vs smo max_iter (gaussian n=2000, d=4); at 230: 3.5 vs 0.9 s, 0.9 vs "
         "1.2 s; full rank (breast cancer, C=1e3): smo 0.1 vs barrier 0.55 s",
+    ),
+    Rule(
+        ("kernel_dual",),
+        lambda f: f.n <= SMALL_KERNEL_N,
+        f"n <= {SMALL_KERNEL_N} (a small dual: its Gram matrix is cheap)",
+        ("smo", "active_set", "barrier", "clarabel"),
+        "iris pairs (80 points), RBF γ = 1e-9..1e3: smo 1.3-7 ms where C <= 1e4, 12 ms to 10 s "
+        "or numerical_error at C = 1e7-1e10; active_set 6-30 ms whatever C, certified to C = "
+        "1e10",
+        probe=SMALL_KERNEL_PROBE,
     ),
     Rule(
         ("kernel_dual",),
