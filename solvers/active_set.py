@@ -1,4 +1,4 @@
-"""A primal active-set method for small kernel duals on their dense Gram matrix (ARCHITECTURE.md §4).
+"""A primal active-set method for small kernel duals, on the dense Gram matrix (§4).
 
 Problem (docs/ARCHITECTURE.md §2), as the minimization of ``f = −D``::
 
@@ -33,6 +33,9 @@ from __future__ import annotations
 from typing import ClassVar
 
 import numpy as np
+from scipy import sparse
+from scipy.linalg import cho_factor, cho_solve
+from scipy.spatial.distance import cdist
 
 from svmbench.problems import KernelDual
 from svmbench.problems._qp import absorb_label_sum
@@ -43,15 +46,16 @@ from svmbench.solvers.registry import register
 MAX_SAMPLES = 1000
 #: Eigenvalues below this times the largest are the null space of the face's KKT matrix.
 RANK_RTOL = 1e-12
+#: A Cholesky factor whose smallest squared pivot is below this times its largest is singular
+#: enough for the eigendecomposition instead.
+CHOLESKY_RCOND = 1e-12
 #: A margin violation ``|r_t|`` of at most this is rounding: the multiplier stays bounded.
 VIOLATION_TOL = 1e-12
-#: Machine epsilon, the unit of the padded margins.
-EPS = float(np.finfo(np.float64).eps)
-#: Padded margins tried, in units of ``EPS·(1 + max_t |Q̃||α|)``: the free multipliers solved
-#: for margins ``1 + η`` rather than 1, so that rounding leaves none of them below 1 (the
-#: hinge ``C_t max(0, 1 − m_t)`` of a margin 1 − 1e-16 is 1e-6 at C = 1e10); the point stays
-#: dual feasible, its gap grows by ``η Σ_F α_t`` only.
-PAD_STEPS = (4.0, 32.0, 256.0, 2048.0)
+#: Padded margins ``η`` tried, smallest first: the free multipliers solved for margins ``1 + η``
+#: rather than 1, so that rounding leaves none of them below 1 (the hinge ``C_t max(0, 1 − m_t)``
+#: of a margin 1 − 1e-16 is 1e-6 at C = 1e10); the point stays dual feasible, its gap grows by
+#: ``η Σ_F α_t`` only.
+PAD_MARGINS = tuple(10.0**k for k in range(-15, -6))
 #: The certificates of the padded points stop at the first at most this (or tol).
 GOOD_GAP = 1e-12
 #: The null-space part of the right-hand side counts (a direction without curvature) above this
@@ -69,8 +73,17 @@ def _small_convex(problem) -> str | None:
 
 def dense_hessian(problem: KernelDual) -> np.ndarray:
     """``Q̃`` of the dual, dense: ``y_t y_k (K_tk + s²)``, plus ``1/(2C_t)`` on the diagonal for
-    the squared hinge."""
-    K = problem.gram
+    the squared hinge.
+
+    For a free bias, ``αᵀQ̃α`` does not change on ``yᵀα = 0`` when a constant is added to K, so
+    the RBF kernel enters as ``K − 1 = expm1(−γ‖x − x'‖²)``: at a small γ, where K is 1 to
+    within 1e-7, its information is kept to full precision (``exp`` rounds it away) and the
+    face systems lose the constant eigenvalue that made them ill-conditioned."""
+    if problem.bias == "free" and problem.kernel == "rbf" and not sparse.issparse(problem.X):
+        D = cdist(problem.X, problem.X, "sqeuclidean")
+        K = np.expm1(-problem.kernel_params["gamma"] * D)
+    else:
+        K = problem.gram
     if problem.bias == "regularized":
         K = K + problem.bias_scale**2
     Q = K * np.outer(problem.y, problem.y)
@@ -118,28 +131,7 @@ class ActiveSet(Solver):
         alpha, state, nu, status, iterations = _solve(
             Q, y, upper, free_bias, limit, clock, self, start
         )
-        candidates = [(alpha, nu)]
-        if status is Status.OPTIMAL and problem.loss == "hinge":
-            scale = 1.0 + float(np.max(np.abs(Q) @ alpha, initial=0.0))
-            for k in PAD_STEPS:
-                padded = _padded(Q, y, alpha, state, nu, upper, free_bias, k * EPS * scale)
-                if padded is not None:
-                    candidates.append(padded)
-        cert, best = None, None
-        with clock.certifying():
-            for a, nu_a in candidates:
-                if free_bias:
-                    a = absorb_label_sum(a, y, upper)
-                b = nu_a if free_bias else None
-                c = problem.certificate(alpha=a, b=b)
-                if c.certified and (cert is None or c.rel_gap < cert.rel_gap):
-                    cert, best = c, (a, b)
-                if cert is not None and cert.rel_gap <= min(self.tol, GOOD_GAP):
-                    break
-        if best is None:  # nothing certified (rounding made a point non-finite)
-            a, b = candidates[0][0], (candidates[0][1] if free_bias else None)
-            cert, best = problem.certificate(alpha=a, b=b), (a, b)
-        alpha, b = best
+        cert, (alpha, b) = self._certified(problem, Q, alpha, state, nu, upper, status, clock)
         message = ""
         if status is Status.OPTIMAL and not (cert.certified and cert.rel_gap <= self.tol):
             status = Status.NUMERICAL_ERROR
@@ -158,6 +150,40 @@ class ActiveSet(Solver):
                 "at_C": int(np.count_nonzero(state == 2)),
             },
         )
+
+    def _certified(self, problem, Q, alpha, state, nu, upper, status, clock):
+        """The certificate and ``(α, b)`` of the best certified of the optimum and its padded
+        points (:data:`PAD_MARGINS`, hinge only), tried in order until one certifies to
+        :data:`GOOD_GAP`, or the gaps grow again past one that met ``tol``."""
+        y, free_bias = problem.y, problem.bias == "free"
+        etas = [0.0]
+        if status is Status.OPTIMAL and problem.loss == "hinge" and np.any(state == 1):
+            etas += list(PAD_MARGINS)
+        cert, best = None, None
+        with clock.certifying():
+            for eta in etas:
+                point = (
+                    (alpha, nu)
+                    if eta == 0.0
+                    else _padded(Q, y, alpha, state, nu, upper, free_bias, eta)
+                )
+                if point is None:
+                    continue
+                a = absorb_label_sum(point[0], y, upper) if free_bias else point[0]
+                b = point[1] if free_bias else None
+                c = problem.certificate(alpha=a, b=b)
+                if not c.certified:
+                    continue
+                if cert is not None and cert.rel_gap <= self.tol and c.rel_gap > 10 * cert.rel_gap:
+                    break
+                if cert is None or c.rel_gap < cert.rel_gap:
+                    cert, best = c, (a, b)
+                if cert.rel_gap <= GOOD_GAP:
+                    break
+            if best is None:  # nothing certified (rounding made a point non-finite)
+                b = nu if free_bias else None
+                cert, best = problem.certificate(alpha=alpha, b=b), (alpha, b)
+        return cert, best
 
 
 def _start(y, upper, free_bias: bool, start):
@@ -267,6 +293,9 @@ def _face_step(Q, g, y, F, free_bias: bool):
     and whether the KKT system was consistent (else ``p`` is a descent direction without
     curvature, to follow up to a bound)."""
     m = F.size
+    fast = _cholesky_step(Q, g, y, F, free_bias)
+    if fast is not None:
+        return fast
     if free_bias:
         M = np.empty((m + 1, m + 1))
         M[:m, :m] = Q[np.ix_(F, F)]
@@ -284,6 +313,30 @@ def _face_step(Q, g, y, F, free_bias: bool):
         return null_part[:m], 0.0, False
     x = vectors[:, keep] @ (coords[keep] / values[keep])
     return x[:m], (float(x[m]) if free_bias else 0.0), True
+
+
+def _cholesky_step(Q, g, y, F, free_bias: bool):
+    """The face step by a Cholesky factorization when the face's matrix is clearly positive
+    definite (None otherwise). For a free bias the matrix is ``Q̃_FF + ρ y_F y_Fᵀ``, ``ρ`` its
+    largest entry: on ``y_Fᵀp = 0`` it is ``Q̃_FF``, so the step is the same, and it is
+    definite even where ``Q̃`` holds a shifted kernel (:func:`dense_hessian`); then
+    ``p = −Q⁻¹(g + ν y)`` with ``ν = −y_FᵀQ⁻¹g_F / y_FᵀQ⁻¹y_F``."""
+    A = Q[np.ix_(F, F)]
+    yF, gF = y[F], g[F]
+    if free_bias:
+        A = A + float(np.max(np.abs(A))) * np.outer(yF, yF)
+    try:
+        factor = cho_factor(A, lower=True, check_finite=False)
+    except np.linalg.LinAlgError:
+        return None
+    diag = np.abs(np.diag(factor[0]))
+    if not diag.size or diag.min() ** 2 <= CHOLESKY_RCOND * diag.max() ** 2:
+        return None
+    if not free_bias:
+        return cho_solve(factor, -gF, check_finite=False), 0.0, True
+    z = cho_solve(factor, np.column_stack((gF, yF)), check_finite=False)
+    nu = -float(yF @ z[:, 0]) / float(yF @ z[:, 1])
+    return -(z[:, 0] + nu * z[:, 1]), nu, True
 
 
 def _step_length(a, p, u, capped: bool):
