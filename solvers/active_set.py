@@ -156,26 +156,25 @@ class ActiveSet(Solver):
         points (:data:`PAD_MARGINS`, hinge only), tried in order until one certifies to
         :data:`GOOD_GAP`, or the gaps grow again past one that met ``tol``."""
         y, free_bias = problem.y, problem.bias == "free"
-        etas = [0.0]
+        points = [(alpha, nu)]
         if status is Status.OPTIMAL and problem.loss == "hinge" and np.any(state == 1):
-            etas += list(PAD_MARGINS)
+            line = _padded_direction(Q, y, alpha, state, nu, upper, free_bias)
+            if line is not None:
+                base, nu0, d, d_nu = line
+                for eta in PAD_MARGINS:
+                    a = base + eta * d
+                    if np.all(a >= 0.0) and np.all(a <= upper):
+                        points.append((a, nu0 + eta * d_nu))
         cert, best = None, None
         with clock.certifying():
-            for eta in etas:
-                point = (
-                    (alpha, nu)
-                    if eta == 0.0
-                    else _padded(Q, y, alpha, state, nu, upper, free_bias, eta)
-                )
-                if point is None:
-                    continue
+            for point in points:
                 a = absorb_label_sum(point[0], y, upper) if free_bias else point[0]
                 b = point[1] if free_bias else None
                 c = problem.certificate(alpha=a, b=b)
                 if not c.certified:
                     continue
-                if cert is not None and cert.rel_gap <= self.tol and c.rel_gap > 10 * cert.rel_gap:
-                    break
+                if cert is not None and cert.rel_gap <= self.tol and c.rel_gap >= cert.rel_gap:
+                    break  # past the padding that rounding needed: the gaps grow again
                 if cert is None or c.rel_gap < cert.rel_gap:
                     cert, best = c, (a, b)
                 if cert.rel_gap <= GOOD_GAP:
@@ -271,21 +270,21 @@ def _bias(g, y, state, upper, nu: float, free_bias: bool) -> float:
     return 0.5 * (lo + hi)
 
 
-def _padded(Q, y, alpha, state, nu: float, upper, free_bias: bool, eta: float):
-    """The optimum's free multipliers (and ν) solved again for margins ``1 + η`` (the bounded
-    ones kept), as the minimum-norm correction of ``(α_F, ν)``; None when they leave the box."""
+def _padded_direction(Q, y, alpha, state, nu: float, upper, free_bias: bool):
+    """``(α₀, ν₀, d, d_ν)``: the optimum's free multipliers (and ν) solved for margins ``1 + η``
+    (the bounded ones kept) are ``α₀ + η d`` (and ``ν₀ + η d_ν``), the system being linear in
+    η; None when the face's system is singular."""
     F = np.flatnonzero(state == 1)
-    if not F.size:
+    g = Q @ alpha - 1.0
+    p, nu0, consistent = _face_step(Q, g, y, F, free_bias)
+    d, d_nu, consistent_d = _face_step(Q, -np.ones_like(g), y, F, free_bias)
+    if not (consistent and consistent_d):
         return None
-    g = Q @ alpha - 1.0 - eta
-    p, nu_face, consistent = _face_step(Q, g, y, F, free_bias)
-    if not consistent:
-        return None
-    out = alpha.copy()
-    out[F] = alpha[F] + p
-    if np.any(out[F] < 0.0) or np.any(out[F] > upper[F]):
-        return None
-    return out, (nu_face if free_bias else 0.0)
+    base = alpha.copy()
+    base[F] += p
+    direction = np.zeros_like(alpha)
+    direction[F] = d
+    return base, (nu0 if free_bias else 0.0), direction, (d_nu if free_bias else 0.0)
 
 
 def _face_step(Q, g, y, F, free_bias: bool):
