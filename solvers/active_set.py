@@ -115,6 +115,7 @@ class ActiveSet(Solver):
     reports_progress = False
     default_max_iter = 0  # 0: 20·n + 100
     warm_start_uses = ("alpha",)
+    warm_start_sets_active_set = True
 
     @classmethod
     def memory_estimate(cls, problem, **options) -> float | None:
