@@ -155,7 +155,8 @@ class ActiveSet(Solver):
     def _certified(self, problem, Q, alpha, state, nu, upper, status):
         """The certificate and ``(α, b)`` of the best certified of the optimum and its padded
         points (:data:`PAD_MARGINS`, hinge only), tried in order until one certifies to
-        :data:`GOOD_GAP`, or the gaps grow again past one that met ``tol``."""
+        :data:`GOOD_GAP`, or the gaps grow again past one that met ``tol``; for a free bias
+        with the solve's b, then, if none met ``tol``, with the problem's exact one."""
         y, free_bias = problem.y, problem.bias == "free"
         points = [(alpha, nu)]
         if status is Status.OPTIMAL and problem.loss == "hinge" and np.any(state == 1):
@@ -167,19 +168,26 @@ class ActiveSet(Solver):
                     if np.all(a >= 0.0) and np.all(a <= upper):
                         points.append((a, nu0 + eta * d_nu))
         cert, best = None, None
-        # the choice among the points is the method's: its certificates are solve time
-        for point in points:
-            a = absorb_label_sum(point[0], y, upper) if free_bias else point[0]
-            b = point[1] if free_bias else None
-            c = problem.certificate(alpha=a, b=b)
-            if not c.certified:
-                continue
-            if cert is not None and cert.rel_gap <= self.tol and c.rel_gap >= cert.rel_gap:
-                break  # past the padding that rounding needed: the gaps grow again
-            if cert is None or c.rel_gap < cert.rel_gap:
-                cert, best = c, (a, b)
-            if cert.rel_gap <= GOOD_GAP:
+        # the choice among the points is the method's: its certificates are solve time; with a
+        # free bias, the KKT solve's b first, then (if that is short of tol) the problem's own
+        # minimizing b, whose margins rounding may favour
+        for exact_b in (False, True) if free_bias else (False,):
+            if exact_b and cert is not None and cert.rel_gap <= self.tol:
                 break
+            last = None
+            for point in points:
+                a = absorb_label_sum(point[0], y, upper) if free_bias else point[0]
+                b = None if exact_b or not free_bias else point[1]
+                c = problem.certificate(alpha=a, b=b)
+                if not c.certified:
+                    continue
+                if last is not None and last.rel_gap <= self.tol and c.rel_gap >= last.rel_gap:
+                    break  # past the padding that rounding needed: the gaps grow again
+                last = c
+                if cert is None or c.rel_gap < cert.rel_gap:
+                    cert, best = c, (a, c.primal_point.get("b") if free_bias else None)
+                if cert.rel_gap <= GOOD_GAP:
+                    break
         if best is None:  # nothing certified (rounding made a point non-finite)
             b = nu if free_bias else None
             cert, best = problem.certificate(alpha=alpha, b=b), (alpha, b)
