@@ -425,6 +425,10 @@ class Auto(Solver):
                 callback is not None and "callback" in result.message
             )
             if not retry or clock.wall - compile_time >= self.time_limit:
+                if retry and probe and result.status is Status.MAX_ITER:
+                    # the probe's cap is auto's, not the user's: the time limit stopped the run
+                    message = f"{STATUS_MESSAGES[Status.TIME_LIMIT]} (after a probe of {probe})"
+                    result = replace(result, status=Status.TIME_LIMIT, message=message)
                 break
             # after a numerical failure the next method starts from scratch, unless it only
             # reads its first active set from the point (active_set) and the point is certified
