@@ -127,7 +127,10 @@ def grid_rbf13() -> None:
                 slow.append((C, gamma, a))
             print(f"{C:>8.0e} {gamma:>8.0e} {1e3 * a:>8.2f} ms {1e3 * b:>6.2f} ms {a / b:>6.1f}×")
     print(f"worst cell ratio {worst[0]:.1f}× at C={worst[1][0]:.0e}, gamma={worst[1][1]:.0e}")
-    print(f"cells over {1e3 * SLOW_CELL:.0f} ms: {len(slow)}", *(f"{c:.0e}/{g:.0e}" for c, g, _ in slow))
+    print(
+        f"cells over {1e3 * SLOW_CELL:.0f} ms: {len(slow)}",
+        *(f"{c:.0e}/{g:.0e}" for c, g, _ in slow),
+    )
     print(f"statuses of the first fold's fits: {statuses}")
     print(
         f"total: svmbench {total_ours:.2f} s, SVC {total_theirs:.2f} s, "

@@ -143,3 +143,17 @@ def test_the_estimator_fits_iris_at_C_1e10_certified():
     est = SVMClassifier(kernel="rbf", C=1e10, gamma=10.0).fit(X, y)
     assert est.result_.status is Status.OPTIMAL and est.result_.rel_gap <= TOL
     assert est.score(X, y) == 1.0  # C = 1e10: the hard margin, separable in this feature space
+
+
+@pytest.mark.parametrize("C", [1e4, 1e8])
+@pytest.mark.parametrize("bias", ["free", "none"])
+def test_auto_agrees_with_the_barrier_on_duplicated_overlapping_data_at_large_C(C, bias):
+    X, y = _hard_data(seed=5)
+    problem = KernelDual(X, y, kernel="rbf", gamma=0.5, C=C, bias=bias)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        result = registry.get("auto", tol=TOL).solve(problem)
+        barrier = registry.get("barrier", tol=1e-9).solve(problem)
+    assert result.status is Status.OPTIMAL and result.rel_gap <= TOL
+    assert barrier.certified
+    _held_against(problem, result, barrier)
