@@ -6,21 +6,26 @@ Problem (docs/ARCHITECTURE.md §2), as the minimization of ``f = −D``::
 
 with ``Q̃_tk = y_t y_k (K(x_t, x_k) + s²) + δ_tk/(2C_t)`` as in :mod:`solvers.smo`. The method is
 the primal active-set method for convex QPs (Nocedal & Wright, *Numerical Optimization*, 2006,
-Algorithm 16.3), started at ``α = 0``: each multiplier is at 0, at ``C_t`` or free; each
-iteration minimizes ``f`` over the free multipliers, the others held at their bounds, from the KKT
-system ``[Q̃_FF y_F; y_Fᵀ 0][p; ν] = [−g_F; 0]`` (``g = Q̃α − 1``, the last row only for a free
-bias, ``ν`` the bias b), solved by a symmetric eigendecomposition that drops the null space of a
-singular block (duplicated points, a kernel of low numerical rank). A step that would leave the
-box stops at the first bound it meets, which joins the active set; when the system is singular
-and inconsistent, ``f`` decreases without curvature along the null-space part of the right-hand
-side, followed to the first bound. At the minimizer of a face, the bounded multipliers whose
-margins ``r_t = g_t + ν y_t = y_t f(x_t) − 1`` have the wrong sign (``r_t < 0`` at 0, ``r_t > 0``
-at ``C_t``) are the KKT violations; the worst is freed (the method proper), or the point is
-optimal. While freed multipliers all stay free, the next release frees twice as many of the
-worst (a face with many free multipliers is reached in a few solves); once one meets a bound, or
-a release does not decrease ``f``, it frees one again.
+Algorithm 16.3), started at ``α = 0``: each multiplier is at 0, at ``C_t`` or free; each iteration
+minimizes ``f`` over the free multipliers, the others held at their bounds, from the KKT system
+``[Q̃_FF y_F; y_Fᵀ 0][p; ν] = [−g_F; 0]`` (``g = Q̃α − 1``, the last row only for a free bias, ``ν``
+the bias b), solved by Cholesky where the block is clearly definite, else by a symmetric
+eigendecomposition that drops the null space of a singular block (duplicated points, a kernel of low
+numerical rank). A warm start's α (auto's SMO probe) sets the first active set. A step that would
+leave the box stops at the first bound it meets, which joins the active set; when the system is
+singular and inconsistent, ``f`` decreases without curvature along the null-space part of the
+right-hand side, followed to the first bound. At the minimizer of a face, the bounded multipliers
+whose margins ``r_t = g_t + ν y_t = y_t f(x_t) − 1`` have the wrong sign (``r_t < 0`` at 0, ``r_t >
+0`` at ``C_t``) are the KKT violations; the worst is freed (the method proper), or the point is
+optimal. While freed multipliers all stay free, the next release frees twice as many of the worst (a
+face with many free multipliers is reached in a few solves); once one meets a bound, or a release
+does not decrease ``f``, it frees one again.
 
-Each iteration costs one ``m³`` eigendecomposition on the ``m`` free multipliers and one pass over
+The end point is the certificate's choice among the optimum and its padded points
+(:data:`PAD_MARGINS`: at C = 1e10 rounding in the margins alone costs a gap of 1e-6), with the
+solve's b and, for a free bias, the problem's exact b.
+
+Each iteration costs one ``m³`` factorization on the ``m`` free multipliers and one pass over
 the ``n×n`` Gram matrix, and the number of iterations follows the changes of the active set, not
 C: at C = 1e10 on 100 points it takes as long as at C = 1. Hence the method for small n (the
 Gram matrix fits, :data:`MAX_SAMPLES`), where SMO's pair updates grow with C. The result is
