@@ -15,10 +15,10 @@ numerical rank). A warm start's α (auto's SMO probe) sets the first active set.
 leave the box stops at the first bound it meets, which joins the active set; when the system is
 singular and inconsistent, ``f`` decreases without curvature along the null-space part of the
 right-hand side, followed to the first bound. At the minimizer of a face, the bounded multipliers
-whose margins ``r_t = g_t + ν y_t = y_t f(x_t) − 1`` have the wrong sign (``r_t < 0`` at 0, ``r_t >
-0`` at ``C_t``) are the KKT violations; the worst is freed (the method proper), or the point is
-optimal. While freed multipliers all stay free, the next release frees twice as many of the worst (a
-face with many free multipliers is reached in a few solves); once one meets a bound, or a release
+whose margins ``r_t = g_t + ν y_t = y_t f(x_t) − 1`` have the wrong sign (``r_t < 0`` at 0,
+``r_t > 0`` at ``C_t``) are the KKT violations; the worst is freed (the method proper), or the point
+is optimal. While freed multipliers all stay free, the next release frees twice as many of the worst
+(a face with many free multipliers is reached in a few solves); once one meets a bound, or a release
 does not decrease ``f``, it frees one again.
 
 The end point is the certificate's choice among the optimum and its padded points
