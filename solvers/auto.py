@@ -197,8 +197,8 @@ RULES: tuple[Rule, ...] = (
         f"n <= {SMALL_KERNEL_N} (a small dual: its Gram matrix is cheap)",
         ("smo", "active_set", "barrier", "clarabel"),
         "iris pairs (80 points), RBF γ = 1e-9..1e3: smo 1.3-7 ms where C <= 1e4, 12 ms to 10 s "
-        "or numerical_error at C = 1e7-1e10; active_set 6-30 ms whatever C, certified to C = "
-        "1e10",
+        "or numerical_error at C = 1e7-1e10; after smo's probe, active_set 1-23 changes, "
+        "5-25 ms in all, certified to C = 1e10",
         probe=SMALL_KERNEL_PROBE,
     ),
     Rule(
