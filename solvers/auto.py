@@ -12,7 +12,8 @@ to end, from ``benchmarks/studies/bench_auto.py``; ratios, the machines being sh
 table is in README.md. When the chosen iterative method ends at ``max_iter`` or ``time_limit``
 without a certificate meeting ``tol``, and time is left, ``auto`` goes on with the next candidate of
 its row, warm-started from the point reached (``fallback=True``); after ``numerical_error`` it goes
-on too, the next method starting from scratch.
+on too, the next method starting from scratch (or, for ``active_set``, which reads only its
+first active set from a warm start, from the failed point if it is certified).
 """
 
 from __future__ import annotations
@@ -26,9 +27,6 @@ from collections.abc import Callable
 from dataclasses import dataclass, replace
 from typing import Any, ClassVar
 
-import numpy as np
-from scipy import sparse
-
 from svmbench.problems import (
     ChainStructuredHinge,
     HardMarginPrimal,
@@ -38,9 +36,9 @@ from svmbench.problems import (
     SoftMarginPrimal,
 )
 from svmbench.problems.base import Certificate, Problem
-from svmbench.problems.kernels import squared_norms
 from svmbench.problems.validation import check_bool
 from svmbench.solvers import registry
+from svmbench.solvers.auto_features import Features
 from svmbench.solvers.base import (
     STATUS_MESSAGES,
     ConvergenceWarning,
@@ -51,88 +49,6 @@ from svmbench.solvers.base import (
     WarmStart,
 )
 from svmbench.solvers.registry import register
-
-
-@dataclass(frozen=True)
-class Features:
-    """What the rules look at, read from a problem: sizes and parameters, and for the linear
-    soft margin (and the linear and polynomial kernels) one pass over X for
-    ``C_R2 = C_max · mean K(x_i, x_i)`` (``mean ‖x_i‖²`` for linear features), the scale that
-    decides how many epochs coordinate descent or SMO needs (its box against the diagonal of Q);
-    and ``kernel_rank``, the dimension of the kernel's feature space where it is finite (d for
-    the linear kernel, the number of monomials for the polynomial one)."""
-
-    kind: str
-    n: int
-    d: int
-    sparse: bool
-    density: float
-    bias: str
-    loss: str
-    kernel: str
-    convex: bool
-    C_max: float
-    n_classes: int
-    C_R2: float = math.nan
-    kernel_rank: float = math.inf
-
-    @classmethod
-    def of(cls, problem: Problem) -> Features:
-        X = problem.X
-        n, d = problem.n_samples, problem.n_features
-        is_sparse = sparse.issparse(X)
-        density = X.nnz / max(1, n * d) if is_sparse else 1.0
-        weights = getattr(problem, "sample_weight", None)  # C_i = C·sample_weight_i
-        C_max = float(getattr(problem, "C", 0.0))
-        if weights is not None and len(weights):
-            C_max *= float(np.max(weights))
-        return cls(
-            kind=problem.kind,
-            n=n,
-            d=d,
-            sparse=is_sparse,
-            density=density,
-            bias=getattr(problem, "bias", "none"),
-            loss=getattr(problem, "loss", "hard"),
-            kernel=getattr(problem, "kernel", "linear"),
-            convex=problem.convex,
-            C_max=C_max,
-            n_classes=getattr(problem, "n_classes", 2),
-            C_R2=C_max * _mean_kernel_diagonal(problem) if _scaled(problem) else math.nan,
-            kernel_rank=_kernel_rank(problem),
-        )
-
-
-def _scaled(problem: Problem) -> bool:
-    """Whether C·mean K(x_i, x_i) says how hard the problem is (linear features, or the linear
-    or polynomial kernel)."""
-    kernel = getattr(problem, "kernel", "") if problem.kind == "kernel_dual" else ""
-    return problem.kind in _SCALED or kernel in ("linear", "poly")
-
-
-def _mean_kernel_diagonal(problem: Problem) -> float:
-    """``mean_i K(x_i, x_i)``: the kernel dual's diagonal (``KernelDual.kernel_diagonal``),
-    ``‖x_i‖²`` for linear features."""
-    if problem.kind == "kernel_dual":
-        diag = problem.kernel_diagonal
-    else:
-        diag = squared_norms(problem.X)
-    return float(diag.sum()) / max(1, diag.size)
-
-
-def _kernel_rank(problem: Problem) -> float:
-    """The dimension of the kernel's feature space, a bound on the rank of K: d for the linear
-    kernel; for ``(γ x·x' + c₀)^deg``, the monomials of degree deg in d variables,
-    ``C(d + deg − 1, deg)``, or of degree up to deg when c₀ ≠ 0, ``C(d + deg, deg)``."""
-    if problem.kind != "kernel_dual":
-        return math.inf
-    if problem.kernel == "linear":
-        return problem.n_features
-    if problem.kernel != "poly":
-        return math.inf
-    kp = problem.kernel_params
-    degree = int(kp["degree"])
-    return math.comb(problem.n_features + degree - (kp["coef0"] == 0), degree)
 
 
 @dataclass(frozen=True)
@@ -158,8 +74,6 @@ def _always(f: Features) -> bool:
 _LINEAR = ("soft_margin_primal", "soft_margin_dual")
 #: Statuses after which the next method of the choice goes on (a limit, or a numerical failure).
 RETRIED = (Status.MAX_ITER, Status.TIME_LIMIT, Status.NUMERICAL_ERROR)
-#: Kinds whose dual coordinate descent slows down as C·‖x‖² grows (dcd, cs_dcd).
-_SCALED = (*_LINEAR, "multiclass_hinge")
 #: dcd needs few epochs when C·mean‖x‖² is small (each coordinate's box is tight against the
 #: diagonal of Q); past this it can take thousands on dense low-dimensional data, where the
 #: barrier's O(n·min(n, d)²) steps are cheap. The two cross at 1.5-2 (n=5000, d=20 and 100).
@@ -179,6 +93,12 @@ PROBE_WORK = 6e6
 #: Dense data with min(n, d) up to this: the barrier's normal equations (d×d by Woodbury, or
 #: n×n) cost little per Newton step.
 BARRIER_MIN_DIM = 200
+
+#: Kernel duals with at most this many examples: SMO tries a probe of SMALL_KERNEL_PROBE pair
+#: updates (enough where C is moderate), then the active-set method goes on from its point, its
+#: cost set by the active set's changes rather than by C (SMO's updates grow with C there).
+SMALL_KERNEL_N = 300
+SMALL_KERNEL_PROBE = 2000
 
 #: The table, read top to bottom; the first row whose kind and condition match decides. Times are
 #: CPU seconds to tol = 1e-6 on one core (the machine shared), from
@@ -270,6 +190,16 @@ RULES: tuple[Rule, ...] = (
         "degree 3, C·mean K_ii = 2.2e3-2.8e3: barrier 2.2 vs smo 10 s (circles n=1500), 1.9 vs "
         "6.6 s (xor), 4.2 s vs smo max_iter (gaussian n=2000, d=4); at 230: 3.5 vs 0.9 s, 0.9 vs "
         "1.2 s; full rank (breast cancer, C=1e3): smo 0.1 vs barrier 0.55 s",
+    ),
+    Rule(
+        ("kernel_dual",),
+        lambda f: f.n <= SMALL_KERNEL_N,
+        f"n <= {SMALL_KERNEL_N} (a small dual: its Gram matrix is cheap)",
+        ("smo", "active_set", "barrier", "clarabel"),
+        "iris pairs (80 points), RBF γ = 1e-9..1e3: smo 1.3-7 ms where C <= 1e4, 12 ms to 10 s "
+        "or numerical_error at C = 1e7-1e10; after smo's probe, active_set 1-23 changes, "
+        "5-25 ms in all, certified to C = 1e10",
+        probe=SMALL_KERNEL_PROBE,
     ),
     Rule(
         ("kernel_dual",),
@@ -495,9 +425,16 @@ class Auto(Solver):
                 callback is not None and "callback" in result.message
             )
             if not retry or clock.wall - compile_time >= self.time_limit:
+                if retry and probe and result.status is Status.MAX_ITER:
+                    # the probe's cap is auto's, not the user's: the time limit stopped the run
+                    message = f"{STATUS_MESSAGES[Status.TIME_LIMIT]} (after a probe of {probe})"
+                    result = replace(result, status=Status.TIME_LIMIT, message=message)
                 break
-            # after a numerical failure the next method starts from scratch
-            failed = result.status is Status.NUMERICAL_ERROR
+            # after a numerical failure the next method starts from scratch, unless it only
+            # reads its first active set from the point (active_set) and the point is certified
+            failed = result.status is Status.NUMERICAL_ERROR and not (
+                result.certified and _reads_active_set(choice.solvers, name)
+            )
             start = WarmStart.parse(result, problem) if result.variables and not failed else None
         info = dict(result.info)
         info["auto"] = {
@@ -554,6 +491,16 @@ class Auto(Solver):
         if chosen is None:
             return result
         return replace(result, iteration_unit=chosen.iteration_unit)
+
+
+def _reads_active_set(solvers: tuple[str, ...], name: str) -> bool:
+    """Whether the method after ``name`` in ``solvers`` takes from a warm start only its active
+    set (:attr:`Solver.warm_start_sets_active_set`), so that a point that failed on rounding
+    near the optimum is still a good start."""
+    index = solvers.index(name)
+    if index + 1 >= len(solvers):
+        return False
+    return registry.solver_class(solvers[index + 1]).warm_start_sets_active_set
 
 
 def _certificate_of(result: SolveResult) -> Certificate | None:

@@ -129,6 +129,10 @@ class Solver(abc.ABC):
     default_max_iter: ClassVar[int] = 10_000
     #: The :class:`WarmStart` fields the method can start from; empty: it takes no warm start.
     warm_start_uses: ClassVar[tuple[str, ...]] = ()
+    #: True for a method that reads from a warm start only where to begin (its first active
+    #: set), its result not depending on rounding in that point: ``auto`` hands it the point of
+    #: a method that ended ``numerical_error`` near the optimum.
+    warm_start_sets_active_set: ClassVar[bool] = False
     #: Why the method takes no warm start (the message of the ``ValueError``).
     warm_start_refusal: ClassVar[str] = "takes no warm start"
     #: Relative distance to the reference optimum that ``svmbench check`` allows (None: the

@@ -33,6 +33,7 @@ SOLVER_MODULES = (
     "svmbench.solvers.accpm",
     "svmbench.solvers.smo",
     "svmbench.solvers.smo_batch",
+    "svmbench.solvers.active_set",
     "svmbench.solvers.multiclass",
     "svmbench.solvers.reductions",
     "svmbench.solvers.structured",
