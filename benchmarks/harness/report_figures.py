@@ -81,6 +81,20 @@ def wrapped(title: str, width: int = 80) -> str:
     return "\n".join(textwrap.wrap(title, width, break_on_hyphens=False)) or title
 
 
+def _panel_rows(rows, extra: str, missing: str, absent: list[str]) -> list:
+    """The records with ``extras[extra]``, sorted, at most :data:`MAX_PANELS`; the others are
+    appended to ``absent`` with the reason."""
+    usable = []
+    for r in sorted(rows, key=solver_label):
+        if (r.get("extras") or {}).get(extra):
+            usable.append(r)
+        else:
+            absent.append(f"{solver_label(r)}: {r['status']}, {missing}")
+    for r in usable[MAX_PANELS:]:
+        absent.append(f"{solver_label(r)}: not drawn (at most {MAX_PANELS} panels)")
+    return usable[:MAX_PANELS]
+
+
 def readable_log_ticks(ax) -> None:
     """Tick labels of log axes as plain numbers (60, 0.002, 1e-06), not 6×10¹."""
     from matplotlib.ticker import FuncFormatter
@@ -297,17 +311,9 @@ def boundary_figure(rows: list[dict[str, Any]], title: str, data) -> tuple[Any, 
     from matplotlib.lines import Line2D
 
     absent = []
-    usable = []
-    for r in sorted(rows, key=solver_label):
-        if not (r.get("extras") or {}).get("model"):
-            absent.append(f"{solver_label(r)}: {r['status']}, no model stored")
-        else:
-            usable.append(r)
+    usable = _panel_rows(rows, "model", "no model stored", absent)
     if not usable:
         return None
-    for r in usable[MAX_PANELS:]:
-        absent.append(f"{solver_label(r)}: not drawn (at most {MAX_PANELS} panels)")
-    usable = usable[:MAX_PANELS]
     plt = pyplot()
     X, y = _dense(data.X), np.asarray(data.y)
     lo, hi = X.min(axis=0), X.max(axis=0)
@@ -400,17 +406,10 @@ def confusion_figure(rows: list[dict[str, Any]], title: str, class_names) -> tup
     integer counts, class names, text coloured for contrast), true class against predicted."""
     from sklearn.metrics import ConfusionMatrixDisplay
 
-    absent, usable = [], []
-    for r in sorted(rows, key=solver_label):
-        if (r.get("extras") or {}).get("confusion"):
-            usable.append(r)
-        else:
-            absent.append(f"{solver_label(r)}: {r['status']}, no confusion matrix stored")
+    absent = []
+    usable = _panel_rows(rows, "confusion", "no confusion matrix stored", absent)
     if not usable:
         return None
-    for r in usable[MAX_PANELS:]:
-        absent.append(f"{solver_label(r)}: not drawn (at most {MAX_PANELS} panels)")
-    usable = usable[:MAX_PANELS]
     plt = pyplot()
     fig, axes = _panels(plt, len(usable), width=3.6)
     for ax, r in zip(axes, usable):
