@@ -22,12 +22,13 @@ The problem, never the solver, certifies the result.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import abc
+from dataclasses import dataclass, replace
 
 import numpy as np
 from scipy import sparse
 
-from svmbench.problems.base import QP
+from svmbench.problems.base import QP, Problem
 from svmbench.problems.kernels import Kernel
 
 #: The equality constraints a general dual may carry.
@@ -130,3 +131,32 @@ class GeneralDual:
 
         q = self.p.astype(float)
         return QP(P, q, A, np.concatenate(lo), np.concatenate(up), recover, sense="dual")
+
+
+class GeneralDualProblem(Problem):
+    """A problem whose dual is a :class:`GeneralDual`: what the generalized SMO and the general
+    barrier accept (their ``supported`` tables name this class).
+
+    A subclass implements :meth:`smo_form` and :meth:`variables_from_smo`; its ``to_qp`` is, by
+    default, the general form's QP with the recovered ``(α, ρ)`` mapped to ``certificate``'s
+    arguments.
+    """
+
+    @abc.abstractmethod
+    def smo_form(self) -> GeneralDual:
+        """The problem's dual in the general form."""
+
+    @abc.abstractmethod
+    def variables_from_smo(self, alpha: np.ndarray, rho: float) -> dict:
+        """The keyword arguments of ``certificate`` for a general-form point ``alpha`` with
+        offset ``rho`` (LIBSVM's ρ)."""
+
+    def to_qp(self) -> QP:
+        qp = self.smo_form().to_qp()
+        general_recover = qp.recover
+
+        def recover(x, y_mult):
+            general = general_recover(x, y_mult)
+            return self.variables_from_smo(general["alpha"], general["rho"])
+
+        return replace(qp, recover=recover)
