@@ -65,6 +65,8 @@ class GeneralDual:
                 raise ValueError(f"{name} must have shape ({m},), got {getattr(self, name).shape}")
         if not np.all(np.abs(self.sign) == 1.0):
             raise ValueError("sign must hold only -1 and +1")
+        if not (np.all(np.isfinite(self.upper)) and np.all(self.upper >= 0.0)):
+            raise ValueError("upper must be finite and >= 0")
 
     @property
     def n_variables(self) -> int:
