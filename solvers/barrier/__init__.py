@@ -50,8 +50,18 @@ from typing import Any, ClassVar
 import numpy as np
 
 from svmbench.problems import HardMarginPrimal, KernelDual, SoftMarginDual, SoftMarginPrimal
+from svmbench.problems.general_dual import GeneralDualProblem
 from svmbench.problems.validation import check_int, check_option, check_real
 from svmbench.solvers.barrier.forms import active_rows, dual_qp, split_z
+from svmbench.solvers.barrier.general import (
+    GeneralPDState,
+    general_converged,
+    general_form_reason,
+    general_iteration,
+    general_rho,
+    general_start,
+    support_counts,
+)
 from svmbench.solvers.barrier.normal_equations import newton_flops
 from svmbench.solvers.barrier.path import (
     MU,
@@ -89,6 +99,9 @@ from svmbench.solvers.time_budget import dense_factor_rate, dense_seconds, kerne
 KERNEL_APPROXIMATIONS = ("none", "nystrom", "cholesky")
 #: Algorithms: log-barrier path following, or the primal-dual predictor-corrector variant.
 METHODS = ("barrier", "primal-dual")
+#: A general dual's multiplier within this fraction of its bound counts as at the bound in
+#: ``info["support"]`` (no exact finish runs there: the model keeps every positive α).
+SUPPORT_THRESHOLD = 1e-8
 
 
 #: Below this smallest positive C_i the free-bias dual's products of C_i underflow (NaN iterates
@@ -186,6 +199,7 @@ class BarrierSolver(IterativeSolver):
         SoftMarginDual: {"C": _free_bias_dual_C},
         KernelDual: {"kernel": _psd_kernel_only, "C": _free_bias_dual_C},
         HardMarginPrimal: {},
+        GeneralDualProblem: {"smo_form": general_form_reason},
     }
 
     def __init__(
@@ -220,6 +234,15 @@ class BarrierSolver(IterativeSolver):
 
     def check_accepts(self, problem) -> None:
         super().check_accepts(problem)
+        if isinstance(problem, GeneralDualProblem) and (
+            self.kernel_approximation != "none" or self.method != "primal-dual"
+        ):
+            raise TypeError(
+                f"solver 'barrier' cannot solve {problem.describe()} with "
+                f"kernel_approximation={self.kernel_approximation!r}, method={self.method!r}: "
+                "the general dual is solved on its dense Q by the primal-dual method only "
+                "(kernel_approximation='none', method='primal-dual')"
+            )
         if isinstance(problem, KernelDual) and self.kernel_approximation != "none":
             why = self._low_rank().unsupported_reason(problem)
             if why:
@@ -293,6 +316,9 @@ class BarrierSolver(IterativeSolver):
 
         from svmbench.solvers.barrier.forms import dense_dual_is_cheaper
 
+        if isinstance(problem, GeneralDualProblem):
+            m = problem.smo_form().n_variables  # Q, H, its factor, the fixed rows: six m×m
+            return 40 * 8.0 * m + 6 * 8.0 * m * m
         n, d, X = problem.n_samples, problem.n_features, problem.X
         data = X.nbytes if not sparse.issparse(X) else X.data.nbytes + X.indices.nbytes
         square = 8.0 * n * n
@@ -318,7 +344,14 @@ class BarrierSolver(IterativeSolver):
         with int32 and int64 indices) on a 4×2 problem, once per process; untimed."""
         return compile_row_passes()
 
+    def warm_up_for(self, problem) -> float:
+        """Nothing for a general dual (dense NumPy/SciPy only); the row passes otherwise."""
+        return 0.0 if isinstance(problem, GeneralDualProblem) else self.warm_up()
+
     def _init_state(self, problem, warm_start):
+        if isinstance(problem, GeneralDualProblem):
+            form = problem.smo_form()
+            return general_start(form, form.hessian())
         if isinstance(problem, (SoftMarginPrimal, HardMarginPrimal)):
             return self._init_primal(problem, warm_start)
         state = dual_qp(problem, self.t0, self.mu)
@@ -352,6 +385,12 @@ class BarrierSolver(IterativeSolver):
                 return StepOutcome(1, converged=ppd_converged(state, self.tol))
             return StepOutcome(1, converged=ppd_gap_estimate(state) <= PD_CERTIFY_FACTOR * self.tol)
         every_chunk = self.stop_rule == "gap" and self._auto_check
+        if isinstance(state, GeneralPDState):
+            failure = general_iteration(state, PD_TO_BOUNDARY)
+            if failure:
+                return StepOutcome(1, failure=failure)
+            native = general_converged(state, self.tol)
+            return StepOutcome(1, converged=every_chunk or native)
         if isinstance(state, PDState):
             pd_iteration(state, PD_TO_BOUNDARY)
             native = pd_converged(state, self.tol)  # also the residuals of the info
@@ -360,6 +399,8 @@ class BarrierSolver(IterativeSolver):
         return StepOutcome(steps, converged=every_chunk or native)
 
     def _variables(self, problem, state) -> dict[str, Any]:
+        if isinstance(state, GeneralPDState):
+            return problem.variables_from_smo(state.full_alpha(), general_rho(state))
         if isinstance(state, PrimalPDState):
             w, b = split_z(problem, state.z)
             upper = state.C if state.loss == "hinge" else np.inf
@@ -378,6 +419,18 @@ class BarrierSolver(IterativeSolver):
         return {"alpha": alpha}
 
     def _info(self, state) -> dict[str, Any]:
+        if isinstance(state, GeneralPDState):
+            return {
+                "method": "primal-dual",
+                "mu": state.mu,
+                "last_step": state.step,
+                "last_sigma": state.sigma,
+                "residual_dual": state.residual_dual,
+                "residual_primal": state.residual_primal,
+                "equality_multipliers": state.lam.tolist(),
+                "rho": general_rho(state),
+                "support": support_counts(state, SUPPORT_THRESHOLD),
+            }
         if isinstance(state, (PDState, PrimalPDState)):
             info = {
                 "method": "primal-dual",

@@ -215,25 +215,31 @@ def normal_solver(feat: Features, D: np.ndarray, p: np.ndarray):
 
 
 # ---- the Newton system of the duals --------------------------------------------------------------
+def dense_hessian_solver(Q: np.ndarray, h: np.ndarray, t: float = 1.0):
+    """A function applying ``H⁻¹``, ``H = tQ + diag(h)`` (Q dense, PSD; h > 0): one Cholesky
+    factor (:func:`cholesky`, with its ridge retries) and two steps of iterative refinement."""
+    H = t * Q
+    H[np.diag_indices_from(H)] += h
+    cf = cholesky(H)
+
+    def refined(v):
+        # late in the path H = tQ + diag(h) spans ~16 orders of magnitude: two steps of
+        # iterative refinement (O(n²) each) give the direction the digits that the BLAS
+        # kernel's rounding would otherwise decide (AVX2 and AVX-512 diverged without them)
+        x = sla.cho_solve(cf, v, check_finite=False)
+        for _ in range(2):
+            x = x + sla.cho_solve(cf, v - H @ x, check_finite=False)
+        return x
+
+    return refined
+
+
 def dual_hessian_solver(state: DualState, h: np.ndarray):
     """A function applying ``H⁻¹``, ``H = tQ + diag(h)``: dense Cholesky, or Woodbury
     ``H⁻¹ = h⁻¹ − h⁻¹G(I/t + Gᵀh⁻¹G)⁻¹Gᵀh⁻¹`` (O(n r²)) for ``Q = GGᵀ``."""
     t = state.t
     if state.Q is not None:
-        H = t * state.Q
-        H[np.diag_indices_from(H)] += h
-        cf = cholesky(H)
-
-        def refined(v):
-            # late in the path H = tQ + diag(h) spans ~16 orders of magnitude: two steps of
-            # iterative refinement (O(n²) each) give the direction the digits that the BLAS
-            # kernel's rounding would otherwise decide (AVX2 and AVX-512 diverged without them)
-            x = sla.cho_solve(cf, v, check_finite=False)
-            for _ in range(2):
-                x = x + sla.cho_solve(cf, v - H @ x, check_finite=False)
-            return x
-
-        return refined
+        return dense_hessian_solver(state.Q, h, t)
     feat, y = state.feat, state.y
     hinv = 1.0 / h
     M = feat.gram(hinv)
