@@ -45,6 +45,7 @@ References
 from __future__ import annotations
 
 import copy
+from dataclasses import replace
 from typing import Any, ClassVar
 
 import numpy as np
@@ -55,13 +56,14 @@ from svmbench.problems.validation import check_int, check_option, check_real
 from svmbench.solvers.barrier.forms import active_rows, dual_qp, split_z
 from svmbench.solvers.barrier.general import (
     GeneralPDState,
+    bound_counts,
     general_converged,
     general_form_reason,
     general_iteration,
     general_rho,
     general_start,
-    support_counts,
 )
+from svmbench.solvers.barrier.general_finish import active_set_cleanup
 from svmbench.solvers.barrier.normal_equations import newton_flops
 from svmbench.solvers.barrier.path import (
     MU,
@@ -91,7 +93,7 @@ from svmbench.solvers.barrier.primal_dual_margins import (
     ppd_iteration,
     ppd_start,
 )
-from svmbench.solvers.base import IterativeSolver, Prepared, StepOutcome
+from svmbench.solvers.base import IterativeSolver, Prepared, Status, StepOutcome
 from svmbench.solvers.compile_notice import announced
 from svmbench.solvers.registry import register
 from svmbench.solvers.time_budget import dense_factor_rate, dense_seconds, kernel_matrix_seconds
@@ -231,6 +233,7 @@ class BarrierSolver(IterativeSolver):
         self.rank = check_int("rank", rank, low=1)
         self.seed = check_int("seed", seed, low=0)
         self.method = check_option("method", method, METHODS)
+        self._general_state = None  # the last general-dual state, for the cleanup after the run
 
     def check_accepts(self, problem) -> None:
         super().check_accepts(problem)
@@ -276,7 +279,41 @@ class BarrierSolver(IterativeSolver):
             inner = copy.copy(self)  # every option of this solver, on the linear SVM on F
             inner.kernel_approximation = "none"
             return self._low_rank().run_with_inner(problem, "barrier", inner, clock, callback)
-        return super()._run(problem, warm_start, clock, callback)
+        outcome = super()._run(problem, warm_start, clock, callback)
+        state, self._general_state = self._general_state, None
+        if isinstance(state, GeneralPDState):
+            with clock.certifying():  # as the binary duals' exact finish: certify time
+                outcome = self._general_cleanup(problem, state, outcome)
+        return outcome
+
+    def _general_cleanup(self, problem, state: GeneralPDState, outcome):
+        """The active-set cleanup of an ``optimal`` general-dual point
+        (:mod:`~solvers.barrier.general_finish`); ``info["cleanup"]`` says what happened."""
+        if outcome.status is not Status.OPTIMAL or outcome.certificate is None:
+            return replace(outcome, info={**outcome.info, "cleanup": {"skipped": "not optimal"}})
+        alpha, rho = state.full_alpha(), general_rho(state)
+        Q_full = state.Q if np.all(state.active) else state.form.hessian()
+        alpha, rho, cert, report = active_set_cleanup(
+            problem, state.form, Q_full, alpha, rho, outcome.certificate
+        )
+        info = {**outcome.info, "cleanup": report}
+        if not report["accepted"]:
+            return replace(outcome, info=info)
+        info["rho"] = rho
+        info["support"] = bound_counts(alpha, state.form.upper)
+        trace = outcome.trace
+        if trace and trace[-1].iteration == outcome.iterations:
+            last = replace(
+                trace[-1], primal=cert.primal, dual=cert.dual, gap=cert.gap, certified=True
+            )
+            trace = (*trace[:-1], last)
+        return replace(
+            outcome,
+            variables=problem.variables_from_smo(alpha, rho),
+            certificate=cert,
+            trace=trace,
+            info=info,
+        )
 
     # ---- preparation (timed): phase I ------------------------------------------------------------
     def _prepare(self, problem, warm_start) -> Prepared:
@@ -351,7 +388,8 @@ class BarrierSolver(IterativeSolver):
     def _init_state(self, problem, warm_start):
         if isinstance(problem, GeneralDualProblem):
             form = problem.smo_form()
-            return general_start(form, form.hessian())
+            self._general_state = general_start(form, form.hessian())
+            return self._general_state
         if isinstance(problem, (SoftMarginPrimal, HardMarginPrimal)):
             return self._init_primal(problem, warm_start)
         state = dual_qp(problem, self.t0, self.mu)
@@ -429,7 +467,7 @@ class BarrierSolver(IterativeSolver):
                 "residual_primal": state.residual_primal,
                 "equality_multipliers": state.lam.tolist(),
                 "rho": general_rho(state),
-                "support": support_counts(state, SUPPORT_THRESHOLD),
+                "support": bound_counts(state.full_alpha(), state.form.upper, SUPPORT_THRESHOLD),
             }
         if isinstance(state, (PDState, PrimalPDState)):
             info = {

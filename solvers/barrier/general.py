@@ -347,16 +347,14 @@ def general_rho(s: GeneralPDState) -> float:
     return 0.5 * float(mult[1] - mult[0])
 
 
-def support_counts(s: GeneralPDState, rel: float) -> dict:
-    """How many multipliers lie within ``rel · u_t`` of a bound, and how many in between: an
-    interior point keeps every one strictly inside, so the model keeps every row."""
-    a, sl, u = s.alpha, s.slack, s.u
-    lower = a <= rel * u
-    upper = ~lower & (sl <= rel * u)
+def bound_counts(alpha: np.ndarray, upper: np.ndarray, rel: float = 0.0) -> dict:
+    """How many multipliers lie within ``rel · u_t`` of 0, of ``u_t``, and in between (an
+    interior point keeps every one strictly inside: the model then keeps every row)."""
+    lower = alpha <= rel * upper
+    at_upper = ~lower & (alpha >= (1.0 - rel) * upper)
     return {
         "threshold": rel,
         "near_lower": int(lower.sum()),
-        "near_upper": int(upper.sum()),
-        "between": int((~lower & ~upper).sum()),
-        "fixed": int((~s.active).sum()),
+        "near_upper": int(at_upper.sum()),
+        "between": int((~lower & ~at_upper).sum()),
     }

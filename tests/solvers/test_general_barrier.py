@@ -11,7 +11,7 @@ from scipy import sparse
 from svmbench.problems.general_dual import GeneralDual
 from svmbench.problems.general_qp import GeneralQP, project
 from svmbench.problems.kernels import Kernel
-from svmbench.solvers import Status, registry
+from svmbench.solvers import ConvergenceWarning, Status, registry
 from svmbench.solvers.barrier import general
 
 N = 40
@@ -147,11 +147,11 @@ def test_certified_and_equal_to_the_reference_optimum(name):
     assert alpha[form.upper == 0].tolist() == [0.0] * int((form.upper == 0).sum())
     best = _reference_optimum(form)
     assert abs(form.objective(alpha) - best) <= 1e-6 * max(1.0, abs(best))
-    # the iterate is strictly interior: the record says how many multipliers sit near a bound
+    # the cleanup's point: multipliers exactly at their bounds, the free ones solved
     support = result.info["support"]
-    assert support["near_lower"] + support["near_upper"] + support["between"] + support[
-        "fixed"
-    ] == len(alpha)
+    assert support["near_lower"] + support["near_upper"] + support["between"] == len(alpha)
+    assert result.info["cleanup"]["accepted"], result.info["cleanup"]
+    assert support["threshold"] == 0.0 and support["between"] < len(alpha)
 
 
 @pytest.mark.parametrize("name", ["c_svc", "eps_svr", "one_class", "nu_svc", "nu_svr"])
@@ -180,7 +180,7 @@ def test_one_class_with_nu_one_fixes_every_multiplier():
     result = _solve(form)
     assert result.status is Status.OPTIMAL
     assert np.array_equal(result.alpha, np.ones(N))
-    assert result.info["support"]["fixed"] == N
+    assert result.info["support"]["near_upper"] == N
 
 
 def test_native_stop_rule_certifies():
@@ -242,3 +242,30 @@ def test_refusals_name_the_reason():
     )
     why = registry.solver_class("barrier").unsupported_reason(GeneralQP(big))
     assert "17000×17000" in why and "GRAM_MEMORY_LIMIT_MB" in why
+
+
+def test_the_cleanup_keeps_the_interior_point_when_no_candidate_certifies_better(monkeypatch):
+    """Candidates are judged by the problem: a worse one (every free multiplier moved off its
+    KKT point) is refused and the interior point stays, with every multiplier inside."""
+    from svmbench.solvers.barrier import general_finish
+
+    real = general_finish.solve_free_set
+
+    def spoiled(form, Q, alpha, at_lower, at_upper):
+        a, rho, n_lower, n_upper = real(form, Q, alpha, at_lower, at_upper)
+        return project(form, a + 0.1 * form.upper), rho, n_lower, n_upper
+
+    monkeypatch.setattr(general_finish, "solve_free_set", spoiled)
+    result = _solve(FORMS["c_svc"])
+    cleanup = result.info["cleanup"]
+    assert result.status is Status.OPTIMAL and not cleanup["accepted"]
+    assert all(t["rel_gap"] > cleanup["rel_gap_before"] for t in cleanup["tried"])
+    assert result.rel_gap == cleanup["rel_gap_before"]
+    assert result.info["support"]["between"] > 0 and np.all(result.alpha > 0)
+
+
+def test_the_cleanup_is_skipped_short_of_tol():
+    with pytest.warns(ConvergenceWarning):
+        result = registry.get("barrier", tol=TOL, max_iter=2).solve(GeneralQP(FORMS["c_svc"]))
+    assert result.status is Status.MAX_ITER
+    assert result.info["cleanup"] == {"skipped": "not optimal"}
