@@ -90,7 +90,7 @@ def general_form_reason(problem) -> str | None:
     if form.equality == "one" and not (-U_neg - slack <= form.delta <= U_pos + slack):
         return (
             f"no α in the box meets zᵀα = Δ = {form.delta:.6g} "
-            f"(feasible: {-U_neg:.6g} ≤ Δ ≤ {U_pos:.6g})"
+            f"(feasible: {0.0 - U_neg:.6g} ≤ Δ ≤ {U_pos:.6g})"
         )
     if form.equality == "nu":
         for name, target, U in (("Δ₊", form.delta, U_pos), ("Δ₋", form.delta_neg, U_neg)):

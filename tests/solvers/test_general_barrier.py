@@ -224,6 +224,15 @@ def test_a_singular_newton_system_ends_numerical_error(monkeypatch):
     assert np.all(np.isfinite(result.alpha)) and result.certified
 
 
+def test_an_indefinite_q_ends_numerical_error():
+    """Not forced: a sigmoid kernel's indefinite Q has no Cholesky factor even with the ridge;
+    ``numerical_error`` with the starting point, certified, no exception."""
+    X, _, y = _data()
+    result = _solve(_c_svc(X, y, 1.0, Kernel("sigmoid", 0.5, coef0=-1.0)))
+    assert result.status is Status.NUMERICAL_ERROR and "LinAlgError" in result.message
+    assert np.all(np.isfinite(result.alpha)) and np.isfinite(result.gap)
+
+
 def test_refusals_name_the_reason():
     X, _, _ = _data()
     form = FORMS["c_svc"]
@@ -234,7 +243,9 @@ def test_refusals_name_the_reason():
     beyond = GeneralDual(
         X, RBF, np.arange(N), np.ones(N), np.zeros(N), np.ones(N), "one", np.ones(N), delta=N + 1
     )
-    with pytest.raises(TypeError, match=r"no α in the box meets zᵀα = Δ = 41 \(feasible"):
+    with pytest.raises(
+        TypeError, match=r"no α in the box meets zᵀα = Δ = 41 \(feasible: 0 ≤ Δ ≤ 40\)"
+    ):
         registry.get("barrier").solve(GeneralQP(beyond))
     m = 17_000  # 17 000² doubles: 2.2 GB, beyond the kernel dual's 2048 MB
     big = GeneralDual(
