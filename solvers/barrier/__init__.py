@@ -14,6 +14,10 @@ The modules, each with its equations:
 - :mod:`~solvers.barrier.primal_dual`: Mehrotra's predictor-corrector on the duals;
 - :mod:`~solvers.barrier.primal_dual_margins`: the same on the primal forms, with the jitted
   passes of :mod:`solvers._jit.barrier`;
+- :mod:`~solvers.barrier.general`, :mod:`~solvers.barrier.general_path`: the primal-dual method
+  and the log-barrier path on LIBSVM's general dual (any ``GeneralDualProblem``: ε-SVR, ν-SVC,
+  ν-SVR, one-class), and :mod:`~solvers.barrier.general_finish`, the active-set cleanup of its
+  optimal interior point;
 - :mod:`solvers.low_rank`: ``kernel_approximation`` (the factors ``K ≈ FFᵀ`` of
   :mod:`problems.low_rank` [WS], the barrier on the linear SVM on F, the bracket on the exact
   kernel problem and the landmark model).
@@ -64,6 +68,7 @@ from svmbench.solvers.barrier.general import (
     general_start,
 )
 from svmbench.solvers.barrier.general_finish import active_set_cleanup
+from svmbench.solvers.barrier.general_path import GeneralPathState, path_outer_step, path_start
 from svmbench.solvers.barrier.normal_equations import newton_flops
 from svmbench.solvers.barrier.path import (
     MU,
@@ -140,10 +145,12 @@ class BarrierSolver(IterativeSolver):
     and its primal-dual (Mehrotra predictor-corrector) variant [BV, §11.7; Wright97].
 
     Accepts the soft-margin primal (hinge, squared hinge; any bias; dense or CSR X), the
-    soft-margin dual, the kernel dual (PSD kernels; exact dense Gram or a low-rank factor) and
-    the hard margin (with a phase I; status ``infeasible`` and a Farkas vector on data that no
-    hyperplane separates). Every form is solved by default with the primal-dual variant,
-    ``method="primal-dual"``; ``method="barrier"`` follows the log-barrier path.
+    soft-margin dual, the kernel dual (PSD kernels; exact dense Gram or a low-rank factor), the
+    hard margin (with a phase I; status ``infeasible`` and a Farkas vector on data that no
+    hyperplane separates) and any ``GeneralDualProblem`` (its dense Q within the Gram limit;
+    LIBSVM's ρ from the equality multipliers in ``info["rho"]``). Every form is solved by
+    default with the primal-dual variant, ``method="primal-dual"``; ``method="barrier"`` follows
+    the log-barrier path.
 
     Parameters
     ----------
@@ -237,14 +244,11 @@ class BarrierSolver(IterativeSolver):
 
     def check_accepts(self, problem) -> None:
         super().check_accepts(problem)
-        if isinstance(problem, GeneralDualProblem) and (
-            self.kernel_approximation != "none" or self.method != "primal-dual"
-        ):
+        if isinstance(problem, GeneralDualProblem) and self.kernel_approximation != "none":
             raise TypeError(
                 f"solver 'barrier' cannot solve {problem.describe()} with "
-                f"kernel_approximation={self.kernel_approximation!r}, method={self.method!r}: "
-                "the general dual is solved on its dense Q by the primal-dual method only "
-                "(kernel_approximation='none', method='primal-dual')"
+                f"kernel_approximation={self.kernel_approximation!r}: the general dual is "
+                "solved on its dense Q (kernel_approximation='none')"
             )
         if isinstance(problem, KernelDual) and self.kernel_approximation != "none":
             why = self._low_rank().unsupported_reason(problem)
@@ -389,6 +393,8 @@ class BarrierSolver(IterativeSolver):
         if isinstance(problem, GeneralDualProblem):
             form = problem.smo_form()
             self._general_state = general_start(form, form.hessian())
+            if self.method == "barrier":
+                return path_start(self._general_state, self.t0, self.mu)
             return self._general_state
         if isinstance(problem, (SoftMarginPrimal, HardMarginPrimal)):
             return self._init_primal(problem, warm_start)
@@ -423,6 +429,13 @@ class BarrierSolver(IterativeSolver):
                 return StepOutcome(1, converged=ppd_converged(state, self.tol))
             return StepOutcome(1, converged=ppd_gap_estimate(state) <= PD_CERTIFY_FACTOR * self.tol)
         every_chunk = self.stop_rule == "gap" and self._auto_check
+        if isinstance(state, GeneralPathState):
+            steps, native, failure = path_outer_step(
+                state, self.max_iter, self.newton_tol, self.tol
+            )
+            if failure:
+                return StepOutcome(steps, failure=failure)
+            return StepOutcome(steps, converged=every_chunk or native)
         if isinstance(state, GeneralPDState):
             failure = general_iteration(state, PD_TO_BOUNDARY)
             if failure:
@@ -437,6 +450,8 @@ class BarrierSolver(IterativeSolver):
         return StepOutcome(steps, converged=every_chunk or native)
 
     def _variables(self, problem, state) -> dict[str, Any]:
+        if isinstance(state, GeneralPathState):
+            state = state.qp
         if isinstance(state, GeneralPDState):
             return problem.variables_from_smo(state.full_alpha(), general_rho(state))
         if isinstance(state, PrimalPDState):
@@ -457,7 +472,22 @@ class BarrierSolver(IterativeSolver):
         return {"alpha": alpha}
 
     def _info(self, state) -> dict[str, Any]:
-        if isinstance(state, GeneralPDState):
+        if isinstance(state, (GeneralPDState, GeneralPathState)):
+            qp = getattr(state, "qp", state)
+            general = {
+                "equality_multipliers": qp.lam.tolist(),
+                "rho": general_rho(qp),
+                "support": bound_counts(qp.full_alpha(), qp.form.upper, SUPPORT_THRESHOLD),
+            }
+            if isinstance(state, GeneralPathState):
+                return {
+                    "method": "barrier",
+                    "outer_steps": state.outer_steps,
+                    "t": state.t_center,
+                    "central_path_gap_bound": state.n_constraints / state.t_center,
+                    "stalled": state.stalled,
+                    **general,
+                }
             return {
                 "method": "primal-dual",
                 "mu": state.mu,
@@ -465,9 +495,7 @@ class BarrierSolver(IterativeSolver):
                 "last_sigma": state.sigma,
                 "residual_dual": state.residual_dual,
                 "residual_primal": state.residual_primal,
-                "equality_multipliers": state.lam.tolist(),
-                "rho": general_rho(state),
-                "support": bound_counts(state.full_alpha(), state.form.upper, SUPPORT_THRESHOLD),
+                **general,
             }
         if isinstance(state, (PDState, PrimalPDState)):
             info = {
