@@ -283,9 +283,10 @@ class BarrierSolver(IterativeSolver):
             inner = copy.copy(self)  # every option of this solver, on the linear SVM on F
             inner.kernel_approximation = "none"
             return self._low_rank().run_with_inner(problem, "barrier", inner, clock, callback)
+        self._general_state = None
         outcome = super()._run(problem, warm_start, clock, callback)
         state, self._general_state = self._general_state, None
-        if isinstance(state, GeneralPDState):
+        if isinstance(problem, GeneralDualProblem) and isinstance(state, GeneralPDState):
             with clock.certifying():  # as the binary duals' exact finish: certify time
                 outcome = self._general_cleanup(problem, state, outcome)
         return outcome
