@@ -73,11 +73,13 @@ def equality_rows(form: GeneralDual) -> tuple[np.ndarray, np.ndarray]:
 
 def general_form_reason(problem) -> str | None:
     """Why the barrier cannot solve a ``GeneralDualProblem``, or None: an indefinite problem,
-    a dense Hessian beyond the kernel dual's memory rule, equalities that no point of the box
-    meets."""
+    a dense Hessian beyond the kernel dual's memory rule, a linear term or right-hand side that
+    is not finite, equalities that no point of the box meets."""
     if not problem.convex:
         return "the problem is not convex: the barrier method needs a PSD Q"
     form = problem.smo_form()
+    if not (np.all(np.isfinite(form.p)) and np.isfinite(form.delta + form.delta_neg)):
+        return "the general form's p, delta and delta_neg must be finite"
     m = form.n_variables
     if m * m * 8 > GRAM_MEMORY_LIMIT_MB * 2**20:
         return (

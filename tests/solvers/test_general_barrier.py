@@ -261,6 +261,12 @@ def test_refusals_name_the_reason():
         TypeError, match=r"no α in the box meets zᵀα = Δ = 41 \(feasible: 0 ≤ Δ ≤ 40\)"
     ):
         registry.get("barrier").solve(GeneralQP(beyond))
+    nan_p = GeneralDual(
+        X, RBF, np.arange(N), np.ones(N), np.r_[np.nan, np.zeros(N - 1)], np.ones(N), "none",
+        np.zeros(N),
+    )  # fmt: skip
+    with pytest.raises(TypeError, match="p, delta and delta_neg must be finite"):
+        registry.get("barrier").solve(GeneralQP(nan_p))
     m = 17_000  # 17 000² doubles: 2.2 GB, beyond the kernel dual's 2048 MB
     big = GeneralDual(
         X, RBF, np.arange(m) % N, np.ones(m), np.zeros(m), np.ones(m), "none", np.zeros(m)
