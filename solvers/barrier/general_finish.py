@@ -15,7 +15,8 @@ as a minimum-norm correction of the point's own α_F (a singular system, α not 
 solution nearest the point); a multiplier that leaves its box is fixed at that bound and the rest
 solved again (five rounds at most). ρ comes from λ as in :mod:`solvers.barrier.general`. The
 problem certifies each candidate; the one of smallest certified gap replaces the point only if
-its relative gap is smaller than the point's.
+its relative gap is smaller than the point's, or at most ``STOP_GAP`` (exact to rounding: the
+multipliers set at their bounds are then what improves).
 """
 
 from __future__ import annotations
@@ -112,7 +113,7 @@ def active_set_cleanup(problem, form, Q, alpha, rho, certificate):
             best = (a, r, cert, n_lower, n_upper)
         if cert.certified and cert.rel_gap <= STOP_GAP:
             break
-    if best is None or not best[2].rel_gap < before:
+    if best is None or not (best[2].rel_gap < before or best[2].rel_gap <= STOP_GAP):
         return alpha, rho, certificate, report
     a, r, cert, n_lower, n_upper = best
     report.update(

@@ -49,6 +49,7 @@ def _forms():
     X_dup = np.vstack([X[:20], X[:20]])  # every row twice: α is not unique, the optimum is
     X_wide, _, y_wide = _data(n=30, d=60, seed=5)
     upper_zero = np.full(n, C)
+    smaller = float(min(np.sum(y > 0), np.sum(y < 0)))
     upper_zero[::7] = 0.0
     return {
         "c_svc": _c_svc(X, y, C),
@@ -70,6 +71,11 @@ def _forms():
         "nu_svr": GeneralDual(
             X, RBF, both, signs, np.r_[-t, t], np.full(2 * n, C), "nu", np.zeros(2 * n),
             delta=C * nu * n / 2, delta_neg=C * nu * n / 2,
+        ),
+        # ν at its largest feasible value 2·min(n₊, n₋)/n: the smaller class is forced to α = 1
+        "nu_svc_largest_nu": GeneralDual(
+            X, RBF, np.arange(n), y, np.zeros(n), np.ones(n), "nu", np.zeros(n),
+            delta=smaller, delta_neg=smaller,
         ),
         "duplicated_rows": _c_svc(X_dup, np.r_[y[:20], y[:20]], C),
         "large_C": _c_svc(X, y, 1e6),
