@@ -130,10 +130,10 @@ def _osqp_solution(form) -> dict:
     qp = form.to_qp()
     solver = osqp.OSQP()
     solver.setup(
-        qp.P, qp.q, qp.A, qp.l, qp.u, eps_abs=1e-10, eps_rel=1e-10, polish=True, verbose=False,
+        qp.P, qp.q, qp.A, qp.l, qp.u, eps_abs=1e-10, eps_rel=1e-10, polishing=True, verbose=False,
         max_iter=400_000,
     )  # fmt: skip
-    out = solver.solve()
+    out = solver.solve(raise_error=False)
     return qp.recover(out.x, out.y)
 
 
