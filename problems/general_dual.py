@@ -74,12 +74,13 @@ class GeneralDual:
 
     def gram(self) -> np.ndarray:
         """Dense ``K(x_{r_s}, x_{r_t}) + s²`` (m × m): for tests and references only."""
+        distinct, where = np.unique(self.rows, return_inverse=True)
         if self.kernel.name == "precomputed":
             K = self.X.toarray() if sparse.issparse(self.X) else np.asarray(self.X)
-            K = K[np.ix_(self.rows, self.rows)]
+            K = K[np.ix_(distinct, distinct)]
         else:
-            K = self.kernel(self.X[self.rows])
-        return K + self.s2
+            K = self.kernel(self.X[distinct])
+        return K[np.ix_(where, where)] + self.s2
 
     def hessian(self) -> np.ndarray:
         """Dense Q (m × m)."""

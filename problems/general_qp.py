@@ -106,6 +106,16 @@ class GeneralQP(GeneralDualProblem):
     def hessian(self) -> np.ndarray:
         return self.form.hessian()
 
+    @cached_property
+    def convex(self) -> bool:  # type: ignore[override]
+        """Q is PSD: by the kernel's construction, else by its smallest eigenvalue (≥ −1e-10 ·
+        max|Q_tt|); an indefinite Q has no Lagrangian bound, so nothing certifies."""
+        if self.form.kernel.psd_by_construction:
+            return True
+        Q = self.hessian
+        scale = max(1.0, float(np.max(np.abs(np.diagonal(Q)), initial=0.0)))
+        return bool(np.linalg.eigvalsh(Q)[0] >= -1e-10 * scale)
+
     def smo_form(self) -> GeneralDual:
         return self.form
 
@@ -152,6 +162,7 @@ class GeneralQP(GeneralDualProblem):
         return make_certificate(
             primal,
             dual,
+            convex=self.convex,
             residuals=residuals,
             primal_point={"alpha": a, "multipliers": multipliers},
             dual_point=a,

@@ -20,7 +20,7 @@ def _data():
 
 
 def _forms():
-    X, t = _data()
+    X, _ = _data()
     kernel = Kernel("rbf", 0.5)
     both, signs = np.r_[np.arange(N), np.arange(N)], np.r_[np.ones(N), -np.ones(N)]
     y = np.where(t > 0, 1.0, -1.0)
@@ -126,3 +126,22 @@ def test_refuses_infinite_bounds():
             "none",
             np.zeros(N),
         )
+
+
+def test_an_indefinite_form_certifies_nothing():
+    X, _ = _data()
+    sigmoid = Kernel("sigmoid", 2.0, coef0=-1.0)
+    form = GeneralDual(
+        X, sigmoid, np.arange(N), np.ones(N), np.zeros(N), np.ones(N), "one", np.full(N, 0.3),
+        delta=0.3 * N,
+    )  # fmt: skip
+    problem = GeneralQP(form)
+    assert not problem.convex
+    assert not problem.certificate(alpha=form.alpha0).certified
+
+
+def test_repeated_rows_read_the_kernel_once_per_row():
+    X, _ = _data()
+    form = _forms()["eps_svr"]
+    K = Kernel("rbf", 0.5)(X)
+    assert np.allclose(form.gram(), np.block([[K, K], [K, K]]), atol=1e-14)
