@@ -20,7 +20,7 @@ def _data():
 
 
 def _forms():
-    X, _ = _data()
+    X, t = _data()
     kernel = Kernel("rbf", 0.5)
     both, signs = np.r_[np.arange(N), np.arange(N)], np.r_[np.ones(N), -np.ones(N)]
     y = np.where(t > 0, 1.0, -1.0)
