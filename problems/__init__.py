@@ -11,13 +11,15 @@ from svmbench.problems.logistic import Logistic
 from svmbench.problems.multiclass import MulticlassHinge
 from svmbench.problems.soft_margin import SoftMarginDual, SoftMarginPrimal
 from svmbench.problems.structured import ChainStructuredHinge
+from svmbench.problems.svr import SVRDual
 
 #: The problem kinds a benchmark suite builds from a data set's (X, y); the chain-structured
 #: problem needs sequences and is built by ``problems.structured.digit_sequences`` instead.
 PROBLEMS: dict[str, type[Problem]] = {
     cls.kind: cls
     for cls in (
-        HardMarginPrimal, SoftMarginPrimal, SoftMarginDual, KernelDual, MulticlassHinge, Logistic
+        HardMarginPrimal, SoftMarginPrimal, SoftMarginDual, KernelDual, MulticlassHinge, Logistic,
+        SVRDual,
     )
 }  # fmt: skip
 
@@ -33,4 +35,5 @@ __all__ = [
     "Problem",
     "SoftMarginDual",
     "SoftMarginPrimal",
+    "SVRDual",
 ]
