@@ -33,7 +33,7 @@ __all__ = [
     "Logistic",
     "MulticlassHinge",
     "Problem",
+    "SVRDual",
     "SoftMarginDual",
     "SoftMarginPrimal",
-    "SVRDual",
 ]

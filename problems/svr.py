@@ -56,8 +56,7 @@ def check_targets(y, n_samples: int, *, name: str = "y") -> np.ndarray:
         raise TypeError(f"{name} must be a 1-D array of real targets") from None
     if y.ndim != 1 or y.shape[0] != n_samples:
         raise ValueError(
-            f"{name} must be a 1-D array of n_samples={n_samples} real targets, got shape "
-            f"{y.shape}"
+            f"{name} must be a 1-D array of n_samples={n_samples} real targets, got shape {y.shape}"
         )
     if not np.all(np.isfinite(y)):
         raise ValueError(f"{name} must contain only finite targets (no NaN or inf)")
