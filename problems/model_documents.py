@@ -44,7 +44,6 @@ from scipy import sparse
 
 from svmbench.problems.kernels import KERNELS
 from svmbench.problems.logistic_model import LogisticModel
-from svmbench.problems.regression_model import KernelRegressionModel
 from svmbench.problems.model_archive import MAX_DIMENSION, DamagedModelFile, NpyHeader
 from svmbench.problems.models import (
     ChainModel,
@@ -55,6 +54,7 @@ from svmbench.problems.models import (
     OneVsOneModel,
     OneVsRestModel,
 )
+from svmbench.problems.regression_model import KernelRegressionModel
 
 __all__ = [
     "FLOAT",
