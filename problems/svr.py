@@ -86,7 +86,7 @@ def project_coefficients(beta: np.ndarray, C: np.ndarray, equality: bool) -> np.
     ``clip(β − τ, −C, C)`` with τ found by bisection (``Σ`` decreases with τ)."""
     beta = np.asarray(beta, dtype=np.float64)
     clipped = np.clip(beta, -C, C)
-    if not equality or clipped.size == 0:
+    if not equality or clipped.size == 0 or clipped.sum() == 0.0:
         return clipped
     hi = float(np.max(np.abs(beta)) + np.max(C)) + 1.0
     lo = -hi
