@@ -290,7 +290,8 @@ class SVMRegressor(RegressorMixin, BaseEstimator):
 
     def predict(self, X):
         """``f(x) = Σ_j β_j K(x_j, x) + b`` for each row: ndarray of shape (n_samples,)."""
-        return self.model_.predict(self._validated(X))
+        X = self._validated(X)
+        return self.model_.predict(X)
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
