@@ -23,9 +23,13 @@ PROBLEMS: dict[str, type[Problem]] = {
     )
 }  # fmt: skip
 
+#: The kinds whose y holds real targets (regression data sets, ``Dataset.is_regression``).
+REGRESSION_KINDS = frozenset({SVRDual.kind})
+
 __all__ = [
     "PROBLEMS",
     "QP",
+    "REGRESSION_KINDS",
     "Certificate",
     "ChainStructuredHinge",
     "HardMarginPrimal",

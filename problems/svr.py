@@ -101,7 +101,9 @@ def project_coefficients(beta: np.ndarray, C: np.ndarray, equality: bool) -> np.
 
 @dataclass(frozen=True, eq=False)
 class SVRDual(KernelAccessMixin, GeneralDualProblem):
-    """ε-SVR, dual view: variable ``coef`` β (n,) or ``alpha`` (α, α*) (2n,), plus ``b``.
+    """ε-SVR with kernels: ``max yᵀβ − ε‖β‖₁ − ½βᵀK̃β`` over ``|β_i| ≤ C_i`` (``Σβ = 0``).
+
+    Variables ``coef`` β (n,) or ``alpha`` (α, α*) (2n,), plus ``b``.
 
     A result record carries ``alpha`` (2n,) and ``b``: the certificate's primal point is
     ``(max(β, 0), max(−β, 0))`` and its b.
