@@ -53,6 +53,10 @@ def test_the_fit_is_scikit_learns(kernel):
     assert np.max(np.abs(ours.predict(X_test) - theirs.predict(X_test))) <= 1e-4
     assert ours.score(X_test, y_test) == pytest.approx(theirs.score(X_test, y_test), abs=1e-5)
     assert ours.intercept_ == pytest.approx(theirs.intercept_, abs=1e-4)
+    # the exact finish leaves the interior point's support set, coefficients and all: SVR's
+    assert np.array_equal(ours.support_, theirs.support_)
+    if kernel == "rbf":  # K full rank: β is unique (not so for the low-rank linear and poly K)
+        assert np.allclose(ours.dual_coef_, theirs.dual_coef_, atol=1e-4)
     assert ours.result_.certified and ours.fit_status_ == 0
     assert ours.dual_coef_.shape == (1, ours.support_.size) == (1, ours.n_support_[0])
     assert ours.support_vectors_.shape == (ours.support_.size, 5)

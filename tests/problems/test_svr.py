@@ -61,6 +61,25 @@ def test_the_certificate_closes_at_the_clarabel_optimum(clarabel, kernel, bias):
     assert np.allclose(result.model.predict(X), f, atol=1e-10)
 
 
+@pytest.mark.parametrize("bias", ["free", "none", "regularized"])
+def test_the_exact_finish_leaves_scikit_learns_support_set(clarabel, bias):
+    """An interior point has no β_i at 0 or ±C; the finish solves the free ones' KKT equations
+    and the problem certifies the result to rounding."""
+    X, y = _data(n=60, seed=10)
+    problem = SVRDual(X, y, C=2.0, epsilon=0.3, bias=bias)
+    result = clarabel.solve(problem)
+    report = result.info["exact_finish"]
+    assert report["accepted"] and report["rel_gap_after"] <= 1e-10 and result.rel_gap <= 1e-10
+    beta = result.alpha[:60] - result.alpha[60:]
+    at_bound = np.isclose(np.abs(beta), 2.0, rtol=0, atol=0)
+    assert np.count_nonzero(beta) < 60 and at_bound.any()  # exact zeros and exact bounds
+    if bias == "free":
+        reference, _, est = _sklearn(problem)
+        assert np.array_equal(np.flatnonzero(beta), est.support_)
+        assert np.max(np.abs(beta - reference)) <= 1e-4
+        assert abs(beta.sum()) <= 1e-12
+
+
 def test_the_three_references_agree(clarabel):
     X, y = _data(n=50, seed=3)
     problem = SVRDual(X, y, C=5.0, epsilon=0.1)
