@@ -266,8 +266,17 @@ class SVRDual(KernelAccessMixin, GeneralDualProblem):
             - self._quadratic(beta, g)
         )
 
+    @property
+    def dual_size(self) -> int:
+        """The length of the ``alpha`` a record and a warm start carry: 2n, (α, α*)."""
+        return 2 * self.n_samples
+
     def project_dual(self, beta) -> np.ndarray:
-        """The nearest point of the dual feasible set."""
+        """The nearest β of the dual feasible set; given (α, α*) (2n), the split of that of
+        ``α − α*`` (what a warm start's α becomes)."""
+        beta = np.asarray(beta, dtype=np.float64)
+        if beta.shape == (self.dual_size,):
+            return self.split(self.project_dual(beta[: self.n_samples] - beta[self.n_samples :]))
         return project_coefficients(beta, self.upper_bounds, self.bias == "free")
 
     def decision_function(self, coef, b: float = 0.0, X=None) -> np.ndarray:
