@@ -45,3 +45,21 @@ def test_the_shipped_regression_suite_expands_without_skips():
     cases, skipped = expand(suite, Settings.from_suite(suite))
     assert len(cases) == 3 * 4 * 3 and not skipped  # data × (C, kernel) × solvers
     assert {c.solver for c in cases} == {"clarabel", "libsvm_svr", "sklearn_svr"}
+
+
+def test_solve_and_predict_speak_r2_for_a_regression(tmp_path, capsys):
+    from svmbench.benchmarks.cli import main as cli
+
+    model = tmp_path / "m.npz"
+    code = cli.main(
+        ["solve", "--problem", "svr_dual", "--data", TINY, "--solver", "clarabel",
+         "--epsilon", "0.2", "--save", str(model)]
+    )  # fmt: skip
+    out = capsys.readouterr().out
+    assert code == 0 and "test R²" in out and "accuracy" not in out
+    code = cli.main(["predict", str(model), "--data", TINY, "--part", "test"])
+    assert code == 0 and "R²: 0." in capsys.readouterr().out
+    assert cli.main(["predict", str(model), "--data", "iris"]) == 2
+    assert "the model is a regression but the data set is a classification" in (
+        capsys.readouterr().err
+    )
