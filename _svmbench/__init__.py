@@ -9,8 +9,8 @@ The subpackages (installed from the repository's root folders)::
                          the library never imports it)
 
 ``import svmbench`` is light: the numerical back ends (Numba, CVXPY, Clarabel, OSQP, matplotlib,
-Dask) load when first used. The scikit-learn estimators are ``svmbench.SVMClassifier`` and
-``svmbench.SVMClassifierCV``.
+Dask) load when first used. The scikit-learn estimators are ``svmbench.SVMClassifier``,
+``svmbench.SVMClassifierCV`` and ``svmbench.SVMRegressor``.
 """
 
 from __future__ import annotations
@@ -26,6 +26,7 @@ __version__ = "0.2.0"
 _LAZY = {
     "SVMClassifier": "svmbench.estimators",
     "SVMClassifierCV": "svmbench.model_selection",
+    "SVMRegressor": "svmbench.regressors",
     "SVMConvergenceWarning": "svmbench.solve_outcome",
     "SVMNumericalWarning": "svmbench.solve_outcome",
     "load_model": "svmbench.problems.model_files",

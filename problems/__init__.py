@@ -11,19 +11,25 @@ from svmbench.problems.logistic import Logistic
 from svmbench.problems.multiclass import MulticlassHinge
 from svmbench.problems.soft_margin import SoftMarginDual, SoftMarginPrimal
 from svmbench.problems.structured import ChainStructuredHinge
+from svmbench.problems.svr import SVRDual
 
 #: The problem kinds a benchmark suite builds from a data set's (X, y); the chain-structured
 #: problem needs sequences and is built by ``problems.structured.digit_sequences`` instead.
 PROBLEMS: dict[str, type[Problem]] = {
     cls.kind: cls
     for cls in (
-        HardMarginPrimal, SoftMarginPrimal, SoftMarginDual, KernelDual, MulticlassHinge, Logistic
+        HardMarginPrimal, SoftMarginPrimal, SoftMarginDual, KernelDual, MulticlassHinge, Logistic,
+        SVRDual,
     )
 }  # fmt: skip
+
+#: The kinds whose y holds real targets (regression data sets, ``Dataset.is_regression``).
+REGRESSION_KINDS = frozenset({SVRDual.kind})
 
 __all__ = [
     "PROBLEMS",
     "QP",
+    "REGRESSION_KINDS",
     "Certificate",
     "ChainStructuredHinge",
     "HardMarginPrimal",
@@ -31,6 +37,7 @@ __all__ = [
     "Logistic",
     "MulticlassHinge",
     "Problem",
+    "SVRDual",
     "SoftMarginDual",
     "SoftMarginPrimal",
 ]

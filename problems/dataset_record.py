@@ -14,7 +14,10 @@ import scipy.sparse as sp
 
 from svmbench.problems.validation import check_int
 
-__all__ = ["Dataset", "check_bool", "check_seed", "format_spec", "join_spec"]
+__all__ = ["TASKS", "Dataset", "check_bool", "check_seed", "format_spec", "join_spec"]
+
+#: What a data set's ``y`` holds: class labels or real targets.
+TASKS = ("classification", "regression")
 
 
 # --------------------------------------------------------------------------------------------------
@@ -35,11 +38,14 @@ class Dataset:
     X : ndarray of shape (n_samples, n_features) or scipy.sparse CSR matrix
         Training features, float64 (dense arrays are C-contiguous).
     y : ndarray of shape (n_samples,)
-        float64 labels in {-1.0, +1.0} for a binary task, int64 labels in 0..k-1 for multiclass.
+        float64 labels in {-1.0, +1.0} for a binary task, int64 labels in 0..k-1 for multiclass,
+        finite float64 targets for a regression.
     classes : tuple of str
-        Class names: for a binary task the meaning of -1 then +1; for multiclass, of 0..k-1.
+        Class names: for a binary task the meaning of -1 then +1; for multiclass, of 0..k-1;
+        none for a regression.
     X_test, y_test : same types as ``X`` and ``y``, or None
         The test split, when one was asked for.
+    task : {"classification", "regression"}, default="classification"
 
     Notes
     -----
@@ -54,11 +60,14 @@ class Dataset:
     classes: tuple[str, ...]
     X_test: np.ndarray | sp.csr_matrix | None = None
     y_test: np.ndarray | None = None
+    task: str = "classification"
 
     def __post_init__(self):
+        if self.task not in TASKS:
+            raise ValueError(f"task must be one of {TASKS}, got {self.task!r}")
         object.__setattr__(self, "classes", tuple(str(c) for c in self.classes))
         object.__setattr__(self, "X", _as_features(self.X, "X"))
-        _check_labels(self.y, self.X.shape[0], self.classes, "y")
+        _check_labels(self.y, self.X.shape[0], self.classes, "y", self.task)
         if (self.X_test is None) != (self.y_test is None):
             raise ValueError("X_test and y_test must be given together or both be None")
         if self.X_test is not None:
@@ -70,7 +79,7 @@ class Dataset:
                 )
             if self.y_test.dtype != self.y.dtype:
                 raise ValueError(f"y_test must have dtype {self.y.dtype} like y")
-            _check_labels(self.y_test, self.X_test.shape[0], self.classes, "y_test")
+            _check_labels(self.y_test, self.X_test.shape[0], self.classes, "y_test", self.task)
 
     @property
     def n_samples(self) -> int:
@@ -84,13 +93,18 @@ class Dataset:
 
     @property
     def n_classes(self) -> int:
-        """Number of classes of the task (2 for a binary task)."""
+        """Number of classes of the task (2 for a binary task, 0 for a regression)."""
         return len(self.classes)
 
     @property
     def is_binary(self) -> bool:
         """True for a binary task with labels in {-1, +1} (float64)."""
-        return self.y.dtype == np.float64
+        return self.task == "classification" and self.y.dtype == np.float64
+
+    @property
+    def is_regression(self) -> bool:
+        """True for real targets (``task="regression"``)."""
+        return self.task == "regression"
 
     @property
     def is_sparse(self) -> bool:
@@ -101,7 +115,8 @@ class Dataset:
         test = "" if self.X_test is None else f", n_test={self.X_test.shape[0]}"
         return (
             f"Dataset(spec={self.spec!r}, n_samples={self.n_samples}, "
-            f"n_features={self.n_features}, n_classes={self.n_classes}, "
+            f"n_features={self.n_features}, "
+            f"{'task=regression' if self.is_regression else f'n_classes={self.n_classes}'}, "
             f"sparse={self.is_sparse}{test})"
         )
 
@@ -118,10 +133,13 @@ def _as_features(X, name: str):
     return X
 
 
-def _check_labels(y, n_samples: int, classes: tuple[str, ...], name: str) -> None:
+def _check_labels(y, n_samples: int, classes: tuple[str, ...], name: str, task: str) -> None:
     if not isinstance(y, np.ndarray) or y.ndim != 1 or y.shape[0] != n_samples:
         raise ValueError(f"{name} must be a 1-D ndarray of length {n_samples}")
-    if y.dtype == np.float64:
+    if task == "regression":
+        if y.dtype != np.float64 or classes or not np.all(np.isfinite(y)):
+            raise ValueError(f"{name}: regression targets must be finite float64, with no classes")
+    elif y.dtype == np.float64:
         if len(classes) != 2 or not np.all((y == -1.0) | (y == 1.0)):
             raise ValueError(f"{name}: float64 labels must be in {{-1, +1}} with 2 class names")
     elif y.dtype == np.int64:

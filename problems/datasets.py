@@ -6,9 +6,11 @@ string reproduces it exactly through :func:`load`: the seeded generators of
 :mod:`~svmbench.problems.synthetic` (``gaussian``, ``quadrant``, ``xor``, ``circles``,
 ``blobs``), scikit-learn's sets of :mod:`~svmbench.problems.sklearn_sets` (``iris``, ``wine``,
 ``digits``, ``breast_cancer``) and :func:`~svmbench.problems.libsvm_files.libsvm`, which reads an
-svmlight/LIBSVM file. The registry holds them, so they are also reachable here
-(``datasets.gaussian(...)``). Binary tasks have float64 labels in {-1, +1}; multiclass tasks
-have int64 labels in 0..k-1.
+svmlight/LIBSVM file, and the regression sets of :mod:`~svmbench.problems.regression_sets`
+(``diabetes``, ``regression``, ``friedman1``, ``friedman2``, ``friedman3``: real targets,
+``task="regression"``, subsampled and split uniformly). The registry holds them, so they are
+also reachable here (``datasets.gaussian(...)``). Binary tasks have float64 labels in {-1, +1};
+multiclass tasks have int64 labels in 0..k-1; regressions finite float64 targets.
 
 Post-processing
 ---------------
@@ -38,6 +40,7 @@ import numpy as np
 
 from svmbench.problems.dataset_record import Dataset, check_bool, check_seed, join_spec
 from svmbench.problems.libsvm_files import BYTES_PER_FILE_BYTE, libsvm
+from svmbench.problems.regression_sets import diabetes, friedman1, friedman2, friedman3, regression
 from svmbench.problems.sklearn_sets import breast_cancer, digits, iris, wine
 from svmbench.problems.splits import allocate, stratified_choice, to_csr, to_dense
 from svmbench.problems.synthetic import blobs, circles, gaussian, quadrant, xor
@@ -137,6 +140,8 @@ def prepare(
             )
         raw["seed"] = str(seed)
     X, y, X_test, y_test = dataset.X, dataset.y, dataset.X_test, dataset.y_test
+    # a regression is one stratum: its rows are drawn uniformly
+    strata = (lambda t: np.zeros(t.shape[0])) if dataset.is_regression else (lambda t: t)
 
     if n is not None:
         if "n" in own:
@@ -147,16 +152,16 @@ def prepare(
             raise ValueError(f"n: {dataset.spec!r} is already subsampled; subsample only once")
         if n > X.shape[0]:
             raise ValueError(f"n must be <= n_samples={X.shape[0]} of {name}, got {n}")
-        counts = np.unique(y, return_counts=True)[1]
+        counts = np.unique(strata(y), return_counts=True)[1]
         if n < counts.size:
             raise ValueError(f"n must be >= the number of classes {counts.size} of {name}, got {n}")
         rng = np.random.default_rng([seed, 1])  # a stream apart from the generator's
-        keep = stratified_choice(y, allocate(counts, n, low=1, high=counts), rng)
+        keep = stratified_choice(strata(y), allocate(counts, n, low=1, high=counts), rng)
         X, y = X[keep], y[keep]
         raw["n"] = str(n)
 
     if split is not None:
-        counts = np.unique(y, return_counts=True)[1]
+        counts = np.unique(strata(y), return_counts=True)[1]
         n_test = math.ceil(split * y.shape[0])
         if counts.min() < 2 or not counts.size <= n_test <= y.shape[0] - counts.size:
             raise ValueError(
@@ -164,7 +169,7 @@ def prepare(
                 f"(class sizes {counts.tolist()}, {n_test} test rows); choose another split"
             )
         rng = np.random.default_rng([seed, 2])  # so that n then split == n and split at once
-        test = stratified_choice(y, allocate(counts, n_test, low=1, high=counts - 1), rng)
+        test = stratified_choice(strata(y), allocate(counts, n_test, low=1, high=counts - 1), rng)
         train = np.setdiff1d(np.arange(y.shape[0]), test, assume_unique=True)
         X, y, X_test, y_test = X[train], y[train], X[test], y[test]
         raw["split"] = repr(split)
@@ -180,7 +185,7 @@ def prepare(
         X, X_test = to_dense(X), to_dense(X_test)
         raw["dense"] = "true"
         raw.pop("sparse", None)
-    return Dataset(name, join_spec(name, raw), X, y, dataset.classes, X_test, y_test)
+    return Dataset(name, join_spec(name, raw), X, y, dataset.classes, X_test, y_test, dataset.task)
 
 
 # --------------------------------------------------------------------------------------------------
@@ -206,6 +211,11 @@ DATASETS: dict[str, DatasetInfo] = {
     "digits": DatasetInfo(digits, "handwritten digits 8×8, 1797×64, 10 classes or 0-4 vs 5-9"),
     "breast_cancer": DatasetInfo(breast_cancer, "Wisconsin breast cancer, 569×30, binary"),
     "libsvm": DatasetInfo(libsvm, "an svmlight/LIBSVM file (path=...)"),
+    "diabetes": DatasetInfo(diabetes, "diabetes progression, 442×10, regression"),
+    "regression": DatasetInfo(regression, "y = Xw + noise, regression (sklearn make_regression)"),
+    "friedman1": DatasetInfo(friedman1, "Friedman #1 on [0,1]^d (d ≥ 5), regression"),
+    "friedman2": DatasetInfo(friedman2, "Friedman #2, 4 features, regression"),
+    "friedman3": DatasetInfo(friedman3, "Friedman #3, 4 features, regression"),
 }
 
 # Post-processing keys accepted by every spec (a generator's own parameter of the same name wins).
@@ -273,7 +283,10 @@ def load(spec: str) -> Dataset:
 
 
 #: Shapes of the packaged sets, for :func:`estimate_bytes`.
-_SHAPES = {"iris": (150, 4), "wine": (178, 13), "breast_cancer": (569, 30), "digits": (1797, 64)}
+_SHAPES = {
+    "iris": (150, 4), "wine": (178, 13), "breast_cancer": (569, 30), "digits": (1797, 64),
+    "diabetes": (442, 10),
+}  # fmt: skip
 
 
 def estimate_bytes(spec: str) -> int | None:
@@ -325,6 +338,8 @@ def estimate_bytes(spec: str) -> int | None:
         n, d = _SHAPES[name]  # a subsample is drawn from the whole set, read first
     elif name in ("xor", "circles"):
         n, d = p.get("n"), 2
+    elif name in ("friedman2", "friedman3"):
+        n, d = p.get("n"), 4
     else:
         n, d = p.get("n"), p.get("d")
         density = p.get("density") if name == "gaussian" else None

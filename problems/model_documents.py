@@ -5,22 +5,23 @@ A model document (docs/ARCHITECTURE.md §7) is JSON: ``{"kind": ..., "arrays": {
 "dense" | {"csr": [rows, cols]}}, <parameters>, "models": [...]}``. :func:`check_document` checks
 one against the schema of its kind, every entry for its JSON type and range:
 
-=================  ========================================================================
-kind               fields
-=================  ========================================================================
-``linear``         ``w`` (d,); ``b`` real
-``logistic``       ``w`` (d,); ``b`` real (the logistic loss's model: probabilities σ(w·x + b))
-``kernel``         ``support_vectors`` (n, d) dense or CSR, or null exactly for a precomputed
-                   kernel; ``dual_coef`` (n,); ``support`` (n,) integers; ``b`` real;
-                   ``kernel``; ``n_train`` integer in [0, 2³¹); ``gamma`` ≥ 0; ``degree`` in
-                   [1, :data:`MAX_DEGREE`]; ``coef0`` real
-``crammer_singer`` ``W`` (k, d); ``b`` (k,)
-``ovr``            ``models``: ``n_classes`` binary models (linear or kernel)
-``ovo``            ``models`` and ``pairs`` of distinct classes in [0, ``n_classes``), one model
-                   per pair, no pair twice, every class in some pair (so ``n_classes`` is at
-                   most twice the models); ``tie_break``
-``chain``          ``E`` (q, d); ``T`` (q, q) or null
-=================  ========================================================================
+=====================  ========================================================================
+kind                   fields
+=====================  ========================================================================
+``linear``             ``w`` (d,); ``b`` real
+``logistic``           ``w`` (d,); ``b`` real (the logistic loss's model: σ(w·x + b))
+``kernel``             ``support_vectors`` (n, d) dense or CSR, or null exactly for a precomputed
+                       kernel; ``dual_coef`` (n,); ``support`` (n,) integers; ``b`` real;
+                       ``kernel``; ``n_train`` integer in [0, 2³¹); ``gamma`` ≥ 0; ``degree`` in
+                       [1, :data:`MAX_DEGREE`]; ``coef0`` real
+``kernel_regression``  as ``kernel``, ``dual_coef`` the coefficients β (ε-SVR's model)
+``crammer_singer``     ``W`` (k, d); ``b`` (k,)
+``ovr``                ``models``: ``n_classes`` binary models (linear or kernel)
+``ovo``                ``models`` and ``pairs`` of distinct classes in [0, ``n_classes``), one model
+                       per pair, no pair twice, every class in some pair (so ``n_classes`` is at
+                       most twice the models); ``tie_break``
+``chain``              ``E`` (q, d); ``T`` (q, q) or null
+=====================  ========================================================================
 
 and returns the arrays it names (:class:`ArraySpec`: the member, float numbers or integer
 indices, the dimensions as symbols that the arrays of one model share), which
@@ -53,6 +54,7 @@ from svmbench.problems.models import (
     OneVsOneModel,
     OneVsRestModel,
 )
+from svmbench.problems.regression_model import KernelRegressionModel
 
 __all__ = [
     "FLOAT",
@@ -73,7 +75,7 @@ KINDS: dict[str, type[Model]] = {
     cls.kind: cls
     for cls in (
         LinearModel, KernelModel, CrammerSingerModel, OneVsRestModel, OneVsOneModel, ChainModel,
-        LogisticModel,
+        LogisticModel, KernelRegressionModel,
     )
 }  # fmt: skip
 
@@ -172,6 +174,10 @@ _ARRAYS: dict[str, dict[str, tuple[str, tuple[str, ...], bool]]] = {
     "ovo": {},
     "chain": {"E": (FLOAT, ("q", "d"), False), "T": (FLOAT, ("q", "q"), True)},
 }
+_SCALARS["kernel_regression"] = _SCALARS["kernel"]
+_ARRAYS["kernel_regression"] = _ARRAYS["kernel"]
+#: The kinds of a kernel expansion (support vectors dense, CSR, or none when precomputed).
+_EXPANSIONS = ("kernel", "kernel_regression")
 _BINARY = ("linear", "kernel", "logistic")
 
 
@@ -225,7 +231,7 @@ def check_document(doc, prefix: str = "m", *, binary_only: bool = False) -> Layo
                 raise DamagedModelFile(f"the {kind} model's {name} must be an array or null")
             continue
         _add_arrays(layout, kind, name, entries[name], f"{prefix}.{name}", role, symbols)
-    if kind == "kernel":
+    if kind in _EXPANSIONS:
         precomputed = doc["kernel"] == "precomputed"
         if precomputed == ("support_vectors" in entries):
             need = "no" if precomputed else "their"
@@ -242,7 +248,7 @@ def _add_arrays(layout: Layout, kind, name, entry, member, role, symbols) -> Non
         layout.arrays.append(ArraySpec(member, role, symbols))
         return
     csr = entry.get("csr") if isinstance(entry, dict) and len(entry) == 1 else None
-    if not (kind == "kernel" and name == "support_vectors" and isinstance(csr, list)):
+    if not (kind in _EXPANSIONS and name == "support_vectors" and isinstance(csr, list)):
         raise DamagedModelFile(f"the entry of the {kind} model's array {name} is {_shown(entry)}")
     if len(csr) != 2:
         raise DamagedModelFile(f"the CSR shape of {name} must be [rows, columns], got {csr}")

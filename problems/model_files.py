@@ -94,6 +94,7 @@ from svmbench.problems.model_archive import (
 )
 from svmbench.problems.model_documents import FLOAT, build_model, check_document, check_shapes
 from svmbench.problems.models import Model
+from svmbench.problems.regression_model import KernelRegressionModel
 from svmbench.problems.untrusted import loads_json, open_regular
 from svmbench.problems.validation import check_int
 
@@ -246,6 +247,8 @@ def _classifier_parts(obj) -> tuple[Model, dict[str, Any] | None]:
     model = getattr(obj, "model_", None)
     if model is None and isinstance(obj, BaseEstimator):
         check_is_fitted(obj)  # NotFittedError for an estimator not fitted
+    if isinstance(model, KernelRegressionModel):  # a regressor: no classes, its bare model
+        return model, None
     if not isinstance(model, Model) or not hasattr(obj, "classes_"):
         hint = (
             " (of a pipeline, save the classifier, its last step: a model file holds no "
@@ -276,9 +279,10 @@ def save_model(model, path: str | os.PathLike) -> None:
 
     Parameters
     ----------
-    model : Model, fitted SVMClassifier or SVMClassifierCV, or LoadedClassifier
-        A bare model is saved as it is (and loads as a bare model, predicting ±1 or class
-        indices); a classifier is saved with its ``classes_`` and ``feature_names_in_`` (and
+    model : Model, fitted SVMClassifier, SVMClassifierCV or SVMRegressor, or LoadedClassifier
+        A bare model is saved as it is (and loads as a bare model, predicting ±1, class
+        indices or, for a regression model, real values), a fitted SVMRegressor as its bare
+        model; a classifier is saved with its ``classes_`` and ``feature_names_in_`` (and
         loads as a :class:`~svmbench.problems.loaded_classifier.LoadedClassifier` that predicts
         those labels).
     path : str or path-like

@@ -30,6 +30,7 @@ from svmbench.problems import (
     SoftMarginPrimal,
 )
 from svmbench.problems.base import Problem
+from svmbench.problems.svr import SVRDual
 from svmbench.problems.validation import check_real
 from svmbench.solvers.base import Solver, SolveResult, Status
 from svmbench.solvers.clock import Clock
@@ -53,6 +54,7 @@ ALL_PROBLEMS = {
     SoftMarginDual: {},
     KernelDual: {"kernel": _psd_kernel_only},
     MulticlassHinge: {},
+    SVRDual: {"kernel": _psd_kernel_only},
 }
 
 
@@ -89,8 +91,9 @@ class QPReference(Solver):
         c = 12 for Clarabel, 8 for OSQP, 32 for CVXPY (it factors K first); for the linear forms
         ``32·8·(nnz(X) + n)`` bytes per class."""
         n, X = problem.n_samples, problem.X
-        if isinstance(problem, KernelDual):
-            return {"clarabel": 12, "osqp": 8}.get(cls.name, 32) * 8.0 * n * n
+        if isinstance(problem, KernelDual | SVRDual):
+            m = 2 * n if isinstance(problem, SVRDual) else n  # ε-SVR's QP has 2n variables
+            return {"clarabel": 12, "osqp": 8}.get(cls.name, 32) * 8.0 * m * m
         nnz = X.nnz if hasattr(X, "nnz") else X.size
         k = int(problem.y.max()) + 1 if isinstance(problem, MulticlassHinge) else 1
         return 32 * 8.0 * (nnz + n) * k

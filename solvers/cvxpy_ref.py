@@ -16,6 +16,8 @@ disagreement between ``cvxpy`` and ``clarabel``. The formulations:
 - kernel dual: ``max Σα − ½ (y⊙α)ᵀK̃(y⊙α) (− Σ α_i²/(4C_i))``, ``K̃ = K (+ s²)``, written with
   a square-root factor of K̃ from its eigendecomposition (eigenvalues below 0 clipped: the
   reference accepts PSD kernels only);
+- ε-SVR: ``max yᵀβ − ε‖β‖₁ − ½βᵀK̃β`` over ``|β_i| ≤ C_i`` (``+ Σβ = 0`` for a free bias),
+  with the same square-root factor of K̃;
 - multiclass hinge: ``min ½‖W‖² (+ ½‖b‖²/s²) + Σ C_i max_r (Δ(r, y_i) + f_r(x_i) − f_{y_i}(x_i))``.
 
 ``solve_time`` includes building and compiling the CVXPY problem (the cost a user of CVXPY
@@ -34,6 +36,7 @@ import numpy as np
 from scipy import sparse
 
 from svmbench.problems import HardMarginPrimal, KernelDual, MulticlassHinge, SoftMarginDual
+from svmbench.problems.svr import SVRDual
 from svmbench.problems.validation import check_option
 from svmbench.solvers._reference import QPReference
 from svmbench.solvers.base import Outcome, Status
@@ -151,15 +154,34 @@ def _linear_dual(cp, problem: SoftMarginDual):
     return _dual(cp, problem, X)
 
 
-def _kernel_dual(cp, problem: KernelDual):
+def _kernel_root(problem) -> np.ndarray:
     """Rows of the root are those of ``V diag(√λ)``, ``K̃ = VΛVᵀ``."""
     K = problem.gram
     if problem.bias == "regularized":
         K = K + problem.bias_scale**2
     eigenvalues, V = np.linalg.eigh(K)
     keep = eigenvalues > eigenvalues.max() * 1e-14
-    root = V[:, keep] * np.sqrt(eigenvalues[keep])
-    return _dual(cp, problem, root)
+    return V[:, keep] * np.sqrt(eigenvalues[keep])
+
+
+def _kernel_dual(cp, problem: KernelDual):
+    return _dual(cp, problem, _kernel_root(problem))
+
+
+def _svr_dual(cp, problem: SVRDual):
+    """ε-SVR's dual in β; the record's ``(α, α*)`` are β's positive and negative parts."""
+    C = problem.upper_bounds
+    beta = cp.Variable(problem.n_samples, name="beta")
+    quadratic = 0.5 * cp.sum_squares(_kernel_root(problem).T @ beta)
+    constraints = [beta >= -C, beta <= C]
+    if problem.bias == "free":
+        constraints.append(cp.sum(beta) == 0.0)
+    objective = cp.Maximize(problem.y @ beta - problem.epsilon * cp.norm1(beta) - quadratic)
+
+    def recover():
+        return {"alpha": problem.split(np.clip(_value(beta), -C, C))}
+
+    return cp.Problem(objective, constraints), recover, None
 
 
 def _multiclass(cp, problem: MulticlassHinge):
@@ -188,6 +210,8 @@ def _formulate(cp, problem):
         return _multiclass(cp, problem)
     if isinstance(problem, KernelDual):
         return _kernel_dual(cp, problem)
+    if isinstance(problem, SVRDual):
+        return _svr_dual(cp, problem)
     if isinstance(problem, SoftMarginDual):
         return _linear_dual(cp, problem)
     return _binary_primal(cp, problem)  # SoftMarginPrimal, HardMarginPrimal

@@ -49,6 +49,8 @@ from svmbench.problems import KernelDual, SoftMarginDual, SoftMarginPrimal
 from svmbench.problems._qp import absorb_label_sum, exact_label_sum
 from svmbench.problems.base import Certificate, Problem
 from svmbench.problems.kernels import kernel_dot, kernel_matrix
+from svmbench.problems.svr import SVRDual
+from svmbench.solvers.svr_finish import svr_exact_finish
 
 #: Largest relative threshold ε₀ of the first active-set identification.
 EPS_MAX = 1e-6
@@ -74,7 +76,10 @@ RANK_RTOL = 1e-12
 
 
 def finish_applies(problem: Problem) -> bool:
-    """Whether ``problem`` has a box-constrained binary dual the finish handles."""
+    """Whether ``problem`` has a box-constrained binary dual the finish handles (or is an ε-SVR:
+    :mod:`~svmbench.solvers.svr_finish`)."""
+    if isinstance(problem, SVRDual):
+        return problem.convex
     return (
         isinstance(problem, (SoftMarginPrimal, SoftMarginDual, KernelDual))
         and problem.loss in ("hinge", "squared_hinge")
@@ -96,6 +101,8 @@ def exact_finish(
     it was); the report says which and what was fixed (``fixed_at_0``, ``fixed_at_C``,
     ``free``, ``accepted``, ``rel_gap_before``, ``rel_gap_after``, ``method``), or why nothing
     was tried (``skipped``)."""
+    if isinstance(problem, SVRDual):
+        return svr_exact_finish(problem, dict(variables), certificate, tol=tol)
     tic = time.perf_counter()
     variables = dict(variables)
     if certificate is None or certificate.dual_point is None:

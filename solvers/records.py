@@ -221,8 +221,8 @@ class WarmStart:
         n, d = problem.n_samples, problem.n_features
         k = getattr(problem, "n_classes", None)
         out: dict[str, Any] = {}
-        if self.alpha is not None:
-            out["alpha"] = _finite_array("alpha", self.alpha, (n,))
+        if self.alpha is not None:  # ε-SVR's (α, α*) has dual_size = 2n entries
+            out["alpha"] = _finite_array("alpha", self.alpha, (getattr(problem, "dual_size", n),))
         if self.w is not None:
             out["w"] = _finite_array("w", self.w, None).ravel()
             if out["w"].shape[0] != d:  # the chain model's w has its own length

@@ -24,8 +24,9 @@ def fmt(x: float, spec: str = ".2e") -> str:
 
 def problem_params(args: argparse.Namespace) -> dict:
     params = {"kind": args.problem}
-    for name in ("C", "loss", "bias", "kernel", "gamma", "degree", "coef0", "bias_scale"):
-        value = getattr(args, name)
+    names = ("C", "loss", "bias", "kernel", "gamma", "degree", "coef0", "bias_scale", "epsilon")
+    for name in names:
+        value = getattr(args, name, None)
         if value is not None:
             params[name] = value
     return params
@@ -75,6 +76,7 @@ def add_problem_flags(p: argparse.ArgumentParser, *, required: bool) -> None:
     )
     p.add_argument("--degree", type=int, help="the polynomial kernel's degree (default 3)")
     p.add_argument("--coef0", type=float, help="the poly and sigmoid kernels' c₀ (default 0)")
+    p.add_argument("--epsilon", type=float, help="ε-SVR's tube half-width, >= 0 (default 0.1)")
 
 
 def one_line(text) -> str:

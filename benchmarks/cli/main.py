@@ -107,7 +107,7 @@ def cmd_solve(args: argparse.Namespace) -> int:
         default_memory_budget_mb,
         make_problem,
     )
-    from svmbench.benchmarks.harness.evaluation import accuracy
+    from svmbench.benchmarks.harness.evaluation import accuracy, r2
 
     options = _parse_options(args.option)
     solver = configured_solver(args.solver, options, "--option", name_flag="--solver")
@@ -144,9 +144,15 @@ def cmd_solve(args: argparse.Namespace) -> int:
         ("solve time", f"{result.solve_time:.4f} s (the method and its stopping tests)"),
         ("certify time", f"{result.certify_time:.4f} s (trace and final certificates)"),
         ("compile time", f"{result.compile_time:.4f} s"),
-        ("training accuracy", fmt(accuracy(problem, result), ".4f")),
     ]
-    if dataset.X_test is not None:
+    if dataset.is_regression:  # R², the coefficient of determination, instead of accuracy
+        rows.append(("training R²", fmt(r2(result, problem.X, problem.y), ".4f")))
+        if dataset.X_test is not None:
+            test = r2(result, dataset.X_test, dataset.y_test)
+            rows.append(("test R²", f"{fmt(test, '.4f')} ({dataset.X_test.shape[0]} points)"))
+    else:
+        rows.append(("training accuracy", fmt(accuracy(problem, result), ".4f")))
+    if dataset.X_test is not None and not dataset.is_regression:
         test = accuracy(problem, result, dataset.X_test, dataset.y_test)
         rows.append(("test accuracy", f"{fmt(test, '.4f')} ({dataset.X_test.shape[0]} points)"))
     if args.save:
@@ -212,10 +218,29 @@ def _is_libsvm_model(path: str) -> bool:
         return fh.read(9) == b"svm_type "
 
 
+def _predict_regression(args: argparse.Namespace, model, X, y) -> int:
+    """``svmbench predict`` of a regression model: the values, written as asked, and R²."""
+    pred = model.predict(X)
+    if args.out:
+        with replaced_atomically(args.out) as temp:
+            if args.out.endswith(".npy"):
+                with open(temp, "wb") as fh:
+                    np.save(fh, pred, allow_pickle=False)
+            else:
+                np.savetxt(temp, pred, fmt="%.17g", delimiter=",")
+        console.print(f"wrote {pred.shape[0]} predictions to {args.out}")
+    console.print(f"{type(model).__name__} on {args.data} ({args.part}: {X.shape[0]} points)")
+    spread = float(np.sum((y - np.mean(y)) ** 2))
+    if spread > 0:
+        console.print(f"R²: {1.0 - float(np.sum((y - pred) ** 2)) / spread:.4f}")
+    return 0
+
+
 def cmd_predict(args: argparse.Namespace) -> int:
     from svmbench.problems.loaded_classifier import LoadedClassifier
     from svmbench.problems.model_files import load_model
     from svmbench.problems.models import MulticlassModel
+    from svmbench.problems.regression_model import KernelRegressionModel
 
     if args.out:
         inputs = [
@@ -236,6 +261,14 @@ def cmd_predict(args: argparse.Namespace) -> int:
         model = read_libsvm_model(args.model, n_features=X.shape[1])
     else:
         model = load_model(args.model)
+    regression = isinstance(model, KernelRegressionModel)
+    if regression != dataset.is_regression:
+        raise ValueError(
+            f"the model is {'a regression' if regression else 'a classifier'} but the data set "
+            f"is {'a regression' if dataset.is_regression else 'a classification'}"
+        )
+    if regression:
+        return _predict_regression(args, model, X, y)
     labelled = isinstance(model, LoadedClassifier)
     n_classes = model.classes_.size if labelled else None
     multiclass = n_classes > 2 if labelled else isinstance(model, MulticlassModel)

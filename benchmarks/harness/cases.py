@@ -51,7 +51,7 @@ from typing import Any
 
 from svmbench.benchmarks.harness.settings import DATA_FIELDS, Settings, grid
 from svmbench.benchmarks.harness.suite_files import upgrade_suite, validate_suite
-from svmbench.problems import PROBLEMS, KernelDual, MulticlassHinge, Problem
+from svmbench.problems import PROBLEMS, REGRESSION_KINDS, KernelDual, MulticlassHinge, Problem
 from svmbench.problems.dataset_record import Dataset
 from svmbench.problems.datasets import estimate_bytes, load
 from svmbench.solvers import registry
@@ -368,10 +368,15 @@ def expand(
                 continue
             ds = datasets[spec]
             multiclass = problem["kind"] == "multiclass_hinge"
-            if multiclass and ds.is_binary:
+            regression = problem["kind"] in REGRESSION_KINDS
+            if regression != ds.is_regression:
+                why = "classification data set" if regression else "regression data set"
+                skipped.append(Skipped(f"{problem['kind']} | {spec}", why))
+                continue
+            if not regression and multiclass and ds.is_binary:
                 skipped.append(Skipped(f"{problem['kind']} | {spec}", "binary data set"))
                 continue
-            if not multiclass and not ds.is_binary:
+            if not regression and not multiclass and not ds.is_binary:
                 skipped.append(Skipped(f"{problem['kind']} | {spec}", "multiclass data set"))
                 continue
             instance = make_problem(problem, ds)

@@ -31,7 +31,7 @@ import numpy as np
 from svmbench.benchmarks.harness.cases import Case
 from svmbench.benchmarks.harness.environment import PeakMemory, environment, thread_info
 from svmbench.benchmarks.harness.settings import REFERENCES, Settings
-from svmbench.problems import HardMarginPrimal, MulticlassHinge
+from svmbench.problems import REGRESSION_KINDS, HardMarginPrimal, MulticlassHinge
 from svmbench.problems.base import WEAK_DUALITY_RTOL, Problem
 from svmbench.problems.datasets import load
 from svmbench.problems.model_files import model_to_dict
@@ -124,14 +124,24 @@ class Record:
 
 
 def accuracy(problem: Problem, result: SolveResult, X=None, y=None) -> float:
-    """Fraction of points the result's model classifies correctly (training set by default)."""
+    """Fraction of points the result's model classifies correctly (training set by default);
+    NaN for a regression (its score is :func:`r2`)."""
     if result.status in (Status.INFEASIBLE, Status.UNBOUNDED, Status.NUMERICAL_ERROR):
         return math.nan
-    if result.model is None:
+    if result.model is None or problem.kind in REGRESSION_KINDS:
         return math.nan
     y = problem.y if y is None else y
     X = problem.X if X is None else X
     return float(np.mean(result.model.predict(X) == y))
+
+
+def r2(result: SolveResult, X, y) -> float:
+    """The coefficient of determination ``1 − Σ(y − f)²/Σ(y − ȳ)²`` of a regression's model."""
+    if result.model is None or result.status in (Status.UNBOUNDED, Status.NUMERICAL_ERROR):
+        return math.nan
+    residual = float(np.sum((y - result.model.predict(X)) ** 2))
+    spread = float(np.sum((y - np.mean(y)) ** 2))
+    return 1.0 - residual / spread if spread > 0 else math.nan
 
 
 def _confusion(problem: MulticlassHinge, result: SolveResult, X, y) -> list[list[int]]:
@@ -323,6 +333,8 @@ def execute_case(
         acc, on, X, y = accuracy(problem, result), "train", problem.X, problem.y
     if isinstance(problem, MulticlassHinge) and result.model is not None:
         extras["confusion"] = _confusion(problem, result, X, y)
+    if problem.kind in REGRESSION_KINDS:
+        extras["r2"], extras["r2_on"] = r2(result, X, y), on
     record = Record(
         case,
         result,

@@ -54,6 +54,7 @@ from svmbench.problems.models import (
     OneVsOneModel,
     OneVsRestModel,
 )
+from svmbench.problems.regression_model import KernelRegressionModel
 
 META = "__svmbench__"
 
@@ -118,6 +119,7 @@ def base_models() -> dict:
         "ovo": OneVsOneModel((rbf, poly, kernel(X, "rbf", gamma=2.0)), pairs, 3),
         "chain": ChainModel(rng.normal(size=(3, 4)), rng.normal(size=(3, 3))),
         "chain-no-T": ChainModel(rng.normal(size=(2, 4))),
+        "regression-csr": KernelRegressionModel(csr, coef, 0.1, "rbf", np.arange(6), 9, gamma=0.5),
         "logistic-ovr": OneVsRestModel(
             tuple(LogisticModel(rng.normal(size=4), b) for b in (0.3, -1.0, 0.0)), 3
         ),

@@ -27,7 +27,7 @@ from svmbench.solvers.base import Status
 from svmbench.solvers.registry import register
 
 #: LIBSVM's ``-t`` for each of our kernels.
-_LIBSVM_KERNEL = {"linear": 0, "poly": 1, "rbf": 2, "sigmoid": 3, "precomputed": 4}
+LIBSVM_KERNEL = {"linear": 0, "poly": 1, "rbf": 2, "sigmoid": 3, "precomputed": 4}
 
 
 def _both_classes_weighted(problem) -> str | None:
@@ -145,7 +145,7 @@ class LibsvmAnchor(Anchor):
         from libsvm.svmutil import svm_parameter, svm_problem
 
         kp = kernel_of(problem)
-        t = _LIBSVM_KERNEL[kp["kernel"]]
+        t = LIBSVM_KERNEL[kp["kernel"]]
         if kp["kernel"] == "precomputed":
             n = problem.n_samples
             rows = np.hstack([np.arange(1, n + 1, dtype=np.float64)[:, None], problem.X])

@@ -86,6 +86,10 @@ class _SklearnAnchor(Anchor):
         return w, b
 
 
+#: The base of the scikit-learn adapters, for those of other modules (the ε-SVR anchor).
+SklearnAnchor = _SklearnAnchor
+
+
 @register
 class SklearnSVCAnchor(_SklearnAnchor):
     """scikit-learn's ``SVC`` (its own LIBSVM fork), mapped as :class:`LibsvmAnchor`.

@@ -26,6 +26,11 @@ EXPECTED_NAMES = [
     "digits",
     "breast_cancer",
     "libsvm",
+    "diabetes",
+    "regression",
+    "friedman1",
+    "friedman2",
+    "friedman3",
 ]
 
 

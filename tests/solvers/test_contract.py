@@ -29,6 +29,7 @@ from svmbench.problems import (
     MulticlassHinge,
     SoftMarginDual,
     SoftMarginPrimal,
+    SVRDual,
     datasets,
 )
 from svmbench.problems.base import Problem
@@ -76,6 +77,9 @@ def _problems() -> dict[str, Problem]:
     out["hard_margin-infeasible"] = HardMarginPrimal(overlap.X, overlap.y, bias="free")
     for bias in ("none", "regularized"):
         out[f"multiclass-{bias}"] = MulticlassHinge(blobs.X, blobs.y, C=1.0, bias=bias)
+    diabetes = datasets.load("diabetes:n=60,seed=0")  # OSQP needs 100 cold iterations or more
+    for bias in BIASES:
+        out[f"svr-rbf-{bias}"] = SVRDual(diabetes.X, diabetes.y, C=1.0, epsilon=0.01, bias=bias)
     seq = digit_sequences(8, 8, min_length=2, max_length=4, noise=0.5, seed=0)
     out["chain"] = ChainStructuredHinge(seq.X, seq.y, seq.lengths, n_states=10, C=1.0)
     return out
