@@ -9,6 +9,7 @@ from svmbench.problems.hard_margin import HardMarginPrimal
 from svmbench.problems.kernel_dual import KernelDual
 from svmbench.problems.logistic import Logistic
 from svmbench.problems.multiclass import MulticlassHinge
+from svmbench.problems.multinomial_logistic import MultinomialLogistic
 from svmbench.problems.soft_margin import SoftMarginDual, SoftMarginPrimal
 from svmbench.problems.structured import ChainStructuredHinge
 
@@ -30,6 +31,7 @@ __all__ = [
     "KernelDual",
     "Logistic",
     "MulticlassHinge",
+    "MultinomialLogistic",
     "Problem",
     "SoftMarginDual",
     "SoftMarginPrimal",
