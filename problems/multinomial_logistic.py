@@ -42,7 +42,7 @@ from typing import ClassVar
 
 import numpy as np
 from scipy import sparse
-from scipy.special import logsumexp, softmax, xlogy
+from scipy.special import xlogy
 
 from svmbench.problems.base import QP, Certificate, Problem, make_certificate
 from svmbench.problems.logistic_model import MultinomialLogisticModel
@@ -60,10 +60,22 @@ from svmbench.problems.validation import (
     per_example_C,
 )
 
-__all__ = ["MultinomialLogistic"]
+__all__ = ["MultinomialLogistic", "row_logsumexp", "row_softmax"]
 
 #: Newton steps of the exact regularized bias (a k-dimensional strictly convex problem).
 BIAS_NEWTON_STEPS = 100
+
+
+def row_logsumexp(F: np.ndarray) -> np.ndarray:
+    """``log Σ_r e^{F_ir}`` per row, shifted by the row's max (no overflow): (n,)."""
+    top = F.max(axis=1)
+    return top + np.log(np.exp(F - top[:, None]).sum(axis=1))
+
+
+def row_softmax(F: np.ndarray) -> np.ndarray:
+    """``e^{F_ir} / Σ_q e^{F_iq}`` per row, shifted by the row's max: (n, k)."""
+    E = np.exp(F - F.max(axis=1)[:, None])
+    return E / E.sum(axis=1)[:, None]
 
 
 @dataclass(frozen=True, eq=False)
@@ -171,8 +183,8 @@ class MultinomialLogistic(Problem):
         return r
 
     def losses(self, F: np.ndarray) -> np.ndarray:
-        """``log Σ_r e^{F_ir} − F_{i,y_i}`` per example (``logsumexp``, no overflow), ≥ 0."""
-        return np.maximum(logsumexp(F, axis=1) - F[np.arange(F.shape[0]), self.y], 0.0)
+        """``log Σ_r e^{F_ir} − F_{i,y_i}`` per example (no overflow), ≥ 0."""
+        return np.maximum(row_logsumexp(F) - F[np.arange(F.shape[0]), self.y], 0.0)
 
     def primal_objective(self, W, b=None) -> float:
         """``P(W, b)`` of the module docstring (``b = None`` means 0)."""
@@ -199,7 +211,7 @@ class MultinomialLogistic(Problem):
         b = np.zeros(k)
         f = value(b)
         for _ in range(BIAS_NEWTON_STEPS):
-            Pr = softmax(F0 + b, axis=1)
+            Pr = row_softmax(F0 + b)
             g = inv_s2 * b + C @ Pr - counts
             H = inv_s2 * np.eye(k) + np.diag(C @ Pr) - (Pr * C[:, None]).T @ Pr
             step = np.linalg.solve(H, -g)
@@ -271,7 +283,7 @@ class MultinomialLogistic(Problem):
         sum to ``C_i`` up to rounding, which the simplex projection removes."""
         W, _ = self.check_W_b(W, None)
         b = self.best_bias(W) if b is None else self.check_W_b(W, b)[1]
-        beta = self.upper_bounds[:, None] * softmax(self.decision_function(W, b), axis=1)
+        beta = self.upper_bounds[:, None] * row_softmax(self.decision_function(W, b))
         return project_simplex_rows(beta, self.upper_bounds)
 
     def certificate(self, *, W=None, b=None, beta=None) -> Certificate:
