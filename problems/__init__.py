@@ -18,7 +18,8 @@ from svmbench.problems.structured import ChainStructuredHinge
 PROBLEMS: dict[str, type[Problem]] = {
     cls.kind: cls
     for cls in (
-        HardMarginPrimal, SoftMarginPrimal, SoftMarginDual, KernelDual, MulticlassHinge, Logistic
+        HardMarginPrimal, SoftMarginPrimal, SoftMarginDual, KernelDual, MulticlassHinge, Logistic,
+        MultinomialLogistic,
     )
 }  # fmt: skip
 

@@ -367,7 +367,7 @@ def expand(
                 skipped.append(Skipped(f"{problem['kind']} | {spec}", refused[spec]))
                 continue
             ds = datasets[spec]
-            multiclass = problem["kind"] == "multiclass_hinge"
+            multiclass = hasattr(PROBLEMS.get(problem["kind"]), "n_classes")
             if multiclass and ds.is_binary:
                 skipped.append(Skipped(f"{problem['kind']} | {spec}", "binary data set"))
                 continue

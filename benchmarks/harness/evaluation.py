@@ -143,7 +143,10 @@ def _confusion(problem: MulticlassHinge, result: SolveResult, X, y) -> list[list
 
 
 #: The references of the problems that are not QPs (no ``to_qp``), tried after the QP ones.
-NON_QP_REFERENCES = {"logistic": ("logistic_cvxpy",)}
+NON_QP_REFERENCES = {
+    "logistic": ("logistic_cvxpy",),
+    "multinomial_logistic": ("logistic_cvxpy",),
+}
 
 
 def reference(
@@ -321,7 +324,7 @@ def execute_case(
         )
     else:
         acc, on, X, y = accuracy(problem, result), "train", problem.X, problem.y
-    if isinstance(problem, MulticlassHinge) and result.model is not None:
+    if hasattr(problem, "n_classes") and result.model is not None:
         extras["confusion"] = _confusion(problem, result, X, y)
     record = Record(
         case,
