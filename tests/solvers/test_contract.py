@@ -27,6 +27,7 @@ from svmbench.problems import (
     KernelDual,
     Logistic,
     MulticlassHinge,
+    MultinomialLogistic,
     SoftMarginDual,
     SoftMarginPrimal,
     datasets,
@@ -76,6 +77,7 @@ def _problems() -> dict[str, Problem]:
     out["hard_margin-infeasible"] = HardMarginPrimal(overlap.X, overlap.y, bias="free")
     for bias in ("none", "regularized"):
         out[f"multiclass-{bias}"] = MulticlassHinge(blobs.X, blobs.y, C=1.0, bias=bias)
+        out[f"multinomial-{bias}"] = MultinomialLogistic(blobs.X, blobs.y, C=1.0, bias=bias)
     seq = digit_sequences(8, 8, min_length=2, max_length=4, noise=0.5, seed=0)
     out["chain"] = ChainStructuredHinge(seq.X, seq.y, seq.lengths, n_states=10, C=1.0)
     return out
@@ -121,7 +123,7 @@ def solved(name: str, key: str) -> SolveResult:
 
 
 def reference(problem: Problem) -> SolveResult:
-    if isinstance(problem, Logistic):  # not a QP: its exponential-cone reference
+    if isinstance(problem, Logistic | MultinomialLogistic):  # not QPs: the exponential cone
         return reference_solution(problem, "logistic_cvxpy")
     return reference_solution(problem)
 
