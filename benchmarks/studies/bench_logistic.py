@@ -77,7 +77,10 @@ def main(argv=None) -> None:
     parser.add_argument("--d", type=int, default=50)
     parser.add_argument("--C", type=float, default=1.0)
     parser.add_argument("--repeat", type=int, default=7)
+    parser.add_argument("--quick", action="store_true", help="n = 5000, 3 rounds")
     args = parser.parse_args(argv)
+    if args.quick:
+        args.n, args.repeat = 5000, 3
     print(summary("numpy", "scipy", "numba", "liblinear-official"))
     ds = datasets.load(f"gaussian:n={args.n},d={args.d},sep=1,seed=0")
     problem = Logistic(ds.X, ds.y, C=args.C, bias="regularized")
