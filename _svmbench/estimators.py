@@ -34,7 +34,7 @@ from sklearn.utils.validation import (
 
 from svmbench import kernel_functions, logistic_fit, solve_outcome, svc_layout
 from svmbench.linear_attributes import LinearAttributesMixin
-from svmbench.logistic_fit import ProbabilitiesMixin
+from svmbench.probability import ProbabilitiesMixin
 from svmbench.problems import KernelDual, SoftMarginDual, SoftMarginPrimal, ovo_values
 from svmbench.problems.kernels import resolve_gamma
 from svmbench.problems.models import OneVsOneModel
@@ -72,7 +72,8 @@ class SVMClassifier(ProbabilitiesMixin, LinearAttributesMixin, ClassifierMixin, 
     degree : int, default=3
     coef0 : float, default=0.0
     loss : {"hinge", "squared_hinge", "logistic"}, default="hinge"
-        ``"logistic"``: ``log(1 + e^{−m})``, with ``predict_proba`` (:mod:`svmbench.logistic_fit`).
+        ``"logistic"``: ``log(1 + e^{−m})``, with ``predict_proba`` (:mod:`svmbench.logistic_fit`;
+        the rule of :mod:`svmbench.probability`).
     bias : {"free", "regularized", "none"}, default="free"
         ``"free"``: LIBSVM's unregularized b; ``"regularized"``: LIBLINEAR's ``-B`` (a constant
         feature ``bias_scale``, scikit-learn's ``intercept_scaling``); ``"none"``: b = 0.
@@ -88,9 +89,11 @@ class SVMClassifier(ProbabilitiesMixin, LinearAttributesMixin, ClassifierMixin, 
         judged at ``tol``); the exact finish then makes the point exact where it can.
     max_iter, time_limit : int, float or None, default=None
         The solver's limits; reaching one emits :class:`SVMConvergenceWarning`.
-    multiclass : {"auto", "ovr", "ovo", "crammer_singer"}, default="auto"
+    multiclass : {"auto", "ovr", "ovo", "crammer_singer", "multinomial"}, default="auto"
         How more than two classes are handled: one-vs-rest or one-vs-one reductions over the
-        binary solver, or the Crammer–Singer problem solved directly. ``"auto"`` follows the
+        binary solver, or the Crammer–Singer problem solved directly; ``"multinomial"`` (with
+        ``loss="logistic"`` only, scikit-learn's name for it): the multinomial logistic loss
+        over every class, two included, with softmax probabilities. ``"auto"`` follows the
         scikit-learn class the estimator replaces: one-vs-one for every kernel but the linear
         one (SVC's strategy, whose fitted attributes and decision values it then reproduces),
         one-vs-rest for ``kernel="linear"`` (LinearSVC's), unless ``decision_function_shape``
@@ -178,7 +181,7 @@ class SVMClassifier(ProbabilitiesMixin, LinearAttributesMixin, ClassifierMixin, 
         "tol": [Interval(numbers.Real, 0.0, None, closed="neither")],
         "max_iter": [Interval(numbers.Integral, 1, None, closed="left"), None],
         "time_limit": [Interval(numbers.Real, 0.0, None, closed="neither"), None],
-        "multiclass": [StrOptions({"auto", "ovr", "ovo", "crammer_singer"})],
+        "multiclass": [StrOptions({"auto", "ovr", "ovo", "crammer_singer", "multinomial"})],
         "class_weight": [dict, StrOptions({"balanced"}), None],
         "random_state": ["random_state"],
         "warm_start": ["boolean"],
@@ -288,6 +291,11 @@ class SVMClassifier(ProbabilitiesMixin, LinearAttributesMixin, ClassifierMixin, 
         if previous is not None and not np.array_equal(getattr(self, "classes_", []), classes):
             previous = None
         self.classes_ = classes
+        if self.multiclass == "multinomial" and self.loss != "logistic":
+            raise ValueError(
+                "multiclass='multinomial' is the multinomial logistic loss: it needs "
+                f"loss='logistic', got loss={self.loss!r}"
+            )
         if self.loss == "logistic":
             return logistic_fit.fit(self, X, y, y_index, weights, previous)
         with validated_input(X):  # validate_data's X: the problems take it without a rescan

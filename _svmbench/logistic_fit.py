@@ -3,12 +3,14 @@
 The estimator's fit hands over here when ``loss="logistic"``: the binary problem is
 :class:`~svmbench.problems.Logistic` (``½‖w‖² + Σ C_i log(1 + e^{−y_i f(x_i)})``, the estimator's
 ``C``, bias, ``sample_weight × class_weight``), solved by any solver that accepts it
-(``"auto"``: the trust-region Newton method ``logistic_newton``, which takes every bias and
-large C); more than two classes by one-vs-rest (one binary problem per class; the multinomial
-loss is not built yet). Probabilities come from the model: ``σ(f(x))`` for two classes, the
-one-vs-rest ``σ(f_r(x))`` normalized to sum 1 otherwise (scikit-learn's and LIBLINEAR's
-``ovr`` rule). :class:`ProbabilitiesMixin` gives the estimator ``predict_proba`` and
-``predict_log_proba`` by one ``available_if`` rule: they exist for ``loss="logistic"`` only.
+(``"auto"``: the registry's ``auto``, which picks by its rules); more than two classes by
+one-vs-rest (one binary problem per class, ``multiclass="ovr"`` or ``"auto"``), or by the
+multinomial loss (``multiclass="multinomial"``, for two classes too:
+:class:`~svmbench.problems.MultinomialLogistic`, ``½‖W‖_F² + Σ_i C_i (log Σ_r e^{f_r(x_i)} −
+f_{y_i}(x_i))``, bias regularized or none). Probabilities come from the model: ``σ(f(x))`` for
+two classes, the one-vs-rest ``σ(f_r(x))`` normalized to sum 1 (scikit-learn's and LIBLINEAR's
+``ovr`` rule), the softmax of the multinomial scores; ``predict_proba`` exists by the one rule
+of :mod:`svmbench.probability`.
 """
 
 from __future__ import annotations
@@ -17,19 +19,13 @@ import math
 
 import numpy as np
 from sklearn.utils.class_weight import compute_class_weight
-from sklearn.utils.metaestimators import available_if
-from sklearn.utils.validation import check_is_fitted
 
 from svmbench import solve_outcome
-from svmbench.problems import Logistic
-from svmbench.problems.logistic_model import log_probabilities, ovr_probabilities
+from svmbench.problems import Logistic, MultinomialLogistic
 from svmbench.problems.models import OneVsRestModel
 from svmbench.solvers import registry
 
-#: The solver of ``solver="auto"`` for the logistic loss.
-AUTO_SOLVER = "logistic_newton"
-
-__all__ = ["AUTO_SOLVER", "ProbabilitiesMixin", "fit"]
+__all__ = ["fit"]
 
 
 def _check_parameters(est, k: int) -> None:
@@ -43,23 +39,30 @@ def _check_parameters(est, k: int) -> None:
             "loss='logistic' needs a finite C: with C=inf the logistic loss of separable data "
             "has no minimizer"
         )
-    if k > 2 and est.multiclass not in ("auto", "ovr"):
+    if est.multiclass == "multinomial" and est.bias == "free":
         raise ValueError(
-            f"loss='logistic' handles more than two classes by one-vs-rest (multiclass='ovr' "
-            f"or 'auto'); the multinomial loss is not built yet, got multiclass="
-            f"{est.multiclass!r}"
+            "multiclass='multinomial' takes bias='regularized' or 'none', got bias='free': a "
+            "free bias of the multinomial loss is unique only up to a constant added to every "
+            "class (pass bias='regularized', LIBLINEAR's -B, or bias='none')"
+        )
+    if k > 2 and est.multiclass not in ("auto", "ovr", "multinomial"):
+        raise ValueError(
+            "loss='logistic' handles more than two classes by one-vs-rest (multiclass='ovr' "
+            f"or 'auto') or by the multinomial loss (multiclass='multinomial'), got "
+            f"multiclass={est.multiclass!r}"
         )
 
 
 def fit(est, X, y, y_index, weights, previous):
     """Fit ``est`` (an SVMClassifier with ``loss="logistic"``, ``classes_`` set) on the encoded
     labels; sets the fitted attributes as the estimator's own fit does. Returns ``est``."""
-    from svmbench.solvers.base import Status
 
     k = est.classes_.size
     _check_parameters(est, k)
-    name = AUTO_SOLVER if est.solver == "auto" else est._solver_name(k)
+    name = est._solver_name(k)
     options = est._solver_options(name)
+    if est.multiclass == "multinomial":
+        return _fit_multinomial(est, X, y, y_index, weights, previous, name, options)
     targets = [1] if k == 2 else list(range(k))
     results = []
     for r in targets:
@@ -83,14 +86,48 @@ def fit(est, X, y, y_index, weights, previous):
             )
         )
     result = results[0] if k == 2 else _one_vs_rest(results, k)
+    intercept = np.array([m.b for m in _binary_models(result.model)])
+    return _set_fitted(est, X, y, result, [r.iterations for r in results], intercept)
+
+
+def _fit_multinomial(est, X, y, y_index, weights, previous, name, options):
+    """One :class:`MultinomialLogistic` problem over every class (two included)."""
+    problem = MultinomialLogistic(
+        X, y_index, C=float(est.C), bias=est.bias, bias_scale=float(est.bias_scale),
+        sample_weight=weights,
+    )  # fmt: skip
+    why = registry.solver_class(name).unsupported_reason(problem)
+    if why is not None:
+        raise ValueError(f"solver {name!r} cannot fit multiclass='multinomial': {why}")
+    solver = registry.get(name, **options)
+    warm = None
+    if (
+        previous is not None
+        and previous.problem == MultinomialLogistic.kind
+        and solver.warm_start_uses
+        and previous.W is not None
+        and previous.W.shape == (problem.n_classes, problem.n_features)
+    ):
+        warm = (previous.W, previous.b)
+    result = solve_outcome.solve_and_report(
+        solver, problem, warm, family="liblinear", max_iter=est.max_iter,
+        time_limit=est.time_limit,
+    )  # fmt: skip
+    intercept = None if result.model is None else result.model.b.copy()
+    return _set_fitted(est, X, y, result, [result.iterations], intercept)
+
+
+def _set_fitted(est, X, y, result, iterations, intercept):
+    from svmbench.solvers.base import Status
+
     est.result_ = result
     est.model_ = result.model
-    est.n_iter_ = np.array([r.iterations for r in results], dtype=np.int32)
+    est.n_iter_ = np.array(iterations, dtype=np.int32)
     est.fit_status_ = 0 if result.status is Status.OPTIMAL else 1
     for attribute in ("support_", "support_vectors_", "dual_coef_", "n_support_"):
         est.__dict__.pop(attribute, None)
     est._coef_sparse = False
-    est._intercept = np.array([m.b for m in _binary_models(result.model)])
+    est._intercept = intercept
     est.shape_fit_ = X.shape
     est.class_weight_ = compute_class_weight(est.class_weight, classes=est.classes_, y=y)
     return est
@@ -149,31 +186,3 @@ def _one_vs_rest(results, k: int):
             "binary_iterations": tuple(r.iterations for r in results),
         },
     )
-
-
-class ProbabilitiesMixin:
-    """``predict_proba`` and ``predict_log_proba`` of a classifier whose model is a logistic
-    one (``loss="logistic"``), from the model's own link ``σ(f)``; absent otherwise."""
-
-    def _has_probabilities(self) -> bool:
-        return getattr(self, "loss", None) == "logistic"
-
-    @available_if(_has_probabilities)
-    def predict_proba(self, X):
-        """Class probabilities, columns in ``classes_`` order: ``[1 − σ(f), σ(f)]`` for two
-        classes; the one-vs-rest ``σ(f_r)`` normalized to sum 1 for more. (n, k)."""
-        check_is_fitted(self)
-        X = self._validated(X)
-        if isinstance(self.model_, OneVsRestModel):
-            return ovr_probabilities(self.model_, X)
-        return np.exp(log_probabilities(self.model_.decision_function(X)))
-
-    @available_if(_has_probabilities)
-    def predict_log_proba(self, X):
-        """The logarithms of :meth:`predict_proba` (no ``log 0`` for two classes)."""
-        check_is_fitted(self)
-        X = self._validated(X)
-        if isinstance(self.model_, OneVsRestModel):
-            with np.errstate(divide="ignore"):
-                return np.log(ovr_probabilities(self.model_, X))
-        return log_probabilities(self.model_.decision_function(X))

@@ -9,6 +9,7 @@ from svmbench.problems.hard_margin import HardMarginPrimal
 from svmbench.problems.kernel_dual import KernelDual
 from svmbench.problems.logistic import Logistic
 from svmbench.problems.multiclass import MulticlassHinge
+from svmbench.problems.multinomial_logistic import MultinomialLogistic
 from svmbench.problems.soft_margin import SoftMarginDual, SoftMarginPrimal
 from svmbench.problems.structured import ChainStructuredHinge
 from svmbench.problems.svr import SVRDual
@@ -20,6 +21,7 @@ PROBLEMS: dict[str, type[Problem]] = {
     for cls in (
         HardMarginPrimal, SoftMarginPrimal, SoftMarginDual, KernelDual, MulticlassHinge, Logistic,
         SVRDual,
+        MultinomialLogistic,
     )
 }  # fmt: skip
 
@@ -36,6 +38,7 @@ __all__ = [
     "KernelDual",
     "Logistic",
     "MulticlassHinge",
+    "MultinomialLogistic",
     "Problem",
     "SVRDual",
     "SoftMarginDual",

@@ -5,7 +5,6 @@ A model document (docs/ARCHITECTURE.md §7) is JSON: ``{"kind": ..., "arrays": {
 "dense" | {"csr": [rows, cols]}}, <parameters>, "models": [...]}``. :func:`check_document` checks
 one against the schema of its kind, every entry for its JSON type and range:
 
-=====================  ========================================================================
 kind                   fields
 =====================  ========================================================================
 ``linear``             ``w`` (d,); ``b`` real
@@ -22,6 +21,26 @@ kind                   fields
                        most twice the models); ``tie_break``
 ``chain``              ``E`` (q, d); ``T`` (q, q) or null
 =====================  ========================================================================
+=======
+========================  ========================================================================
+kind                      fields
+========================  ========================================================================
+``linear``                ``w`` (d,); ``b`` real
+``logistic``              ``w`` (d,); ``b`` real (the logistic loss's model: probabilities
+                          σ(w·x + b))
+``kernel``                ``support_vectors`` (n, d) dense or CSR, or null exactly for a precomputed
+                          kernel; ``dual_coef`` (n,); ``support`` (n,) integers; ``b`` real;
+                          ``kernel``; ``n_train`` integer in [0, 2³¹); ``gamma`` ≥ 0; ``degree`` in
+                          [1, :data:`MAX_DEGREE`]; ``coef0`` real
+``kernel_regression``     as ``kernel``, ``dual_coef`` the coefficients β (ε-SVR's model)
+``crammer_singer``        ``W`` (k, d); ``b`` (k,)
+``multinomial_logistic``  ``W`` (k, d); ``b`` (k,) (probabilities: the softmax of ``W x + b``)
+``ovr``                   ``models``: ``n_classes`` binary models (linear or kernel)
+``ovo``                   ``models`` and ``pairs`` of distinct classes in [0, ``n_classes``), one
+                          model per pair, no pair twice, every class in some pair (so
+                          ``n_classes`` is at most twice the models); ``tie_break``
+``chain``                 ``E`` (q, d); ``T`` (q, q) or null
+========================  ========================================================================
 
 and returns the arrays it names (:class:`ArraySpec`: the member, float numbers or integer
 indices, the dimensions as symbols that the arrays of one model share), which
@@ -43,7 +62,7 @@ import numpy as np
 from scipy import sparse
 
 from svmbench.problems.kernels import KERNELS
-from svmbench.problems.logistic_model import LogisticModel
+from svmbench.problems.logistic_model import LogisticModel, MultinomialLogisticModel
 from svmbench.problems.model_archive import MAX_DIMENSION, DamagedModelFile, NpyHeader
 from svmbench.problems.models import (
     ChainModel,
@@ -75,7 +94,7 @@ KINDS: dict[str, type[Model]] = {
     cls.kind: cls
     for cls in (
         LinearModel, KernelModel, CrammerSingerModel, OneVsRestModel, OneVsOneModel, ChainModel,
-        LogisticModel, KernelRegressionModel,
+        LogisticModel, KernelRegressionModel, MultinomialLogisticModel,
     )
 }  # fmt: skip
 
@@ -153,6 +172,7 @@ _SCALARS: dict[str, dict[str, tuple[Callable, Any]]] = {
         "coef0": (_real(), 0.0),
     },
     "crammer_singer": {},
+    "multinomial_logistic": {},
     "ovr": {"n_classes": (_integer(2, MAX_DIMENSION), _REQUIRED)},
     "ovo": {
         "n_classes": (_integer(2, MAX_DIMENSION), _REQUIRED),
@@ -170,6 +190,7 @@ _ARRAYS: dict[str, dict[str, tuple[str, tuple[str, ...], bool]]] = {
         "support": (INDEX, ("n",), False),
     },
     "crammer_singer": {"W": (FLOAT, ("k", "d"), False), "b": (FLOAT, ("k",), False)},
+    "multinomial_logistic": {"W": (FLOAT, ("k", "d"), False), "b": (FLOAT, ("k",), False)},
     "ovr": {},
     "ovo": {},
     "chain": {"E": (FLOAT, ("q", "d"), False), "T": (FLOAT, ("q", "q"), True)},

@@ -11,7 +11,7 @@ given used as it is) with ``allow_pickle=False``, and :func:`load_model` reads i
 
     {"format": "svmbench-model",
      "version": 2,
-     "model": {"kind": "linear" | "kernel" | "crammer_singer" | "ovr" | "ovo" | "chain",
+     "model": {"kind": "linear" | "kernel" | "crammer_singer" | "ovr" | "ovo" | "chain" | ...,
                <scalar parameters: "b", "kernel", "gamma", "degree", "coef0", "n_train",
                 "n_classes", "tie_break", "pairs", or null for an absent array>,
                "arrays": {<field>: "dense" | {"csr": [n_rows, n_cols]}},

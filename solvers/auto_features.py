@@ -11,8 +11,8 @@ from scipy import sparse
 from svmbench.problems.base import Problem
 from svmbench.problems.kernels import squared_norms
 
-#: Kinds whose dual coordinate descent slows down as C·‖x‖² grows (dcd, cs_dcd).
-SCALED_KINDS = ("soft_margin_primal", "soft_margin_dual", "multiclass_hinge")
+#: Kinds whose dual coordinate descent slows down as C·‖x‖² grows (dcd, cs_dcd, logistic_dcd).
+SCALED_KINDS = ("soft_margin_primal", "soft_margin_dual", "multiclass_hinge", "logistic")
 
 
 @dataclass(frozen=True)

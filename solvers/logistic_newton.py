@@ -107,7 +107,7 @@ class _Objective:
 
 @dataclass
 class _State:
-    objective: _Objective
+    objective: Any  # value, gradient, hessian_times, variables (see _Objective)
     v: np.ndarray
     f: float
     g: np.ndarray
@@ -119,7 +119,7 @@ class _State:
     iterations: int = 0
 
 
-def _truncated_cg(objective: _Objective, g, delta: float, xi: float, max_cg: int):
+def _truncated_cg(objective, g, delta: float, xi: float, max_cg: int):
     """Steihaug's CG on ``min gᵀs + ½sᵀHs, ‖s‖ ≤ Δ``: ``(s, r = −g − Hs, steps, on_boundary)``."""
     s = np.zeros_like(g)
     r = -g
@@ -193,7 +193,14 @@ class LogisticNewton(IterativeSolver):
         """O(n + d): about 10 vectors of n and 10 of d."""
         return float(10 * 8 * problem.n_samples + 10 * 8 * (problem.n_features + 1))
 
-    def _init_state(self, problem: Logistic, warm_start) -> _State:
+    def _init_state(self, problem, warm_start) -> _State:
+        objective, v = self._objective_and_start(problem, warm_start)
+        f, g = objective.gradient(v)
+        gnorm = float(np.linalg.norm(g))
+        return _State(objective, v, f, g, gnorm, gnorm if gnorm > 0 else 1.0)
+
+    def _objective_and_start(self, problem: Logistic, warm_start):
+        """The objective over the flat variables and the starting point (0 or the warm start)."""
         objective = _Objective(problem)
         v = np.zeros(problem.n_features + int(objective.has_bias))
         if warm_start is not None:
@@ -204,9 +211,7 @@ class LogisticNewton(IterativeSolver):
             v[: problem.n_features] = w
             if objective.has_bias:
                 v[-1] = (0.0 if b is None else float(b)) / objective.col
-        f, g = objective.gradient(v)
-        gnorm = float(np.linalg.norm(g))
-        return _State(objective, v, f, g, gnorm, gnorm if gnorm > 0 else 1.0)
+        return objective, v
 
     def _native_threshold(self, problem: Logistic, st: _State) -> float:
         n_pos = int(np.count_nonzero(problem.y > 0))

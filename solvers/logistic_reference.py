@@ -1,5 +1,6 @@
 """The reference of the logistic loss: its primal written in CVXPY over the exponential cone
-(``Logistic.to_cvxpy``, ``cp.logistic``) and solved by Clarabel, the point certified by the
+(``Logistic.to_cvxpy``, ``cp.logistic``; ``MultinomialLogistic.to_cvxpy``, ``cp.log_sum_exp``)
+and solved by Clarabel, the point certified by the
 problem. The logistic loss is not a QP, so the QP references (``clarabel``, ``osqp``) do not
 take it; this one-shot solver stands in for them in the tests and comparisons.
 
@@ -19,7 +20,7 @@ from typing import ClassVar
 
 import numpy as np
 
-from svmbench.problems import Logistic
+from svmbench.problems import Logistic, MultinomialLogistic
 from svmbench.problems.validation import check_real
 from svmbench.solvers.base import Outcome, Solver, Status
 from svmbench.solvers.registry import register
@@ -27,7 +28,8 @@ from svmbench.solvers.registry import register
 
 @register
 class LogisticCvxpy(Solver):
-    """CVXPY + Clarabel on the exponential-cone form of :class:`~problems.Logistic`, every bias.
+    """CVXPY + Clarabel on the exponential-cone form of :class:`~problems.Logistic` (every
+    bias) and of :class:`~problems.MultinomialLogistic` (``cp.log_sum_exp``).
 
     Parameters
     ----------
@@ -41,7 +43,7 @@ class LogisticCvxpy(Solver):
 
     name = "logistic_cvxpy"
     iteration_unit = "interior-point iterations"
-    supported: ClassVar = {Logistic: {}}
+    supported: ClassVar = {Logistic: {}, MultinomialLogistic: {}}
     default_max_iter = 500
     reports_progress = False
 
@@ -73,7 +75,7 @@ class LogisticCvxpy(Solver):
             if raw.startswith("solver error") or raw in ("infeasible", "unbounded"):
                 status = Status.NUMERICAL_ERROR
             solved = all(v.value is not None for v in model.variables())
-            variables = recover() if solved else {"w": np.full(problem.n_features, np.nan)}
+            variables = recover() if solved else _missing(problem)
         stats = model.solver_stats
         iterations = stats.num_iters if stats is not None and stats.num_iters is not None else 0
         return Outcome(
@@ -83,3 +85,10 @@ class LogisticCvxpy(Solver):
             message=f"CVXPY status {raw}",
             info={"raw_status": raw, "compilation_time": model.compilation_time},
         )
+
+
+def _missing(problem) -> dict:
+    """Variables of no point (NaN), of the problem's shape."""
+    if isinstance(problem, MultinomialLogistic):
+        return {"W": np.full((problem.n_classes, problem.n_features), np.nan)}
+    return {"w": np.full(problem.n_features, np.nan)}

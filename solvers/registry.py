@@ -41,6 +41,7 @@ SOLVER_MODULES = (
     "svmbench.solvers.perceptron",
     "svmbench.solvers.logistic_dcd",
     "svmbench.solvers.logistic_newton",
+    "svmbench.solvers.multinomial_newton",
     "svmbench.solvers.logistic_reference",
     "svmbench.solvers.auto",
 )

@@ -1,9 +1,10 @@
 """``SVMClassifier(loss="logistic")``: probabilities from the model, agreement with
-scikit-learn's ``LogisticRegression`` (binary, and one-vs-rest for more classes), the fitted
-attributes, the model file, and the refusals."""
+scikit-learn's ``LogisticRegression`` (binary, one-vs-rest and multinomial for more classes),
+the fitted attributes, the model file, the one ``predict_proba`` rule, and the refusals."""
 
 from __future__ import annotations
 
+import inspect
 import warnings
 
 import numpy as np
@@ -14,7 +15,8 @@ from sklearn.multiclass import OneVsRestClassifier
 from sklearn.preprocessing import StandardScaler
 
 from svmbench import SVMClassifier, load_model, save_model
-from svmbench.problems.logistic_model import LogisticModel
+from svmbench.probability import has_probabilities
+from svmbench.problems.logistic_model import LogisticModel, MultinomialLogisticModel
 from svmbench.solvers import Status
 
 
@@ -82,6 +84,65 @@ def test_predict_proba_exists_for_the_logistic_loss_only():
     assert not hasattr(SVMClassifier(), "predict_proba")
     assert not hasattr(SVMClassifier(loss="squared_hinge"), "predict_log_proba")
     assert hasattr(SVMClassifier(loss="logistic", kernel="linear"), "predict_proba")
+    multinomial = SVMClassifier(loss="logistic", kernel="linear", multiclass="multinomial")
+    assert hasattr(multinomial, "predict_proba") and hasattr(multinomial, "predict_log_proba")
+
+
+def test_one_rule_decides_predict_proba_for_every_estimator():
+    class WithProbability:
+        def __init__(self, probability):
+            self.probability = probability
+
+    assert has_probabilities(WithProbability(True))
+    assert not has_probabilities(WithProbability(False))
+    assert not has_probabilities(WithProbability(1))  # True itself, not a truthy value
+    assert has_probabilities(SVMClassifier(loss="logistic"))
+    assert not has_probabilities(SVMClassifier(loss="hinge"))
+    # the estimator's methods are guarded by that function, not a copy of it
+    for method in ("predict_proba", "predict_log_proba"):
+        assert inspect.getattr_static(SVMClassifier, method).check is has_probabilities
+
+
+@pytest.mark.parametrize("C", [0.1, 10.0])
+def test_the_multinomial_loss_agrees_with_scikit_learn_s_multinomial_fit(C):
+    """scikit-learn's intercept is unregularized (a free bias, which the multinomial problem
+    refuses): the comparison is without intercept, ``bias="none"``."""
+    X, y = load_iris(return_X_y=True)
+    labels = np.array(["setosa", "versicolor", "virginica"])[y]
+    est = SVMClassifier(
+        kernel="linear", loss="logistic", multiclass="multinomial", bias="none", C=C, tol=1e-10
+    ).fit(X, labels)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        sk = _sklearn("none", C).fit(X, labels)
+    assert est.result_.status is Status.OPTIMAL and est.result_.rel_gap <= 1e-10
+    assert isinstance(est.model_, MultinomialLogisticModel)
+    assert list(est.classes_) == list(sk.classes_)
+    proba = est.predict_proba(X)
+    assert np.allclose(proba.sum(axis=1), 1.0, rtol=1e-14)
+    assert np.max(np.abs(proba - sk.predict_proba(X))) <= 1e-5
+    assert np.allclose(np.exp(est.predict_log_proba(X)), proba, rtol=1e-13, atol=0.0)
+    assert est.coef_.shape == (3, 4) and est.intercept_.shape == (3,)
+    assert np.max(np.abs(est.coef_ - sk.coef_)) <= 1e-4 * max(1.0, np.max(np.abs(sk.coef_)))
+    assert np.array_equal(est.predict(X), sk.predict(X))
+    assert est.n_iter_.shape == (1,)
+
+
+def test_the_multinomial_loss_takes_two_classes_and_a_regularized_bias(tmp_path):
+    X, y = _cancer(120)
+    est = SVMClassifier(
+        kernel="linear", loss="logistic", multiclass="multinomial", bias="regularized", tol=1e-9
+    ).fit(X, y)
+    assert est.result_.problem == "multinomial_logistic" and est.result_.rel_gap <= 1e-9
+    f = est.decision_function(X)
+    assert f.shape == (X.shape[0],)  # two classes: f_1 − f_0, positive for classes_[1]
+    proba = est.predict_proba(X)
+    assert np.allclose(proba[:, 1], 1.0 / (1.0 + np.exp(-f)), rtol=1e-12)
+    assert np.array_equal(est.predict(X), est.classes_[(f >= 0).astype(int)])
+    save_model(est, tmp_path / "m.npz")
+    loaded = load_model(tmp_path / "m.npz")
+    assert np.array_equal(loaded.predict(X), est.predict(X))
+    assert np.array_equal(loaded.model_.predict_proba(X), proba)
 
 
 def test_every_solver_of_the_problem_fits_the_same_model():
@@ -135,8 +196,17 @@ def test_bad_logistic_settings_are_clear_errors():
     with pytest.raises(ValueError, match="solver 'dcd' cannot fit loss='logistic'"):
         SVMClassifier(loss="logistic", kernel="linear", solver="dcd", bias="none").fit(X, y)
     Xi, yi = load_iris(return_X_y=True)
-    with pytest.raises(ValueError, match="multinomial loss is not built"):
+    with pytest.raises(ValueError, match="one-vs-rest.*or by the multinomial loss"):
         SVMClassifier(loss="logistic", kernel="linear", multiclass="ovo").fit(Xi, yi)
+    with pytest.raises(ValueError, match="multiclass='multinomial' takes bias='regularized'"):
+        SVMClassifier(loss="logistic", kernel="linear", multiclass="multinomial").fit(Xi, yi)
+    with pytest.raises(ValueError, match="multiclass='multinomial'.*needs loss='logistic'"):
+        SVMClassifier(kernel="linear", multiclass="multinomial", bias="none").fit(Xi, yi)
+    with pytest.raises(ValueError, match="solver 'logistic_newton' cannot fit.*multinomial"):
+        SVMClassifier(
+            loss="logistic", kernel="linear", multiclass="multinomial", bias="none",
+            solver="logistic_newton",
+        ).fit(Xi, yi)  # fmt: skip
     with pytest.raises(ValueError, match="at least 2 classes"):
         SVMClassifier(loss="logistic", kernel="linear").fit(X, np.zeros(len(y)))
     bad = X.copy()

@@ -367,7 +367,7 @@ def expand(
                 skipped.append(Skipped(f"{problem['kind']} | {spec}", refused[spec]))
                 continue
             ds = datasets[spec]
-            multiclass = problem["kind"] == "multiclass_hinge"
+            multiclass = hasattr(PROBLEMS.get(problem["kind"]), "n_classes")
             regression = problem["kind"] in REGRESSION_KINDS
             if regression != ds.is_regression:
                 why = "classification data set" if regression else "regression data set"

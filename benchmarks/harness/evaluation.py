@@ -153,7 +153,10 @@ def _confusion(problem: MulticlassHinge, result: SolveResult, X, y) -> list[list
 
 
 #: The references of the problems that are not QPs (no ``to_qp``), tried after the QP ones.
-NON_QP_REFERENCES = {"logistic": ("logistic_cvxpy",)}
+NON_QP_REFERENCES = {
+    "logistic": ("logistic_cvxpy",),
+    "multinomial_logistic": ("logistic_cvxpy",),
+}
 
 
 def reference(
@@ -331,7 +334,7 @@ def execute_case(
         )
     else:
         acc, on, X, y = accuracy(problem, result), "train", problem.X, problem.y
-    if isinstance(problem, MulticlassHinge) and result.model is not None:
+    if hasattr(problem, "n_classes") and result.model is not None:
         extras["confusion"] = _confusion(problem, result, X, y)
     if problem.kind in REGRESSION_KINDS:
         extras["r2"], extras["r2_on"] = r2(result, X, y), on

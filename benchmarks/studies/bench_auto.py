@@ -12,7 +12,8 @@ suites (the cases the rules in :data:`svmbench.solvers.auto.RULES` were fitted o
 cases the rules were not fitted on: other data sets, C from 1e-3 to 1e3, unscaled features.
 
 Run:
-``OPENBLAS_NUM_THREADS=1 python -m svmbench.benchmarks.studies.bench_auto [--quick] [--json F]``.
+``OPENBLAS_NUM_THREADS=1 python -m svmbench.benchmarks.studies.bench_auto [--quick] [--json F]
+[--kinds logistic,multinomial_logistic]``.
 """
 
 from __future__ import annotations
@@ -32,10 +33,17 @@ from svmbench.solvers.base import Status
 
 #: Exact methods compared with auto (the stochastic ones never drive the gap to tol; the
 #: reductions solve another formulation; cvxpy is the slow modelling-layer reference).
-EXACT = ("barrier", "dcd", "accpm", "smo", "smo_batch", "cs_dcd", "clarabel", "osqp")
+EXACT = (
+    "barrier", "dcd", "accpm", "smo", "smo_batch", "cs_dcd", "clarabel", "osqp",
+    "logistic_newton", "logistic_dcd", "multinomial_newton", "logistic_cvxpy",
+)  # fmt: skip
+#: The multiclass kinds (their data sets have more than two classes).
+MULTICLASS_KINDS = ("multiclass_hinge", "multinomial_logistic")
 #: Sizes past which a method is not run, having taken more than 10x the best at a smaller size
 #: in this benchmark (the table says so).
-TOO_SLOW = {"clarabel": 6000, "osqp": 3000, "accpm": 1000, "barrier-kernel": 6000}
+TOO_SLOW = {
+    "clarabel": 6000, "osqp": 3000, "accpm": 1000, "barrier-kernel": 6000, "logistic_cvxpy": 2000
+}  # fmt: skip
 
 UNFITTED = [
     # (problem, data spec)
@@ -70,6 +78,22 @@ UNFITTED = [
         ({"kind": "multiclass_hinge", "C": C, "bias": "regularized"}, spec)
         for C in (1e-3, 1.0, 1e3)
         for spec in ("wine:standardize=false", "blobs:n=2000,d=10,k=4,seed=6")
+    ],
+    *[
+        ({"kind": "logistic", "C": C, "bias": bias}, spec)
+        for C in (1e-2, 1.0, 1e2, 1e4)
+        for bias in ("regularized", "free")
+        for spec in (
+            "gaussian:n=20000,d=50,sep=1,seed=0",
+            "gaussian:n=3000,d=3000,density=0.01,sep=4,seed=2",
+            "breast_cancer:n=200",
+            "gaussian:n=100,d=2,sep=2,seed=0",
+        )
+    ],
+    *[
+        ({"kind": "multinomial_logistic", "C": C, "bias": "regularized"}, spec)
+        for C in (1e-2, 1.0, 1e3)
+        for spec in ("iris", "wine", "blobs:n=2000,d=10,k=4,seed=6")
     ],
 ]
 
@@ -158,7 +182,7 @@ def run(cases, tol: float, repeat: int, out=sys.stdout) -> list[dict]:
     )
     for problem_spec, spec in cases:
         data = datasets.load(spec)
-        if data.is_binary == (problem_spec["kind"] == "multiclass_hinge"):
+        if data.is_binary == (problem_spec["kind"] in MULTICLASS_KINDS):
             continue  # a suite's grid pairs every problem with every data set
         problem = make_problem(problem_spec, data)
         times, statuses = {}, {}
@@ -225,9 +249,12 @@ def main(argv=None) -> None:
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--quick", action="store_true", help="n <= 3000, unfitted cases only")
     parser.add_argument("--json", help="write the rows to this file")
+    parser.add_argument("--kinds", help="only these problem kinds (comma-separated)")
     args = parser.parse_args(argv)
     cases = [] if args.quick else suite_cases("default", 10**9) + suite_cases("scaling", 10000)
     cases += UNFITTED
+    if args.kinds:
+        cases = [c for c in cases if c[0]["kind"] in args.kinds.split(",")]
     rows = run(cases, args.tol, args.repeat)
     if args.json:
         with open(args.json, "w") as f:

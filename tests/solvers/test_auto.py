@@ -14,7 +14,9 @@ from svmbench.problems import (
     ChainStructuredHinge,
     HardMarginPrimal,
     KernelDual,
+    Logistic,
     MulticlassHinge,
+    MultinomialLogistic,
     SoftMarginDual,
     SoftMarginPrimal,
     datasets,
@@ -79,6 +81,14 @@ CASES = {
     ),
     "multiclass-small": (MulticlassHinge(BLOBS.X, BLOBS.y, C=10.0), "clarabel"),
     "multiclass-small-C": (MulticlassHinge(BLOBS.X, BLOBS.y, C=1e-3), "cs_dcd"),
+    # C·mean‖x‖² of OVERLAP at C = 1 is about 5: dual CD's epochs are few
+    "logistic-small": (Logistic(OVERLAP.X, OVERLAP.y, C=1.0, bias="none"), "logistic_dcd"),
+    "logistic-small-large-C": (
+        Logistic(OVERLAP.X, OVERLAP.y, C=1e3, bias="none"),
+        "logistic_newton",
+    ),
+    "logistic-free": (Logistic(OVERLAP.X, OVERLAP.y, C=1.0, bias="free"), "logistic_newton"),
+    "multinomial": (MultinomialLogistic(BLOBS.X, BLOBS.y, C=1.0), "multinomial_newton"),
 }
 
 

@@ -27,6 +27,7 @@ from svmbench.problems import (
     KernelDual,
     Logistic,
     MulticlassHinge,
+    MultinomialLogistic,
     SoftMarginDual,
     SoftMarginPrimal,
     SVRDual,
@@ -77,6 +78,7 @@ def _problems() -> dict[str, Problem]:
     out["hard_margin-infeasible"] = HardMarginPrimal(overlap.X, overlap.y, bias="free")
     for bias in ("none", "regularized"):
         out[f"multiclass-{bias}"] = MulticlassHinge(blobs.X, blobs.y, C=1.0, bias=bias)
+        out[f"multinomial-{bias}"] = MultinomialLogistic(blobs.X, blobs.y, C=1.0, bias=bias)
     diabetes = datasets.load("diabetes:n=60,seed=0")  # OSQP needs 100 cold iterations or more
     for bias in BIASES:
         out[f"svr-rbf-{bias}"] = SVRDual(diabetes.X, diabetes.y, C=1.0, epsilon=0.01, bias=bias)
@@ -125,7 +127,7 @@ def solved(name: str, key: str) -> SolveResult:
 
 
 def reference(problem: Problem) -> SolveResult:
-    if isinstance(problem, Logistic):  # not a QP: its exponential-cone reference
+    if isinstance(problem, Logistic | MultinomialLogistic):  # not QPs: the exponential cone
         return reference_solution(problem, "logistic_cvxpy")
     return reference_solution(problem)
 
