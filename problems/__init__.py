@@ -11,6 +11,7 @@ from svmbench.problems.logistic import Logistic
 from svmbench.problems.multiclass import MulticlassHinge
 from svmbench.problems.soft_margin import SoftMarginDual, SoftMarginPrimal
 from svmbench.problems.structured import ChainStructuredHinge
+from svmbench.problems.svr_linear import SVRPrimal
 
 #: The problem kinds a benchmark suite builds from a data set's (X, y); the chain-structured
 #: problem needs sequences and is built by ``problems.structured.digit_sequences`` instead.
@@ -31,6 +32,7 @@ __all__ = [
     "Logistic",
     "MulticlassHinge",
     "Problem",
+    "SVRPrimal",
     "SoftMarginDual",
     "SoftMarginPrimal",
 ]

@@ -10,6 +10,7 @@ kind               fields
 =================  ========================================================================
 ``linear``         ``w`` (d,); ``b`` real
 ``logistic``       ``w`` (d,); ``b`` real (the logistic loss's model: probabilities σ(w·x + b))
+``linear_regression`` ``w`` (d,); ``b`` real (the linear ε-SVR's model: predicts w·x + b)
 ``kernel``         ``support_vectors`` (n, d) dense or CSR, or null exactly for a precomputed
                    kernel; ``dual_coef`` (n,); ``support`` (n,) integers; ``b`` real;
                    ``kernel``; ``n_train`` integer in [0, 2³¹); ``gamma`` ≥ 0; ``degree`` in
@@ -42,6 +43,7 @@ import numpy as np
 from scipy import sparse
 
 from svmbench.problems.kernels import KERNELS
+from svmbench.problems.linear_regression_model import LinearRegressionModel
 from svmbench.problems.logistic_model import LogisticModel
 from svmbench.problems.model_archive import MAX_DIMENSION, DamagedModelFile, NpyHeader
 from svmbench.problems.models import (
@@ -73,7 +75,7 @@ KINDS: dict[str, type[Model]] = {
     cls.kind: cls
     for cls in (
         LinearModel, KernelModel, CrammerSingerModel, OneVsRestModel, OneVsOneModel, ChainModel,
-        LogisticModel,
+        LogisticModel, LinearRegressionModel,
     )
 }  # fmt: skip
 
@@ -142,6 +144,7 @@ _REQUIRED = object()
 _SCALARS: dict[str, dict[str, tuple[Callable, Any]]] = {
     "linear": {"b": (_real(), 0.0)},
     "logistic": {"b": (_real(), 0.0)},
+    "linear_regression": {"b": (_real(), 0.0)},
     "kernel": {
         "b": (_real(), _REQUIRED),
         "kernel": (_option(KERNELS), _REQUIRED),
@@ -162,6 +165,7 @@ _SCALARS: dict[str, dict[str, tuple[Callable, Any]]] = {
 _ARRAYS: dict[str, dict[str, tuple[str, tuple[str, ...], bool]]] = {
     "linear": {"w": (FLOAT, ("d",), False)},
     "logistic": {"w": (FLOAT, ("d",), False)},
+    "linear_regression": {"w": (FLOAT, ("d",), False)},
     "kernel": {
         "support_vectors": (FLOAT, ("n", "d"), True),
         "dual_coef": (FLOAT, ("n",), False),

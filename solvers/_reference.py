@@ -28,6 +28,7 @@ from svmbench.problems import (
     MulticlassHinge,
     SoftMarginDual,
     SoftMarginPrimal,
+    SVRPrimal,
 )
 from svmbench.problems.base import Problem
 from svmbench.problems.validation import check_real
@@ -53,6 +54,7 @@ ALL_PROBLEMS = {
     SoftMarginDual: {},
     KernelDual: {"kernel": _psd_kernel_only},
     MulticlassHinge: {},
+    SVRPrimal: {},
 }
 
 
