@@ -42,6 +42,7 @@ SOLVER_MODULES = (
     "svmbench.solvers.logistic_dcd",
     "svmbench.solvers.logistic_newton",
     "svmbench.solvers.logistic_reference",
+    "svmbench.solvers.svr_dcd",
     "svmbench.solvers.auto",
 )
 
@@ -51,6 +52,7 @@ ANCHOR_MODULES = (
     "svmbench.solvers.anchors.libsvm",
     "svmbench.solvers.anchors.sklearn",
     "svmbench.solvers.anchors.logistic",
+    "svmbench.solvers.anchors.linear_regression",
 )
 
 _REGISTRY: dict[str, type[Solver]] = {}
