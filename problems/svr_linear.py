@@ -58,6 +58,9 @@ BIASES = ("free", "regularized", "none")
 NEAR_TUBE = 0.1
 #: At most this many near-tube examples are optimized in that QP (the nearest first).
 MAX_FREE_MULTIPLIERS = 2000
+#: That QP takes its dense Hessian (θ's own scale) up to this many variables, else the sparse
+#: form through ``v = v₀ + Aθ``.
+DENSE_SUBSET = 600
 
 
 def check_targets(y, n_samples: int, *, name: str = "y") -> np.ndarray:
@@ -295,7 +298,7 @@ class SVRPrimal(Problem):
         return w, self.best_bias(w)
 
     def dual_from_primal(self, w, b=None) -> np.ndarray:
-        """A feasible β that closes the gap at the optimum (at the exact b for a free bias).
+        """A feasible β that closes the gap at the optimum (at the given b, else the exact one).
 
         Squared loss: the KKT map ``β_i = 2 C_i sign(r_i) max(0, |r_i| − ε)``, projected. Plain
         loss: complementary slackness fixes ``β_i = C_i sign(r_i)`` outside the tube and 0
@@ -303,8 +306,9 @@ class SVRPrimal(Problem):
         near-edge multipliers (at most ``MAX_FREE_MULTIPLIERS``, the nearest) maximize D with
         the others fixed, in a small QP over ``β = θ⁺ − θ⁻``, ``0 ≤ θ± ≤ C_i`` (``Σβ = 0`` for a
         free bias), as the soft margin's certificate does."""
+        b_given = b is not None
         w, b = self._check_w_b(w, b)
-        if self.bias == "free":
+        if self.bias == "free" and not b_given:
             b = self.best_bias(w)
         r = self.residuals(w, b)
         C = self.upper_bounds
@@ -341,9 +345,19 @@ class SVRPrimal(Problem):
             if not (-C.sum() <= -total0 <= C.sum()):
                 return np.zeros(m)  # the subset cannot restore Σβ = 0: projected instead
             eq = np.concatenate([np.ones(m), -np.ones(m)])
-        theta = maximize_dual_on_subset(
-            c, np.concatenate([C, C]), A_sub=A, v0=v0, eq=eq, eq_rhs=-total0
-        )
+        # θ = k φ with k = max C_i: the QP sees bounds ≤ 1 (Clarabel stalls on bounds of 1e4)
+        k = float(C.max())
+        upper = np.concatenate([C, C]) / k
+        if 2 * m <= DENSE_SUBSET:  # the dense form: the QP sees θ's scale, not v₀'s
+            H = (A.T @ A).toarray()
+            phi = maximize_dual_on_subset(
+                c / k, upper, H=H, g=A.T @ (v0 / k), eq=eq, eq_rhs=-total0 / k
+            )
+        else:
+            phi = maximize_dual_on_subset(
+                c / k, upper, A_sub=A, v0=v0 / k, eq=eq, eq_rhs=-total0 / k
+            )
+        theta = k * phi
         return np.clip(theta[:m], 0.0, C) - np.clip(theta[m:], 0.0, C)
 
     # ---- certificate -----------------------------------------------------------------------------
