@@ -397,29 +397,26 @@ class SVRPrimal(Problem):
 
     # ---- reference -------------------------------------------------------------------------------
     def to_qp(self) -> QP:
-        """The primal QP over ``(w, b, ξ)``, one row per example,
-        ``y_i − ε ≤ x_i·w + b + ξ_i ≤ y_i + ε``: the plain loss with ``ξ = ξ⁺ − ξ⁻``,
-        ``ξ± ≥ 0`` and cost ``Σ C_i(ξ⁺_i + ξ⁻_i)``; the squared loss with ξ free and cost
-        ``Σ C_i ξ_i²`` (+ ``b²/(2s²)``). Sparse: ``nnz(X) + O(n)`` non-zeros. The multiplier of
-        row i is ``−β_i``."""
+        """The primal QP over ``(w, b, ξ⁺, ξ⁻)``, one row per example,
+        ``y_i − ε ≤ x_i·w + b + ξ⁺_i − ξ⁻_i ≤ y_i + ε``, ``ξ± ≥ 0``, with cost
+        ``Σ C_i(ξ⁺_i + ξ⁻_i)`` (plain loss) or ``Σ C_i(ξ⁺_i² + ξ⁻_i²)`` (squared; at most one of
+        the two is positive at the optimum) (+ ``b²/(2s²)``). Sparse: ``nnz(X) + O(n)``
+        non-zeros. The multiplier of row i is ``−β_i``."""
         n, d = self.n_samples, self.n_features
         C = self.upper_bounds
         nb = int(self.bias != "none")
         p_b = np.array([1.0 / self.bias_scale**2 if self.bias == "regularized" else 0.0])[:nb]
-        n_xi = n if self.squared else 2 * n
-        p_xi = 2.0 * C if self.squared else np.zeros(n_xi)
+        p_xi = np.r_[C, C] * 2.0 if self.squared else np.zeros(2 * n)
         P = sparse.diags(np.concatenate([np.ones(d), p_b, p_xi]), format="csc")
-        q = np.concatenate([np.zeros(d + nb), np.zeros(n) if self.squared else np.r_[C, C]])
-        slack = sparse.identity(n) if self.squared else sparse.hstack(
-            [sparse.identity(n), -sparse.identity(n)]
-        )  # fmt: skip
+        q = np.concatenate([np.zeros(d + nb), np.zeros(2 * n) if self.squared else np.r_[C, C]])
+        slack = sparse.hstack([sparse.identity(n), -sparse.identity(n)])
         ones = sparse.csr_matrix(np.ones((n, 1)))[:, :nb]
-        rows = [sparse.hstack([sparse.csr_matrix(self.X), ones, slack], format="csc")]
-        lo, up = [self.y - self.epsilon], [self.y + self.epsilon]
-        if not self.squared:
-            rows.append(sparse.hstack([sparse.csc_matrix((n_xi, d + nb)), sparse.identity(n_xi)]))
-            lo.append(np.zeros(n_xi))
-            up.append(np.full(n_xi, np.inf))
+        rows = [
+            sparse.hstack([sparse.csr_matrix(self.X), ones, slack], format="csc"),
+            sparse.hstack([sparse.csc_matrix((2 * n, d + nb)), sparse.identity(2 * n)]),
+        ]
+        lo = [self.y - self.epsilon, np.zeros(2 * n)]
+        up = [self.y + self.epsilon, np.full(2 * n, np.inf)]
         A = sparse.vstack(rows, format="csc")
 
         def recover(x, y_mult):

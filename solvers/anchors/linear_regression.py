@@ -61,7 +61,7 @@ class LiblinearSVR(Anchor):
     Notes
     -----
     Uniform per-example weights only (the binding takes one C). liblinear 2.50 stops its dual
-    solvers after 1000 outer iterations with a warning, which becomes status ``max_iter``.
+    solvers after 300 outer iterations with a warning, which becomes status ``max_iter``.
     """
 
     package = "liblinear-official"
