@@ -13,6 +13,7 @@ from svmbench.problems.multinomial_logistic import MultinomialLogistic
 from svmbench.problems.soft_margin import SoftMarginDual, SoftMarginPrimal
 from svmbench.problems.structured import ChainStructuredHinge
 from svmbench.problems.svr import SVRDual
+from svmbench.problems.svr_linear import SVRPrimal
 
 #: The problem kinds a benchmark suite builds from a data set's (X, y); the chain-structured
 #: problem needs sequences and is built by ``problems.structured.digit_sequences`` instead.
@@ -20,13 +21,12 @@ PROBLEMS: dict[str, type[Problem]] = {
     cls.kind: cls
     for cls in (
         HardMarginPrimal, SoftMarginPrimal, SoftMarginDual, KernelDual, MulticlassHinge, Logistic,
-        SVRDual,
-        MultinomialLogistic,
+        SVRDual, SVRPrimal, MultinomialLogistic,
     )
 }  # fmt: skip
 
 #: The kinds whose y holds real targets (regression data sets, ``Dataset.is_regression``).
-REGRESSION_KINDS = frozenset({SVRDual.kind})
+REGRESSION_KINDS = frozenset({SVRDual.kind, SVRPrimal.kind})
 
 __all__ = [
     "PROBLEMS",
@@ -41,6 +41,7 @@ __all__ = [
     "MultinomialLogistic",
     "Problem",
     "SVRDual",
+    "SVRPrimal",
     "SoftMarginDual",
     "SoftMarginPrimal",
 ]

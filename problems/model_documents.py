@@ -6,42 +6,7 @@ A model document (docs/ARCHITECTURE.md §7) is JSON: ``{"kind": ..., "arrays": {
 one against the schema of its kind, every entry for its JSON type and range:
 
 kind                   fields
-=====================  ========================================================================
-``linear``             ``w`` (d,); ``b`` real
-``logistic``           ``w`` (d,); ``b`` real (the logistic loss's model: σ(w·x + b))
-``kernel``             ``support_vectors`` (n, d) dense or CSR, or null exactly for a precomputed
-                       kernel; ``dual_coef`` (n,); ``support`` (n,) integers; ``b`` real;
-                       ``kernel``; ``n_train`` integer in [0, 2³¹); ``gamma`` ≥ 0; ``degree`` in
-                       [1, :data:`MAX_DEGREE`]; ``coef0`` real
-``kernel_regression``  as ``kernel``, ``dual_coef`` the coefficients β (ε-SVR's model)
-``crammer_singer``     ``W`` (k, d); ``b`` (k,)
-``ovr``                ``models``: ``n_classes`` binary models (linear or kernel)
-``ovo``                ``models`` and ``pairs`` of distinct classes in [0, ``n_classes``), one model
-                       per pair, no pair twice, every class in some pair (so ``n_classes`` is at
-                       most twice the models); ``tie_break``
-``chain``              ``E`` (q, d); ``T`` (q, q) or null
-=====================  ========================================================================
-=======
-========================  ========================================================================
-kind                      fields
-========================  ========================================================================
-``linear``                ``w`` (d,); ``b`` real
-``logistic``              ``w`` (d,); ``b`` real (the logistic loss's model: probabilities
-                          σ(w·x + b))
-``kernel``                ``support_vectors`` (n, d) dense or CSR, or null exactly for a precomputed
-                          kernel; ``dual_coef`` (n,); ``support`` (n,) integers; ``b`` real;
-                          ``kernel``; ``n_train`` integer in [0, 2³¹); ``gamma`` ≥ 0; ``degree`` in
-                          [1, :data:`MAX_DEGREE`]; ``coef0`` real
-``kernel_regression``     as ``kernel``, ``dual_coef`` the coefficients β (ε-SVR's model)
-``crammer_singer``        ``W`` (k, d); ``b`` (k,)
-``multinomial_logistic``  ``W`` (k, d); ``b`` (k,) (probabilities: the softmax of ``W x + b``)
-``ovr``                   ``models``: ``n_classes`` binary models (linear or kernel)
-``ovo``                   ``models`` and ``pairs`` of distinct classes in [0, ``n_classes``), one
-                          model per pair, no pair twice, every class in some pair (so
-                          ``n_classes`` is at most twice the models); ``tie_break``
-``chain``                 ``E`` (q, d); ``T`` (q, q) or null
-========================  ========================================================================
-
+=====================  =================================================================
 and returns the arrays it names (:class:`ArraySpec`: the member, float numbers or integer
 indices, the dimensions as symbols that the arrays of one model share), which
 :func:`check_shapes` compares with the members' headers before anything is read. A field of the
@@ -62,6 +27,7 @@ import numpy as np
 from scipy import sparse
 
 from svmbench.problems.kernels import KERNELS
+from svmbench.problems.linear_regression_model import LinearRegressionModel
 from svmbench.problems.logistic_model import LogisticModel, MultinomialLogisticModel
 from svmbench.problems.model_archive import MAX_DIMENSION, DamagedModelFile, NpyHeader
 from svmbench.problems.models import (
@@ -94,7 +60,7 @@ KINDS: dict[str, type[Model]] = {
     cls.kind: cls
     for cls in (
         LinearModel, KernelModel, CrammerSingerModel, OneVsRestModel, OneVsOneModel, ChainModel,
-        LogisticModel, KernelRegressionModel, MultinomialLogisticModel,
+        LogisticModel, KernelRegressionModel, MultinomialLogisticModel, LinearRegressionModel,
     )
 }  # fmt: skip
 
@@ -163,6 +129,7 @@ _REQUIRED = object()
 _SCALARS: dict[str, dict[str, tuple[Callable, Any]]] = {
     "linear": {"b": (_real(), 0.0)},
     "logistic": {"b": (_real(), 0.0)},
+    "linear_regression": {"b": (_real(), 0.0)},
     "kernel": {
         "b": (_real(), _REQUIRED),
         "kernel": (_option(KERNELS), _REQUIRED),
@@ -184,6 +151,7 @@ _SCALARS: dict[str, dict[str, tuple[Callable, Any]]] = {
 _ARRAYS: dict[str, dict[str, tuple[str, tuple[str, ...], bool]]] = {
     "linear": {"w": (FLOAT, ("d",), False)},
     "logistic": {"w": (FLOAT, ("d",), False)},
+    "linear_regression": {"w": (FLOAT, ("d",), False)},
     "kernel": {
         "support_vectors": (FLOAT, ("n", "d"), True),
         "dual_coef": (FLOAT, ("n",), False),

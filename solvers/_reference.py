@@ -28,6 +28,7 @@ from svmbench.problems import (
     MulticlassHinge,
     SoftMarginDual,
     SoftMarginPrimal,
+    SVRPrimal,
 )
 from svmbench.problems.base import Problem
 from svmbench.problems.svr import SVRDual
@@ -55,6 +56,7 @@ ALL_PROBLEMS = {
     KernelDual: {"kernel": _psd_kernel_only},
     MulticlassHinge: {},
     SVRDual: {"kernel": _psd_kernel_only},
+    SVRPrimal: {},
 }
 
 

@@ -35,7 +35,13 @@ import warnings
 import numpy as np
 from scipy import sparse
 
-from svmbench.problems import HardMarginPrimal, KernelDual, MulticlassHinge, SoftMarginDual
+from svmbench.problems import (
+    HardMarginPrimal,
+    KernelDual,
+    MulticlassHinge,
+    SoftMarginDual,
+    SVRPrimal,
+)
 from svmbench.problems.svr import SVRDual
 from svmbench.problems.validation import check_option
 from svmbench.solvers._reference import QPReference
@@ -205,7 +211,32 @@ def _multiclass(cp, problem: MulticlassHinge):
     return cp.Problem(cp.Minimize(objective)), recover, None
 
 
+def _svr_primal(cp, problem):
+    """``½‖w‖² (+ ½(b/s)²) + Σ C_i ℓ(y_i − w·x_i − b)``, ℓ the (squared) ε-insensitive loss."""
+    w = cp.Variable(problem.n_features, name="w")
+    b_var = cp.Variable(name="b") if problem.bias != "none" else None
+    objective = 0.5 * cp.sum_squares(w)
+    scores = problem.X @ w
+    if problem.bias == "free":
+        scores = scores + b_var
+    elif problem.bias == "regularized":
+        scores = scores + problem.bias_scale * b_var
+        objective = objective + 0.5 * cp.square(b_var)
+    outside = cp.pos(cp.abs(problem.y - scores) - problem.epsilon)
+    objective = objective + problem.upper_bounds @ (
+        cp.square(outside) if problem.squared else outside
+    )
+
+    def recover():
+        scale = problem.bias_scale if problem.bias == "regularized" else 1.0
+        return {"w": _value(w), "b": 0.0 if b_var is None else scale * float(_value(b_var))}
+
+    return cp.Problem(cp.Minimize(objective)), recover, None
+
+
 def _formulate(cp, problem):
+    if isinstance(problem, SVRPrimal):
+        return _svr_primal(cp, problem)
     if isinstance(problem, MulticlassHinge):
         return _multiclass(cp, problem)
     if isinstance(problem, KernelDual):

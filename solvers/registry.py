@@ -43,6 +43,7 @@ SOLVER_MODULES = (
     "svmbench.solvers.logistic_newton",
     "svmbench.solvers.multinomial_newton",
     "svmbench.solvers.logistic_reference",
+    "svmbench.solvers.svr_dcd",
     "svmbench.solvers.auto",
 )
 
@@ -53,6 +54,7 @@ ANCHOR_MODULES = (
     "svmbench.solvers.anchors.sklearn",
     "svmbench.solvers.anchors.logistic",
     "svmbench.solvers.anchors.regression",
+    "svmbench.solvers.anchors.linear_regression",
 )
 
 _REGISTRY: dict[str, type[Solver]] = {}

@@ -31,6 +31,7 @@ from svmbench.problems import (
     SoftMarginDual,
     SoftMarginPrimal,
     SVRDual,
+    SVRPrimal,
     datasets,
 )
 from svmbench.problems.base import Problem
@@ -82,6 +83,13 @@ def _problems() -> dict[str, Problem]:
     diabetes = datasets.load("diabetes:n=60,seed=0")  # OSQP needs 100 cold iterations or more
     for bias in BIASES:
         out[f"svr-rbf-{bias}"] = SVRDual(diabetes.X, diabetes.y, C=1.0, epsilon=0.01, bias=bias)
+    rng = np.random.default_rng(3)
+    targets = overlap.X @ rng.normal(size=overlap.X.shape[1]) + rng.normal(size=overlap.y.size)
+    for bias in BIASES:
+        out[f"svr-plain-{bias}"] = SVRPrimal(overlap.X, targets, epsilon=0.2, bias=bias)
+        out[f"svr-squared-{bias}"] = SVRPrimal(
+            overlap.X, targets, epsilon=0.2, loss="squared_epsilon_insensitive", bias=bias
+        )
     seq = digit_sequences(8, 8, min_length=2, max_length=4, noise=0.5, seed=0)
     out["chain"] = ChainStructuredHinge(seq.X, seq.y, seq.lengths, n_states=10, C=1.0)
     return out

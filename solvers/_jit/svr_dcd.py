@@ -1,0 +1,159 @@
+"""Jitted epochs of dual coordinate descent for linear ε-SVR (Ho & Lin 2012, Algorithm 4).
+
+The dual solved (problems/svr_linear.py), over the examples ``i`` of the active index set, is
+
+    min_β f(β) = ½ βᵀ(Q̄ + Λ)β − yᵀβ + ε‖β‖₁,   −U_i ≤ β_i ≤ U_i,
+    Q̄_ij = x_i·x_j + s²,
+
+with ``Λ_ii = 0, U_i = C_i`` (plain ε-insensitive loss) or ``Λ_ii = 1/(2 C_i), U_i = ∞`` (squared),
+and ``s`` the constant bias feature (0 without a bias). The primal weights ``w = Σ β_i x_i`` and
+``w_b = s Σ β_i`` are kept current, so that a step costs one dot product and one axpy over
+``x_i``.
+
+The one-variable problem of coordinate i, ``min_d ½H d² + G d + ε|β_i + d|`` with ``G = ∇_i
+(½βᵀ(Q̄ + Λ)β − yᵀβ)`` and ``H = Q̄_ii + Λ_ii``, is piecewise quadratic; its minimizer is closed
+form ([Ho12] eq. (25)): ``d = −(G + ε)/H`` if ``G + ε < Hβ_i``, ``−(G − ε)/H`` if ``G − ε > Hβ_i``,
+else ``−β_i``, then clipped to the box. The violation of the optimality conditions (the minimum-norm
+subgradient, [Ho12] eq. (27)) drives LIBLINEAR's shrinking (``solve_l2r_l1l2_svr``) and its
+stopping rule ``‖v‖₁ ≤ eps · ‖v⁰‖₁`` (the sum of violations over the active set against the first
+epoch's). Randomness (the per-epoch permutation) comes from a ``uint64`` state (splitmix64,
+:mod:`solvers._jit.common`): a seed reproduces every iterate. No ``fastmath``.
+
+References
+----------
+C.-H. Ho, C.-J. Lin. Large-scale linear support vector regression. JMLR 13, 2012 (Algorithm 4).
+"""
+
+from __future__ import annotations
+
+import numba
+import numpy as np
+
+from svmbench.solvers._jit.common import shuffle_active
+from svmbench.solvers._jit.rows import prefetch_offsets, prefetch_row, row_axpy, row_dot
+
+#: A step ``|d|`` below this is not taken (LIBLINEAR's 1e-12).
+STEP_ZERO = 1e-12
+#: The row this many places ahead in the shuffled order is prefetched (as in :mod:`dcd`).
+PREFETCH_AHEAD = 4
+#: A shrunk active set is reset to the full set at least once every this many epochs.
+FORCED_RECHECK_EPOCHS = 200
+
+
+@numba.njit(cache=True, error_model="numpy", inline="always")
+def svr_epoch(X, y, upper, lam, qd, eps_tube, s, beta, w, wb, index, active_size, gmax_old, rng):
+    """One epoch over ``index[:active_size]`` in a shuffled order, in place.
+
+    ``upper`` holds ``U_i``, ``lam`` ``Λ_ii``, ``qd`` ``H_i = ‖x_i‖² + s² + Λ_ii``. A coordinate
+    at 0 whose ``G ± ε`` straddle 0 by more than ``gmax_old``, or at a bound with its gradient
+    pointing out by more than ``gmax_old``, is shrunk (moved past the active set's end).
+    Returns ``(active_size, largest violation, sum of violations)``.
+    """
+    shuffle_active(index, active_size, rng)
+    gmax_new = 0.0
+    gnorm1 = 0.0
+    k = 0
+    while k < active_size:
+        if k + 2 * PREFETCH_AHEAD < active_size:
+            prefetch_offsets(X, index[k + 2 * PREFETCH_AHEAD])
+        if k + PREFETCH_AHEAD < active_size:
+            prefetch_row(X, index[k + PREFETCH_AHEAD])
+        i = index[k]
+        b_i = beta[i]
+        G = row_dot(X, i, w, s * wb[0]) - y[i] + lam[i] * b_i
+        H = qd[i]
+        U = upper[i]
+        Gp = G + eps_tube
+        Gn = G - eps_tube
+        violation = 0.0
+        shrink = False
+        if b_i == 0.0:
+            if Gp < 0.0:
+                violation = -Gp
+            elif Gn > 0.0:
+                violation = Gn
+            elif Gp > gmax_old and Gn < -gmax_old:
+                shrink = True
+        elif b_i >= U:
+            if Gp > 0.0:
+                violation = Gp
+            elif Gp < -gmax_old:
+                shrink = True
+        elif b_i <= -U:
+            if Gn < 0.0:
+                violation = -Gn
+            elif Gn > gmax_old:
+                shrink = True
+        elif b_i > 0.0:
+            violation = abs(Gp)
+        else:
+            violation = abs(Gn)
+        if shrink:
+            active_size -= 1
+            index[k] = index[active_size]
+            index[active_size] = i
+            continue  # re-examine the coordinate swapped into slot k
+        gmax_new = max(gmax_new, violation)
+        gnorm1 += violation
+        k += 1
+        # the closed-form minimizer of the one-variable problem ([Ho12] eq. (25))
+        if Gp < H * b_i:
+            d = -Gp / H
+        elif Gn > H * b_i:
+            d = -Gn / H
+        else:
+            d = -b_i
+        if abs(d) < STEP_ZERO:
+            continue
+        b_new = min(max(b_i + d, -U), U)
+        delta = b_new - b_i
+        if delta != 0.0:
+            beta[i] = b_new
+            row_axpy(X, i, delta, w)
+            wb[0] += s * delta
+    return active_size, gmax_new, gnorm1
+
+
+@numba.njit(cache=True, error_model="numpy")
+def svr_dcd_epochs(
+    X, y, upper, lam, qd, eps_tube, s, beta, w, wb, index, rng, row_nnz, counts, norms, eps,
+    shrinking, max_epochs,
+):  # fmt: skip
+    """Up to ``max_epochs`` epochs with LIBLINEAR's bookkeeping between them, stopping early when
+    ``Σ violations ≤ eps · Σ violations of the first epoch`` holds on the full set.
+
+    ``counts = [active_size, n_free, resets, forced_resets, since_full]`` (int64) and
+    ``norms = [Gmax_old, first epoch's Σ violations (< 0: not yet), last Σ violations]`` are
+    updated in place. A shrunk set that meets the rule is reset to the full set (``counts[2]``),
+    as is one left shrunk for :data:`FORCED_RECHECK_EPOCHS` epochs (``counts[3]``).
+    Returns ``(epochs, nonzeros of the rows visited, converged)``.
+    """
+    inf = np.inf
+    n_free = counts[1]
+    work = 0.0
+    for epoch in range(max_epochs):
+        if counts[0] < n_free and counts[4] >= FORCED_RECHECK_EPOCHS:
+            counts[0] = n_free
+            norms[0] = inf
+            counts[3] += 1
+        counts[4] = 0 if counts[0] == n_free else counts[4] + 1
+        active = counts[0]
+        for k in range(active):
+            work += row_nnz[index[k]]
+        gmax_old = norms[0] if shrinking else inf
+        active, gmax_new, gnorm1 = svr_epoch(
+            X, y, upper, lam, qd, eps_tube, s, beta, w, wb, index, active, gmax_old, rng
+        )
+        counts[0] = active
+        if norms[1] < 0.0:
+            norms[1] = gnorm1
+        norms[2] = gnorm1
+        if gnorm1 <= eps * norms[1]:
+            norms[0] = inf
+            if active == n_free:
+                return epoch + 1, work, True
+            counts[0] = n_free  # the shrunk set meets the rule: re-check the full set
+            counts[2] += 1
+        else:
+            norms[0] = gmax_new
+    return max_epochs, work, False
