@@ -9,6 +9,9 @@ from svmbench.problems.hard_margin import HardMarginPrimal
 from svmbench.problems.kernel_dual import KernelDual
 from svmbench.problems.logistic import Logistic
 from svmbench.problems.multiclass import MulticlassHinge
+from svmbench.problems.nu_svc import NuSVCDual
+from svmbench.problems.nu_svr import NuSVRDual
+from svmbench.problems.one_class import OneClassDual
 from svmbench.problems.soft_margin import SoftMarginDual, SoftMarginPrimal
 from svmbench.problems.structured import ChainStructuredHinge
 
@@ -30,6 +33,9 @@ __all__ = [
     "KernelDual",
     "Logistic",
     "MulticlassHinge",
+    "NuSVCDual",
+    "NuSVRDual",
+    "OneClassDual",
     "Problem",
     "SoftMarginDual",
     "SoftMarginPrimal",

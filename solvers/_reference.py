@@ -26,6 +26,9 @@ from svmbench.problems import (
     HardMarginPrimal,
     KernelDual,
     MulticlassHinge,
+    NuSVCDual,
+    NuSVRDual,
+    OneClassDual,
     SoftMarginDual,
     SoftMarginPrimal,
 )
@@ -53,6 +56,9 @@ ALL_PROBLEMS = {
     SoftMarginDual: {},
     KernelDual: {"kernel": _psd_kernel_only},
     MulticlassHinge: {},
+    NuSVCDual: {"kernel": _psd_kernel_only},
+    NuSVRDual: {"kernel": _psd_kernel_only},
+    OneClassDual: {"kernel": _psd_kernel_only},
 }
 
 

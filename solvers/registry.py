@@ -51,6 +51,7 @@ ANCHOR_MODULES = (
     "svmbench.solvers.anchors.libsvm",
     "svmbench.solvers.anchors.sklearn",
     "svmbench.solvers.anchors.logistic",
+    "svmbench.solvers.anchors.nu_family",
 )
 
 _REGISTRY: dict[str, type[Solver]] = {}
