@@ -16,6 +16,7 @@ The problems certify the point (their best offsets, not the library's ρ).
 from __future__ import annotations
 
 import ctypes
+from typing import ClassVar
 
 import numpy as np
 
@@ -30,10 +31,11 @@ from svmbench.solvers.anchors.base import (
     as_sklearn_input,
     uniform_weights,
 )
-from svmbench.solvers.anchors.libsvm import _LIBSVM_KERNEL as LIBSVM_KERNEL_CODES
 from svmbench.solvers.base import Status
 from svmbench.solvers.registry import register
 
+#: LIBSVM's ``-t`` of each kernel.
+LIBSVM_KERNEL_CODES = {"linear": 0, "poly": 1, "rbf": 2, "sigmoid": 3, "precomputed": 4}
 #: LIBSVM's ``-s`` of each problem kind.
 SVM_TYPE = {"nu_svc": 1, "one_class": 2, "nu_svr": 4}
 
@@ -177,7 +179,7 @@ class SklearnNuAnchor(Anchor):
     package = "scikit-learn"
     modules = ("sklearn.svm",)
     iteration_unit = "SMO iterations (pair updates)"
-    supported = {NuSVCDual: {}, OneClassDual: {}, NuSVRDual: {}}
+    supported: ClassVar[dict] = {NuSVCDual: {}, OneClassDual: {}, NuSVRDual: {}}
 
     def __init__(
         self,

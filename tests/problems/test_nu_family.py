@@ -113,7 +113,7 @@ def test_sample_weights_as_scikit_learn(kind):
     problem = _problem(kind, "rbf", sample_weight=weights)
     result = registry.get("clarabel", tol=1e-8).solve(problem)
     assert result.rel_gap <= 1e-8
-    alpha, est = _sklearn_alpha(problem, weights)
+    alpha, _ = _sklearn_alpha(problem, weights)
     theirs = problem.certificate(alpha=alpha)
     assert theirs.rel_gap < 1e-6
     assert theirs.dual == pytest.approx(result.dual, rel=1e-6)
