@@ -26,6 +26,9 @@ __version__ = "0.2.0"
 _LAZY = {
     "SVMClassifier": "svmbench.estimators",
     "SVMClassifierCV": "svmbench.model_selection",
+    "NuSVMClassifier": "svmbench.nu_estimators",
+    "NuSVMRegressor": "svmbench.nu_estimators",
+    "OneClassSVM": "svmbench.nu_estimators",
     "SVMConvergenceWarning": "svmbench.solve_outcome",
     "SVMNumericalWarning": "svmbench.solve_outcome",
     "load_model": "svmbench.problems.model_files",

@@ -21,6 +21,11 @@ from svmbench.problems.kernels import squared_norms as _squared_norms
 from svmbench.problems.models import KernelModel, finite
 from svmbench.problems.validation import check_option, check_real, check_X
 
+#: A model keeps the coefficients above this fraction of the largest bound: an interior-point
+#: solver leaves every multiplier strictly inside its box (1e-12 off the margin), and a model
+#: over every training row would be no support-vector model. Dropping them moves a decision
+#: value by at most ``n · SUPPORT_RTOL · max c_i · max |K|``.
+SUPPORT_RTOL = 1e-8
 #: A mass within this relative distance of a cumulative weight counts as equal to it.
 MASS_RTOL = 1e-12
 
@@ -153,11 +158,11 @@ class KernelFamilyMixin:
         return self.min_eigenvalue >= -PSD_RTOL * scale
 
     def kernel_model(self, coef: np.ndarray, b: float, scale: float = 1.0) -> KernelModel | None:
-        """``f(x) = Σ_j c_j K(x_j, x) + b`` over the non-zero ``coef``, all divided by ``scale``;
-        None for a non-finite point."""
+        """``f(x) = Σ_j c_j K(x_j, x) + b`` over the coefficients above ``SUPPORT_RTOL · max
+        c_i``, all divided by ``scale``; None for a non-finite point."""
         if not finite(coef, b, scale) or scale == 0.0:
             return None
-        support = np.flatnonzero(coef)
+        support = np.flatnonzero(np.abs(coef) > SUPPORT_RTOL * float(np.max(self.upper_bounds)))
         vectors = None if self.kernel == "precomputed" else self.X[support]
         if vectors is not None and not sparse.issparse(vectors):
             vectors = np.ascontiguousarray(vectors)
