@@ -1,6 +1,6 @@
-"""scikit-learn estimators of the ν family: :class:`NuSVMClassifier` (NuSVC), :class:`NuSVMRegressor`
-(NuSVR) and :class:`OneClassSVM`, trained by any solver that accepts their problems
-(:mod:`svmbench.problems.nu_svc`, :mod:`~svmbench.problems.nu_svr`,
+"""scikit-learn estimators of the ν family: :class:`NuSVMClassifier` (NuSVC),
+:class:`NuSVMRegressor` (NuSVR) and :class:`OneClassSVM`, trained by any solver that accepts
+their problems (:mod:`svmbench.problems.nu_svc`, :mod:`~svmbench.problems.nu_svr`,
 :mod:`~svmbench.problems.one_class`) and certified by them.
 
 Their fitted attributes are their scikit-learn namesakes', from the models: ν-SVC's model is
@@ -216,7 +216,8 @@ class NuSVMClassifier(SVMClassifier):
         classes, y_index = np.unique(y, return_inverse=True)
         if classes.size < 2:
             raise ValueError(
-                f"the data must contain samples of at least 2 classes; got one: {classes[0]!r}"
+                "the data must contain samples of at least 2 classes; got one class: "
+                f"{classes[0]!r}"
             )
         weights = self._weights(X, y, sample_weight)
         self.classes_ = classes
@@ -341,7 +342,8 @@ class NuSVMRegressor(_ExpansionMixin, RegressorMixin, BaseEstimator):
 
     def predict(self, X):
         """``f(x) = Σ (α_i − α*_i) K(x_i, x) + b``."""
-        return self.model_.decision_function(self._validated(X))
+        X = self._validated(X)
+        return self.model_.decision_function(X)
 
 
 class OneClassSVM(_ExpansionMixin, OutlierMixin, BaseEstimator):
@@ -408,7 +410,8 @@ class OneClassSVM(_ExpansionMixin, OutlierMixin, BaseEstimator):
 
     def decision_function(self, X):
         """``f(x) = Σ α_i K(x_i, x) − ρ``: positive for inliers."""
-        return self.model_.decision_function(self._validated(X))
+        X = self._validated(X)
+        return self.model_.decision_function(X)
 
     def score_samples(self, X):
         """``Σ α_i K(x_i, x)``: the decision function plus ``offset_``."""

@@ -4,8 +4,8 @@ its registry :data:`DATASETS`, and :func:`prepare`.
 Every data set function returns a :class:`~svmbench.problems.dataset_record.Dataset` whose ``spec``
 string reproduces it exactly through :func:`load`: the seeded generators of
 :mod:`~svmbench.problems.synthetic` (``gaussian``, ``quadrant``, ``xor``, ``circles``,
-``blobs``), scikit-learn's sets of :mod:`~svmbench.problems.sklearn_sets` (``iris``, ``wine``,
-``digits``, ``breast_cancer``) and :func:`~svmbench.problems.libsvm_files.libsvm`, which reads an
+``blobs``; ``outliers`` for the one-class SVM), scikit-learn's sets of
+:mod:`~svmbench.problems.sklearn_sets` (``iris``, ``wine``, ``digits``, ``breast_cancer``) and :func:`~svmbench.problems.libsvm_files.libsvm`, which reads an
 svmlight/LIBSVM file. The registry holds them, so they are also reachable here
 (``datasets.gaussian(...)``). Binary tasks have float64 labels in {-1, +1}; multiclass tasks
 have int64 labels in 0..k-1.
@@ -40,7 +40,7 @@ from svmbench.problems.dataset_record import Dataset, check_bool, check_seed, jo
 from svmbench.problems.libsvm_files import BYTES_PER_FILE_BYTE, libsvm
 from svmbench.problems.sklearn_sets import breast_cancer, digits, iris, wine
 from svmbench.problems.splits import allocate, stratified_choice, to_csr, to_dense
-from svmbench.problems.synthetic import blobs, circles, gaussian, quadrant, xor
+from svmbench.problems.synthetic import blobs, circles, gaussian, outliers, quadrant, xor
 from svmbench.problems.untrusted import machine_memory
 from svmbench.problems.validation import check_int, check_real
 
@@ -206,6 +206,8 @@ DATASETS: dict[str, DatasetInfo] = {
     "digits": DatasetInfo(digits, "handwritten digits 8×8, 1797×64, 10 classes or 0-4 vs 5-9"),
     "breast_cancer": DatasetInfo(breast_cancer, "Wisconsin breast cancer, 569×30, binary"),
     "libsvm": DatasetInfo(libsvm, "an svmlight/LIBSVM file (path=...)"),
+    # outlier detection (the one-class SVM)
+    "outliers": DatasetInfo(outliers, "Gaussian bulk (+1) with uniform outliers (-1)"),
 }
 
 # Post-processing keys accepted by every spec (a generator's own parameter of the same name wins).
