@@ -5,8 +5,9 @@ Every data set function returns a :class:`~svmbench.problems.dataset_record.Data
 string reproduces it exactly through :func:`load`: the seeded generators of
 :mod:`~svmbench.problems.synthetic` (``gaussian``, ``quadrant``, ``xor``, ``circles``,
 ``blobs``; ``outliers`` for the one-class SVM), scikit-learn's sets of
-:mod:`~svmbench.problems.sklearn_sets` (``iris``, ``wine``, ``digits``, ``breast_cancer``) and :func:`~svmbench.problems.libsvm_files.libsvm`, which reads an
-svmlight/LIBSVM file. The registry holds them, so they are also reachable here
+:mod:`~svmbench.problems.sklearn_sets` (``iris``, ``wine``, ``digits``, ``breast_cancer``) and
+:func:`~svmbench.problems.libsvm_files.libsvm`, which reads an svmlight/LIBSVM file. The registry
+holds them, so they are also reachable here
 (``datasets.gaussian(...)``). Binary tasks have float64 labels in {-1, +1}; multiclass tasks
 have int64 labels in 0..k-1.
 
