@@ -20,6 +20,7 @@ from typing import Any
 import numpy as np
 
 from svmbench.problems.base import Certificate, Problem
+from svmbench.problems.general_dual import GeneralDualProblem
 
 
 class Status(enum.StrEnum):
@@ -222,7 +223,9 @@ class WarmStart:
         k = getattr(problem, "n_classes", None)
         out: dict[str, Any] = {}
         if self.alpha is not None:
-            out["alpha"] = _finite_array("alpha", self.alpha, (n,))
+            # a general dual has its own variable count (ν-SVR and ε-SVR: 2n)
+            m = problem.smo_form().n_variables if isinstance(problem, GeneralDualProblem) else n
+            out["alpha"] = _finite_array("alpha", self.alpha, (m,))
         if self.w is not None:
             out["w"] = _finite_array("w", self.w, None).ravel()
             if out["w"].shape[0] != d:  # the chain model's w has its own length

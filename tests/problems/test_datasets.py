@@ -26,6 +26,7 @@ EXPECTED_NAMES = [
     "digits",
     "breast_cancer",
     "libsvm",
+    "outliers",
 ]
 
 
