@@ -155,7 +155,10 @@ class NuSVMClassifier(SVMClassifier):
     solver : str, default="auto"
         A solver that accepts ν-SVC (``svmbench list``), or an anchor (``libsvm_nu``,
         ``sklearn_nu``); ``"auto"``: the first of ``smo``, ``barrier``, ``clarabel`` that does.
-    tol, max_iter, time_limit, class_weight, solver_options, decision_function_shape, break_ties
+    class_weight : dict, "balanced" or None, default=None
+        Multiplies the weights ``c_i`` (the bounds of α and the masses νW/2) of each class's
+        examples; scikit-learn's NuSVC accepts it and ignores it.
+    tol, max_iter, time_limit, solver_options, decision_function_shape, break_ties
         As :class:`~svmbench.SVMClassifier`.
 
     Attributes

@@ -192,7 +192,8 @@ EXPECTED_FAILURES = {
         # their toy data (3 of one class in 13) make ν = 0.5 infeasible, as for NuSVC
         "check_sample_weight_equivalence_on_dense_data",
         "check_sample_weight_equivalence_on_sparse_data",
-        # weights of 1e-4 make ν infeasible; NuSVC ignores class_weight in this check
+        # its class weights leave one class too light for ν = 0.5 (infeasible); scikit-learn
+        # marks it for NuSVC too, which ignores class_weight
         "check_class_weight_classifiers",
     },
     "NuSVMRegressor": {
