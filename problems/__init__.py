@@ -10,6 +10,9 @@ from svmbench.problems.kernel_dual import KernelDual
 from svmbench.problems.logistic import Logistic
 from svmbench.problems.multiclass import MulticlassHinge
 from svmbench.problems.multinomial_logistic import MultinomialLogistic
+from svmbench.problems.nu_svc import NuSVCDual
+from svmbench.problems.nu_svr import NuSVRDual
+from svmbench.problems.one_class import OneClassDual
 from svmbench.problems.soft_margin import SoftMarginDual, SoftMarginPrimal
 from svmbench.problems.structured import ChainStructuredHinge
 from svmbench.problems.svr import SVRDual
@@ -39,6 +42,9 @@ __all__ = [
     "Logistic",
     "MulticlassHinge",
     "MultinomialLogistic",
+    "NuSVCDual",
+    "NuSVRDual",
+    "OneClassDual",
     "Problem",
     "SVRDual",
     "SVRPrimal",

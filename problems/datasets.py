@@ -4,8 +4,8 @@ its registry :data:`DATASETS`, and :func:`prepare`.
 Every data set function returns a :class:`~svmbench.problems.dataset_record.Dataset` whose ``spec``
 string reproduces it exactly through :func:`load`: the seeded generators of
 :mod:`~svmbench.problems.synthetic` (``gaussian``, ``quadrant``, ``xor``, ``circles``,
-``blobs``), scikit-learn's sets of :mod:`~svmbench.problems.sklearn_sets` (``iris``, ``wine``,
-``digits``, ``breast_cancer``) and :func:`~svmbench.problems.libsvm_files.libsvm`, which reads an
+``blobs``; ``outliers`` for the one-class SVM), scikit-learn's sets of
+:mod:`~svmbench.problems.sklearn_sets` (``iris``, ``wine``, ``digits``, ``breast_cancer``) and :func:`~svmbench.problems.libsvm_files.libsvm`, which reads an
 svmlight/LIBSVM file, and the regression sets of :mod:`~svmbench.problems.regression_sets`
 (``diabetes``, ``regression``, ``friedman1``, ``friedman2``, ``friedman3``: real targets,
 ``task="regression"``, subsampled and split uniformly). The registry holds them, so they are
@@ -43,7 +43,7 @@ from svmbench.problems.libsvm_files import BYTES_PER_FILE_BYTE, libsvm
 from svmbench.problems.regression_sets import diabetes, friedman1, friedman2, friedman3, regression
 from svmbench.problems.sklearn_sets import breast_cancer, digits, iris, wine
 from svmbench.problems.splits import allocate, stratified_choice, to_csr, to_dense
-from svmbench.problems.synthetic import blobs, circles, gaussian, quadrant, xor
+from svmbench.problems.synthetic import blobs, circles, gaussian, outliers, quadrant, xor
 from svmbench.problems.untrusted import machine_memory
 from svmbench.problems.validation import check_int, check_real
 
@@ -216,6 +216,8 @@ DATASETS: dict[str, DatasetInfo] = {
     "friedman1": DatasetInfo(friedman1, "Friedman #1 on [0,1]^d (d ≥ 5), regression"),
     "friedman2": DatasetInfo(friedman2, "Friedman #2, 4 features, regression"),
     "friedman3": DatasetInfo(friedman3, "Friedman #3, 4 features, regression"),
+    # outlier detection (the one-class SVM)
+    "outliers": DatasetInfo(outliers, "Gaussian bulk (+1) with uniform outliers (-1)"),
 }
 
 # Post-processing keys accepted by every spec (a generator's own parameter of the same name wins).

@@ -27,6 +27,11 @@ circles(n)
 blobs(n, d, k)
     :func:`sklearn.datasets.make_blobs` with ``k`` centres: a multiclass task with labels 0..k-1
     (also when ``k = 2``).
+outliers(n, d, fraction)
+    For outlier detection (the one-class SVM): ``n − round(fraction·n)`` inliers ``N(0, I_d)``
+    labelled +1 and ``round(fraction·n)`` outliers uniform on ``[−OUTLIER_BOX, OUTLIER_BOX]^d``
+    labelled −1, rows in a seeded random order. The labels are kept for scoring only (a uniform
+    draw may land in the bulk).
 """
 
 from __future__ import annotations
@@ -40,7 +45,10 @@ import sklearn.datasets
 from svmbench.problems.dataset_record import Dataset, check_seed, format_spec
 from svmbench.problems.validation import check_int, check_real
 
-__all__ = ["blobs", "circles", "gaussian", "quadrant", "xor"]
+__all__ = ["blobs", "circles", "gaussian", "outliers", "quadrant", "xor"]
+
+#: Half the side of the cube the outliers of :func:`outliers` are uniform on.
+OUTLIER_BOX = 5.0
 
 
 def gaussian(n: int, d: int, sep: float, *, seed: int = 0, density: float | None = None) -> Dataset:
@@ -217,6 +225,43 @@ def blobs(n: int, d: int, k: int, *, seed: int = 0, cluster_std: float = 1.0) ->
     params = {"n": n, "d": d, "k": k, "seed": seed, "cluster_std": cluster_std}
     classes = tuple(str(c) for c in range(k))
     return Dataset("blobs", format_spec("blobs", params), X, y.astype(np.int64), classes)
+
+
+def outliers(n: int, d: int = 2, fraction: float = 0.1, *, seed: int = 0) -> Dataset:
+    """A Gaussian bulk (+1) with uniform outliers (−1), for the one-class SVM.
+
+    Parameters
+    ----------
+    n : int
+        Number of points (>= 2).
+    d : int, default=2
+        Dimension (>= 1).
+    fraction : float in [0, 1), default=0.1
+        Fraction of outliers: exactly ``round(fraction * n)`` points.
+    seed : int, default=0
+        Seed of ``np.random.default_rng``.
+
+    Returns
+    -------
+    Dataset
+        A binary task; ``classes == ("outlier", "inlier")``.
+    """
+    n = check_int("n", n, low=2)
+    d = check_int("d", d, low=1)
+    fraction = check_real("fraction", fraction, low=0.0, high=1.0, closed="left")
+    seed = check_seed(seed)
+    rng = np.random.default_rng(seed)
+    n_out = round(fraction * n)
+    X = np.vstack(
+        [rng.standard_normal((n - n_out, d)), rng.uniform(-OUTLIER_BOX, OUTLIER_BOX, (n_out, d))]
+    )
+    y = np.r_[np.ones(n - n_out), -np.ones(n_out)]
+    order = rng.permutation(n)
+    params = {"n": n, "d": d, "fraction": fraction, "seed": seed}
+    return Dataset(
+        "outliers", format_spec("outliers", params), np.ascontiguousarray(X[order]), y[order],
+        ("outlier", "inlier"),
+    )  # fmt: skip
 
 
 def _balanced_labels(n: int, rng: np.random.Generator) -> np.ndarray:

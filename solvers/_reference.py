@@ -26,6 +26,9 @@ from svmbench.problems import (
     HardMarginPrimal,
     KernelDual,
     MulticlassHinge,
+    NuSVCDual,
+    NuSVRDual,
+    OneClassDual,
     SoftMarginDual,
     SoftMarginPrimal,
     SVRPrimal,
@@ -57,6 +60,9 @@ ALL_PROBLEMS = {
     MulticlassHinge: {},
     SVRDual: {"kernel": _psd_kernel_only},
     SVRPrimal: {},
+    NuSVCDual: {"kernel": _psd_kernel_only},
+    NuSVRDual: {"kernel": _psd_kernel_only},
+    OneClassDual: {"kernel": _psd_kernel_only},
 }
 
 

@@ -42,6 +42,7 @@ from svmbench.problems import (
     SoftMarginDual,
     SVRPrimal,
 )
+from svmbench.problems.general_dual import GeneralDualProblem
 from svmbench.problems.svr import SVRDual
 from svmbench.problems.validation import check_option
 from svmbench.solvers._reference import QPReference
@@ -234,6 +235,32 @@ def _svr_primal(cp, problem):
     return cp.Problem(cp.Minimize(objective)), recover, None
 
 
+def _general_dual(cp, problem: GeneralDualProblem):
+    """A general dual (the ν family): ``min ½‖Rᵀα‖² + pᵀα`` with ``Q = RRᵀ``, the box and the
+    equalities; ρ from the equalities' multipliers, as the general form's QP recovers it."""
+    form = problem.smo_form()
+    eigenvalues, V = np.linalg.eigh(form.hessian())
+    keep = eigenvalues > max(eigenvalues.max(), 0.0) * 1e-14
+    root = V[:, keep] * np.sqrt(eigenvalues[keep])
+    alpha = cp.Variable(form.n_variables, name="alpha")
+    constraints = [alpha >= 0, alpha <= form.upper]
+    if form.equality == "one":
+        constraints.append(form.sign @ alpha == form.delta)
+    elif form.equality == "nu":
+        constraints.append((form.sign > 0).astype(float) @ alpha == form.delta)
+        constraints.append((form.sign < 0).astype(float) @ alpha == form.delta_neg)
+    objective = 0.5 * cp.sum_squares(root.T @ alpha) + form.p @ alpha
+
+    def recover():
+        mu = [float(c.dual_value) for c in constraints[2:]]
+        rho = {"one": lambda: mu[0], "nu": lambda: 0.5 * (mu[0] - mu[1])}.get(
+            form.equality, lambda: 0.0
+        )()
+        return problem.variables_from_smo(_value(alpha), rho)
+
+    return cp.Problem(cp.Minimize(objective), constraints), recover, None
+
+
 def _formulate(cp, problem):
     if isinstance(problem, SVRPrimal):
         return _svr_primal(cp, problem)
@@ -243,6 +270,8 @@ def _formulate(cp, problem):
         return _kernel_dual(cp, problem)
     if isinstance(problem, SVRDual):
         return _svr_dual(cp, problem)
+    if isinstance(problem, GeneralDualProblem):  # the ν family
+        return _general_dual(cp, problem)
     if isinstance(problem, SoftMarginDual):
         return _linear_dual(cp, problem)
     return _binary_primal(cp, problem)  # SoftMarginPrimal, HardMarginPrimal

@@ -20,6 +20,7 @@ from typing import Any
 import numpy as np
 
 from svmbench.problems.base import Certificate, Problem
+from svmbench.problems.general_dual import GeneralDualProblem
 
 
 class Status(enum.StrEnum):
@@ -221,8 +222,12 @@ class WarmStart:
         n, d = problem.n_samples, problem.n_features
         k = getattr(problem, "n_classes", None)
         out: dict[str, Any] = {}
-        if self.alpha is not None:  # ε-SVR's (α, α*) has dual_size = 2n entries
-            out["alpha"] = _finite_array("alpha", self.alpha, (getattr(problem, "dual_size", n),))
+        if self.alpha is not None:
+            # a general dual has its own variable count (ε-SVR and ν-SVR: 2n)
+            m = getattr(problem, "dual_size", None)
+            if m is None:
+                m = problem.smo_form().n_variables if isinstance(problem, GeneralDualProblem) else n
+            out["alpha"] = _finite_array("alpha", self.alpha, (m,))
         if self.w is not None:
             out["w"] = _finite_array("w", self.w, None).ravel()
             if out["w"].shape[0] != d:  # the chain model's w has its own length

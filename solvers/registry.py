@@ -55,6 +55,7 @@ ANCHOR_MODULES = (
     "svmbench.solvers.anchors.logistic",
     "svmbench.solvers.anchors.regression",
     "svmbench.solvers.anchors.linear_regression",
+    "svmbench.solvers.anchors.nu_family",
 )
 
 _REGISTRY: dict[str, type[Solver]] = {}

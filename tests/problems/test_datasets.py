@@ -31,6 +31,7 @@ EXPECTED_NAMES = [
     "friedman1",
     "friedman2",
     "friedman3",
+    "outliers",
 ]
 
 

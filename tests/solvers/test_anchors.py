@@ -18,6 +18,7 @@ from svmbench.problems import (
     KernelDual,
     Logistic,
     MulticlassHinge,
+    NuSVCDual,
     SoftMarginDual,
     SoftMarginPrimal,
     datasets,
@@ -325,6 +326,7 @@ def _anchor_problem(name, kernel):
         candidates = [SoftMarginPrimal(X, y, C=0.1, bias=b) for b in ("regularized", "free")]
         candidates.append(MulticlassHinge(*_wine(), C=0.5))
         candidates.append(Logistic(X, y, C=0.1, bias="regularized"))
+        candidates.append(NuSVCDual(X, y, nu=0.3, kernel="linear"))
     return next((p for p in candidates if cls.unsupported_reason(p) is None), None)
 
 
@@ -413,6 +415,7 @@ def test_anchors_print_nothing_and_time_only_training(name, capfd):
         KernelDual(X, y, kernel="rbf"),
         MulticlassHinge(*(lambda d: (d.X, d.y))(datasets.load("blobs:n=90,d=3,k=3,seed=1"))),
         Logistic(X, y, bias="regularized"),
+        NuSVCDual(X, y, nu=0.3),
     ]
     problem = next(
         p for p in candidates if registry.solver_class(name).unsupported_reason(p) is None

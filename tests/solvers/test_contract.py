@@ -28,6 +28,9 @@ from svmbench.problems import (
     Logistic,
     MulticlassHinge,
     MultinomialLogistic,
+    NuSVCDual,
+    NuSVRDual,
+    OneClassDual,
     SoftMarginDual,
     SoftMarginPrimal,
     SVRDual,
@@ -77,6 +80,10 @@ def _problems() -> dict[str, Problem]:
         overlap.X, overlap.y, C=1.0, kernel="poly", gamma=0.5, degree=2, coef0=1.0
     )
     out["hard_margin-infeasible"] = HardMarginPrimal(overlap.X, overlap.y, bias="free")
+    # the ν family (issue 27): general duals on LIBSVM's scale
+    out["nu_svc"] = NuSVCDual(overlap.X, overlap.y, nu=0.37, gamma=0.5)
+    out["nu_svr"] = NuSVRDual(overlap.X, overlap.X[:, 0], C=1.0, nu=0.43, gamma=0.5)
+    out["one_class"] = OneClassDual(overlap.X, nu=0.31, gamma=0.5)
     for bias in ("none", "regularized"):
         out[f"multiclass-{bias}"] = MulticlassHinge(blobs.X, blobs.y, C=1.0, bias=bias)
         out[f"multinomial-{bias}"] = MultinomialLogistic(blobs.X, blobs.y, C=1.0, bias=bias)
