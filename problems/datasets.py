@@ -6,7 +6,8 @@ string reproduces it exactly through :func:`load`: the seeded generators of
 :mod:`~svmbench.problems.synthetic` (``gaussian``, ``quadrant``, ``xor``, ``circles``,
 ``blobs``; ``outliers`` for the one-class SVM), scikit-learn's sets of
 :mod:`~svmbench.problems.sklearn_sets` (``iris``, ``wine``, ``digits``, ``breast_cancer``) and
-:func:`~svmbench.problems.libsvm_files.libsvm`, which reads an svmlight/LIBSVM file, and the regression sets of :mod:`~svmbench.problems.regression_sets`
+:func:`~svmbench.problems.libsvm_files.libsvm`, which reads an svmlight/LIBSVM file, and the
+regression sets of :mod:`~svmbench.problems.regression_sets`
 (``diabetes``, ``regression``, ``friedman1``, ``friedman2``, ``friedman3``: real targets,
 ``task="regression"``, subsampled and split uniformly). The registry holds them, so they are
 also reachable here (``datasets.gaussian(...)``). Binary tasks have float64 labels in {-1, +1};
