@@ -20,6 +20,7 @@ from svmbench.problems import (
     MulticlassHinge,
     SoftMarginDual,
     SoftMarginPrimal,
+    SVRDual,
     datasets,
 )
 from svmbench.solvers import registry
@@ -325,7 +326,13 @@ def _anchor_problem(name, kernel):
         candidates = [SoftMarginPrimal(X, y, C=0.1, bias=b) for b in ("regularized", "free")]
         candidates.append(MulticlassHinge(*_wine(), C=0.5))
         candidates.append(Logistic(X, y, C=0.1, bias="regularized"))
+        candidates.append(SVRDual(*_diabetes(), C=1.0, kernel="linear"))
     return next((p for p in candidates if cls.unsupported_reason(p) is None), None)
+
+
+def _diabetes():
+    ds = datasets.load("diabetes:n=150,seed=0")
+    return ds.X, ds.y
 
 
 def _wine():
@@ -413,6 +420,7 @@ def test_anchors_print_nothing_and_time_only_training(name, capfd):
         KernelDual(X, y, kernel="rbf"),
         MulticlassHinge(*(lambda d: (d.X, d.y))(datasets.load("blobs:n=90,d=3,k=3,seed=1"))),
         Logistic(X, y, bias="regularized"),
+        SVRDual(*_diabetes(), kernel="rbf"),
     ]
     problem = next(
         p for p in candidates if registry.solver_class(name).unsupported_reason(p) is None
