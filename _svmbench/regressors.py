@@ -186,6 +186,17 @@ class SVMRegressor(RegressorMixin, BaseEstimator):
         elif self.kernel != "precomputed":
             kernel_functions.check_products_finite(X)
         weights = None
+        given = None if sample_weight is None else np.asarray(sample_weight, dtype=object)
+        if (
+            given is not None
+            and given.ndim == 1
+            and given.size
+            and all(isinstance(v, numbers.Real) and v <= 0 for v in given)
+        ):  # before scikit-learn's check, which has its own words for all zeros
+            raise ValueError(
+                "Invalid input - all samples have zero or negative weights (sample_weight): "
+                "nothing to fit"
+            )
         if sample_weight is not None:
             weights = np.maximum(_check_sample_weight(sample_weight, X, dtype=np.float64), 0.0)
             if not np.any(weights > 0):

@@ -35,6 +35,8 @@ STOP_GAP = 1e-12
 
 def _kernel_rows(problem: SVRDual, rows: np.ndarray, cols: np.ndarray) -> np.ndarray:
     """``K̃[rows][:, cols]`` (dense; K + s² for a regularized bias)."""
+    if rows.size == 0 or cols.size == 0:
+        return np.zeros((rows.size, cols.size))
     if problem.kernel == "precomputed" or "gram" in problem.__dict__:
         block = problem.gram[np.ix_(rows, cols)]
     else:

@@ -103,6 +103,16 @@ def test_auto_picks_a_solver_that_takes_the_problem():
     assert fitted.result_.status.value == "optimal"
 
 
+def test_a_single_feature_fit_whose_finish_has_no_free_coefficient():
+    """scikit-learn's test_n_support data: every β at a bound after the finish."""
+    X = np.array([[0.0], [0.44], [0.45], [0.46], [1.0]])
+    fitted = SVMRegressor(solver="clarabel").fit(X, np.arange(5.0))
+    theirs = SVR().fit(X, np.arange(5.0))
+    assert fitted.n_support_[0] == fitted.support_vectors_.shape[0] and fitted.n_support_.size == 1
+    assert np.array_equal(fitted.support_, theirs.support_)
+    assert np.max(np.abs(fitted.predict(X) - theirs.predict(X))) <= 1e-4
+
+
 def test_a_fitted_regressor_saves_its_model(tmp_path):
     X, y = _data(n=40)
     fitted = SVMRegressor(solver="clarabel").fit(X, y)
@@ -140,7 +150,7 @@ def test_a_solver_that_does_not_take_the_problem_is_refused():
         SVMRegressor(solver="dcd").fit(X, y)
     with pytest.raises(ValueError, match="solver 'libsvm_svr' cannot fit .*bias='none'"):
         SVMRegressor(solver="libsvm_svr", bias="none").fit(X, y)
-    with pytest.raises(ValueError, match="at least one non-zero"):
+    with pytest.raises(ValueError, match="all samples have zero or negative weights"):
         SVMRegressor().fit(X, y, sample_weight=np.zeros(20))
     with pytest.raises(ValueError, match="all samples have zero or negative weights"):
         SVMRegressor().fit(X, y, sample_weight=-np.ones(20))

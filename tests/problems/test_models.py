@@ -28,6 +28,7 @@ from svmbench.problems import (
     MulticlassHinge,
     SoftMarginDual,
     SoftMarginPrimal,
+    SVRDual,
     datasets,
 )
 from svmbench.problems.base import Problem
@@ -53,6 +54,7 @@ from svmbench.solvers.base import Status
 
 BIN = datasets.load("gaussian:n=120,d=5,sep=1.5,seed=0,split=0.3")
 SEP = datasets.load("gaussian:n=60,d=5,sep=8,seed=1,split=0.3")  # separable
+REG = datasets.load("friedman1:n=80,seed=0,split=0.3")
 MULTI = datasets.load("iris:split=0.3,seed=0")  # 105 train, 45 test; two classes overlap
 SEQ = digit_sequences(10, 10, min_length=2, max_length=4, seed=0)
 GAMMA = 0.3
@@ -569,6 +571,8 @@ def _anchor_problems():
         "liblinear_lr": Logistic(BIN.X, BIN.y, bias="regularized"),
         "liblinear_lr_dual": Logistic(BIN.X, BIN.y, bias="none"),
         "sklearn_logistic": Logistic(BIN.X, BIN.y, bias="free"),
+        "libsvm_svr": SVRDual(REG.X, REG.y, gamma=GAMMA),
+        "sklearn_svr": SVRDual(_sparsify(REG.X), REG.y, gamma=GAMMA),
     }
 
 
@@ -584,6 +588,8 @@ def test_every_anchor_result_carries_a_working_model(name, results):
     assert r.model is not None, r.message
     multiclass = isinstance(problem, MulticlassHinge)
     X_test = MULTI.X_test if multiclass else BIN.X_test
+    if isinstance(problem, SVRDual):
+        X_test = REG.X_test
     if sparse.issparse(problem.X):
         X_test = _sparsify(X_test)
     if multiclass:
@@ -596,6 +602,13 @@ def test_every_anchor_result_carries_a_working_model(name, results):
         assert type(r.model) is KernelModel
         assert r.model.support_vectors.shape[0] == np.count_nonzero(r.alpha)
         expected = problem.decision_function(r.alpha, r.b, X_test)
+    elif isinstance(problem, SVRDual):
+        from svmbench.problems.regression_model import KernelRegressionModel
+
+        assert type(r.model) is KernelRegressionModel
+        beta = r.alpha[: problem.n_samples] - r.alpha[problem.n_samples :]
+        assert r.model.support_vectors.shape[0] == np.count_nonzero(beta)
+        expected = problem.decision_function(beta, r.b, X_test)
     else:
         from svmbench.problems.logistic_model import LogisticModel
 

@@ -21,6 +21,7 @@ from svmbench.problems import (
     NuSVCDual,
     SoftMarginDual,
     SoftMarginPrimal,
+    SVRDual,
     datasets,
 )
 from svmbench.solvers import registry
@@ -327,7 +328,13 @@ def _anchor_problem(name, kernel):
         candidates.append(MulticlassHinge(*_wine(), C=0.5))
         candidates.append(Logistic(X, y, C=0.1, bias="regularized"))
         candidates.append(NuSVCDual(X, y, nu=0.3, kernel="linear"))
+        candidates.append(SVRDual(*_diabetes(), C=1.0, kernel="linear"))
     return next((p for p in candidates if cls.unsupported_reason(p) is None), None)
+
+
+def _diabetes():
+    ds = datasets.load("diabetes:n=150,seed=0")
+    return ds.X, ds.y
 
 
 def _wine():
@@ -416,6 +423,7 @@ def test_anchors_print_nothing_and_time_only_training(name, capfd):
         MulticlassHinge(*(lambda d: (d.X, d.y))(datasets.load("blobs:n=90,d=3,k=3,seed=1"))),
         Logistic(X, y, bias="regularized"),
         NuSVCDual(X, y, nu=0.3),
+        SVRDual(*_diabetes(), kernel="rbf"),
     ]
     problem = next(
         p for p in candidates if registry.solver_class(name).unsupported_reason(p) is None
