@@ -20,6 +20,7 @@ from svmbench.problems import (
     MulticlassHinge,
     SoftMarginDual,
     SoftMarginPrimal,
+    SVRPrimal,
     datasets,
 )
 from svmbench.solvers import registry
@@ -325,6 +326,12 @@ def _anchor_problem(name, kernel):
         candidates = [SoftMarginPrimal(X, y, C=0.1, bias=b) for b in ("regularized", "free")]
         candidates.append(MulticlassHinge(*_wine(), C=0.5))
         candidates.append(Logistic(X, y, C=0.1, bias="regularized"))
+        # the labels as real targets on scaled data; C small enough that LIBLINEAR's loose
+        # default -e 0.1 of -s 12 (relative to its first epoch's violations) certifies 0.1
+        Z = (X - X.mean(axis=0)) / X.std(axis=0)
+        candidates.append(
+            SVRPrimal(Z, y, C=1e-3, loss="squared_epsilon_insensitive", bias="regularized")
+        )
     return next((p for p in candidates if cls.unsupported_reason(p) is None), None)
 
 
@@ -413,6 +420,7 @@ def test_anchors_print_nothing_and_time_only_training(name, capfd):
         KernelDual(X, y, kernel="rbf"),
         MulticlassHinge(*(lambda d: (d.X, d.y))(datasets.load("blobs:n=90,d=3,k=3,seed=1"))),
         Logistic(X, y, bias="regularized"),
+        SVRPrimal(X, y, loss="squared_epsilon_insensitive", bias="regularized"),
     ]
     problem = next(
         p for p in candidates if registry.solver_class(name).unsupported_reason(p) is None
