@@ -27,6 +27,12 @@ name                   library call                       problems
 ``liblinear_lr_dual``  LIBLINEAR ``-s 7`` (dual CD)       Logistic, bias regularized or none
 ``sklearn_logistic``   ``sklearn.linear_model.``          Logistic, every bias, per-example weights
                        ``LogisticRegression`` (l2)
+``liblinear_svr``      LIBLINEAR ``-s 13`` / ``-s 12``    SVRPrimal, plain / squared loss, bias
+                       (dual CD, linear SVR)              regularized or none
+``liblinear_svr_``     LIBLINEAR ``-s 11`` (trust-region  SVRPrimal, squared loss, every bias (free:
+``primal``             Newton)                            ``-B 1 -R``)
+``sklearn_linearsvr``  ``sklearn.svm.LinearSVR``          SVRPrimal, bias regularized or none,
+                                                          per-example weights
 =====================  =================================  =========================================
 
 What is timed (``solve_time``): only the library's training call (``train``, ``svm_train``,

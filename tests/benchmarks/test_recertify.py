@@ -80,7 +80,9 @@ def test_the_default_suite_covers_every_method_and_kind():
         for name in registry.names()
         if registry.solver_class(name).__module__.startswith("svmbench.solvers.")
     }
-    assert shipped - covered == {"ssvm_sgd"}
+    # svr_dcd solves the linear SVR, whose regression data no suite runs yet: its records are
+    # certified anew in tests/solvers/test_svr_dcd.py
+    assert shipped - covered == {"ssvm_sgd", "svr_dcd"}
     kinds = {c.problem_kind for c in DEFAULT_CASES}
     assert kinds == {
         "hard_margin", "soft_margin_primal", "soft_margin_dual", "kernel_dual", "multiclass_hinge",

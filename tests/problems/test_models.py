@@ -29,6 +29,7 @@ from svmbench.problems import (
     SoftMarginDual,
     SoftMarginPrimal,
     SVRDual,
+    SVRPrimal,
     datasets,
 )
 from svmbench.problems.base import Problem
@@ -570,6 +571,12 @@ def _anchor_problems():
         "sklearn_sgd": SoftMarginPrimal(BIN.X, BIN.y, bias="free"),
         "liblinear_lr": Logistic(BIN.X, BIN.y, bias="regularized"),
         "liblinear_lr_dual": Logistic(BIN.X, BIN.y, bias="none"),
+        # the labels as real targets: a regression problem
+        "liblinear_svr": SVRPrimal(BIN.X, BIN.y, bias="regularized"),
+        "liblinear_svr_primal": SVRPrimal(
+            BIN.X, BIN.y, loss="squared_epsilon_insensitive", bias="free"
+        ),
+        "sklearn_linearsvr": SVRPrimal(BIN.X, BIN.y, bias="none"),
         "sklearn_logistic": Logistic(BIN.X, BIN.y, bias="free"),
         "libsvm_svr": SVRDual(REG.X, REG.y, gamma=GAMMA),
         "sklearn_svr": SVRDual(_sparsify(REG.X), REG.y, gamma=GAMMA),
@@ -610,9 +617,11 @@ def test_every_anchor_result_carries_a_working_model(name, results):
         assert r.model.support_vectors.shape[0] == np.count_nonzero(beta)
         expected = problem.decision_function(beta, r.b, X_test)
     else:
+        from svmbench.problems.linear_regression_model import LinearRegressionModel
         from svmbench.problems.logistic_model import LogisticModel
 
-        assert type(r.model) is (LogisticModel if isinstance(problem, Logistic) else LinearModel)
+        kinds = {Logistic: LogisticModel, SVRPrimal: LinearRegressionModel}
+        assert type(r.model) is kinds.get(type(problem), LinearModel)
         expected = problem.decision_function(r.w, r.b or 0.0, X_test)
     np.testing.assert_allclose(r.model.decision_function(X_test), expected, atol=1e-10)
     clone = pickle.loads(pickle.dumps(r.model))

@@ -22,6 +22,7 @@ from svmbench.problems import (
     SoftMarginDual,
     SoftMarginPrimal,
     SVRDual,
+    SVRPrimal,
     datasets,
 )
 from svmbench.solvers import registry
@@ -329,6 +330,12 @@ def _anchor_problem(name, kernel):
         candidates.append(Logistic(X, y, C=0.1, bias="regularized"))
         candidates.append(NuSVCDual(X, y, nu=0.3, kernel="linear"))
         candidates.append(SVRDual(*_diabetes(), C=1.0, kernel="linear"))
+        # the labels as real targets on scaled data; C small enough that LIBLINEAR's loose
+        # default -e 0.1 of -s 12 (relative to its first epoch's violations) certifies 0.1
+        Z = (X - X.mean(axis=0)) / X.std(axis=0)
+        candidates.append(
+            SVRPrimal(Z, y, C=1e-3, loss="squared_epsilon_insensitive", bias="regularized")
+        )
     return next((p for p in candidates if cls.unsupported_reason(p) is None), None)
 
 
@@ -424,6 +431,7 @@ def test_anchors_print_nothing_and_time_only_training(name, capfd):
         Logistic(X, y, bias="regularized"),
         NuSVCDual(X, y, nu=0.3),
         SVRDual(*_diabetes(), kernel="rbf"),
+        SVRPrimal(X, y, loss="squared_epsilon_insensitive", bias="regularized"),
     ]
     problem = next(
         p for p in candidates if registry.solver_class(name).unsupported_reason(p) is None

@@ -5,6 +5,7 @@ minimization; warm starts, limits and refusals."""
 
 from __future__ import annotations
 
+import dataclasses
 import warnings
 
 import numpy as np
@@ -76,6 +77,17 @@ def test_svr_dcd_reaches_a_certified_optimum_equal_to_clarabels(name, loss, bias
     lower, upper = problem.dual_box()
     assert np.all(result.beta >= lower) and np.all(result.beta <= upper)
     assert np.allclose(result.w, problem.X.T @ result.beta, atol=1e-8 * max(1, abs(result.w).max()))
+
+
+def test_the_record_agrees_with_the_certificate_of_its_variables():
+    problem = problem_on("duplicated", "epsilon_insensitive", "none")
+    solver = registry.get("svr_dcd", trace=False)
+    result = solver.solve(problem)
+    again = solver.certify_result(problem, result)
+    assert again.primal == pytest.approx(result.primal, rel=1e-12)
+    assert again.dual == pytest.approx(result.dual, rel=1e-12)
+    tampered = solver.certify_result(problem, dataclasses.replace(result, beta=0.5 * result.beta))
+    assert tampered.dual < result.dual  # the check reads the record's β
 
 
 def test_dense_and_csr_data_give_the_same_iterates():
