@@ -191,7 +191,7 @@ class Solver(abc.ABC):
                     elif value not in allowed:
                         return f"{attr}={value!r} is not supported (supported: {allowed})"
                 return None
-        kinds = ", ".join(c.kind for c in cls.supported) or "none"
+        kinds = ", ".join(getattr(c, "kind", c.__name__) for c in cls.supported) or "none"
         return f"problem kind {problem.kind!r} is not supported (supported: {kinds})"
 
     def check_memory(self, problem: Problem) -> None:

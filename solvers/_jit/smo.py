@@ -104,6 +104,8 @@ class Core(NamedTuple):
     tmp: np.ndarray  # float64 scratch of n
     shrink_buf: np.ndarray  # bool scratch of n
     status: np.ndarray  # uint8: bit 0 t ∈ I_up, bit 1 t ∈ I_low (free bias only)
+    p: np.ndarray | None = None  # the general form's linear term (None: −1, C-SVC)
+    rowmap: np.ndarray | None = None  # the general form's row of each variable (None: itself)
 
 
 # ---- free bias: pair updates ---------------------------------------------------------------------
@@ -136,6 +138,8 @@ def smo_pairs(
     tmp,
     shrink_buf,
     status,
+    p,
+    rowmap,
 ):
     """Run at most ``max_updates`` pair updates; return ``(updates done, code)``.
 
@@ -167,6 +171,8 @@ def smo_pairs(
         col_slot,
         slot_full,
         ist,
+        rowmap,
+        p,
     )
     while True:
         if shrinking:
@@ -216,6 +222,7 @@ def smo_pairs(
                 ist,
                 idx_buf,
                 tmp,
+                rowmap,
             )
             Qi = cache[si]
             obj_min = np.inf
@@ -261,6 +268,7 @@ def smo_pairs(
             ist,
             idx_buf,
             tmp,
+            rowmap,
         )
         si = col_slot[i]  # still cached: it was the most recent column before j's
         Qi = cache[si]
@@ -333,6 +341,7 @@ def smo_pairs(
                 ist,
                 idx_buf,
                 tmp,
+                rowmap,
             )
             update_gbar(
                 j,
@@ -358,6 +367,7 @@ def smo_pairs(
                 ist,
                 idx_buf,
                 tmp,
+                rowmap,
             )
         done += 1
 
@@ -392,6 +402,8 @@ def smo_single(
     tmp,
     shrink_buf,
     status,
+    p,
+    rowmap,
 ):
     """Run at most ``max_updates`` single-variable updates; return ``(updates done, code)``."""
     done = 0
@@ -413,6 +425,8 @@ def smo_single(
         col_slot,
         slot_full,
         ist,
+        rowmap,
+        p,
     )
     while True:
         if shrinking:
@@ -467,6 +481,7 @@ def smo_single(
             ist,
             idx_buf,
             tmp,
+            rowmap,
         )
         Qi = cache[si]
         old = alpha[i]
@@ -500,5 +515,6 @@ def smo_single(
                 ist,
                 idx_buf,
                 tmp,
+                rowmap,
             )
         done += 1
