@@ -145,6 +145,7 @@ def general_init_state(solver, problem: GeneralDualProblem, warm_start) -> Gener
     projected onto the feasible set."""
     form = problem.smo_form()
     alpha0 = form.alpha0
+    check_feasible_start(form)
     if warm_start is not None:
         given = np.asarray(warm_start.alpha, dtype=float)
         if given.shape != (form.n_variables,):
@@ -156,6 +157,21 @@ def general_init_state(solver, problem: GeneralDualProblem, warm_start) -> Gener
     return make_general_state(
         form, alpha0, eps=solver.eps, cache_mb=solver.cache_mb, storage=solver.storage
     )
+
+
+def check_feasible_start(form: GeneralDual) -> None:
+    """``ValueError`` unless ``form.alpha0`` lies in the box and meets the equalities (to
+    1e-9 relative): the pair updates keep the equalities of the start, whatever they are."""
+    a = form.alpha0
+    box = bool(np.all(np.isfinite(a)) and np.all(a >= 0.0) and np.all(a <= form.upper))
+    residual = form.equality_residual(a) if box else math.inf
+    scale = max(1.0, abs(form.delta), abs(form.delta_neg))
+    if residual > 1e-9 * scale:
+        what = f"equality residual {residual:.3g}" if box else "outside 0 <= alpha0 <= upper"
+        raise ValueError(
+            f"alpha0 of the general form must be feasible (0 <= alpha0 <= upper and the "
+            f"{form.equality!r} equalities): {what}"
+        )
 
 
 def general_warm_up(solver, problem: GeneralDualProblem) -> float:
@@ -320,5 +336,6 @@ def general_info(state: GeneralState) -> dict:
         "rows": "csr" if isinstance(state.core.X, tuple) else "dense",
         "equality": state.form.equality,
         "variables": state.form.n_variables,
+        "rho": general_offsets(state)[0],
         "rho_r": general_offsets(state)[1],
     }
