@@ -108,7 +108,10 @@ def make_general_state(form: GeneralDual, alpha0, *, eps, cache_mb, storage) -> 
     ist[jit.N_ACTIVE] = m
     ist[jit.SHRINK_COUNTER] = min(m, 1000)
     all_idx = np.arange(m, dtype=np.int64)
-    status = np.array([jit.bound_status(z[t], alpha[t], upper[t]) for t in range(m)], np.uint8)
+    # bit 0: t ∈ I_up, bit 1: t ∈ I_low (as jit.bound_status)
+    up = ((z > 0) & (alpha < upper)) | ((z < 0) & (alpha > 0))
+    low = ((z > 0) & (alpha > 0)) | ((z < 0) & (alpha < upper))
+    status = (up.astype(np.uint8) | (low.astype(np.uint8) << 1)).astype(np.uint8)
     core = jit.Core(
         X=X,
         XT=XT,

@@ -30,6 +30,12 @@ kernel columns ``Q̃_:i`` (float32 as LIBSVM's ``Qfloat``, or float64) and the v
 rules live in :mod:`solvers._jit.smo_shrink`, which both loops share (:func:`shrink_active`,
 :func:`grow_back`, :func:`get_column`, :func:`update_gbar`); their names are re-exported here.
 
+LIBSVM's general dual (:mod:`solvers.smo_general`: ``min ½αᵀQα + pᵀα``, signs z in ``y``, bounds
+u in ``C``, a row of X per variable) runs on the same loops: the record's ``p`` (the linear term,
+read where the gradient is rebuilt: ``G = Qα + p``) and ``rowmap`` (columns computed on the rows of
+X and expanded to the variables) are None for the kernel dual, and Numba prunes the branches that
+read them when it compiles that variant, so the kernel dual's code is what it was.
+
 The driver keeps the loops' arrays as one record, :class:`Core`, unpacked into the loops'
 arguments (the record passed whole into the jitted code ran as fast but compiled 1.5x slower: see
 ``benchmarks/studies/bench_smo_record.py``).
