@@ -191,7 +191,8 @@ def general_warm_up(solver, problem: GeneralDualProblem) -> float:
     if variant in _WARM_GENERAL:
         return 0.0
     start = time.perf_counter()
-    with compiling(f"smo-general-{storage}-{form.equality}", "smo", f"{storage} rows, general"):
+    what = f"{storage} rows, the general form's {form.equality!r} loop"
+    with compiling(f"smo-general-{storage}-{form.equality}", "smo", what):
         rows = np.r_[np.arange(4), np.arange(4)]
         z = np.r_[np.ones(4), -np.ones(4)]
         alpha0 = np.r_[0.5, 0.0, 0.0, 0.0, 0.5, 0.0, 0.0, 0.0]
