@@ -46,6 +46,7 @@ import numpy as np
 from scipy import sparse
 
 from svmbench.problems import KernelDual
+from svmbench.problems.general_dual import GeneralDualProblem
 from svmbench.problems.validation import check_bool, check_int, check_option, check_real
 from svmbench.solvers._jit import kernel_columns as kc
 from svmbench.solvers._jit import smo as jit
@@ -57,6 +58,15 @@ from svmbench.solvers.registry import register
 from svmbench.solvers.smo_arrays import DENSE_MAX_BYTES as DENSE_MAX_BYTES
 from svmbench.solvers.smo_arrays import STORAGES, cache_dtype, problem_arrays, use_dense_rows
 from svmbench.solvers.smo_arrays import gradients as _gradients
+from svmbench.solvers.smo_general import (
+    GeneralState,
+    general_info,
+    general_init_state,
+    general_memory,
+    general_step,
+    general_variables,
+    general_warm_up,
+)
 
 #: The native tolerance is never tightened below this (the gradient is O(1): rounding level).
 EPS_FLOOR = 1e-13
@@ -155,7 +165,7 @@ class SMO(IterativeSolver):
 
     name = "smo"
     iteration_unit = "pair updates"
-    supported: ClassVar = {KernelDual: {}}
+    supported: ClassVar = {KernelDual: {}, GeneralDualProblem: {}}
     default_max_iter = 10_000_000
     warm_start_uses = ("alpha",)
 
@@ -190,6 +200,8 @@ class SMO(IterativeSolver):
         builds the Gram matrix."""
         from svmbench.problems.kernels import BLOCK_ENTRIES
 
+        if isinstance(problem, GeneralDualProblem):
+            return general_memory(problem, cache_mb)
         n, d, X = problem.n_samples, problem.n_features, problem.X
         itemsize = np.dtype(cache_dtype(problem, cache_mb)).itemsize
         columns = min(n, max(2, float(cache_mb) * 2**20 // (itemsize * n)))
@@ -225,6 +237,8 @@ class SMO(IterativeSolver):
         pair or single updates), with the column and certificate functions of those rows;
         untimed, once per process and variant. A first compilation on this machine says so on
         stderr (:mod:`~solvers.compile_notice`)."""
+        if isinstance(problem, GeneralDualProblem):
+            return general_warm_up(self, problem)
         if _WARM or not isinstance(problem, KernelDual):
             return self.warm_up()
         dense = problem.kernel == "precomputed" or use_dense_rows(problem.X, self.storage)
@@ -338,7 +352,9 @@ class SMO(IterativeSolver):
         )
         return _State(core, pairs, Cw, dplus, eps=max(self.eps, EPS_FLOOR))
 
-    def _init_state(self, problem: KernelDual, warm_start) -> _State:
+    def _init_state(self, problem: KernelDual, warm_start) -> _State | GeneralState:
+        if isinstance(problem, GeneralDualProblem):
+            return general_init_state(self, problem, warm_start)
         # the box (and yᵀα = 0) of this problem: a result for another C fits
         alpha0 = None if warm_start is None else warm_start.dual_point(problem)
         dtype = cache_dtype(problem, self.cache_mb)
@@ -392,6 +408,8 @@ class SMO(IterativeSolver):
 
     # ---- one chunk -------------------------------------------------------------------------------
     def _step(self, problem: KernelDual, state: _State) -> StepOutcome:
+        if isinstance(state, GeneralState):
+            return general_step(self, problem, state)
         if state.asked:
             # the certificate refused the point the estimate proposed: aim lower
             state.asked = False
@@ -479,7 +497,9 @@ class SMO(IterativeSolver):
         a certificate costs a kernel product over the support vectors, ``O(n_SV·n·d)``, a large
         share of the wall time per trace point (docs/measurements.md, "smo"). The stopping tests and
         the final point are certified. Exact when no variable is shrunk; otherwise G is stale on
-        the shrunk ones."""
+        the shrunk ones. A general form's points are certified (None)."""
+        if isinstance(state, GeneralState):
+            return None
         P, gap = self._estimates(problem, state)
         return P, P - gap
 
@@ -501,9 +521,13 @@ class SMO(IterativeSolver):
         return P, gap
 
     def _variables(self, problem: KernelDual, state: _State) -> dict:
+        if isinstance(state, GeneralState):
+            return general_variables(problem, state)
         return {"alpha": state.core.alpha.copy(), "b": self._bias(problem, state)}
 
     def _info(self, state: _State) -> dict:
+        if isinstance(state, GeneralState):
+            return general_info(state)
         ist, cache = state.core.ist, state.core.cache
         return {
             "cache_columns": int(cache.shape[0]),

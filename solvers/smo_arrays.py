@@ -103,20 +103,23 @@ def dense_rows(X) -> np.ndarray:
 
 
 def _rows(problem: KernelDual, storage: str):
+    """:func:`kernel_rows_arrays` of the problem's X and kernel."""
+    return kernel_rows_arrays(problem.X, problem.kernel_spec, storage)
+
+
+def kernel_rows_arrays(X, spec, storage: str):
     """``(X, XT, sqn, diag)`` for the jitted core: dense rows and their C-contiguous transpose,
     or the CSR tuple of :func:`solvers._jit.kernel_columns.csr_rows` (X and Xᵀ in one, passed as
-    both); the Gram matrix twice for a precomputed kernel."""
-    spec = problem.kernel_spec
+    both); the Gram matrix twice for a precomputed kernel (``spec`` a ``Kernel``)."""
     kind, g, c0, p = spec.code, spec.gamma, spec.coef0, spec.degree
-    if problem.kernel == "precomputed":
-        X = problem.X
-        sqn = np.zeros(problem.n_samples)
+    if spec.name == "precomputed":
+        sqn = np.zeros(X.shape[0])
         return X, X, sqn, kc.kernel_diag(X, sqn, kind, g, c0, p)
-    if use_dense_rows(problem.X, storage):
-        X = dense_rows(problem.X)
+    if use_dense_rows(X, storage):
+        X = dense_rows(X)
         sqn = kc.squared_norms(X)
         return X, np.ascontiguousarray(X.T), sqn, kc.kernel_diag(X, sqn, kind, g, c0, p)
-    X = kc.csr_rows(problem.X)
+    X = kc.csr_rows(X)
     sqn = kc.squared_norms_csr(X[0], X[2])
     return X, X, sqn, kc.kernel_diag_csr(X[0], X[2], kind, g, c0, p)
 
@@ -169,6 +172,12 @@ def _kernel_times(X, sqn, cols, coef, code, gamma, coef0, degree, shift) -> np.n
         sqn_X=sqn, sqn_Z=sqn[cols],
     )  # fmt: skip
     return f + shift * coef.sum() if shift else f
+
+
+def kernel_times(X, sqn, cols, coef, code, gamma, coef0, degree, shift) -> np.ndarray:
+    """``Σ_j coef_j (K(x_i, x_cols_j) + shift)`` for every row i of the core's rows (dense,
+    CSR tuple or Gram), in float64."""
+    return _kernel_times(X, sqn, cols, coef, code, gamma, coef0, degree, shift)
 
 
 def gradients(X, sqn, kint, kflt, y, C, dplus, alpha, previous=None):

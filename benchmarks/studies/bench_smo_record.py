@@ -85,16 +85,20 @@ def make_core(spec: str, kernel: str, C: float, bias: str, *, dtype=None, storag
 def fresh(core):
     """A copy of the record whose mutable arrays are new (the rows and the problem shared)."""
     shared = {"X", "XT", "sqn", "kint", "kflt", "y", "C", "QD", "all_idx"}
-    return type(core)(*(v if k in shared else v.copy() for k, v in core._asdict().items()))
+    return type(core)(
+        *(v if k in shared or v is None else v.copy() for k, v in core._asdict().items())
+    )
 
 
 def run(module, core, pairs, updates, eps):
     """``(wall seconds, CPU seconds, updates done)`` of one call of the loop (which takes the
     record whole, or its fields as arguments)."""
     loop = module.smo_pairs if pairs else module.smo_single
-    whole = loop.py_func.__code__.co_argcount == 4
+    count = loop.py_func.__code__.co_argcount
+    whole = count == 4
+    fields = tuple(core)[: count - 3]  # an older loop takes no linear term and no row map
     wall, cpu = time.perf_counter(), time.process_time()
-    done, _ = loop(updates, eps, True, core) if whole else loop(updates, eps, True, *core)
+    done, _ = loop(updates, eps, True, core) if whole else loop(updates, eps, True, *fields)
     return time.perf_counter() - wall, time.process_time() - cpu, done
 
 

@@ -30,6 +30,12 @@ kernel columns ``Q̃_:i`` (float32 as LIBSVM's ``Qfloat``, or float64) and the v
 rules live in :mod:`solvers._jit.smo_shrink`, which both loops share (:func:`shrink_active`,
 :func:`grow_back`, :func:`get_column`, :func:`update_gbar`); their names are re-exported here.
 
+LIBSVM's general dual (:mod:`solvers.smo_general`: ``min ½αᵀQα + pᵀα``, signs z in ``y``, bounds
+u in ``C``, a row of X per variable) runs on the same loops: the record's ``p`` (the linear term,
+read where the gradient is rebuilt: ``G = Qα + p``) and ``rowmap`` (columns computed on the rows of
+X and expanded to the variables) are None for the kernel dual, and Numba prunes the branches that
+read them when it compiles that variant, so the kernel dual's code is what it was.
+
 The driver keeps the loops' arrays as one record, :class:`Core`, unpacked into the loops'
 arguments (the record passed whole into the jitted code ran as fast but compiled 1.5x slower: see
 ``benchmarks/studies/bench_smo_record.py``).
@@ -104,6 +110,8 @@ class Core(NamedTuple):
     tmp: np.ndarray  # float64 scratch of n
     shrink_buf: np.ndarray  # bool scratch of n
     status: np.ndarray  # uint8: bit 0 t ∈ I_up, bit 1 t ∈ I_low (free bias only)
+    p: np.ndarray | None = None  # the general form's linear term (None: −1, C-SVC)
+    rowmap: np.ndarray | None = None  # the general form's row of each variable (None: itself)
 
 
 # ---- free bias: pair updates ---------------------------------------------------------------------
@@ -136,6 +144,8 @@ def smo_pairs(
     tmp,
     shrink_buf,
     status,
+    p,
+    rowmap,
 ):
     """Run at most ``max_updates`` pair updates; return ``(updates done, code)``.
 
@@ -167,6 +177,8 @@ def smo_pairs(
         col_slot,
         slot_full,
         ist,
+        rowmap,
+        p,
     )
     while True:
         if shrinking:
@@ -216,6 +228,7 @@ def smo_pairs(
                 ist,
                 idx_buf,
                 tmp,
+                rowmap,
             )
             Qi = cache[si]
             obj_min = np.inf
@@ -261,6 +274,7 @@ def smo_pairs(
             ist,
             idx_buf,
             tmp,
+            rowmap,
         )
         si = col_slot[i]  # still cached: it was the most recent column before j's
         Qi = cache[si]
@@ -333,6 +347,7 @@ def smo_pairs(
                 ist,
                 idx_buf,
                 tmp,
+                rowmap,
             )
             update_gbar(
                 j,
@@ -358,6 +373,7 @@ def smo_pairs(
                 ist,
                 idx_buf,
                 tmp,
+                rowmap,
             )
         done += 1
 
@@ -392,6 +408,8 @@ def smo_single(
     tmp,
     shrink_buf,
     status,
+    p,
+    rowmap,
 ):
     """Run at most ``max_updates`` single-variable updates; return ``(updates done, code)``."""
     done = 0
@@ -413,6 +431,8 @@ def smo_single(
         col_slot,
         slot_full,
         ist,
+        rowmap,
+        p,
     )
     while True:
         if shrinking:
@@ -467,6 +487,7 @@ def smo_single(
             ist,
             idx_buf,
             tmp,
+            rowmap,
         )
         Qi = cache[si]
         old = alpha[i]
@@ -500,5 +521,6 @@ def smo_single(
                 ist,
                 idx_buf,
                 tmp,
+                rowmap,
             )
         done += 1

@@ -74,14 +74,23 @@ def fill(i, idx, row, tmp, X, sqn, kint, kflt, y, QD):
 
 
 @numba.njit(cache=True)
-def fill_full(i, row, tmp, XT, sqn, kint, kflt, y, QD):
-    """``row[k] = Q̃_ki`` for every k, from the transposed rows (contiguous loops)."""
+def fill_full(i, row, tmp, XT, sqn, kint, kflt, y, QD, rowmap):
+    """``row[k] = Q̃_ki`` for every k, from the transposed rows (contiguous loops).
+
+    With a row map (the general form, variable k on row ``rowmap[k]``), the kernel column of row
+    ``rowmap[i]`` is computed once on the rows of X and expanded to the variables, as LIBSVM's
+    ``SVR_Q`` does for the 2n variables of ε-SVR; ``tmp`` then holds at least the rows of X."""
     n = y.shape[0]
-    column_full(XT, sqn, i, tmp, kint[0], kflt[0], kflt[1], kint[1], kint[2])
     s2 = kflt[2]
     yi = y[i]
-    for k in range(n):
-        row[k] = yi * y[k] * (tmp[k] + s2)
+    if rowmap is None:
+        column_full(XT, sqn, i, tmp, kint[0], kflt[0], kflt[1], kint[1], kint[2])
+        for k in range(n):
+            row[k] = yi * y[k] * (tmp[k] + s2)
+    else:
+        column_full(XT, sqn, rowmap[i], tmp, kint[0], kflt[0], kflt[1], kint[1], kint[2])
+        for k in range(n):
+            row[k] = yi * y[k] * (tmp[rowmap[k]] + s2)
     row[i] = QD[i]
 
 
@@ -107,10 +116,12 @@ def get_column(
     ist,
     idx_buf,
     tmp,
+    rowmap,
 ):
     """Slot of ``cache`` holding column ``Q̃_:i``, valid on the active set (on all if need_full).
 
-    A miss takes a free slot or evicts the least recently used one (smallest ``stamp``).
+    A miss takes a free slot or evicts the least recently used one (smallest ``stamp``). With a
+    row map (``rowmap`` not None) every column is computed whole (:func:`fill_full`).
     """
     n = y.shape[0]
     n_active = ist[N_ACTIVE]
@@ -124,7 +135,7 @@ def get_column(
             # subset of the indices inactive now
             m = n - n_active
             if m >= full_fraction(X, FULL_FRACTION) * n:
-                fill_full(i, cache[slot], tmp, XT, sqn, kint, kflt, y, QD)
+                fill_full(i, cache[slot], tmp, XT, sqn, kint, kflt, y, QD, rowmap)
             else:
                 m = 0
                 for k in range(n):
@@ -150,9 +161,13 @@ def get_column(
     slot_col[slot] = i
     col_slot[i] = slot
     stamp[slot] = ist[CLOCK]
+    if rowmap is not None:
+        fill_full(i, cache[slot], tmp, XT, sqn, kint, kflt, y, QD, rowmap)
+        slot_full[slot] = 1
+        return slot
     if need_full or n_active >= full_fraction(X, FULL_FRACTION) * n:
         # the whole column costs less than the active part gathered: it is then full
-        fill_full(i, cache[slot], tmp, XT, sqn, kint, kflt, y, QD)
+        fill_full(i, cache[slot], tmp, XT, sqn, kint, kflt, y, QD, rowmap)
         slot_full[slot] = 1
     else:
         fill(i, active[:n_active], cache[slot], tmp, X, sqn, kint, kflt, y, QD)
@@ -179,8 +194,13 @@ def reconstruct(
     col_slot,
     slot_full,
     ist,
+    rowmap,
+    p,
 ):
-    """Rebuild G on the inactive set, make every variable active, drop partial columns."""
+    """Rebuild G on the inactive set, make every variable active, drop partial columns.
+
+    ``G_t = Ḡ_t + p_t + Σ_{j free} α_j Q̃_tj`` with the linear term p (−1 when ``p`` is None:
+    C-SVC); with a row map, the kernel is read on the variables' rows."""
     n = y.shape[0]
     n_active = ist[N_ACTIVE]
     if n_active < n:
@@ -204,11 +224,20 @@ def reconstruct(
             if is_active[t] == 0:
                 rows[r] = t
                 r += 1
-        sums = dot_rows(X, sqn, rows, cols, coef, kint[0], kflt[0], kflt[1], kint[1], kflt[2])
-        for r in range(rows.shape[0]):
-            t = rows[r]
-            # inactive variables sit at a bound: at 0 they add nothing, at C_t they are in Ḡ
-            G[t] = Gbar[t] - 1.0 + y[t] * sums[r]
+        kcode, g, c0, deg, s2 = kint[0], kflt[0], kflt[1], kint[1], kflt[2]
+        if rowmap is None:
+            sums = dot_rows(X, sqn, rows, cols, coef, kcode, g, c0, deg, s2)
+        else:
+            sums = dot_rows(X, sqn, rowmap[rows], rowmap[cols], coef, kcode, g, c0, deg, s2)
+        # inactive variables sit at a bound: at 0 they add nothing, at C_t they are in Ḡ
+        if p is None:
+            for r in range(rows.shape[0]):
+                t = rows[r]
+                G[t] = Gbar[t] - 1.0 + y[t] * sums[r]
+        else:
+            for r in range(rows.shape[0]):
+                t = rows[r]
+                G[t] = Gbar[t] + p[t] + y[t] * sums[r]
         ist[RECONSTRUCTIONS] += 1
     for t in range(n):
         active[t] = all_idx[t]
@@ -256,6 +285,8 @@ def shrink_active(
     col_slot,
     slot_full,
     ist,
+    rowmap,
+    p,
     shrink,
 ):
     """Every ``min(n, 1000)`` updates (both loops): grow back once at ``10·eps``
@@ -290,6 +321,8 @@ def shrink_active(
             col_slot,
             slot_full,
             ist,
+            rowmap,
+            p,
         )
     n_active = ist[N_ACTIVE]
     for s in range(n_active):
@@ -338,6 +371,8 @@ def grow_back(
     col_slot,
     slot_full,
     ist,
+    rowmap,
+    p,
 ):
     """Where the native rule holds on the active set (both loops): if variables are shrunk,
     rebuild their gradient and make them all active again (True: go on); else the rule holds on
@@ -361,6 +396,8 @@ def grow_back(
         col_slot,
         slot_full,
         ist,
+        rowmap,
+        p,
     )
     ist[SHRINK_COUNTER] = 2  # select on all variables before shrinking again
     return True
@@ -431,6 +468,7 @@ def update_gbar(
     ist,
     idx_buf,
     tmp,
+    rowmap,
 ):
     """Keep ``Ḡ = Σ_{α_j = C_j} C_j Q̃_:j`` when α_i enters or leaves its upper bound."""
     was_up = old >= C[i]
@@ -458,6 +496,7 @@ def update_gbar(
         ist,
         idx_buf,
         tmp,
+        rowmap,
     )
     Qi = cache[s]
     c = C[i] if is_up else -C[i]

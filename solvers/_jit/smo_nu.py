@@ -1,0 +1,169 @@
+"""The ν variant of SMO's pair loop: two equalities, pairs within one sign group.
+
+The general dual (:mod:`problems.general_dual`) with ``equality="nu"``::
+
+    min_α  ½ αᵀQα + pᵀα   s.t.  0 ≤ α_t ≤ u_t,   Σ_{z_t=+1} α_t = Δ₊,   Σ_{z_t=−1} α_t = Δ₋
+
+A pair update keeps both sums only when its two variables share a sign, so the working set is
+chosen within one group g ∈ {+1, −1} (Chang & Lin, "Training ν-support vector classifiers",
+Neural Computation 13, 2001; LIBSVM's ``Solver_NU::select_working_set``, WSS2 of Fan, Chen & Lin
+2005 per group)::
+
+    i_g = argmax_{t ∈ I_up, z_t = g} −z_t G_t                                (m_g = that max)
+    j   = argmin_{t ∈ I_low, −z_t G_t < m_{z_t}} −b_t² / a_t,   b_t = m_{z_t} + z_t G_t,
+          a_t = Q_{i_g i_g} + Q_tt − 2 Q_{i_g t}   (τ when ≤ 0),   i = i_{z_j}
+
+then the update of :func:`solvers._jit.smo.smo_pairs` (``d_i = z_i, d_j = −z_j``: both sums kept).
+The stopping rule is ``max_g (m_g − M_g) < eps``, ``M_g = min_{t ∈ I_low, z_t = g} −z_t G_t``.
+The kernel columns, their cache and the row map are those of :mod:`solvers._jit.smo_shrink`.
+No shrinking: the active set is every variable (``shrinking`` is accepted and ignored).
+"""
+
+from __future__ import annotations
+
+import numba
+import numpy as np
+
+from svmbench.solvers._jit.smo_shrink import bound_status, get_column
+
+#: Curvature used in place of a non-positive ``a`` (as :data:`solvers._jit.smo.TAU`).
+TAU = 1e-12
+
+BUDGET = 0  # as solvers._jit.smo: the update budget of the chunk was spent
+CONVERGED = 1  # the native rule holds on every variable
+
+
+@numba.njit(cache=True)
+def smo_pairs_nu(
+    max_updates,
+    eps,
+    shrinking,
+    X,
+    XT,
+    sqn,
+    kint,
+    kflt,
+    y,
+    C,
+    QD,
+    alpha,
+    G,
+    Gbar,
+    active,
+    is_active,
+    all_idx,
+    cache,
+    slot_col,
+    col_slot,
+    slot_full,
+    stamp,
+    ist,
+    idx_buf,
+    tmp,
+    shrink_buf,
+    status,
+    p,
+    rowmap,
+):
+    """Run at most ``max_updates`` pair updates within a sign group; return ``(updates, code)``.
+
+    The arguments are those of :func:`solvers._jit.smo.smo_pairs` (``y`` the signs z, ``C`` the
+    bounds u); every variable must be active."""
+    n = y.shape[0]
+    done = 0
+    column_args = (X, XT, sqn, kint, kflt, y, QD, active, is_active, all_idx, cache)
+    slots = (slot_col, col_slot, slot_full, stamp, ist, idx_buf, tmp, rowmap)
+    while True:
+        if done >= max_updates:
+            return done, BUDGET
+        # ---- i_g per group by the maximal violation
+        gmax_p = -np.inf
+        gmax_n = -np.inf
+        ip = -1
+        i_n = -1
+        for t in range(n):
+            if status[t] & 1:  # t ∈ I_up
+                v = -y[t] * G[t]
+                if y[t] > 0.0:
+                    if v >= gmax_p:
+                        gmax_p = v
+                        ip = t
+                elif v >= gmax_n:
+                    gmax_n = v
+                    i_n = t
+        Qp = cache[0]
+        Qn = cache[0]
+        if ip >= 0:
+            Qp = cache[get_column(ip, False, *column_args, *slots)]
+        if i_n >= 0:
+            Qn = cache[get_column(i_n, False, *column_args, *slots)]
+        # ---- j by WSS2 within the group of each candidate
+        gmax2_p = -np.inf
+        gmax2_n = -np.inf
+        obj_min = np.inf
+        j = -1
+        for t in range(n):
+            if status[t] & 2:  # t ∈ I_low
+                v = y[t] * G[t]
+                if y[t] > 0.0:
+                    if v > gmax2_p:
+                        gmax2_p = v
+                    b = gmax_p + v
+                    if b > 0.0:
+                        a = QD[ip] + QD[t] - 2.0 * Qp[t]
+                        if a <= 0.0:
+                            a = TAU
+                        obj = -b * b / a
+                        if obj <= obj_min:
+                            obj_min = obj
+                            j = t
+                else:
+                    if v > gmax2_n:
+                        gmax2_n = v
+                    b = gmax_n + v
+                    if b > 0.0:
+                        a = QD[i_n] + QD[t] - 2.0 * Qn[t]
+                        if a <= 0.0:
+                            a = TAU
+                        obj = -b * b / a
+                        if obj <= obj_min:
+                            obj_min = obj
+                            j = t
+        if j < 0 or max(gmax_p + gmax2_p, gmax_n + gmax2_n) < eps:
+            return done, CONVERGED
+        i = ip if y[j] > 0.0 else i_n
+        # ---- update along d_i = z_i, d_j = −z_j (z_i = z_j: both sums kept); i's column made
+        # the most recent before j's is fetched, so that j's cannot evict it
+        get_column(i, False, *column_args, *slots)
+        sj = get_column(j, False, *column_args, *slots)
+        si = col_slot[i]
+        Qi = cache[si]
+        Qj = cache[sj]
+        a = QD[i] + QD[j] - 2.0 * y[i] * y[j] * Qi[j]
+        if a <= 0.0:
+            a = TAU
+        b = -y[i] * G[i] + y[j] * G[j]
+        step = b / a
+        room_i = C[i] - alpha[i] if y[i] > 0.0 else alpha[i]
+        room_j = alpha[j] if y[j] > 0.0 else C[j] - alpha[j]
+        if room_i < step:
+            step = room_i
+        if room_j < step:
+            step = room_j
+        old_i = alpha[i]
+        old_j = alpha[j]
+        if step == room_i:
+            alpha[i] = C[i] if y[i] > 0.0 else 0.0
+        else:
+            alpha[i] = old_i + y[i] * step
+        if step == room_j:
+            alpha[j] = 0.0 if y[j] > 0.0 else C[j]
+        else:
+            alpha[j] = old_j - y[j] * step
+        status[i] = bound_status(y[i], alpha[i], C[i])
+        status[j] = bound_status(y[j], alpha[j], C[j])
+        da_i = alpha[i] - old_i
+        da_j = alpha[j] - old_j
+        for t in range(n):
+            G[t] += Qi[t] * da_i + Qj[t] * da_j
+        done += 1
