@@ -105,7 +105,9 @@ def test_one_class_finds_the_outliers_of_the_outlier_spec():
 
     data = load("outliers:n=200,d=2,fraction=0.1,seed=0")
     est = svmbench.OneClassSVM(nu=0.15, gamma=0.5).fit(data.X)
-    flagged = est.predict(data.X) == -1
+    # support vectors on the boundary (f = 0 at the optimum, ±1e-6 by the certified gap) count
+    # as flagged, whichever side a solver's rounding puts them
+    flagged = est.decision_function(data.X) <= 1e-6
     # most of the uniform outliers fall outside, most of the bulk inside
     assert np.mean(flagged[data.y == -1]) > 0.7
     assert np.mean(flagged[data.y == 1]) < 0.2

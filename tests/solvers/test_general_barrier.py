@@ -246,13 +246,14 @@ def test_a_singular_newton_system_ends_numerical_error(monkeypatch):
     assert np.all(np.isfinite(result.alpha)) and result.certified
 
 
-def test_an_indefinite_q_ends_numerical_error():
-    """Not forced: a sigmoid kernel's indefinite Q has no Cholesky factor even with the ridge;
-    ``numerical_error`` with the starting point, certified, no exception."""
+def test_an_indefinite_q_is_refused_with_the_reason():
+    """A sigmoid kernel's indefinite Q: the general QP says it is not convex (nothing certifies
+    there), and the barrier refuses it up front rather than fail inside a factorization."""
     X, _, y = _data()
-    result = _solve(_c_svc(X, y, 1.0, Kernel("sigmoid", 0.5, coef0=-1.0)))
-    assert result.status is Status.NUMERICAL_ERROR and "LinAlgError" in result.message
-    assert np.all(np.isfinite(result.alpha)) and np.isfinite(result.gap)
+    problem = GeneralQP(_c_svc(X, y, 1.0, Kernel("sigmoid", 0.5, coef0=-1.0)))
+    assert not problem.convex
+    with pytest.raises(TypeError, match="not convex"):
+        registry.get("barrier").solve(problem)
 
 
 def test_refusals_name_the_reason():
