@@ -20,7 +20,6 @@ from sklearn.utils.validation import check_is_fitted
 from svmbench.problems.logistic_model import (
     LogisticModel,
     MultinomialLogisticModel,
-    log_probabilities,
     ovr_probabilities,
 )
 from svmbench.problems.models import OneVsRestModel
@@ -45,8 +44,7 @@ def model_log_probabilities(model, X) -> np.ndarray:
     if isinstance(model, OneVsRestModel):
         with np.errstate(divide="ignore"):
             return np.log(ovr_probabilities(model, X))
-    # a binary linear model of the logistic loss read back without its kind
-    return log_probabilities(model.decision_function(X))
+    raise TypeError(f"a {type(model).__name__} gives no probabilities")
 
 
 class ProbabilitiesMixin:

@@ -179,12 +179,14 @@ def with_linear(model, coef, intercept):
             f"coef_ must have shape ({rows}, {d}) and intercept_ ({rows},), got {coef.shape} "
             f"and {intercept.shape}"
         )
+    # the model's own class is kept (a logistic model keeps its probabilities)
     if isinstance(model, LinearModel):
-        return LinearModel(coef[0], float(intercept[0]))
+        return type(model)(coef[0], float(intercept[0]))
     if isinstance(model, CrammerSingerModel):
-        return CrammerSingerModel(coef, intercept)
+        return type(model)(coef, intercept)
     return OneVsRestModel(
-        tuple(LinearModel(w, float(b)) for w, b in zip(coef, intercept, strict=True)), rows
+        tuple(type(m)(w, float(b)) for m, w, b in zip(model.models, coef, intercept, strict=True)),
+        rows,
     )
 
 

@@ -126,6 +126,12 @@ def test_the_multinomial_loss_agrees_with_scikit_learn_s_multinomial_fit(C):
     assert np.max(np.abs(est.coef_ - sk.coef_)) <= 1e-4 * max(1.0, np.max(np.abs(sk.coef_)))
     assert np.array_equal(est.predict(X), sk.predict(X))
     assert est.n_iter_.shape == (1,)
+    # LinearSVC's assignable coef_ (a fit that is not SVC's): the model keeps its softmax
+    est.coef_ = 2.0 * est.coef_
+    assert isinstance(est.model_, MultinomialLogisticModel)
+    F = X @ est.coef_.T + est.intercept_
+    assert np.allclose(est.predict_proba(X).argmax(axis=1), F.argmax(axis=1))
+    assert np.allclose(np.log(est.predict_proba(X)), F - np.log(np.exp(F).sum(axis=1))[:, None])
 
 
 def test_the_multinomial_loss_takes_two_classes_and_a_regularized_bias(tmp_path):

@@ -18,7 +18,7 @@ from typing import ClassVar
 
 import numpy as np
 
-from svmbench.problems import Logistic
+from svmbench.problems import Logistic, MultinomialLogistic
 from svmbench.problems.validation import check_int, check_real
 from svmbench.solvers.anchors.base import (
     Anchor,
@@ -169,7 +169,10 @@ class SklearnLogisticAnchor(Anchor):
     """scikit-learn's ``LogisticRegression`` (L2 penalty): ``lbfgs`` for a free bias
     (``fit_intercept=True``, not regularized) and for none (``fit_intercept=False``),
     ``liblinear`` for a regularized one (``intercept_scaling = s``). Per-example weights are
-    passed as ``sample_weight`` (they multiply the loss terms, as our ``C_i``).
+    passed as ``sample_weight`` (they multiply the loss terms, as our ``C_i``). The multinomial
+    loss (:class:`~svmbench.problems.MultinomialLogistic`) with ``bias="none"`` only:
+    ``lbfgs``, ``fit_intercept=False`` (scikit-learn's intercept is unregularized, a free bias,
+    which that problem does not have).
 
     Parameters
     ----------
@@ -186,7 +189,7 @@ class SklearnLogisticAnchor(Anchor):
     package = "scikit-learn"
     modules = ("sklearn.linear_model",)
     iteration_unit = "solver iterations"
-    supported: ClassVar = {Logistic: {}}
+    supported: ClassVar = {Logistic: {}, MultinomialLogistic: {"bias": ("none",)}}
 
     def __init__(
         self,
@@ -202,7 +205,9 @@ class SklearnLogisticAnchor(Anchor):
     def _setup(self, problem: Logistic) -> Job:
         from sklearn.linear_model import LogisticRegression
 
-        if problem.bias == "regularized":
+        if isinstance(problem, MultinomialLogistic):
+            options = dict(solver="lbfgs", fit_intercept=False)
+        elif problem.bias == "regularized":
             options = dict(solver="liblinear", intercept_scaling=float(problem.bias_scale))
         else:
             options = dict(solver="lbfgs", fit_intercept=problem.bias == "free")
@@ -221,11 +226,17 @@ class SklearnLogisticAnchor(Anchor):
 
     def _read(self, problem: Logistic, job: Job, fitted) -> LibraryOutcome:
         est, warned = fitted
+        iterations = int(np.max(est.n_iter_))
+        status = Status.MAX_ITER if warned else Status.OPTIMAL
+        if isinstance(problem, MultinomialLogistic):  # classes_ are 0..k−1, in order
+            W = np.asarray(est.coef_, dtype=np.float64)
+            variables = {"W": W, "b": np.zeros(problem.n_classes)}
+            return LibraryOutcome(
+                status, variables, iterations, {"warnings": warned}, "; ".join(warned)
+            )
         sign = 1.0 if est.classes_[1] == 1 else -1.0
         w = sign * np.asarray(est.coef_, dtype=np.float64)[0]
         b = sign * float(est.intercept_[0]) if problem.bias != "none" else 0.0
-        iterations = int(np.max(est.n_iter_))
-        status = Status.MAX_ITER if warned else Status.OPTIMAL
         return LibraryOutcome(
             status, {"w": w, "b": b}, iterations, {"warnings": warned}, "; ".join(warned)
         )

@@ -153,3 +153,15 @@ def test_auto_runs_the_newton_method_and_the_solvers_refuse_other_kinds():
     assert registry.solver_class("multinomial_newton").unsupported_reason(binary) is not None
     for name in ("cs_dcd", "clarabel", "logistic_newton", "logistic_dcd"):
         assert registry.solver_class(name).unsupported_reason(problem) is not None
+
+
+def test_the_scikit_learn_anchor_is_judged_by_the_same_certificate():
+    problem = problem_on("weighted", "none")
+    ours = registry.get("multinomial_newton", tol=TOL).solve(problem)
+    anchor = registry.get("sklearn_logistic", eps=1e-12, max_iter=100_000, tol=1e-6)
+    result = anchor.solve(problem)
+    assert result.status is Status.OPTIMAL and result.certified and result.rel_gap <= 1e-6
+    assert rel(result.primal, ours.primal) <= RTOL_OPT
+    # scikit-learn's intercept is a free bias: the regularized one is not its problem
+    regularized = problem_on("weighted", "regularized")
+    assert registry.solver_class("sklearn_logistic").unsupported_reason(regularized)
