@@ -29,8 +29,9 @@ from svmbench.problems.models import OneVsOneModel
 from svmbench.problems.validation import validated_input
 from svmbench.solvers import registry
 
-#: ``solver="auto"``: the first of these that accepts the problem.
-AUTO_ORDER = ("smo", "barrier", "clarabel")
+#: ``solver="auto"``: the first of these that accepts the problem (the registry's ``auto``
+#: runs the generalized SMO on the ν family, docs/ARCHITECTURE.md §4).
+AUTO_ORDER = ("auto", "smo", "barrier", "clarabel")
 
 _KERNEL = [StrOptions({"linear", "poly", "rbf", "sigmoid", "precomputed"})]
 _COMMON_CONSTRAINTS = {
@@ -154,7 +155,7 @@ class NuSVMClassifier(SVMClassifier):
         As :class:`~svmbench.SVMClassifier`.
     solver : str, default="auto"
         A solver that accepts ν-SVC (``svmbench list``), or an anchor (``libsvm_nu``,
-        ``sklearn_nu``); ``"auto"``: the first of ``smo``, ``barrier``, ``clarabel`` that does.
+        ``sklearn_nu``); ``"auto"``: the registry's ``auto`` (the generalized SMO).
     class_weight : dict, "balanced" or None, default=None
         Multiplies the weights ``c_i`` (the bounds of α and the masses νW/2) of each class's
         examples; scikit-learn's NuSVC accepts it and ignores it.

@@ -12,7 +12,13 @@ from svmbench.problems.base import Problem
 from svmbench.problems.kernels import squared_norms
 
 #: Kinds whose dual coordinate descent slows down as C·‖x‖² grows (dcd, cs_dcd, logistic_dcd).
-SCALED_KINDS = ("soft_margin_primal", "soft_margin_dual", "multiclass_hinge", "logistic")
+SCALED_KINDS = (
+    "soft_margin_primal",
+    "soft_margin_dual",
+    "multiclass_hinge",
+    "logistic",
+    "svr_primal",
+)
 
 
 @dataclass(frozen=True)
