@@ -26,6 +26,8 @@ from svmbench.problems import (
     KernelDual,
     Logistic,
     MulticlassHinge,
+    NuSVCDual,
+    OneClassDual,
     SoftMarginDual,
     SoftMarginPrimal,
     SVRDual,
@@ -580,6 +582,8 @@ def _anchor_problems():
         "sklearn_logistic": Logistic(BIN.X, BIN.y, bias="free"),
         "libsvm_svr": SVRDual(REG.X, REG.y, gamma=GAMMA),
         "sklearn_svr": SVRDual(_sparsify(REG.X), REG.y, gamma=GAMMA),
+        "libsvm_nu": NuSVCDual(BIN.X, BIN.y, nu=0.3, gamma=GAMMA),
+        "sklearn_nu": OneClassDual(_sparsify(BIN.X), nu=0.3, gamma=GAMMA),
     }
 
 
@@ -609,6 +613,13 @@ def test_every_anchor_result_carries_a_working_model(name, results):
         assert type(r.model) is KernelModel
         assert r.model.support_vectors.shape[0] == np.count_nonzero(r.alpha)
         expected = problem.decision_function(r.alpha, r.b, X_test)
+    elif isinstance(problem, NuSVCDual | OneClassDual):
+        # at a tight eps, the same model as the generalized SMO's (LIBSVM's default eps is 1e-3)
+        ours = registry.get("smo", tol=1e-10).solve(problem).model
+        tight = registry.get(name, eps=1e-10).solve(problem).model
+        expected = ours.decision_function(X_test)
+        np.testing.assert_allclose(tight.decision_function(X_test), expected, atol=1e-4)
+        return
     elif isinstance(problem, SVRDual):
         from svmbench.problems.regression_model import KernelRegressionModel
 
