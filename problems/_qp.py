@@ -104,6 +104,10 @@ def solve_osqp_form_with_clarabel(
     )
 
 
+#: Machine epsilon of float64.
+_EPS = float(np.finfo(np.float64).eps)
+
+
 def exact_label_sum(alpha: np.ndarray, y: np.ndarray, movable: np.ndarray):
     """``α`` rounded down to multiples of ``q = 2^⌈log₂ Σα⌉ / 2⁵²`` with ``yᵀα = 0`` exactly in
     floating point, or None where that cannot be done.
@@ -176,15 +180,36 @@ def project_box_hyperplane(
         t_lo *= 2
     while h(t_hi) > 0:
         t_hi *= 2
+    t = _knapsack_root(v, lower, upper, a, rhs, t_lo, t_hi)
+    return _drop_residue(np.clip(v - t * a, lower, upper), lower, upper, a, rhs)
+
+
+def _knapsack_root(v, lower, upper, a, rhs, t_lo, t_hi) -> float:
+    """The root of ``h(t) = aᵀclip(v − t·a) − rhs`` in the bracket ``[t_lo, t_hi]``, to the
+    rounding of the sum (its residue is left to :func:`_drop_residue`). h is piecewise linear of
+    slope −(number of coordinates strictly inside their box), so a Newton step from 0 lands on
+    the root once it starts on the root's piece; a step that leaves the bracket is a bisection
+    instead (safeguarded Newton: a few passes over the data where bisection to machine
+    precision took about 60)."""
+    t = 0.0
     for _ in range(200):
-        t = 0.5 * (t_lo + t_hi)
-        if t in (t_lo, t_hi):
-            break
-        if h(t) > 0:
+        z = v - t * a
+        x = np.clip(z, lower, upper)
+        value = float(a @ x) - rhs
+        if abs(value) <= 8 * _EPS * (float(np.abs(x).sum()) + abs(rhs)):
+            return t  # the root, to the rounding of the sum
+        if value > 0:
             t_lo = t
         else:
             t_hi = t
-    return _drop_residue(np.clip(v - t_lo * a, lower, upper), lower, upper, a, rhs)
+        slope = int(np.count_nonzero((z > lower) & (z < upper)))
+        new = t + value / slope if slope else t
+        if not t_lo < new < t_hi:
+            new = 0.5 * (t_lo + t_hi)
+            if new in (t_lo, t_hi):
+                return t_lo
+        t = new
+    return t_lo
 
 
 def _drop_residue(x, lower, upper, a, rhs):
