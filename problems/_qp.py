@@ -185,30 +185,51 @@ def project_box_hyperplane(
 
 
 def _knapsack_root(v, lower, upper, a, rhs, t_lo, t_hi) -> float:
-    """The root of ``h(t) = aᵀclip(v − t·a) − rhs`` in the bracket ``[t_lo, t_hi]``, to the
-    rounding of the sum (its residue is left to :func:`_drop_residue`). h is piecewise linear of
-    slope −(number of coordinates strictly inside their box), so a Newton step from 0 lands on
-    the root once it starts on the root's piece; a step that leaves the bracket is a bisection
-    instead (safeguarded Newton: a few passes over the data where bisection to machine
-    precision took about 60)."""
+    """The largest t of the bracket ``[t_lo, t_hi]`` with ``h(t) = aᵀclip(v − t·a) − rhs > 0``
+    up to the next float, as a bisection to machine precision finds it, in a few passes over
+    the data instead of about 60. h is piecewise linear of slope −(number of coordinates
+    strictly inside their box): Newton steps from 0 land on its root once they start on the
+    root's piece (a step that leaves the bracket is a bisection instead); the bisection then
+    runs in a bracket of a few ulps around that root."""
+
+    def h(t: float) -> float:
+        return float(a @ np.clip(v - t * a, lower, upper)) - rhs
+
     t = 0.0
-    for _ in range(200):
-        z = v - t * a
-        x = np.clip(z, lower, upper)
-        value = float(a @ x) - rhs
-        if abs(value) <= 8 * _EPS * (float(np.abs(x).sum()) + abs(rhs)):
-            return t  # the root, to the rounding of the sum
+    for _ in range(100):  # safeguarded Newton: the root to the rounding of h
+        value = h(t)
         if value > 0:
             t_lo = t
-        else:
+        elif value < 0:
             t_hi = t
+        else:
+            break
+        z = v - t * a
         slope = int(np.count_nonzero((z > lower) & (z < upper)))
         new = t + value / slope if slope else t
+        if abs(new - t) <= 4 * _EPS * abs(t):  # rounding steps: h's noise floor
+            break
         if not t_lo < new < t_hi:
             new = 0.5 * (t_lo + t_hi)
             if new in (t_lo, t_hi):
                 return t_lo
         t = new
+    # a bracket of a few ulps around t (widened while the root lies outside), then bisection
+    width = 4 * _EPS * max(abs(t), 1e-300)
+    while t_lo < t - width or t_hi > t + width:
+        if t - width > t_lo and h(t - width) > 0:
+            t_lo = t - width
+        if t + width < t_hi and h(t + width) <= 0:
+            t_hi = t + width
+        width *= 16
+    for _ in range(200):
+        mid = 0.5 * (t_lo + t_hi)
+        if mid in (t_lo, t_hi):
+            break
+        if h(mid) > 0:
+            t_lo = mid
+        else:
+            t_hi = mid
     return t_lo
 
 
