@@ -154,8 +154,9 @@ def project_box_hyperplane(
     """Euclidean projection of ``v`` onto ``{x : lower ≤ x ≤ upper, aᵀx = rhs}``, ``a_i ∈ {±1}``.
 
     The projection is ``clip(v - t·a)`` for the scalar t solving the monotone equation
-    ``aᵀclip(v - t·a) = rhs`` (the continuous quadratic knapsack), found by bisection to machine
-    precision. Raises ``ValueError`` when the set is empty.
+    ``aᵀclip(v - t·a) = rhs`` (the continuous quadratic knapsack), found to machine precision
+    (:func:`_knapsack_root`: Newton steps, then a bisection of a few ulps). Raises ``ValueError``
+    when the set is empty.
     """
     lo_sum = np.sum(np.where(a > 0, lower, -upper))
     hi_sum = np.sum(np.where(a > 0, upper, -lower))
