@@ -475,7 +475,10 @@ class SVMClassifier(ProbabilitiesMixin, LinearAttributesMixin, ClassifierMixin, 
                 raise ValueError(f"solver {name!r} cannot solve the Crammer–Singer problem: {why}")
             return problem, name, self._solver_options(name)
         # the reduction builds its own binary problems: refuse here a solver that takes none
-        self._binary_problem(X, np.where(y_index == 0, 1.0, -1.0), weights, name)
+        # (auto has a rule for every binary problem: none built for it, but for a Gram matrix,
+        # whose shape and symmetry the kernel dual checks)
+        if name != "auto" or self._kernel_name() == "precomputed":
+            self._binary_problem(X, np.where(y_index == 0, 1.0, -1.0), weights, name)
         options = dict(
             binary_solver=name,
             binary_options=self._solver_options(name),

@@ -104,6 +104,10 @@ def solve_osqp_form_with_clarabel(
     )
 
 
+#: Machine epsilon of float64.
+_EPS = float(np.finfo(np.float64).eps)
+
+
 def exact_label_sum(alpha: np.ndarray, y: np.ndarray, movable: np.ndarray):
     """``α`` rounded down to multiples of ``q = 2^⌈log₂ Σα⌉ / 2⁵²`` with ``yᵀα = 0`` exactly in
     floating point, or None where that cannot be done.
@@ -150,8 +154,9 @@ def project_box_hyperplane(
     """Euclidean projection of ``v`` onto ``{x : lower ≤ x ≤ upper, aᵀx = rhs}``, ``a_i ∈ {±1}``.
 
     The projection is ``clip(v - t·a)`` for the scalar t solving the monotone equation
-    ``aᵀclip(v - t·a) = rhs`` (the continuous quadratic knapsack), found by bisection to machine
-    precision. Raises ``ValueError`` when the set is empty.
+    ``aᵀclip(v - t·a) = rhs`` (the continuous quadratic knapsack), found to machine precision
+    (:func:`_knapsack_root`: Newton steps, then a bisection of a few ulps). Raises ``ValueError``
+    when the set is empty.
     """
     lo_sum = np.sum(np.where(a > 0, lower, -upper))
     hi_sum = np.sum(np.where(a > 0, upper, -lower))
@@ -176,15 +181,57 @@ def project_box_hyperplane(
         t_lo *= 2
     while h(t_hi) > 0:
         t_hi *= 2
-    for _ in range(200):
-        t = 0.5 * (t_lo + t_hi)
-        if t in (t_lo, t_hi):
-            break
-        if h(t) > 0:
+    t = _knapsack_root(v, lower, upper, a, rhs, t_lo, t_hi)
+    return _drop_residue(np.clip(v - t * a, lower, upper), lower, upper, a, rhs)
+
+
+def _knapsack_root(v, lower, upper, a, rhs, t_lo, t_hi) -> float:
+    """The largest t of the bracket ``[t_lo, t_hi]`` with ``h(t) = aᵀclip(v − t·a) − rhs > 0``
+    up to the next float, as a bisection to machine precision finds it, in a few passes over
+    the data instead of about 60. h is piecewise linear of slope −(number of coordinates
+    strictly inside their box): Newton steps from 0 land on its root once they start on the
+    root's piece (a step that leaves the bracket is a bisection instead); the bisection then
+    runs in a bracket of a few ulps around that root."""
+
+    def h(t: float) -> float:
+        return float(a @ np.clip(v - t * a, lower, upper)) - rhs
+
+    t = 0.0
+    for _ in range(100):  # safeguarded Newton: the root to the rounding of h
+        value = h(t)
+        if value > 0:
             t_lo = t
-        else:
+        elif value < 0:
             t_hi = t
-    return _drop_residue(np.clip(v - t_lo * a, lower, upper), lower, upper, a, rhs)
+        else:
+            break
+        z = v - t * a
+        slope = int(np.count_nonzero((z > lower) & (z < upper)))
+        new = t + value / slope if slope else t
+        if abs(new - t) <= 4 * _EPS * abs(t):  # rounding steps: h's noise floor
+            break
+        if not t_lo < new < t_hi:
+            new = 0.5 * (t_lo + t_hi)
+            if new in (t_lo, t_hi):
+                return t_lo
+        t = new
+    # a bracket of a few ulps around t (widened while the root lies outside), then bisection
+    width = 4 * _EPS * max(abs(t), 1e-300)
+    while t_lo < t - width or t_hi > t + width:
+        if t - width > t_lo and h(t - width) > 0:
+            t_lo = t - width
+        if t + width < t_hi and h(t + width) <= 0:
+            t_hi = t + width
+        width *= 16
+    for _ in range(200):
+        mid = 0.5 * (t_lo + t_hi)
+        if mid in (t_lo, t_hi):
+            break
+        if h(mid) > 0:
+            t_lo = mid
+        else:
+            t_hi = mid
+    return t_lo
 
 
 def _drop_residue(x, lower, upper, a, rhs):

@@ -329,7 +329,9 @@ def _takes(cls: type[Solver], warm_start: WarmStart | None) -> bool:
 
 @dataclass(frozen=True)
 class Choice:
-    """The solvers ``auto`` runs on a problem, in order, and the sentence saying why."""
+    """The solvers ``auto`` runs on a problem, in order, and the sentence saying why: the first
+    accepts the problem; the others are the row's later candidates, each asked whether it accepts
+    the problem only when its turn comes."""
 
     solvers: tuple[str, ...]
     why: str
@@ -362,22 +364,32 @@ def _choose(problem: Problem) -> Choice:
     for index, rule in enumerate(RULES):
         if f.kind not in rule.kinds or not rule.when(f):
             continue
-        names = tuple(
-            name
-            for name in rule.solvers
-            if registry.solver_class(name).unsupported_reason(problem) is None
-        )
-        if names:
-            why = f"{f.kind}, {rule.condition}: {rule.measured}"
-            if names[0] != rule.solvers[0]:
-                why += f" ({rule.solvers[0]} does not accept this problem)"
-                return Choice(names, why, index)
-            if rule.probe and len(names) > 1:
-                probe = max(rule.probe, int(rule.probe_work / max(1.0, f.n * f.d * f.density)))
-                why += f" ({names[0]} gets {probe} iterations, then {names[1]} goes on)"
-                return Choice(names, why, index, probe)
+        accepted = (name for name in rule.solvers if _accepts(name, problem))
+        first = next(accepted, None)
+        if first is None:
+            continue
+        # the fallbacks are asked when one is needed (auto._run), not for every problem: only
+        # a probe needs to know its successor now
+        names = (first, *_after(rule.solvers, first))
+        why = f"{f.kind}, {rule.condition}: {rule.measured}"
+        if first != rule.solvers[0]:
+            why += f" ({rule.solvers[0]} does not accept this problem)"
             return Choice(names, why, index)
+        successor = next(accepted, None) if rule.probe else None
+        if successor is not None:
+            probe = max(rule.probe, int(rule.probe_work / max(1.0, f.n * f.d * f.density)))
+            why += f" ({first} gets {probe} iterations, then {successor} goes on)"
+            return Choice(names, why, index, probe)
+        return Choice(names, why, index)
     raise TypeError(f"solver 'auto' has no rule for {problem.describe()}")
+
+
+def _accepts(name: str, problem: Problem) -> bool:
+    return registry.solver_class(name).unsupported_reason(problem) is None
+
+
+def _after(solvers: tuple[str, ...], name: str) -> tuple[str, ...]:
+    return solvers[solvers.index(name) + 1 :]
 
 
 @register
@@ -495,6 +507,8 @@ class Auto(Solver):
             # the choice does not bend to a warm start; say that this one goes unused
             start, unused = None, f"{first.name} {first.warm_start_refusal}: warm start not used"
         for name in choice.solvers if self.fallback else choice.solvers[:1]:
+            if chosen and not _accepts(name, problem):
+                continue
             if chosen and not _takes(registry.solver_class(name), start):
                 start = None  # the next method starts itself
             probe = choice.probe if self.fallback and not chosen else 0
@@ -521,7 +535,7 @@ class Auto(Solver):
             # after a numerical failure the next method starts from scratch, unless it only
             # reads its first active set from the point (active_set) and the point is certified
             failed = result.status is Status.NUMERICAL_ERROR and not (
-                result.certified and _reads_active_set(choice.solvers, name)
+                result.certified and _reads_active_set(choice.solvers, name, problem)
             )
             start = WarmStart.parse(result, problem) if result.variables and not failed else None
         info = dict(result.info)
@@ -581,14 +595,14 @@ class Auto(Solver):
         return replace(result, iteration_unit=chosen.iteration_unit)
 
 
-def _reads_active_set(solvers: tuple[str, ...], name: str) -> bool:
-    """Whether the method after ``name`` in ``solvers`` takes from a warm start only its active
-    set (:attr:`Solver.warm_start_sets_active_set`), so that a point that failed on rounding
-    near the optimum is still a good start."""
-    index = solvers.index(name)
-    if index + 1 >= len(solvers):
+def _reads_active_set(solvers: tuple[str, ...], name: str, problem: Problem) -> bool:
+    """Whether the method that accepts ``problem`` after ``name`` in ``solvers`` takes from a
+    warm start only its active set (:attr:`Solver.warm_start_sets_active_set`), so that a point
+    that failed on rounding near the optimum is still a good start."""
+    following = next((n for n in _after(solvers, name) if _accepts(n, problem)), None)
+    if following is None:
         return False
-    return registry.solver_class(solvers[index + 1]).warm_start_sets_active_set
+    return registry.solver_class(following).warm_start_sets_active_set
 
 
 def _certificate_of(result: SolveResult) -> Certificate | None:

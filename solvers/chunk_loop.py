@@ -52,7 +52,12 @@ _NUMERICAL_FAILURES = (
 
 def all_finite(variables: Mapping[str, Any]) -> bool:
     for v in variables.values():
-        if v is not None and not np.all(np.isfinite(np.asarray(v, dtype=float))):
+        if v is None:
+            continue
+        if isinstance(v, float | int):  # a bias: no array built for one number
+            if not math.isfinite(v):
+                return False
+        elif not np.isfinite(np.asarray(v, dtype=float)).all():
             return False
     return True
 

@@ -91,7 +91,9 @@ class _Reduction(Solver):
     binary_solver : str, default="clarabel"
         Registry name of the solver of every binary problem.
     binary_options : dict, default=None
-        Options of that solver (``registry.get(binary_solver, **binary_options)``).
+        Options of that solver (``registry.get(binary_solver, **binary_options)``). A solver
+        that draws a trace runs without one unless these name ``trace``: the reduction's record
+        keeps no trace of its binary problems.
     kernel : {None, "linear", "poly", "rbf", "sigmoid", "precomputed"}, default=None
         None: linear binary problems (``SoftMarginPrimal``, ``SoftMarginDual`` or, if the binary
         solver takes only kernel duals, ``KernelDual(kernel="linear")`` — the first the binary
@@ -240,10 +242,14 @@ class _Reduction(Solver):
         status = Status.OPTIMAL
         binary_time, compile_time, excluded = 0.0, 0.0, 0.0
         pairs = self._pairs(problem.n_classes)
+        options = dict(self.binary_options)
+        if registry.accepts_option(solver_cls, "trace"):
+            # the reduction keeps no binary trace: its points would be estimated for nothing
+            options.setdefault("trace", False)
         for pos, neg in pairs:
             bp = self._binary_problem(problem, pos, neg, solver_cls, gamma)
             tic = clock.elapsed
-            res = registry.get(self.binary_solver, **self.binary_options).solve(bp)
+            res = registry.get(self.binary_solver, **options).solve(bp)
             # the binary solver keeps its own clock: count its solve time, not its compilation
             # nor its final certificate
             excluded += clock.elapsed - tic - res.solve_time

@@ -4,6 +4,7 @@ unchanged (certified against the references' optima)."""
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 
 import numpy as np
@@ -13,7 +14,7 @@ from sklearn.datasets import load_iris
 import svmbench.estimators as estimators
 from svmbench import SVMClassifier
 from svmbench.problems import KernelDual, SoftMarginPrimal, base, validation
-from svmbench.solvers import auto
+from svmbench.solvers import auto, registry
 from svmbench.solvers._reference import reference_solution
 
 
@@ -143,3 +144,79 @@ def test_the_problem_key_hashes_the_bytes_it_always_did(array):
     c = np.ascontiguousarray(array)
     expected = hashlib.sha256(f"{c.dtype}{c.shape}".encode() + c.tobytes())
     assert ours.hexdigest() == expected.hexdigest()
+
+
+def test_auto_asks_a_fallback_whether_it_accepts_only_when_it_runs(binary, monkeypatch):
+    """The small-kernel row (smo's probe, then active_set, the barrier, clarabel): choosing asks
+    smo and its successor only; when the probe falls short, a later candidate that refuses the
+    problem is passed over and the next one that accepts it goes on."""
+    X, y = binary
+    problem = KernelDual(X, np.where(y == 2, 1.0, -1.0), C=10.0)
+    asked = []
+    for name in ("smo", "active_set", "barrier", "clarabel"):
+        cls = registry.solver_class(name)
+        reason = cls.unsupported_reason.__func__
+
+        def counting(klass, p, _reason=reason, _name=name):
+            asked.append(_name)
+            return "refused for the test" if _name == "active_set" else _reason(klass, p)
+
+        monkeypatch.setattr(cls, "unsupported_reason", classmethod(counting))
+    # a probe of 3 pair updates: too short, so that the fallbacks run
+    rules = tuple(
+        dataclasses.replace(rule, probe=3) if "active_set" in rule.solvers else rule
+        for rule in auto.RULES
+    )
+    monkeypatch.setattr(auto, "RULES", rules)
+    choice = auto.choose(problem)
+    assert asked == ["smo", "active_set", "barrier"]  # the probe's successor, found
+    assert choice.solvers == ("smo", "active_set", "barrier", "clarabel") and choice.probe == 3
+    assert "then barrier goes on" in choice.why
+    asked.clear()
+    result = registry.get("auto").solve(problem)
+    assert result.info["auto"]["tried"] == ("smo", "barrier")  # active_set passed over
+    assert "clarabel" not in asked  # never needed
+    assert result.status.value == "optimal"
+    ref = reference_solution(problem)
+    assert result.primal == pytest.approx(ref.primal, rel=1e-6)
+
+
+def test_a_reduction_runs_its_binary_solvers_without_a_trace(monkeypatch):
+    """The binary records' traces are not kept: the binary solver gets trace=False unless
+    binary_options names it; the binary problems' certified gaps are the same either way."""
+    from svmbench.problems import MulticlassHinge
+
+    X, y = load_iris(return_X_y=True)
+    problem = MulticlassHinge(X, y, C=10.0, bias="regularized")
+    got = []
+    get = registry.get
+
+    def spying(name, **options):
+        got.append((name, options.get("trace")))
+        return get(name, **options)
+
+    monkeypatch.setattr(registry, "get", spying)
+    quiet = get("ovo", binary_solver="smo", kernel="rbf", gamma=0.5, bias="free").solve(problem)
+    assert got == [("smo", False)] * 3
+    got.clear()
+    traced = get(
+        "ovo", binary_solver="smo", binary_options={"trace": True}, kernel="rbf", gamma=0.5,
+        bias="free",
+    ).solve(problem)  # fmt: skip
+    assert got == [("smo", True)] * 3
+    assert quiet.status.value == traced.status.value == "optimal"
+    assert max(quiet.info["binary_rel_gaps"]) <= 1e-6
+    np.testing.assert_allclose(quiet.primal, traced.primal, rtol=1e-6)
+    for variables, pair in zip(quiet.info["binary_variables"], ((0, 1), (0, 2), (1, 2))):
+        rows = np.flatnonzero(np.isin(y, pair))
+        bp = KernelDual(X[rows], np.where(y[rows] == pair[0], 1.0, -1.0), C=10.0, gamma=0.5)
+        ref = reference_solution(bp)
+        assert bp.certificate(**variables).primal == pytest.approx(ref.primal, rel=1e-6)
+
+
+def test_a_multiclass_fit_by_auto_still_refuses_an_ill_conditioned_kernel():
+    """No binary problem is built up front for auto; the pairs' own checks still refuse C · K_ii
+    beyond the range, naming it."""
+    X, y = load_iris(return_X_y=True)
+    with pytest.raises(ValueError, match="C · max K̃_ii"):
+        SVMClassifier(kernel="poly", degree=3, gamma=1.0, coef0=1.0, C=1e9).fit(X, y)

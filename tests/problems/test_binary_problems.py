@@ -168,6 +168,39 @@ def test_projection_onto_box_and_hyperplane(rng):
         project_box_hyperplane(np.zeros(2), np.zeros(2), np.ones(2), np.ones(2), 5.0)
 
 
+@pytest.mark.parametrize("scale", [1e-8, 1.0, 1e8])
+def test_projection_meets_its_optimality_conditions_in_few_passes(rng, scale, monkeypatch):
+    """x = clip(v − t·a) for one t (every free coordinate moved by the same t·a_i, every bounded
+    one clipped on the side t pushes it), aᵀx = 0 to rounding; with infinite and zero boxes,
+    at any scale. The root is found in a few passes over the data (the safeguarded Newton
+    steps), not the ~60 of a bisection to machine precision."""
+    from svmbench.problems import _qp
+
+    clips = []
+    clip = np.clip
+    monkeypatch.setattr(_qp.np, "clip", lambda *args, **kw: clips.append(1) or clip(*args, **kw))
+    for trial in range(30):
+        n = 569
+        a = np.where(rng.random(n) < 0.5, 1.0, -1.0)
+        upper = scale * rng.uniform(0.1, 2.0, n)
+        upper[rng.random(n) < 0.1] = np.inf if trial % 2 else 0.0
+        v = scale * rng.normal(0.3, 1.0, n)
+        clips.clear()
+        x = project_box_hyperplane(v, np.zeros(n), upper, a, 0.0)
+        assert len(clips) <= 20
+        assert np.all(x >= 0) and np.all(x <= upper)
+        assert abs(a @ x) <= 8 * np.finfo(float).eps * np.abs(x).sum()
+        free = (x > 0) & (x < upper)
+        shifts = (v - x)[free] * a[free]  # t, the same for every free coordinate
+        t = float(np.median(shifts))
+        assert np.allclose(shifts, t, rtol=1e-9, atol=1e-12 * scale)
+        z = v - t * a
+        tol = 1e-9 * scale
+        assert np.all(z[(x == 0) & (upper > 0)] <= tol)
+        at_upper = (x == upper) & (upper > 0)  # a box [0, 0] holds its 0 whatever t is
+        assert np.all(z[at_upper] >= upper[at_upper] - tol)
+
+
 def test_projection_keeps_a_point_feasible_up_to_rounding_but_one_coordinate(rng):
     """A solver's optimum satisfies yᵀα = 0 only up to rounding: its projection (a warm start
     of the next C) moves at most one coordinate, by the residue, and lands on the hyperplane."""
