@@ -29,9 +29,11 @@ __all__ = ["ProbabilitiesMixin", "has_probabilities", "model_log_probabilities"]
 
 def has_probabilities(estimator) -> bool:
     """The one ``available_if`` rule of ``predict_proba``: ``loss == "logistic"``, or a
-    ``probability`` parameter set to True."""
+    ``probability`` parameter that the estimator declares (in ``_parameter_constraints``) set to
+    True; an attribute of that name that the estimator does not take means nothing."""
+    declared = getattr(type(estimator), "_parameter_constraints", {})
     return getattr(estimator, "loss", None) == "logistic" or (
-        getattr(estimator, "probability", False) is True
+        "probability" in declared and getattr(estimator, "probability", False) is True
     )
 
 

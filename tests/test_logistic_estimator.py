@@ -90,10 +90,16 @@ def test_predict_proba_exists_for_the_logistic_loss_only():
 
 def test_one_rule_decides_predict_proba_for_every_estimator():
     class WithProbability:
+        _parameter_constraints = {"probability": ["boolean"]}
+
         def __init__(self, probability):
             self.probability = probability
 
+    class Undeclared:  # an attribute the estimator does not take (an adapter's ignored one)
+        probability = True
+
     assert has_probabilities(WithProbability(True))
+    assert not has_probabilities(Undeclared())
     assert not has_probabilities(WithProbability(False))
     assert not has_probabilities(WithProbability(1))  # True itself, not a truthy value
     assert has_probabilities(SVMClassifier(loss="logistic"))

@@ -69,8 +69,8 @@ import sklearn.svm
 
 import svc_adapters
 
-sklearn.svm.SVC = svc_adapters.SVC
-sklearn.svm.LinearSVC = svc_adapters.LinearSVC
+for name in ("SVC", "LinearSVC", "SVR", "NuSVC", "NuSVR", "OneClassSVM"):
+    setattr(sklearn.svm, name, getattr(svc_adapters, name))
 
 
 @pytest.fixture
