@@ -96,6 +96,16 @@ def _kernel_options(estimator) -> dict:
 def _weights(X, sample_weight):
     if sample_weight is None:
         return None
+    given = np.asarray(sample_weight, dtype=object)
+    if (
+        given.ndim == 1
+        and given.size
+        and all(isinstance(v, numbers.Real) and v <= 0 for v in given)
+    ):  # before scikit-learn's check, which has its own words for all zeros (LIBSVM's here)
+        raise ValueError(
+            "Invalid input - all samples have zero or negative weights (sample_weight): "
+            "nothing to fit"
+        )
     sw = _check_sample_weight(sample_weight, X, dtype=np.float64)
     if not np.any(sw > 0):
         raise ValueError(

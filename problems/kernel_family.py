@@ -70,7 +70,8 @@ def check_nu(nu) -> float:
 def greedy_start(upper: np.ndarray, total: float) -> np.ndarray:
     """LIBSVM's starting point: in order, ``α_i = min(u_i, what is left of total)``."""
     filled = np.minimum(np.cumsum(upper), total)
-    return np.diff(np.concatenate([[0.0], filled]))
+    # differences of rounded partial sums can exceed u_i by an ulp: the start must be in the box
+    return np.clip(np.diff(np.concatenate([[0.0], filled])), 0.0, upper)
 
 
 def best_offset(scores: np.ndarray, weights: np.ndarray, mass: float) -> tuple[float, float]:

@@ -90,7 +90,7 @@ def test_predict_proba_exists_for_the_logistic_loss_only():
 
 def test_one_rule_decides_predict_proba_for_every_estimator():
     class WithProbability:
-        _parameter_constraints = {"probability": ["boolean"]}
+        _parameter_constraints = {"probability": ["boolean"]}  # noqa: RUF012
 
         def __init__(self, probability):
             self.probability = probability

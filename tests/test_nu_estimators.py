@@ -216,3 +216,27 @@ def test_scikit_learn_estimator_checks(make):
         out = check_estimator(make(), on_fail=None)
     failed = {r["check_name"] for r in out if r["status"] == "failed"}
     assert failed <= EXPECTED_FAILURES[make.__name__]
+
+
+def test_weighted_starts_stay_in_the_box():
+    """LIBSVM's greedy start on weights whose partial sums round up (0.1 + 0.1 + 0.1 ...): each α
+    within its bound, so the generalized SMO accepts it (scikit-learn's sided-weight test)."""
+    from svmbench.problems.kernel_family import greedy_start
+
+    upper = np.full(10, 0.1)
+    start = greedy_start(upper, 0.7)
+    assert np.all(start >= 0) and np.all(start <= upper)
+    assert start.sum() == pytest.approx(0.7, rel=1e-12)
+    X = [[-2, 0], [-1, -1], [0, -2], [0, 2], [1, 1], [2, 0]]
+    y = [1, 1, 1, 2, 2, 2]
+    est = svmbench.NuSVMClassifier(kernel="linear")
+    est.fit(X, y, sample_weight=[1.0, 0.1, 10.0, 10.0, 0.1, 0.1])
+    assert est.decision_function([[-1.0, 1.0]])[0] > 0
+
+
+def test_all_zero_weights_say_libsvms_words():
+    X = np.random.default_rng(0).normal(size=(10, 2))
+    for est in (svmbench.NuSVMRegressor(), svmbench.OneClassSVM()):
+        with pytest.raises(ValueError, match="all samples have zero or negative weights"):
+            args = (X, X[:, 0]) if isinstance(est, svmbench.NuSVMRegressor) else (X, None)
+            est.fit(*args, sample_weight=np.zeros(10))
