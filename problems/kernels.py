@@ -13,15 +13,16 @@ code in the jitted cores, its Gram matrix, its products and its diagonal ``K(x_i
 the reductions and the estimators.
 
 Matrices are computed by scikit-learn's pairwise kernels. Products ``K(X, Z) c`` (certificates,
-predictions) of dense rows are fused (:mod:`problems._kernel_products`): no kernel block is
-stored, and the squared norms of the rows can be passed in, computed once.
+predictions) of dense rows with more than :data:`NUMPY_MAX_ENTRIES` kernel entries are fused
+(:mod:`problems._kernel_products`): no kernel block is stored, and the squared norms of the rows
+can be passed in, computed once; smaller ones are a BLAS product and NumPy's kernel formula, so
+that a small fit never waits for the fused product's compilation.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
-import numba
 import numpy as np
 from scipy import sparse
 from sklearn.metrics import pairwise
@@ -37,6 +38,11 @@ KERNEL_CODES = {"linear": 0, "poly": 1, "rbf": 2, "sigmoid": 3, "precomputed": 4
 #: Row blocks of a kernel product hold at most this many entries (32 MB of float64), so that a
 #: certificate adds little to a solver's own memory (SMO: its column cache plus O(n)).
 BLOCK_ENTRIES = 4_000_000
+
+#: Dense products of at most this many kernel entries (rows × support vectors) are computed by
+#: BLAS and NumPy (:func:`kernel_dot`), larger ones by the fused jitted product; a product of this
+#: size costs milliseconds either way.
+NUMPY_MAX_ENTRIES = 1 << 20
 
 #: Dense fused products of at least this many multiply-adds (rows × support vectors × features)
 #: split their row blocks over the Numba threads, with the serial sums in each block (the values
@@ -84,11 +90,13 @@ def kernel_dot(
 ) -> np.ndarray:
     """``f = K(X, Z) @ coef``, ``f_i = Σ_j coef_j K(x_i, z_j)``, in bounded memory.
 
-    Linear: one product through ``w = Zᵀ coef``. Other kernels, dense rows: the inner products,
-    the kernel and the sum fused in float64 (:mod:`problems._kernel_products`), no kernel value
-    stored, the row blocks over the Numba threads from :data:`PARALLEL_MIN_WORK` on (same
-    values); ``sqn_X``, ``sqn_Z`` are the rows' squared norms, if already known (RBF). CSR rows
-    (X or Z): blocks of at most :data:`BLOCK_ENTRIES` kernel entries (scikit-learn's kernels).
+    Linear: one product through ``w = Zᵀ coef``. Other kernels, dense rows: up to
+    :data:`NUMPY_MAX_ENTRIES` kernel entries, ``K`` from the BLAS inner products
+    (:func:`kernel_block`) times ``coef``; beyond, the inner products, the kernel and the sum
+    fused in float64 (:mod:`problems._kernel_products`), no kernel value stored, the row blocks
+    over the Numba threads from :data:`PARALLEL_MIN_WORK` on (same values); ``sqn_X``, ``sqn_Z``
+    are the rows' squared norms, if already known (RBF). CSR rows (X or Z): blocks of at most
+    :data:`BLOCK_ENTRIES` kernel entries (scikit-learn's kernels).
     """
     coef = np.ascontiguousarray(coef, dtype=np.float64)
     n = X.shape[0]
@@ -110,8 +118,6 @@ def kernel_dot(
             stop = min(n, start + rows)
             out[start:stop] = kernel_matrix(X[start:stop], Z, **params) @ coef
         return out
-    from svmbench.problems import _kernel_products as kp
-
     X = np.ascontiguousarray(X, dtype=np.float64)
     Z = np.ascontiguousarray(Z, dtype=np.float64)
     if kernel == "rbf":
@@ -119,11 +125,52 @@ def kernel_dot(
         sqn_Z = squared_norms(Z) if sqn_Z is None else sqn_Z
     else:  # unused
         sqn_X, sqn_Z = np.zeros(n), np.zeros(Z.shape[0])
+    if n * Z.shape[0] <= NUMPY_MAX_ENTRIES:
+        return kernel_block(X @ Z.T, sqn_X, sqn_Z, kernel, gamma, degree, coef0) @ coef
+    import numba
+
+    from svmbench.problems import _kernel_products as kp
+
     code = KERNEL_CODES[kernel]
     product = kp.kernel_dot_dense
     if numba.get_num_threads() > 1 and n * Z.shape[0] * X.shape[1] >= PARALLEL_MIN_WORK:
         product = kp.kernel_dot_dense_parallel
     return product(X, sqn_X, Z, sqn_Z, coef, code, float(gamma), float(coef0), int(degree))
+
+
+def needs_fused_product(n_samples: int) -> bool:
+    """Whether a certificate or prediction over ``n_samples`` rows may take the fused jitted
+    product (its support vectors are at most the rows): more than :data:`NUMPY_MAX_ENTRIES`
+    entries in ``K(X, X)``."""
+    return n_samples * n_samples > NUMPY_MAX_ENTRIES
+
+
+def compile_fused_product() -> None:
+    """Compile (or load from Numba's cache) the serial fused product on four rows: untimed
+    warm-ups call it for the problems that may need it (:func:`needs_fused_product`)."""
+    from svmbench.problems import _kernel_products as kp
+
+    X = np.array([[0.0, 1.0], [1.0, 0.0], [1.0, 1.0], [0.0, 0.0]])
+    sqn = squared_norms(X)
+    kp.kernel_dot_dense(X, sqn, X, sqn, np.ones(4), KERNEL_CODES["rbf"], 0.5, 0.0, 3)
+
+
+def kernel_block(dots, sqn_X, sqn_Z, kernel: str, gamma: float, degree: int, coef0: float):
+    """The kernel values from the inner products ``dots = X Zᵀ`` (overwritten), in the fused
+    product's formulas: RBF ``exp(−γ max(‖x‖² + ‖z‖² − 2x·z, 0))``, poly ``(γ x·z + c₀)^p``,
+    sigmoid ``tanh(γ x·z + c₀)``."""
+    if kernel == "rbf":
+        dots *= -2.0
+        dots += sqn_X[:, None]
+        dots += sqn_Z[None, :]
+        np.maximum(dots, 0.0, out=dots)
+        dots *= -gamma
+        return np.exp(dots, out=dots)
+    dots *= gamma
+    dots += coef0
+    if kernel == "sigmoid":
+        return np.tanh(dots, out=dots)
+    return dots ** int(degree)
 
 
 def is_psd_by_construction(kernel: str, degree: float, coef0: float) -> bool:

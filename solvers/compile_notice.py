@@ -45,18 +45,20 @@ def mark_compiled(tag: str) -> None:
 
 
 @contextlib.contextmanager
-def compiling(tag: str, method: str, what: str) -> Iterator[None]:
-    """Around a warm-up: one line on stderr before it when its marker is missing
-    (``svmbench: compiling <method> for <what> (once per machine; up to a minute)…``), the
-    marker left after it finishes."""
-    if needs_compiling(tag):
+def compiling(tag: str | tuple[str, ...], method: str, what: str) -> Iterator[None]:
+    """Around a warm-up: one line on stderr before it when a marker of ``tag`` (one tag, or a
+    tuple of the variants it compiles) is missing (``svmbench: compiling <method> for <what>
+    (once per machine; up to a minute)…``), the markers left after it finishes."""
+    tags = (tag,) if isinstance(tag, str) else tuple(tag)
+    if any(needs_compiling(t) for t in tags):
         print(
             f"svmbench: compiling {method} for {what} (once per machine; up to a minute)…",
             file=sys.stderr,
             flush=True,
         )
         yield
-        mark_compiled(tag)
+        for t in tags:
+            mark_compiled(t)
     else:
         yield
 

@@ -47,8 +47,8 @@ from scipy import sparse
 
 from svmbench.problems import KernelDual
 from svmbench.problems.general_dual import GeneralDualProblem
+from svmbench.problems.kernels import compile_fused_product, needs_fused_product
 from svmbench.problems.validation import check_bool, check_int, check_option, check_real
-from svmbench.solvers._jit import kernel_columns as kc
 from svmbench.solvers._jit import smo as jit
 from svmbench.solvers.base import IterativeSolver, StepOutcome
 from svmbench.solvers.compile_notice import compiling
@@ -112,6 +112,19 @@ class _State:
 
 
 _WARM = False  # the jitted kernels are compiled (:meth:`SMO.warm_up`)
+_WARM_PRODUCT = False  # the fused kernel product is compiled (:meth:`SMO._compile_product`)
+
+
+def _needs_product(problem: KernelDual) -> bool:
+    """Whether the certificates of ``problem`` may take the fused jitted kernel product (dense
+    rows, a kernel computed from inner products, more than ``NUMPY_MAX_ENTRIES`` entries)."""
+    return (
+        not sparse.issparse(problem.X)
+        and problem.kernel not in ("linear", "precomputed")
+        and needs_fused_product(problem.n_samples)
+    )
+
+
 #: The variants (rows, cache dtype, pair updates) compiled in this process.
 _WARM_VARIANTS: set[tuple] = set()
 
@@ -229,14 +242,16 @@ class SMO(IterativeSolver):
             for dtype in (np.float32, np.float64):
                 for pairs in (True, False):
                     self._compile(storage, dtype, pairs)
+        self._compile_product()
         _WARM = True
         return time.perf_counter() - start
 
     def warm_up_for(self, problem) -> float:
         """Compile only the variant ``problem`` runs (its rows dense or CSR, its cache's dtype,
-        pair or single updates), with the column and certificate functions of those rows;
-        untimed, once per process and variant. A first compilation on this machine says so on
-        stderr (:mod:`~solvers.compile_notice`)."""
+        pair or single updates), with the column functions of those rows, and the certificate's
+        fused kernel product only if a certificate of ``problem`` may take it (over more than
+        ``√NUMPY_MAX_ENTRIES`` dense rows); untimed, once per process and variant. A first
+        compilation on this machine says so on stderr (:mod:`~solvers.compile_notice`)."""
         if isinstance(problem, GeneralDualProblem):
             return general_warm_up(self, problem)
         if _WARM or not isinstance(problem, KernelDual):
@@ -247,16 +262,18 @@ class SMO(IterativeSolver):
             np.dtype(cache_dtype(problem, self.cache_mb)).type,
             problem.bias == "free",
         )
-        if variant in _WARM_VARIANTS:
+        product = _needs_product(problem)
+        if variant in _WARM_VARIANTS and (_WARM_PRODUCT or not product):
             return 0.0
         start = time.perf_counter()
         self._compile(*variant)
+        if product:
+            self._compile_product()
         return time.perf_counter() - start
 
     def _compile(self, storage: str, dtype, pairs: bool) -> None:
-        """Run one variant of the cores on a 4-point problem, and the functions its rows use
-        from Python (the gradient of a warm start, the parallel kernel columns, the kernel rows
-        and, for dense rows, the certificate's fused product)."""
+        """Run one variant of the cores on a 4-point problem (its kernel columns, shrinking and
+        reconstruction are callees of the loop) and the gradient of a warm start."""
         variant = (storage, np.dtype(dtype).type, pairs)
         if variant in _WARM_VARIANTS:
             return
@@ -275,24 +292,17 @@ class SMO(IterativeSolver):
             alpha = np.array([1.0, 1.0, 0.5, 0.5])  # G and Ḡ of a warm start
             c = state.core
             _gradients(c.X, c.sqn, c.kint, c.kflt, y, c.C, 0.0 * y, alpha)
-            idx = np.arange(4, dtype=np.int64)
-            out = np.empty(4)
-            sqn = kc.squared_norms(X)
-            kc.from_dots_parallel(out, sqn, 0, 2, 0.5, 0.0, 3)
-            if storage == "dense":
-                kc.kernel_column_parallel(X, sqn, 0, idx, out, 2, 0.5, 0.0, 3)
-                XT = np.ascontiguousarray(X.T)
-                kc.kernel_column_full_parallel(XT, sqn, 0, out, 2, 0.5, 0.0, 3)
-                kc.kernel_rows(X, sqn, idx, idx, 2, 0.5, 0.0, 3, 1)
-                # the certificate's fused kernel product (dense rows)
-                tiny.certificate(alpha=alpha)
-            else:
-                S = c.X  # the CSR tuple
-                kc.kernel_column_csr_parallel(
-                    S[0], S[1], S[2], S[6], sqn, 0, idx, out, 2, 0.5, 0.0, 3
-                )
-                kc.kernel_rows_csr(S[0], S[1], S[2], S[6], sqn, idx, idx, 2, 0.5, 0.0, 3, 1)
         _WARM_VARIANTS.add(variant)
+
+    @staticmethod
+    def _compile_product() -> None:
+        """The certificate's fused kernel product of dense rows, once per process."""
+        global _WARM_PRODUCT
+        if _WARM_PRODUCT:
+            return
+        with compiling("kernel-product", "certificates", "kernel products of dense rows"):
+            compile_fused_product()
+        _WARM_PRODUCT = True
 
     # ---- state -----------------------------------------------------------------------------------
     def _n_slots(self, n: int, itemsize: int = 8) -> int:

@@ -39,6 +39,18 @@ def test_import_svmbench_is_light(tmp_path):
     assert json.loads(done.stdout) == []
 
 
+def test_the_problems_and_the_estimator_module_load_without_numba(tmp_path):
+    """Numba loads with a solver's jitted cores or a kernel product too large for BLAS, not
+    with the problems: a fit whose method runs no jitted code never imports it."""
+    code = (
+        "import json, sys, svmbench.problems, svmbench.estimators;"
+        "print(json.dumps([m for m in ('numba', 'llvmlite') if m in sys.modules]))"
+    )
+    done = _python(code, tmp_path)
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout) == []
+
+
 @pytest.mark.parametrize("name", ["problems", "solvers", "benchmarks"])
 def test_no_generic_top_level_names(tmp_path, name):
     done = _python(f"import {name}", tmp_path)

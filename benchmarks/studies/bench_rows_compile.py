@@ -71,8 +71,9 @@ def passes(rev: str, reps: int) -> None:
 
             def run_new(rows=rows, state=state, dz=dz, E=E, work=work):
                 dm_aff, dm, acc, buf = work
-                a = new.ppd_affine(0, rows, E, *state, dz, dm_aff, acc, buf)
-                c = new.ppd_corrector(0, rows, E, *state, dm_aff, 0.1, dz, dm, acc, buf)
+                hinge = new.PASSES[new.HINGE]
+                a = hinge.affine(rows, E, *state, dz, dm_aff, acc, buf)
+                c = hinge.corrector(rows, E, *state, dm_aff, 0.1, dz, dm, acc, buf)
                 return a, c, dm_aff.copy(), dm.copy(), acc.copy()
 
             ref, got = run_old(), run_new()

@@ -5,14 +5,14 @@ One Mehrotra predictor-corrector iteration of :func:`solvers.barrier._ppd_iterat
 ``s ≥ 0`` and (hinge) ν of ``ξ ≥ 0``, done in four passes over the rows instead of some forty
 NumPy array operations and six products with X̃:
 
-1. :func:`ppd_prepare` (no X): ``D = 1/(s/λ + e)`` and the two vectors whose products with X̃ᵀ
+1. ``prepare`` (no X): ``D = 1/(s/λ + e)`` and the two vectors whose products with X̃ᵀ
    build both right-hand sides; the caller forms ``X̃ᵀDX̃`` and those products in one blocked pass.
-2. :func:`ppd_affine`: the affine-scaling direction of every row from
+2. ``affine``: the affine-scaling direction of every row from
    ``Δm = y ⊙ X̃Δz``, its step to the boundary, the coefficients of the complementarity along
    it and ``X̃ᵀ(y ⊙ c)`` with ``c`` the second-order term of the corrector (one pass over X).
-3. :func:`ppd_corrector`: the corrected direction, its step to the boundary and
+3. ``corrector``: the corrected direction, its step to the boundary and
    ``X̃ᵀ(y ⊙ Δλ)``, which updates ``X̃ᵀ(y ⊙ λ)`` (one pass over X).
-4. :func:`ppd_update` (no X): the step, the new residuals and the complementarity.
+4. ``update`` (no X): the step, the new residuals and the complementarity.
 
 Per row, with ``e = ξ/ν`` (hinge), ``1/(2C)`` (squared hinge, ``ξ = λ/(2C)``) or 0 (hard margin,
 no ξ), ``r_p = m − 1 − s + ξ``, ``r_ξ = C − λ − ν``, and right-hand sides ``r_s`` (of
@@ -25,13 +25,18 @@ and the stored ``Δm`` of the two steps, which costs a few flops per row and sav
 (at n = 10⁶ every pass over an O(n) vector is a pass over main memory). Each formula is the
 NumPy one in the same order of operations; no ``fastmath``.
 
-Each pass is one body for dense rows and CSR rows (:mod:`solvers._jit.rows`, compiled once per
-storage); ``x̃_i · Δz`` is :func:`~solvers._jit.rows.row_dot4`, whose dense order (four partial
-sums) differs from the CSR one (one sum): the two storages give the same iterates to rounding,
-not bitwise (dcd, whose docs promise the same bits, uses ``row_dot``).
+Each pass is one body for the three losses and for dense and CSR rows (:mod:`solvers._jit.rows`),
+with one entry point per loss (:data:`PASSES`, the loss a constant in it), compiled per storage
+on first use: a fit compiles the loss and the storage it runs, not the nine variants of every
+pass. ``x̃_i · Δz`` is :func:`~solvers._jit.rows.row_dot4`, whose dense order (four partial sums)
+differs from the CSR one (one sum): the two storages give the same iterates to rounding, not
+bitwise (dcd, whose docs promise the same bits, uses ``row_dot``).
 """
 
 from __future__ import annotations
+
+from collections.abc import Callable
+from typing import NamedTuple
 
 import numba
 import numpy as np
@@ -112,19 +117,13 @@ def _prepare_rows(loss, a, b, y, C, m, s, lam, xi, nu, sqD, V):
         V[i, 1] = y[i] * (D * (1.0 / lam_i - 1.0 / nu_i if loss == HINGE else 1.0 / lam_i))
 
 
-@numba.njit(cache=True, error_model="numpy")
-def ppd_prepare(loss, y, C, m, s, lam, xi, nu, sqD, V):
+@numba.njit(cache=True, inline="always", error_model="numpy")
+def _prepare_pass(loss, y, C, m, s, lam, xi, nu, sqD, V):
     """``sqD = √D`` and the columns of V (n×2): ``y ⊙ g_a`` (g of the affine step, its Δλ at
     ``Δm = 0``) and ``y ⊙ D (1/λ − 1/ν)`` (``y ⊙ D/λ`` but for the hinge), the derivative of
     ``y ⊙ g`` in τ: ``X̃ᵀV`` builds both right-hand sides. ``xi``, ``nu`` are read for the hinge
-    only (each loss has its own loop: constant branches let the compiler vectorize)."""
-    n = y.shape[0]
-    if loss == HINGE:
-        _prepare_rows(HINGE, 0, n, y, C, m, s, lam, xi, nu, sqD, V)
-    elif loss == SQUARED_HINGE:
-        _prepare_rows(SQUARED_HINGE, 0, n, y, C, m, s, lam, xi, nu, sqD, V)
-    else:
-        _prepare_rows(HARD, 0, n, y, C, m, s, lam, xi, nu, sqD, V)
+    only (``loss`` a constant of the entry point: the loop vectorizes)."""
+    _prepare_rows(loss, 0, y.shape[0], y, C, m, s, lam, xi, nu, sqD, V)
 
 
 # ---- the passes over X, in blocks of BLOCK rows: X̃Δz, the rows' algebra, X̃ᵀ(y ⊙ c) ---------
@@ -176,17 +175,7 @@ def _affine_rows(loss, a, b, y, C, m, s, lam, xi, nu, dm, buf):
 
 
 @numba.njit(cache=True, inline="always", error_model="numpy")
-def _affine_block(loss, a, b, y, C, m, s, lam, xi, nu, dm, buf):
-    if loss == HINGE:
-        _affine_rows(HINGE, a, b, y, C, m, s, lam, xi, nu, dm, buf)
-    elif loss == SQUARED_HINGE:
-        _affine_rows(SQUARED_HINGE, a, b, y, C, m, s, lam, xi, nu, dm, buf)
-    else:
-        _affine_rows(HARD, a, b, y, C, m, s, lam, xi, nu, dm, buf)
-
-
-@numba.njit(cache=True, error_model="numpy")
-def ppd_affine(loss, X, E, y, C, m, s, lam, xi, nu, dz, dm_out, acc, buf):
+def _affine_pass(loss, X, E, y, C, m, s, lam, xi, nu, dz, dm_out, acc, buf):
     """Affine pass over the rows (X n×d C-contiguous or the CSR tuple of
     :func:`~solvers._jit.rows.as_rows`, E n×k, ``buf`` 4×BLOCK): ``dm_out = y ⊙ X̃Δz``,
     ``acc = X̃ᵀ(y ⊙ c)``; returns ``(worst, Σ(sΔλ + λΔs + ξΔν + νΔξ), Σ(ΔsΔλ + ΔξΔν))``: the
@@ -199,7 +188,7 @@ def ppd_affine(loss, X, E, y, C, m, s, lam, xi, nu, dz, dm_out, acc, buf):
         b = min(n, a + BLOCK)
         for i in range(a, b):
             dm_out[i] = y[i] * _dot(X, E, i, dz, d)
-        _affine_block(loss, a, b, y, C, m, s, lam, xi, nu, dm_out, buf)
+        _affine_rows(loss, a, b, y, C, m, s, lam, xi, nu, dm_out, buf)
         for i in range(a, b):
             w = buf[0, i - a]
             worst = w if w > worst else worst
@@ -233,18 +222,8 @@ def _corrector_rows(loss, a, b, y, C, m, s, lam, xi, nu, dm_aff, tau, dm, buf):
 
 
 @numba.njit(cache=True, inline="always", error_model="numpy")
-def _corrector_block(loss, a, b, y, C, m, s, lam, xi, nu, dm_aff, tau, dm, buf):
-    if loss == HINGE:
-        _corrector_rows(HINGE, a, b, y, C, m, s, lam, xi, nu, dm_aff, tau, dm, buf)
-    elif loss == SQUARED_HINGE:
-        _corrector_rows(SQUARED_HINGE, a, b, y, C, m, s, lam, xi, nu, dm_aff, tau, dm, buf)
-    else:
-        _corrector_rows(HARD, a, b, y, C, m, s, lam, xi, nu, dm_aff, tau, dm, buf)
-
-
-@numba.njit(cache=True, error_model="numpy")
-def ppd_corrector(loss, X, E, y, C, m, s, lam, xi, nu, dm_aff, tau, dz, dm_out, acc, buf):
-    """Corrector pass over the rows (as :func:`ppd_affine`): ``dm_out = y ⊙ X̃Δz``,
+def _corrector_pass(loss, X, E, y, C, m, s, lam, xi, nu, dm_aff, tau, dz, dm_out, acc, buf):
+    """Corrector pass over the rows (as :func:`_affine_pass`): ``dm_out = y ⊙ X̃Δz``,
     ``acc = X̃ᵀ(y ⊙ Δλ)``; returns ``worst`` (the step to the boundary is ``1/max(1, worst)``)."""
     n, k = E.shape
     d = acc.shape[0] - k
@@ -254,7 +233,7 @@ def ppd_corrector(loss, X, E, y, C, m, s, lam, xi, nu, dm_aff, tau, dz, dm_out, 
         b = min(n, a + BLOCK)
         for i in range(a, b):
             dm_out[i] = y[i] * _dot(X, E, i, dz, d)
-        _corrector_block(loss, a, b, y, C, m, s, lam, xi, nu, dm_aff, tau, dm_out, buf)
+        _corrector_rows(loss, a, b, y, C, m, s, lam, xi, nu, dm_aff, tau, dm_out, buf)
         for i in range(a, b):
             w = buf[0, i - a]
             worst = w if w > worst else worst
@@ -297,8 +276,8 @@ def _update_rows(loss, a, b, C, m, s, lam, xi, nu, dm_aff, dm, tau, step, buf):
         buf[2, i - a] = r_xi
 
 
-@numba.njit(cache=True, error_model="numpy")
-def ppd_update(loss, C, m, s, lam, xi, nu, dm_aff, dm, tau, step, buf, sums):
+@numba.njit(cache=True, inline="always", error_model="numpy")
+def _update_pass(loss, C, m, s, lam, xi, nu, dm_aff, dm, tau, step, buf, sums):
     """The step: ``m += α Δm``, ``s, λ, ξ, ν += α Δ`` (floored at ``TINY``), in place; returns
     ``(sᵀλ + ξᵀν, ‖r_p‖_∞, ‖r_ξ‖_∞)`` at the new point, and ``sums`` (4,) gets
     ``(Σ C ℓ(max(0, 1 − m)), Σ λ, Σ λ²/(4C), min m)`` for the gap estimate (buf: 5×BLOCK)."""
@@ -307,12 +286,7 @@ def ppd_update(loss, C, m, s, lam, xi, nu, dm_aff, dm, tau, step, buf, sums):
     loss_sum, lam_sum, lam2_sum, m_min = 0.0, 0.0, 0.0, np.inf
     for a in range(0, n, BLOCK):
         b = min(n, a + BLOCK)
-        if loss == HINGE:
-            _update_rows(HINGE, a, b, C, m, s, lam, xi, nu, dm_aff, dm, tau, step, buf)
-        elif loss == SQUARED_HINGE:
-            _update_rows(SQUARED_HINGE, a, b, C, m, s, lam, xi, nu, dm_aff, dm, tau, step, buf)
-        else:
-            _update_rows(HARD, a, b, C, m, s, lam, xi, nu, dm_aff, dm, tau, step, buf)
+        _update_rows(loss, a, b, C, m, s, lam, xi, nu, dm_aff, dm, tau, step, buf)
         for i in range(b - a):
             comp += buf[0, i]
             rp_max = buf[1, i] if buf[1, i] > rp_max else rp_max
@@ -323,3 +297,95 @@ def ppd_update(loss, C, m, s, lam, xi, nu, dm_aff, dm, tau, step, buf, sums):
             m_min = m[a + i] if m[a + i] < m_min else m_min
     sums[0], sums[1], sums[2], sums[3] = loss_sum, lam_sum, lam2_sum, m_min
     return comp, rp_max, rxi_max
+
+
+# ---- entry points: one per loss and pass, the loss a constant (one loop compiled in each) --------
+@numba.njit(cache=True, error_model="numpy")
+def prepare_hinge(y, C, m, s, lam, xi, nu, sqD, V):
+    _prepare_pass(HINGE, y, C, m, s, lam, xi, nu, sqD, V)
+
+
+@numba.njit(cache=True, error_model="numpy")
+def prepare_squared_hinge(y, C, m, s, lam, xi, nu, sqD, V):
+    _prepare_pass(SQUARED_HINGE, y, C, m, s, lam, xi, nu, sqD, V)
+
+
+@numba.njit(cache=True, error_model="numpy")
+def prepare_hard(y, C, m, s, lam, xi, nu, sqD, V):
+    _prepare_pass(HARD, y, C, m, s, lam, xi, nu, sqD, V)
+
+
+@numba.njit(cache=True, error_model="numpy")
+def affine_hinge(X, E, y, C, m, s, lam, xi, nu, dz, dm_out, acc, buf):
+    return _affine_pass(HINGE, X, E, y, C, m, s, lam, xi, nu, dz, dm_out, acc, buf)
+
+
+@numba.njit(cache=True, error_model="numpy")
+def affine_squared_hinge(X, E, y, C, m, s, lam, xi, nu, dz, dm_out, acc, buf):
+    return _affine_pass(SQUARED_HINGE, X, E, y, C, m, s, lam, xi, nu, dz, dm_out, acc, buf)
+
+
+@numba.njit(cache=True, error_model="numpy")
+def affine_hard(X, E, y, C, m, s, lam, xi, nu, dz, dm_out, acc, buf):
+    return _affine_pass(HARD, X, E, y, C, m, s, lam, xi, nu, dz, dm_out, acc, buf)
+
+
+@numba.njit(cache=True, error_model="numpy")
+def corrector_hinge(X, E, y, C, m, s, lam, xi, nu, dm_aff, tau, dz, dm_out, acc, buf):
+    return _corrector_pass(HINGE, X, E, y, C, m, s, lam, xi, nu, dm_aff, tau, dz, dm_out, acc, buf)
+
+
+@numba.njit(cache=True, error_model="numpy")
+def corrector_squared_hinge(X, E, y, C, m, s, lam, xi, nu, dm_aff, tau, dz, dm_out, acc, buf):
+    return _corrector_pass(
+        SQUARED_HINGE, X, E, y, C, m, s, lam, xi, nu, dm_aff, tau, dz, dm_out, acc, buf
+    )
+
+
+@numba.njit(cache=True, error_model="numpy")
+def corrector_hard(X, E, y, C, m, s, lam, xi, nu, dm_aff, tau, dz, dm_out, acc, buf):
+    return _corrector_pass(HARD, X, E, y, C, m, s, lam, xi, nu, dm_aff, tau, dz, dm_out, acc, buf)
+
+
+@numba.njit(cache=True, error_model="numpy")
+def update_hinge(C, m, s, lam, xi, nu, dm_aff, dm, tau, step, buf, sums):
+    return _update_pass(HINGE, C, m, s, lam, xi, nu, dm_aff, dm, tau, step, buf, sums)
+
+
+@numba.njit(cache=True, error_model="numpy")
+def update_squared_hinge(C, m, s, lam, xi, nu, dm_aff, dm, tau, step, buf, sums):
+    return _update_pass(SQUARED_HINGE, C, m, s, lam, xi, nu, dm_aff, dm, tau, step, buf, sums)
+
+
+@numba.njit(cache=True, error_model="numpy")
+def update_hard(C, m, s, lam, xi, nu, dm_aff, dm, tau, step, buf, sums):
+    return _update_pass(HARD, C, m, s, lam, xi, nu, dm_aff, dm, tau, step, buf, sums)
+
+
+class Passes(NamedTuple):
+    """The four passes of one loss (jitted functions; ``xi``, ``nu`` are empty arrays but for
+    the hinge):
+
+    - ``prepare(y, C, m, s, lam, xi, nu, sqD, V)``: :func:`_prepare_pass`;
+    - ``affine(X, E, y, C, m, s, lam, xi, nu, dz, dm_out, acc, buf)`` → ``(worst, lin, quad)``:
+      :func:`_affine_pass`;
+    - ``corrector(X, E, y, C, m, s, lam, xi, nu, dm_aff, tau, dz, dm_out, acc, buf)`` →
+      ``worst``: :func:`_corrector_pass`;
+    - ``update(C, m, s, lam, xi, nu, dm_aff, dm, tau, step, buf, sums)`` →
+      ``(comp, ‖r_p‖_∞, ‖r_ξ‖_∞)``: :func:`_update_pass`.
+    """
+
+    prepare: Callable
+    affine: Callable
+    corrector: Callable
+    update: Callable
+
+
+#: The passes of each loss code.
+PASSES = {
+    HINGE: Passes(prepare_hinge, affine_hinge, corrector_hinge, update_hinge),
+    SQUARED_HINGE: Passes(
+        prepare_squared_hinge, affine_squared_hinge, corrector_squared_hinge, update_squared_hinge
+    ),
+    HARD: Passes(prepare_hard, affine_hard, corrector_hard, update_hard),
+}

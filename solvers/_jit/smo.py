@@ -76,6 +76,10 @@ from svmbench.solvers._jit.smo_shrink import (  # noqa: F401 (the loops' helpers
 #: Curvature used in place of a non-positive ``a_ij`` (indefinite kernels), Fan et al. (2005) §4.
 TAU = 1e-12
 
+# "No index" is written np.int64(-1), never the literal -1: an index variable that may hold the
+# literal would type the callees (get_column, update_gbar and theirs) once for Literal[int](-1)
+# and once for int64, compiling each twice.
+
 # Return codes of the chunk runners.
 BUDGET = 0  # the update budget of the chunk was spent
 CONVERGED = 1  # the native rule holds on every variable (G is then complete)
@@ -157,7 +161,7 @@ def smo_pairs(
     # i of the next update found during the gradient update (the same scan, fused), valid until
     # the active set or G changes otherwise (shrinking, reconstruction)
     have_next = False
-    next_i = -1
+    next_i = np.int64(-1)
     next_gmax = -np.inf
     # the arrays of the shrinking and of the growing back (the arguments of reconstruct)
     shared = (
@@ -195,7 +199,7 @@ def smo_pairs(
             i = next_i
         else:
             gmax = -np.inf
-            i = -1
+            i = np.int64(-1)
             for s in range(n_active):
                 t = active[s]
                 if status[t] & 1:  # t ∈ I_up
@@ -204,7 +208,7 @@ def smo_pairs(
                         gmax = v
                         i = t
         have_next = False
-        j = -1
+        j = np.int64(-1)
         gmax2 = -np.inf
         if i >= 0:
             si = get_column(
@@ -311,7 +315,7 @@ def smo_pairs(
         else:
             # with the scan for the next i (the same order and ties as the scan above)
             next_gmax = -np.inf
-            next_i = -1
+            next_i = np.int64(-1)
             for s in range(ist[N_ACTIVE]):
                 t = active[s]
                 g = G[t] + (Qi[t] * da_i + Qj[t] * da_j)
@@ -444,7 +448,7 @@ def smo_single(
         n_active = ist[N_ACTIVE]
         best = 0.0
         viol = 0.0
-        i = -1
+        i = np.int64(-1)
         new_i = 0.0
         for s in range(n_active):
             t = active[s]

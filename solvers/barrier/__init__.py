@@ -87,11 +87,15 @@ from svmbench.solvers.barrier.primal_dual import (
     pd_start,
 )
 from svmbench.solvers.barrier.primal_dual_margins import (
+    LOSSES,
     PD_CERTIFY_EVERY,
     PD_CERTIFY_FACTOR,
+    ROW_STORAGES,
     PrimalPDState,
     compile_row_passes,
+    compiled_passes,
     feasible_multipliers,
+    passes_variant,
     ppd_converged,
     ppd_fused_iteration,
     ppd_gap_estimate,
@@ -99,7 +103,7 @@ from svmbench.solvers.barrier.primal_dual_margins import (
     ppd_start,
 )
 from svmbench.solvers.base import IterativeSolver, Prepared, Status, StepOutcome
-from svmbench.solvers.compile_notice import announced
+from svmbench.solvers.compile_notice import compiling
 from svmbench.solvers.registry import register
 from svmbench.solvers.time_budget import dense_factor_rate, dense_seconds, kernel_matrix_seconds
 
@@ -380,15 +384,37 @@ class BarrierSolver(IterativeSolver):
             return total + 4 * 8.0 * r * r + data + 2.0**21
         return total + 5 * square
 
-    @announced("barrier", "its row passes: dense and CSR rows, every loss")
     def warm_up(self) -> float:
         """Compile the jitted passes of the primal-dual variant (every loss; dense rows, CSR
         with int32 and int64 indices) on a 4×2 problem, once per process; untimed."""
-        return compile_row_passes()
+        missing = [(st, loss) for st in ROW_STORAGES for loss in LOSSES]
+        missing = [v for v in missing if v not in compiled_passes()]
+        if not missing:
+            return 0.0
+        tags = tuple(f"barrier-{st}-{loss}" for st, loss in missing)
+        with compiling(tags, "barrier", "its row passes: dense and CSR rows, every loss"):
+            return compile_row_passes()
 
     def warm_up_for(self, problem) -> float:
-        """Nothing for a general dual (dense NumPy/SciPy only); the row passes otherwise."""
-        return 0.0 if isinstance(problem, GeneralDualProblem) else self.warm_up()
+        """Compile only the passes ``problem`` runs: the primal-dual variant on a primal form
+        with d ≤ n runs one loss over one storage of rows (dense, CSR with int32 or int64
+        indices); the other forms (a general dual among them) and methods run no jitted code
+        (the low-rank kernel approximation warms its inner solver up: all of :meth:`warm_up`).
+        A first compilation
+        on this machine says so on stderr (:mod:`~solvers.compile_notice`)."""
+        if isinstance(problem, KernelDual) and self.kernel_approximation != "none":
+            return self.warm_up()
+        if self.method != "primal-dual" or not isinstance(
+            problem, (SoftMarginPrimal, HardMarginPrimal)
+        ):
+            return 0.0
+        variant = passes_variant(problem)
+        if variant is None or variant in compiled_passes():
+            return 0.0
+        storage, loss = variant
+        what = f"{storage.replace('-', ' ')} rows, the {loss.replace('_', ' ')} loss"
+        with compiling(f"barrier-{storage}-{loss}", "barrier", what):
+            return compile_row_passes((storage,), (loss,))
 
     def _init_state(self, problem, warm_start):
         if isinstance(problem, GeneralDualProblem):

@@ -47,9 +47,11 @@ import numpy as np
 import scipy.linalg as sla
 from scipy import sparse
 
+from svmbench.problems import HardMarginPrimal
 from svmbench.problems._qp import exact_label_sum
 from svmbench.solvers._jit import barrier as jit
 from svmbench.solvers._jit.rows import as_rows
+from svmbench.solvers.barrier.forms import active_rows
 from svmbench.solvers.barrier.normal_equations import Features, cholesky, normal_solver
 from svmbench.solvers.barrier.primal_dual import PD_TO_BOUNDARY, pd_max_step
 
@@ -304,19 +306,23 @@ class _RowPasses:
         self.acc_aff, self.acc = np.empty(dim), np.empty(dim)
         self.buf = np.empty((5, jit.BLOCK))  # per-row results of a block
 
-    def affine(self, code, s: PrimalPDState, xi, nu, dz) -> tuple[float, float, float]:
+    def affine(self, passes, s: PrimalPDState, xi, nu, dz) -> tuple[float, float, float]:
         args = (s.y, s.C, s.m, s.s, s.lam, xi, nu, dz, self.dm_aff, self.acc_aff, self.buf)
-        return jit.ppd_affine(code, self.rows, self.E, *args)
+        return passes.affine(self.rows, self.E, *args)
 
-    def corrector(self, code, s: PrimalPDState, xi, nu, tau, dz) -> float:
+    def corrector(self, passes, s: PrimalPDState, xi, nu, tau, dz) -> float:
         state = (s.y, s.C, s.m, s.s, s.lam, xi, nu)
-        return jit.ppd_corrector(
-            code, self.rows, self.E, *state, self.dm_aff, tau, dz, self.dm, self.acc, self.buf
+        return passes.corrector(
+            self.rows, self.E, *state, self.dm_aff, tau, dz, self.dm, self.acc, self.buf
         )
 
 
-_WARM = False  # the jitted passes are compiled (:func:`compile_row_passes`)
+#: The (storage, loss) variants of the jitted passes compiled in this process
+#: (:func:`compile_row_passes`).
+_WARM_VARIANTS: set[tuple[str, str]] = set()
 _LOSS_CODES = {"hinge": jit.HINGE, "squared_hinge": jit.SQUARED_HINGE, "hard": jit.HARD}
+#: The losses of the passes (the hard margin: its phase II).
+LOSSES = tuple(_LOSS_CODES)
 _NO_ROWS = np.empty(0)  # ξ, ν of the losses without them
 
 
@@ -330,25 +336,25 @@ def ppd_fused_iteration(s: PrimalPDState, fraction: float) -> None:
     with the Gram matrix, the second with ``X̃Δz_a``. The affine complementarity is the quadratic
     ``sᵀλ + ξᵀν + α lin + α² quad`` of the step α, and ``Aᵀλ`` is updated with
     ``X̃ᵀ(y ⊙ Δλ)`` from the corrector's pass (``r_z = Pz − Aᵀλ``)."""
-    rp, code = s.passes, _LOSS_CODES[s.loss]
+    rp, passes = s.passes, jit.PASSES[_LOSS_CODES[s.loss]]
     xi, nu = (s.xi, s.nu) if s.loss == "hinge" else (_NO_ROWS, _NO_ROWS)
-    jit.ppd_prepare(code, s.y, s.C, s.m, s.s, s.lam, xi, nu, rp.sqD, rp.V)
+    passes.prepare(s.y, s.C, s.m, s.s, s.lam, xi, nu, rp.sqD, rp.V)
     H, B = s.feat.gram_tdot(rp.sqD, rp.V)
     H[np.diag_indices_from(H)] += s.p
     cf = cholesky(H)
     # Predictor (affine scaling, σ = 0).
     rhs = B[:, 0] - s.r_z
-    worst, lin, quad = rp.affine(code, s, xi, nu, sla.cho_solve(cf, rhs, check_finite=False))
+    worst, lin, quad = rp.affine(passes, s, xi, nu, sla.cho_solve(cf, rhs, check_finite=False))
     st = 1.0 if worst <= 1.0 else 1.0 / worst
     comp_aff = max(s.complementarity + st * lin + st * st * quad, 0.0)
     sigma = min(1.0, (comp_aff / max(s.complementarity, 1e-300)) ** 3)  # Mehrotra's heuristic
     # Corrector: centring at σμ and the second-order terms of the affine step.
     tau = sigma * s.mu
     dz = sla.cho_solve(cf, rhs + tau * B[:, 1] - rp.acc_aff, check_finite=False)
-    worst = rp.corrector(code, s, xi, nu, tau, dz)
+    worst = rp.corrector(passes, s, xi, nu, tau, dz)
     st = min(1.0, fraction * (1.0 if worst <= 1.0 else 1.0 / worst))
-    comp, rp_max, rxi_max = jit.ppd_update(
-        code, s.C, s.m, s.s, s.lam, xi, nu, rp.dm_aff, rp.dm, tau, st, rp.buf, s.sums
+    comp, rp_max, rxi_max = passes.update(
+        s.C, s.m, s.s, s.lam, xi, nu, rp.dm_aff, rp.dm, tau, st, rp.buf, s.sums
     )
     s.z = s.z + st * dz
     s.a_lam = s.a_lam + st * rp.acc
@@ -377,26 +383,59 @@ def feasible_multipliers(lam: np.ndarray, y: np.ndarray, upper: np.ndarray, equa
     return a if grid is None else grid
 
 
-def compile_row_passes() -> float:
-    """Compile the jitted passes of :func:`ppd_fused_iteration` (every loss; dense rows, CSR
-    with int32 and int64 indices) on a 4×2 problem, once per process; untimed. Returns the
-    seconds it took (0 once compiled)."""
-    global _WARM
-    if _WARM:
+#: The storages of the rows the passes run over (:func:`row_storage`).
+ROW_STORAGES = ("dense", "csr-int32", "csr-int64")
+
+
+def row_storage(rows) -> str:
+    """The storage of rows as :func:`~solvers._jit.rows.as_rows` gives them: ``"dense"``,
+    ``"csr-int32"`` or ``"csr-int64"`` (each compiles its own passes)."""
+    if not isinstance(rows, tuple):
+        return "dense"
+    return "csr-int32" if rows[1].dtype == np.int32 else "csr-int64"
+
+
+def passes_variant(problem) -> tuple[str, str] | None:
+    """``(storage, loss)`` of the jitted passes the primal-dual variant runs on ``problem`` (a
+    primal form with d ≤ n over the examples with ``C_i > 0``), or None when it runs none."""
+    feat, _, _, _, _ = active_rows(problem)
+    if feat.d > feat.n:
+        return None
+    loss = "hard" if isinstance(problem, HardMarginPrimal) else problem.loss
+    return row_storage(as_rows(feat.X)), loss
+
+
+def compiled_passes() -> frozenset[tuple[str, str]]:
+    """The ``(storage, loss)`` variants of the passes compiled in this process."""
+    return frozenset(_WARM_VARIANTS)
+
+
+def compile_row_passes(storages=ROW_STORAGES, losses=LOSSES) -> float:
+    """Compile the jitted passes of :func:`ppd_fused_iteration` for each of ``storages`` and
+    ``losses`` on a 4×2 problem, once per process and variant; untimed. Returns the seconds it
+    took (0 when all were compiled)."""
+    wanted = [(st, loss) for st in storages for loss in losses]
+    wanted = [v for v in wanted if v not in _WARM_VARIANTS]
+    if not wanted:
         return 0.0
     start = time.perf_counter()
     X = np.array([[2.0, 0.0], [-2.0, 0.0], [2.0, 1.0], [-2.0, -1.0]])
     y = np.array([1.0, -1.0, 1.0, -1.0])
     csr = sparse.csr_matrix(X)
-    csr64 = sparse.csr_matrix(
-        (csr.data, csr.indices.astype(np.int64), csr.indptr.astype(np.int64)), shape=X.shape
-    )
+    tiny = {
+        "dense": X,
+        "csr-int32": sparse.csr_matrix(
+            (csr.data, csr.indices.astype(np.int32), csr.indptr.astype(np.int32)), shape=X.shape
+        ),
+        "csr-int64": sparse.csr_matrix(
+            (csr.data, csr.indices.astype(np.int64), csr.indptr.astype(np.int64)), shape=X.shape
+        ),
+    }
     p = np.array([1.0, 1.0, 0.0])
-    for rows in (X, csr, csr64):
-        feat = Features(rows, np.ones((4, 1)))
-        for loss in _LOSS_CODES:
-            z = np.array([1.0 if loss == "hard" else 0.0, 0.0, 0.0])  # hard: margins 2
-            state = ppd_start(feat, y, np.ones(4), loss, p, z, None, True)
-            ppd_fused_iteration(state, PD_TO_BOUNDARY)
-    _WARM = True
+    for storage, loss in wanted:
+        feat = Features(tiny[storage], np.ones((4, 1)))
+        z = np.array([1.0 if loss == "hard" else 0.0, 0.0, 0.0])  # hard: margins 2
+        state = ppd_start(feat, y, np.ones(4), loss, p, z, None, True)
+        ppd_fused_iteration(state, PD_TO_BOUNDARY)
+        _WARM_VARIANTS.add((storage, loss))
     return time.perf_counter() - start

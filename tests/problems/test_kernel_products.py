@@ -1,5 +1,6 @@
-"""The fused kernel products ``K(X, Z) c`` against the dense ``K @ c`` (every kernel, dense and
-CSR rows, every edge of the blocks), the one kernel-from-inner-product formula against
+"""The kernel products ``K(X, Z) c`` against the dense ``K @ c`` (every kernel, dense and CSR
+rows, every edge of the blocks; dense rows by both paths: BLAS for small products, the fused
+jitted product beyond), the one kernel-from-inner-product formula against
 scikit-learn's kernels, the vectorized exponential against the C library's, and the certificate
 built on them against one built from the Gram matrix."""
 
@@ -36,6 +37,15 @@ def _data(n, m, d, seed, density=None):
     return X, Z, c
 
 
+@pytest.fixture(params=["blas", "fused"])
+def path(request, monkeypatch):
+    """Each path of ``kernel_dot`` on dense rows, whatever the size: BLAS and NumPy's kernel
+    formula, or the fused jitted product."""
+    limit = 10**15 if request.param == "blas" else 0
+    monkeypatch.setattr(kernels, "NUMPY_MAX_ENTRIES", limit)
+    return request.param
+
+
 def _close(got, K, c):
     """Relative to the scale of the terms ``Σ_j |K_ij c_j|`` (the sums cancel)."""
     want = K @ c
@@ -47,7 +57,7 @@ def _close(got, K, c):
 
 @pytest.mark.parametrize("storage", ["dense", "csr", "mixed"])
 @pytest.mark.parametrize("kernel", sorted(KERNEL_PARAMS))
-def test_fused_product_equals_the_dense_product(kernel, storage):
+def test_fused_product_equals_the_dense_product(kernel, storage, path):
     # 601 rows: two blocks and a ragged one; 37 columns: the tail of the 4-wide tiles
     X, Z, c = _data(601, 37, 9, seed=1, density=0.4 if storage != "dense" else None)
     K = kernel_matrix(X, Z, kernel=kernel, **KERNEL_PARAMS[kernel])
@@ -57,14 +67,14 @@ def test_fused_product_equals_the_dense_product(kernel, storage):
 
 
 @pytest.mark.parametrize("m", [1, 2, 3, 4, 5, 8])
-def test_every_tail_of_the_tiles(m):
+def test_every_tail_of_the_tiles(m, path):
     X, Z, c = _data(40, m, 3, seed=m)
     for kernel in ("rbf", "poly"):
         K = kernel_matrix(X, Z, kernel=kernel, **KERNEL_PARAMS[kernel])
         _close(kernel_dot(X, Z, c, kernel=kernel, **KERNEL_PARAMS[kernel]), K, c)
 
 
-def test_wide_rows():
+def test_wide_rows(path):
     X, Z, c = _data(70, 11, 3000, seed=3)
     K = kernel_matrix(X, Z, kernel="rbf", gamma=1e-4)
     _close(kernel_dot(X, Z, c, kernel="rbf", gamma=1e-4), K, c)
@@ -153,6 +163,7 @@ def test_kernel_columns_share_the_formula():
 def test_large_products_split_over_the_threads_with_the_serial_values(kernel, monkeypatch):
     if numba.config.NUMBA_NUM_THREADS < 2:
         pytest.skip("one Numba thread on this machine: no parallel path to take")
+    monkeypatch.setattr(kernels, "NUMPY_MAX_ENTRIES", 0)  # the fused product at any size
     X, Z, c = _data(700, 60, 9, seed=21)
     params = KERNEL_PARAMS[kernel]
     serial = kernel_dot(X, Z, c, kernel=kernel, **params)
@@ -176,7 +187,7 @@ def test_large_products_split_over_the_threads_with_the_serial_values(kernel, mo
     _close(split, kernel_matrix(X, Z, kernel=kernel, **params), c)
 
 
-def test_given_norms_are_used():
+def test_given_norms_are_used(path):
     X, Z, c = _data(50, 7, 4, seed=4)
     right = kernel_dot(X, Z, c, kernel="rbf", gamma=0.5, sqn_X=squared_norms(X))
     wrong = kernel_dot(X, Z, c, kernel="rbf", gamma=0.5, sqn_X=squared_norms(X) + 1.0)
@@ -207,7 +218,7 @@ def test_exponential_within_two_ulps_and_zero_below_its_range():  # one ulp meas
 
 @pytest.mark.parametrize("kernel", ["rbf", "poly", "linear"])
 @pytest.mark.parametrize("sparse_X", [False, True])
-def test_certificate_agrees_with_the_gram_matrix(kernel, sparse_X):
+def test_certificate_agrees_with_the_gram_matrix(kernel, sparse_X, path):
     data = datasets.gaussian(300, 5, 1.0, seed=7, density=0.6 if sparse_X else None)
     kw = {"gamma": 0.1} if kernel != "linear" else {}
     fused = KernelDual(data.X, data.y, C=1.0, kernel=kernel, **kw)
@@ -219,6 +230,23 @@ def test_certificate_agrees_with_the_gram_matrix(kernel, sparse_X):
     scale = max(1.0, abs(b.primal))
     assert a.primal == pytest.approx(b.primal, abs=1e-12 * scale)
     assert a.dual == pytest.approx(b.dual, abs=1e-12 * scale)
+
+
+def test_small_products_never_call_the_jitted_product(monkeypatch):
+    """Up to NUMPY_MAX_ENTRIES entries (a small fit's certificate), no jitted code runs: a first
+    fit never waits for its compilation."""
+
+    def refuse(*args):
+        raise AssertionError("the fused product was called")
+
+    monkeypatch.setattr(kp, "kernel_dot_dense", refuse)
+    monkeypatch.setattr(kp, "kernel_dot_dense_parallel", refuse)
+    n, m = 1024, kernels.NUMPY_MAX_ENTRIES // 1024
+    X, Z, c = _data(n, m, 3, seed=30)
+    K = kernel_matrix(X, Z, kernel="rbf", gamma=0.5)
+    _close(kernel_dot(X, Z, c, kernel="rbf", gamma=0.5), K, c)
+    with pytest.raises(AssertionError, match="fused product was called"):
+        kernel_dot(X, np.vstack([Z, Z[:1]]), np.append(c, 1.0), kernel="rbf", gamma=0.5)
 
 
 def test_decision_function_on_new_rows():
