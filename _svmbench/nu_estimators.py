@@ -138,7 +138,9 @@ class _ExpansionMixin:
             raise AttributeError("coef_ is only available when using a linear kernel")
         check_is_fitted(self)
         coef = self.dual_coef_ @ self.support_vectors_
-        return coef.toarray() if sparse.issparse(coef) else np.asarray(coef)
+        coef = coef.toarray() if sparse.issparse(coef) else np.array(coef)
+        coef.flags.writeable = False  # read-only, as SVC's: an edit would change nothing
+        return coef
 
     def _validated(self, X):
         check_is_fitted(self)

@@ -290,7 +290,10 @@ class SVMRegressor(RegressorMixin, BaseEstimator):
         if self.kernel != "linear":
             raise AttributeError("coef_ is only available when using a linear kernel")
         coef = self.dual_coef_ @ self.support_vectors_
-        return sparse.csr_matrix(coef) if sparse.issparse(coef) else np.asarray(coef)
+        coef = sparse.csr_matrix(coef) if sparse.issparse(coef) else np.array(coef)
+        # read-only, as SVR's: an edit would change nothing the model predicts
+        (coef.data if sparse.issparse(coef) else coef).flags.writeable = False
+        return coef
 
     # ---- predicting ------------------------------------------------------------------------------
     def _validated(self, X):

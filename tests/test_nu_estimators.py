@@ -240,3 +240,17 @@ def test_all_zero_weights_say_libsvms_words():
         with pytest.raises(ValueError, match="all samples have zero or negative weights"):
             args = (X, X[:, 0]) if isinstance(est, svmbench.NuSVMRegressor) else (X, None)
             est.fit(*args, sample_weight=np.zeros(10))
+
+
+def test_linear_coef_is_read_only_as_scikit_learns():
+    X, _ = _iris()
+    fitted = [
+        svmbench.NuSVMRegressor(kernel="linear").fit(X, X[:, 0]),
+        svmbench.OneClassSVM(kernel="linear").fit(X + 5.0),
+        svmbench.SVMRegressor(kernel="linear").fit(X, X[:, 0]),
+    ]
+    for est in fitted:
+        with pytest.raises(AttributeError):
+            est.coef_ = np.arange(3)
+        with pytest.raises(ValueError):
+            est.coef_[0, 0] = 0.0
