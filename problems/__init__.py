@@ -24,12 +24,12 @@ PROBLEMS: dict[str, type[Problem]] = {
     cls.kind: cls
     for cls in (
         HardMarginPrimal, SoftMarginPrimal, SoftMarginDual, KernelDual, MulticlassHinge, Logistic,
-        SVRDual, SVRPrimal, MultinomialLogistic,
+        SVRDual, SVRPrimal, MultinomialLogistic, NuSVCDual, NuSVRDual,
     )
 }  # fmt: skip
 
 #: The kinds whose y holds real targets (regression data sets, ``Dataset.is_regression``).
-REGRESSION_KINDS = frozenset({SVRDual.kind, SVRPrimal.kind})
+REGRESSION_KINDS = frozenset({SVRDual.kind, SVRPrimal.kind, NuSVRDual.kind})
 
 __all__ = [
     "PROBLEMS",
