@@ -10,7 +10,8 @@ The subpackages (installed from the repository's root folders)::
 
 ``import svmbench`` is light: the numerical back ends (Numba, CVXPY, Clarabel, OSQP, matplotlib,
 Dask) load when first used. The scikit-learn estimators are ``svmbench.SVMClassifier``,
-``svmbench.SVMClassifierCV`` and ``svmbench.SVMRegressor``.
+``svmbench.SVMClassifierCV``, ``svmbench.SVMRegressor``, ``svmbench.LinearSVMRegressor``,
+``svmbench.NuSVMClassifier``, ``svmbench.NuSVMRegressor`` and ``svmbench.OneClassSVM``.
 """
 
 from __future__ import annotations
@@ -27,6 +28,7 @@ _LAZY = {
     "SVMClassifier": "svmbench.estimators",
     "SVMClassifierCV": "svmbench.model_selection",
     "SVMRegressor": "svmbench.regressors",
+    "LinearSVMRegressor": "svmbench.linear_regressor",
     "NuSVMClassifier": "svmbench.nu_estimators",
     "NuSVMRegressor": "svmbench.nu_estimators",
     "OneClassSVM": "svmbench.nu_estimators",

@@ -1,6 +1,6 @@
-"""SVC, LinearSVC, SVR, NuSVC, NuSVR and OneClassSVM that only map scikit-learn's arguments onto
-svmbench's estimators (``SVMClassifier``, ``SVMRegressor``, ``NuSVMClassifier``,
-``NuSVMRegressor``, ``OneClassSVM``).
+"""SVC, LinearSVC, SVR, LinearSVR, NuSVC, NuSVR and OneClassSVM that only map scikit-learn's
+arguments onto svmbench's estimators (``SVMClassifier``, ``SVMRegressor``,
+``LinearSVMRegressor``, ``NuSVMClassifier``, ``NuSVMRegressor``, ``OneClassSVM``).
 
 Used by ``test_sklearn_svm_suite.py`` to run scikit-learn's own SVM tests against the estimator:
 whatever they find is the estimator's, not the adapter's. Arguments without a counterpart
@@ -13,7 +13,13 @@ from __future__ import annotations
 from sklearn.utils._param_validation import validate_parameter_constraints
 
 import svmbench
-from svmbench import NuSVMClassifier, NuSVMRegressor, SVMClassifier, SVMRegressor
+from svmbench import (
+    LinearSVMRegressor,
+    NuSVMClassifier,
+    NuSVMRegressor,
+    SVMClassifier,
+    SVMRegressor,
+)
 
 
 class _Adapter(SVMClassifier):
@@ -191,4 +197,25 @@ class OneClassSVM(_mapping_adapter(svmbench.OneClassSVM)):
             nu=self.nu, kernel=self.kernel, degree=self.degree, gamma=self.gamma,
             coef0=self.coef0, tol=self.tol,
             max_iter=None if self.max_iter == -1 else self.max_iter, **_OURS,
+        )  # fmt: skip
+
+
+class LinearSVR(_mapping_adapter(LinearSVMRegressor)):
+    def __init__(
+        self, *, epsilon=0.0, tol=1e-4, C=1.0, loss="epsilon_insensitive", fit_intercept=True,
+        intercept_scaling=1.0, dual="auto", verbose=0, random_state=None, max_iter=1000,
+    ):  # fmt: skip
+        self.epsilon, self.tol, self.C, self.loss = epsilon, tol, C, loss
+        self.fit_intercept, self.intercept_scaling, self.dual = (
+            fit_intercept,
+            intercept_scaling,
+            dual,
+        )
+        self.verbose, self.random_state, self.max_iter = verbose, random_state, max_iter
+
+    def _mapped(self) -> dict:
+        return dict(
+            epsilon=self.epsilon, tol=self.tol, C=self.C, loss=self.loss,
+            fit_intercept=self.fit_intercept, intercept_scaling=self.intercept_scaling,
+            dual=self.dual, max_iter=self.max_iter, **_OURS,
         )  # fmt: skip
