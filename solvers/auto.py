@@ -23,7 +23,6 @@ import threading
 import time
 import warnings
 import weakref
-from collections.abc import Callable
 from dataclasses import dataclass, replace
 from typing import Any, ClassVar
 
@@ -46,6 +45,24 @@ from svmbench.problems.base import Certificate, Problem
 from svmbench.problems.validation import check_bool
 from svmbench.solvers import registry
 from svmbench.solvers.auto_features import Features
+from svmbench.solvers.auto_rules import (  # noqa: F401 (the table and its constants, re-exported)
+    BARRIER_MIN_DIM,
+    LOGISTIC_PROBE,
+    LOGISTIC_PROBE_WORK,
+    LOGISTIC_SMALL,
+    LOGISTIC_SMALL_C_R2,
+    MULTICLASS_SMALL_C_R2,
+    PROBE,
+    PROBE_WORK,
+    RULES,
+    SMALL_C_R2,
+    SMALL_KERNEL_N,
+    SMALL_KERNEL_PROBE,
+    SVR_DCD_C_R2,
+    TINY,
+    Rule,
+    rules_markdown,
+)
 from svmbench.solvers.base import (
     STATUS_MESSAGES,
     ConvergenceWarning,
@@ -57,267 +74,9 @@ from svmbench.solvers.base import (
 )
 from svmbench.solvers.registry import register
 
-
-@dataclass(frozen=True)
-class Rule:
-    """One row of the table: when it applies, the solvers to run in order, and why. With
-    ``probe``, the first solver runs at most ``max(probe, probe_work / nnz(X))`` of its
-    iterations (unless the user fixed ``max_iter``): a cheap try that often suffices, the next
-    solver going on when it does not."""
-
-    kinds: tuple[str, ...]
-    when: Callable[[Features], bool]
-    condition: str
-    solvers: tuple[str, ...]
-    measured: str
-    probe: int = 0
-    probe_work: float = 0.0
-
-
-def _always(f: Features) -> bool:
-    return True
-
-
-_LINEAR = ("soft_margin_primal", "soft_margin_dual")
 #: Statuses after which the next method of the choice goes on (a limit, or a numerical failure).
 RETRIED = (Status.MAX_ITER, Status.TIME_LIMIT, Status.NUMERICAL_ERROR)
-#: dcd needs few epochs when C·mean‖x‖² is small (each coordinate's box is tight against the
-#: diagonal of Q); past this it can take thousands on dense low-dimensional data, where the
-#: barrier's O(n·min(n, d)²) steps are cheap. The two cross at 1.5-2 (n=5000, d=20 and 100).
-SMALL_C_R2 = 1.5
-#: cs_dcd against clarabel's small QP (n·k <= 1000): iris at C·mean‖x‖² = 4 took cs_dcd half
-#: clarabel's time, at 40 ten times it.
-MULTICLASS_SMALL_C_R2 = 10.0
-#: Linear problems with at most this many stored entries are tiny: dcd's epochs cost 1-6 µs,
-#: clarabel's and the barrier's solves 5-14 ms, so dcd tries a probe first, whatever C·‖x‖²
-#: says (its epochs vary with the data beyond what the rules read): ``max(PROBE, PROBE_WORK /
-#: nnz(X))`` epochs, about clarabel's time at dcd's ~1 entry per ns, so that a failed probe at
-#: most doubles the time; most tiny duals measured took dcd a fraction of clarabel's time
-#: (docs/measurements.md, "auto").
-TINY = 5000
-PROBE = 700
-PROBE_WORK = 6e6
-#: Dense data with min(n, d) up to this: the barrier's normal equations (d×d by Woodbury, or
-#: n×n) cost little per Newton step.
-BARRIER_MIN_DIM = 200
 
-#: The logistic loss's dual CD gets a probe of ``max(LOGISTIC_PROBE, LOGISTIC_PROBE_WORK /
-#: nnz(X))`` epochs on small problems of moderate C·mean‖x‖² (its epochs cost microseconds
-#: there, the Newton method's NumPy steps a millisecond or more); past the probe the Newton
-#: method goes on from its point.
-LOGISTIC_PROBE = 100
-LOGISTIC_PROBE_WORK = 1e5
-#: ... on problems of at most this many stored entries whose C·mean‖x‖² is at most this.
-LOGISTIC_SMALL = 20_000
-LOGISTIC_SMALL_C_R2 = 50.0
-
-#: The linear SVR's dual CD certifies quickly with the squared loss up to this C·mean‖x‖²; the plain
-#: loss, or beyond it, takes thousands of epochs where Clarabel's interior point takes 0.1-3 s.
-SVR_DCD_C_R2 = 100.0
-
-#: Kernel duals with at most this many examples: SMO tries a probe of SMALL_KERNEL_PROBE pair
-#: updates (enough where C is moderate), then the active-set method goes on from its point, its
-#: cost set by the active set's changes rather than by C (SMO's updates grow with C there).
-SMALL_KERNEL_N = 300
-SMALL_KERNEL_PROBE = 2000
-
-#: The table, read top to bottom; the first row whose kind and condition match decides. Times are
-#: CPU seconds to tol = 1e-6 on one core (the machine shared), from
-#: ``benchmarks/studies/bench_auto.py``.
-RULES: tuple[Rule, ...] = (
-    Rule(
-        ("hard_margin",),
-        _always,
-        "any",
-        ("barrier", "clarabel"),
-        "barrier 0.10 s vs clarabel 0.63 s (n=5000, d=20), 0.09 vs 6.1 s (n=300, d=1000)",
-    ),
-    Rule(
-        ("soft_margin_dual",),
-        lambda f: f.bias == "free" and f.n * f.d <= 20_000,
-        "free bias, n·d <= 20000",
-        ("clarabel", "barrier"),
-        "breast cancer (569×30): clarabel 0.03 s vs barrier 0.04-0.08 s",
-    ),
-    Rule(
-        _LINEAR,
-        lambda f: f.bias == "free",
-        "free bias (dcd has no equality constraint)",
-        ("barrier", "accpm", "clarabel"),
-        "n=2000, d=20: barrier 0.01 s vs accpm 0.6-0.9 s, clarabel 0.07-0.1 s",
-    ),
-    Rule(
-        _LINEAR,
-        lambda f: f.n * f.d * f.density <= TINY,
-        f"n·d <= {TINY} (a tiny problem)",
-        ("dcd", "clarabel", "barrier"),
-        "gaussian n=100, d=2, sep=6 and quadrant n=200, d=2, C=0.1-10: dcd 0.5-2.7 ms (8-745 "
-        "epochs) vs clarabel 4.8-7.8 ms; breast cancer n=200, C=1: 2.5 vs 10 ms; gaussian n=200, "
-        "d=5, C=1: 5 ms (5426 epochs) vs 7 ms; where dcd needs more, clarabel beat the barrier at "
-        "n <= 200",
-        probe=PROBE,
-        probe_work=PROBE_WORK,
-    ),
-    Rule(
-        _LINEAR,
-        lambda f: f.C_R2 <= SMALL_C_R2,
-        f"C·mean‖x‖² <= {SMALL_C_R2}",
-        ("dcd", "barrier", "clarabel"),
-        "n=5000, d=100: dcd 0.024/0.049/0.073 s vs barrier 0.076/0.062/0.062 s at C·mean‖x‖² = "
-        "0.5/1/2; unscaled breast cancer at C=0.01 (2e4): dcd max_iter, barrier 0.008 s",
-    ),
-    Rule(
-        _LINEAR,
-        lambda f: not f.sparse and min(f.n, f.d) <= BARRIER_MIN_DIM,
-        f"dense, min(n, d) <= {BARRIER_MIN_DIM}",
-        ("barrier", "dcd", "clarabel"),
-        "n=20000, d=50, C=1: barrier 0.17 s, dcd 2.2 s or max_iter; C=1e3: dcd max_iter",
-    ),
-    Rule(
-        ("soft_margin_dual",),
-        lambda f: not f.sparse,
-        "dense, min(n, d) > 200",
-        ("barrier", "dcd", "clarabel"),
-        "n=d=500: barrier 0.055-0.074 s vs dcd 0.065-0.091 s, clarabel 0.5-0.8 s",
-    ),
-    Rule(
-        _LINEAR,
-        lambda f: min(f.n, f.d) <= 2000,
-        "sparse, or a primal with min(n, d) > 200; min(n, d) <= 2000",
-        ("dcd", "barrier"),
-        "n=d=500 primal: dcd 0.03-0.1 s vs barrier 0.1-0.16 s",
-    ),
-    Rule(
-        _LINEAR,
-        _always,
-        "sparse and large",
-        ("dcd",),
-        "n=d=20000, 0.2% dense: dcd 0.016 s; barrier past its 20 s limit",
-    ),
-    Rule(
-        ("kernel_dual",),
-        lambda f: f.kernel == "linear" and f.n <= 5000 and (f.C_max >= 10 or f.C_R2 >= 1e3),
-        "the linear kernel, C >= 10 or C·mean‖x‖² >= 1e3, n <= 5000",
-        ("barrier", "smo", "clarabel"),
-        "gaussian d=20, C=100: barrier 0.11 s vs smo 5.8 s (n=500); 2.6 s vs smo past 20 s "
-        "(n=2000); unscaled breast cancer, C=1: barrier 1.2 s, smo past 10 s; C·mean‖x‖² = 340: "
-        "smo 0.045 vs barrier 0.063 s",
-    ),
-    Rule(
-        ("kernel_dual",),
-        lambda f: f.kernel == "poly" and f.kernel_rank <= f.n / 4 and f.n <= 5000 and f.C_R2 >= 1e3,
-        "a polynomial kernel of low rank (monomials <= n/4), C·mean K_ii >= 1e3, n <= 5000",
-        ("barrier", "smo", "clarabel"),
-        "degree 3, C·mean K_ii = 2.2e3-2.8e3: barrier 2.2 vs smo 10 s (circles n=1500), 1.9 vs "
-        "6.6 s (xor), 4.2 s vs smo max_iter (gaussian n=2000, d=4); at 230: 3.5 vs 0.9 s, 0.9 vs "
-        "1.2 s; full rank (breast cancer, C=1e3): smo 0.1 vs barrier 0.55 s",
-    ),
-    Rule(
-        ("kernel_dual",),
-        lambda f: f.n <= SMALL_KERNEL_N,
-        f"n <= {SMALL_KERNEL_N} (a small dual: its Gram matrix is cheap)",
-        ("smo", "active_set", "barrier", "clarabel"),
-        "iris pairs (80 points), RBF γ = 1e-9..1e3: smo 1.3-7 ms where C <= 1e4, 12 ms to 10 s "
-        "or numerical_error at C = 1e7-1e10; after smo's probe, active_set 1-23 changes, "
-        "5-25 ms in all, certified to C = 1e10",
-        probe=SMALL_KERNEL_PROBE,
-    ),
-    Rule(
-        ("kernel_dual",),
-        lambda f: f.kernel == "rbf" and not f.sparse and f.n >= 1000 and f.d >= 5,
-        "RBF on dense rows, n >= 1000, d >= 5",
-        ("smo_batch", "smo", "barrier", "clarabel"),
-        "gaussian d=20, C=1: smo_batch 0.046 vs smo 0.078 s (n=2000), 0.29 vs 0.60 s (n=5000), "
-        "3.1 vs 6.8 s (n=10 000; LIBSVM 12 s); n=1000, C=1/1e3: 0.78x/0.86x smo's time; d=5, "
-        "n=2000: 0.95x/0.64x; d=2 (circles n=1500-6000, C=1): 2-4.6x smo's time, the kernel "
-        "rows too cheap for its GEMM blocks to pay",
-    ),
-    Rule(
-        ("kernel_dual",),
-        _always,
-        "otherwise",
-        ("smo", "barrier", "clarabel"),
-        "RBF: smo 0.007-0.08 s vs barrier 0.03-0.07 s (n=500), 0.13-1.1 vs 1.0-2.0 s (n=2000)",
-    ),
-    Rule(
-        ("multiclass_hinge",),
-        lambda f: f.n * f.n_classes <= 1000 and f.C_R2 > MULTICLASS_SMALL_C_R2,
-        f"n·k <= 1000 (a small QP) and C·mean‖x‖² > {MULTICLASS_SMALL_C_R2}",
-        ("clarabel", "cs_dcd"),
-        "unscaled wine (178×3), C=1e-3..1e3: clarabel 0.017-0.025 s, cs_dcd 0.7 s to its cap; "
-        "iris, C=10/100: clarabel 0.008-0.012 s vs cs_dcd 0.015-0.85 s; C=1 (C·mean‖x‖² = 4): "
-        "cs_dcd 0.008 vs clarabel 0.016 s",
-    ),
-    Rule(
-        ("multiclass_hinge",),
-        _always,
-        "otherwise",
-        ("cs_dcd", "clarabel"),
-        "digits: cs_dcd 0.2-17 s vs clarabel 37-70 s; iris, C=0.1: cs_dcd 0.003-0.005 s vs "
-        "clarabel 0.006-0.011 s",
-    ),
-    Rule(
-        ("logistic",),
-        lambda f: (
-            f.bias != "free"
-            and f.n * f.d * f.density <= LOGISTIC_SMALL
-            and f.C_R2 <= LOGISTIC_SMALL_C_R2
-        ),
-        f"bias regularized or none, nnz(X) <= {LOGISTIC_SMALL}, C·mean‖x‖² <= "
-        f"{LOGISTIC_SMALL_C_R2:g}",
-        ("logistic_dcd", "logistic_newton", "logistic_cvxpy"),
-        "breast cancer n=200 (C·mean‖x‖² = 0.33/33 at C = 0.01/1): logistic_dcd 0.002/0.027 s "
-        "vs logistic_newton 0.012/0.055 s; gaussian n=100, d=2 (3.2 at C=1): 0.001 vs 0.003-0.01 "
-        "s; at C·mean‖x‖² = 320-3e5 (C = 100, 1e4) Newton 0.024-0.095 s, dcd 2-4x that",
-        probe=LOGISTIC_PROBE,
-        probe_work=LOGISTIC_PROBE_WORK,
-    ),
-    Rule(
-        ("logistic",),
-        _always,
-        "otherwise",
-        ("logistic_newton", "logistic_cvxpy"),
-        "gaussian n=20000, d=50, C=0.01/1/100/1e4: logistic_newton 0.19/0.17/0.29/0.21 s vs "
-        "logistic_dcd 0.38/5.2 s/past 20 s/past 20 s; n=5000, d=5, C=1e4: 0.04 s vs past 20 s; "
-        "sparse n=d=3000 (1%), C=0.01/1/100: 0.03/0.08/0.42 vs 0.05/0.12/0.34 s, C=1e4: 2.2 "
-        "vs 0.82 s (dcd's one win, left to it by no rule: one data set); n=d=20000 (0.2%), "
-        "C=1: 0.96 vs 2.5 s; unscaled breast cancer, C=1: 0.09 s vs dcd max_iter",
-    ),
-    Rule(
-        ("svr_dual", "nu_svc", "nu_svr", "one_class"),
-        _always,
-        "any (LIBSVM's family, the generalized SMO)",
-        ("smo", "barrier", "clarabel"),
-        "RBF, n=300/1000: ε-SVR (friedman1) C=1: smo 0.029/0.15 s vs barrier 0.23/2.1 s, C=100: "
-        "0.10/0.73 vs 0.28/3.5 s; ν-SVC ν=0.3: 0.025/0.30 vs 0.14/0.74 s; ν-SVR: 0.013/0.076 vs "
-        "0.25/2.2 s; one-class ν=0.1: 0.005/0.015 vs 0.063/0.46 s",
-    ),
-    Rule(
-        ("svr_primal",),
-        lambda f: f.loss == "squared_epsilon_insensitive" and f.C_R2 <= SVR_DCD_C_R2,
-        f"squared ε-insensitive loss, C·mean‖x‖² <= {SVR_DCD_C_R2:g}",
-        ("svr_dcd", "clarabel"),
-        "friedman1 n=1000 (C·mean‖x‖² = 10): svr_dcd 0.013 s vs clarabel 0.11 s; regression "
-        "n=5000, d=50 (50): 0.12 vs 2.7 s; at 1000-5000 dcd 1.1 s to max_iter vs clarabel "
-        "0.14-3.1 s",
-    ),
-    Rule(
-        ("svr_primal",),
-        _always,
-        "otherwise (the plain ε-insensitive loss, larger C, a free bias)",
-        ("clarabel", "svr_dcd"),
-        "plain loss, friedman1 n=1000, C=1: clarabel 0.13 s vs svr_dcd 5.2 s; regression n=5000, "
-        "d=50: 2.7 s vs svr_dcd max_iter (6.6e-4)",
-    ),
-    Rule(
-        ("multinomial_logistic",),
-        _always,
-        "any",
-        ("multinomial_newton", "logistic_cvxpy"),
-        "iris, wine, C=0.01/1/1e3: multinomial_newton 14-185 ms vs logistic_cvxpy 0.18-0.68 s; "
-        "digits (1797×64, k=10): 0.24/0.45/2.1 s",
-    ),
-)
 
 #: Kinds with no exact method: ``auto`` refuses them rather than report an uncertified optimum.
 _NO_EXACT = {ChainStructuredHinge.kind: "ssvm_sgd"}
@@ -616,21 +375,3 @@ def _certificate_of(result: SolveResult) -> Certificate | None:
         result.certified,
         dict(result.residuals),
     )
-
-
-def rules_markdown() -> str:
-    """:data:`RULES` as the Markdown table in README.md (a test keeps the two equal)."""
-    lines = [
-        "| # | problem | when | runs (then, if short of tol) | measured |",
-        "|---|---|---|---|---|",
-    ]
-    for index, rule in enumerate(RULES):
-        names = [f"`{name}`" for name in rule.solvers]
-        if rule.probe_work:
-            names[0] += f" (max({rule.probe}, {rule.probe_work:.0e}/nnz(X)) iterations)"
-        elif rule.probe:
-            names[0] += f" ({rule.probe} iterations)"
-        runs = ", ".join(names)
-        kinds = ", ".join(rule.kinds)
-        lines.append(f"| {index} | {kinds} | {rule.condition} | {runs} | {rule.measured} |")
-    return "\n".join(lines)

@@ -41,6 +41,23 @@ EXTRA_CASES = [
     Case(KERNEL, "gaussian:n=120,d=5,sep=1,seed=4", "low_rank", {"rank": 40}),
     Case(KERNEL, "gaussian:n=120,d=5,sep=1,seed=4", "low_rank", {"rank": 120}),
 ]
+# LIBSVM's family, the linear SVR and the multinomial loss: the generalized SMO, the barrier on
+# the general dual, the linear SVR's dual CD and the multinomial Newton method
+FRIEDMAN = "friedman1:n=80,seed=0"
+GAUSS = "gaussian:n=80,d=3,sep=1,seed=5"
+SVR = {"kind": "svr_dual", "C": 1.0, "epsilon": 0.1, "kernel": "rbf"}
+NU_SVR = {"kind": "nu_svr", "C": 1.0, "nu": 0.5, "kernel": "rbf"}
+NU_SVC = {"kind": "nu_svc", "nu": 0.3, "kernel": "rbf"}
+LINEAR_SVR = {"kind": "svr_primal", "C": 1.0, "epsilon": 0.1, "bias": "regularized"}
+EXTRA_CASES += [
+    *(Case(SVR, FRIEDMAN, name, {}) for name in ("smo", "barrier", "auto")),
+    *(Case(NU_SVR, FRIEDMAN, name, {}) for name in ("smo", "barrier")),
+    *(Case(NU_SVC, GAUSS, name, {}) for name in ("smo", "barrier")),
+    Case({**LINEAR_SVR, "loss": "squared_epsilon_insensitive"}, FRIEDMAN, "svr_dcd", {}),
+    Case({**LINEAR_SVR, "loss": "epsilon_insensitive"}, FRIEDMAN, "svr_dcd", {}),
+    Case({"kind": "multinomial_logistic", "C": 1.0, "bias": "regularized"}, IRIS,
+         "multinomial_newton", {}),
+]  # fmt: skip
 
 
 def _solve(case: Case):
@@ -72,7 +89,8 @@ def _check(solver, problem, result) -> None:
 
 
 def test_the_default_suite_covers_every_method_and_kind():
-    """Every registered method has a case here (``ssvm_sgd`` solves structured-output problems,
+    """Every registered method has a case here, the default suite's or an extra one
+    (``ssvm_sgd`` solves structured-output problems,
     which suites do not run; its certificate is tested with them)."""
     covered = {c.solver for c in DEFAULT_CASES + EXTRA_CASES}
     shipped = {  # other tests register stand-ins of their own
@@ -80,9 +98,7 @@ def test_the_default_suite_covers_every_method_and_kind():
         for name in registry.names()
         if registry.solver_class(name).__module__.startswith("svmbench.solvers.")
     }
-    # svr_dcd solves the linear SVR, whose regression data no suite runs yet: its records are
-    # certified anew in tests/solvers/test_svr_dcd.py
-    assert shipped - covered == {"ssvm_sgd", "svr_dcd"}
+    assert shipped - covered == {"ssvm_sgd"}
     kinds = {c.problem_kind for c in DEFAULT_CASES}
     assert kinds == {
         "hard_margin", "soft_margin_primal", "soft_margin_dual", "kernel_dual", "multiclass_hinge",

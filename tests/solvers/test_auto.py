@@ -17,8 +17,12 @@ from svmbench.problems import (
     Logistic,
     MulticlassHinge,
     MultinomialLogistic,
+    NuSVCDual,
+    OneClassDual,
     SoftMarginDual,
     SoftMarginPrimal,
+    SVRDual,
+    SVRPrimal,
     datasets,
 )
 from svmbench.problems.structured import digit_sequences
@@ -45,6 +49,7 @@ WIDE = datasets.load("gaussian:n=1000,d=5,sep=1,seed=0")
 
 #: (problem, the solver the table says) — one per row of the table, each on the row's side of
 #: its condition.
+FRIEDMAN = datasets.load("friedman1:n=80,seed=0")  # standardized: C·mean‖x‖² = 10 C
 CASES = {
     "hard": (HardMarginPrimal(OVERLAP.X, OVERLAP.y), "barrier"),
     "dual-free-small": (SoftMarginDual(OVERLAP.X, OVERLAP.y, C=1.0, bias="free"), "clarabel"),
@@ -89,6 +94,18 @@ CASES = {
     ),
     "logistic-free": (Logistic(OVERLAP.X, OVERLAP.y, C=1.0, bias="free"), "logistic_newton"),
     "multinomial": (MultinomialLogistic(BLOBS.X, BLOBS.y, C=1.0), "multinomial_newton"),
+    "svr": (SVRDual(FRIEDMAN.X, FRIEDMAN.y, C=1.0, epsilon=0.1), "smo"),
+    "nu_svc": (NuSVCDual(OVERLAP.X, OVERLAP.y, nu=0.3), "smo"),
+    "one_class": (OneClassDual(OVERLAP.X, nu=0.2), "smo"),
+    "linear-svr-squared": (
+        SVRPrimal(FRIEDMAN.X, FRIEDMAN.y, loss="squared_epsilon_insensitive", bias="regularized"),
+        "svr_dcd",
+    ),
+    "linear-svr-plain": (SVRPrimal(FRIEDMAN.X, FRIEDMAN.y, bias="regularized"), "clarabel"),
+    "linear-svr-large-C": (
+        SVRPrimal(FRIEDMAN.X, FRIEDMAN.y, C=1e3, loss="squared_epsilon_insensitive"),
+        "clarabel",
+    ),
 }
 
 
@@ -153,7 +170,13 @@ def test_fallback_goes_on_with_the_next_method_warm(monkeypatch):
     problem = SoftMarginDual(OVERLAP.X, OVERLAP.y, C=1e-3 * 50, bias="regularized")
     monkeypatch.setattr(auto, "SMALL_C_R2", 1e9)
     rules = list(auto.RULES)
-    rules[3] = auto.Rule(auto._LINEAR, lambda f: True, "test", ("dcd", "barrier"), "test")
+    rules[3] = auto.Rule(
+        ("soft_margin_primal", "soft_margin_dual"),
+        lambda f: True,
+        "test",
+        ("dcd", "barrier"),
+        "test",
+    )
     monkeypatch.setattr(auto, "RULES", tuple(rules))
     with warnings.catch_warnings():
         warnings.simplefilter("error", ConvergenceWarning)  # no warning: the fallback got there
