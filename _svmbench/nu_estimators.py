@@ -138,8 +138,12 @@ class _ExpansionMixin:
             raise AttributeError("coef_ is only available when using a linear kernel")
         check_is_fitted(self)
         coef = self.dual_coef_ @ self.support_vectors_
-        coef = coef.toarray() if sparse.issparse(coef) else np.array(coef)
-        coef.flags.writeable = False  # read-only, as SVC's: an edit would change nothing
+        if sparse.issparse(self.support_vectors_):  # sparse after a sparse fit, as SVC's
+            coef = sparse.csr_matrix(coef)
+        else:
+            coef = coef.toarray() if sparse.issparse(coef) else np.array(coef)
+        # read-only, as SVC's: an edit would change nothing the model predicts
+        (coef.data if sparse.issparse(coef) else coef).flags.writeable = False
         return coef
 
     def _validated(self, X):
