@@ -43,8 +43,9 @@ from pathlib import Path
 import numpy as np
 from scipy import sparse
 
+from svmbench.problems.linear_regression_model import LinearRegressionModel
 from svmbench.problems.loaded_classifier import LoadedClassifier
-from svmbench.problems.logistic_model import LogisticModel
+from svmbench.problems.logistic_model import LogisticModel, MultinomialLogisticModel
 from svmbench.problems.model_files import load_model, save_model
 from svmbench.problems.models import (
     ChainModel,
@@ -120,6 +121,8 @@ def base_models() -> dict:
         "chain": ChainModel(rng.normal(size=(3, 4)), rng.normal(size=(3, 3))),
         "chain-no-T": ChainModel(rng.normal(size=(2, 4))),
         "regression-csr": KernelRegressionModel(csr, coef, 0.1, "rbf", np.arange(6), 9, gamma=0.5),
+        "linear-regression": LinearRegressionModel(rng.normal(size=4), 0.2),
+        "multinomial": MultinomialLogisticModel(rng.normal(size=(3, 4)), rng.normal(size=3)),
         "logistic-ovr": OneVsRestModel(
             tuple(LogisticModel(rng.normal(size=4), b) for b in (0.3, -1.0, 0.0)), 3
         ),
