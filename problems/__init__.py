@@ -24,17 +24,33 @@ PROBLEMS: dict[str, type[Problem]] = {
     cls.kind: cls
     for cls in (
         HardMarginPrimal, SoftMarginPrimal, SoftMarginDual, KernelDual, MulticlassHinge, Logistic,
-        SVRDual, SVRPrimal, MultinomialLogistic, NuSVCDual, NuSVRDual,
+        SVRDual, SVRPrimal, MultinomialLogistic, NuSVCDual, NuSVRDual, OneClassDual,
     )
 }  # fmt: skip
 
 #: The kinds whose y holds real targets (regression data sets, ``Dataset.is_regression``).
 REGRESSION_KINDS = frozenset({SVRDual.kind, SVRPrimal.kind, NuSVRDual.kind})
 
+#: The kinds trained on X alone; a binary data set's labels (+1 inlier, −1 outlier, as the
+#: ``outliers`` spec draws them) only score their models.
+UNSUPERVISED_KINDS = frozenset({OneClassDual.kind})
+
+
+def problem_on_data(kind: str, X, y, **params) -> Problem:
+    """The problem ``kind`` (a key of :data:`PROBLEMS`) on ``(X, y)``; the kinds of
+    :data:`UNSUPERVISED_KINDS` take ``X`` alone."""
+    if kind not in PROBLEMS:
+        raise ValueError(f"unknown problem kind {kind!r}; known: {', '.join(PROBLEMS)}")
+    if kind in UNSUPERVISED_KINDS:
+        return PROBLEMS[kind](X, **params)
+    return PROBLEMS[kind](X, y, **params)
+
+
 __all__ = [
     "PROBLEMS",
     "QP",
     "REGRESSION_KINDS",
+    "UNSUPERVISED_KINDS",
     "Certificate",
     "ChainStructuredHinge",
     "HardMarginPrimal",
@@ -50,4 +66,5 @@ __all__ = [
     "SVRPrimal",
     "SoftMarginDual",
     "SoftMarginPrimal",
+    "problem_on_data",
 ]

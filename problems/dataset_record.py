@@ -16,8 +16,9 @@ from svmbench.problems.validation import check_int
 
 __all__ = ["TASKS", "Dataset", "check_bool", "check_seed", "format_spec", "join_spec"]
 
-#: What a data set's ``y`` holds: class labels or real targets.
-TASKS = ("classification", "regression")
+#: What a data set's ``y`` holds: class labels, real targets, or inlier (+1) and outlier (−1)
+#: labels that score a model trained on X alone (the one-class SVM).
+TASKS = ("classification", "regression", "outlier_detection")
 
 
 # --------------------------------------------------------------------------------------------------
@@ -45,7 +46,8 @@ class Dataset:
         none for a regression.
     X_test, y_test : same types as ``X`` and ``y``, or None
         The test split, when one was asked for.
-    task : {"classification", "regression"}, default="classification"
+    task : {"classification", "regression", "outlier_detection"}, default="classification"
+        An outlier-detection set has float64 labels, +1 for inliers and −1 for outliers.
 
     Notes
     -----
@@ -99,7 +101,12 @@ class Dataset:
     @property
     def is_binary(self) -> bool:
         """True for a binary task with labels in {-1, +1} (float64)."""
-        return self.task == "classification" and self.y.dtype == np.float64
+        return self.task != "regression" and self.y.dtype == np.float64
+
+    @property
+    def is_outlier_detection(self) -> bool:
+        """True for inlier (+1) and outlier (−1) labels (``task="outlier_detection"``)."""
+        return self.task == "outlier_detection"
 
     @property
     def is_regression(self) -> bool:
@@ -139,6 +146,8 @@ def _check_labels(y, n_samples: int, classes: tuple[str, ...], name: str, task: 
     if task == "regression":
         if y.dtype != np.float64 or classes or not np.all(np.isfinite(y)):
             raise ValueError(f"{name}: regression targets must be finite float64, with no classes")
+    elif task == "outlier_detection" and y.dtype != np.float64:
+        raise ValueError(f"{name}: outlier-detection labels must be float64 in {{-1, +1}}")
     elif y.dtype == np.float64:
         if len(classes) != 2 or not np.all((y == -1.0) | (y == 1.0)):
             raise ValueError(f"{name}: float64 labels must be in {{-1, +1}} with 2 class names")

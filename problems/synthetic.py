@@ -244,7 +244,7 @@ def outliers(n: int, d: int = 2, fraction: float = 0.1, *, seed: int = 0) -> Dat
     Returns
     -------
     Dataset
-        A binary task; ``classes == ("outlier", "inlier")``.
+        An outlier-detection task (binary labels); ``classes == ("outlier", "inlier")``.
     """
     n = check_int("n", n, low=2)
     d = check_int("d", d, low=1)
@@ -260,7 +260,7 @@ def outliers(n: int, d: int = 2, fraction: float = 0.1, *, seed: int = 0) -> Dat
     params = {"n": n, "d": d, "fraction": fraction, "seed": seed}
     return Dataset(
         "outliers", format_spec("outliers", params), np.ascontiguousarray(X[order]), y[order],
-        ("outlier", "inlier"),
+        ("outlier", "inlier"), task="outlier_detection",
     )  # fmt: skip
 
 

@@ -25,6 +25,7 @@ def fmt(x: float, spec: str = ".2e") -> str:
 def problem_params(args: argparse.Namespace) -> dict:
     params = {"kind": args.problem}
     names = ("C", "loss", "bias", "kernel", "gamma", "degree", "coef0", "bias_scale", "epsilon")
+    names += ("nu",)
     for name in names:
         value = getattr(args, name, None)
         if value is not None:
@@ -52,7 +53,11 @@ def add_problem_flags(p: argparse.ArgumentParser, *, required: bool) -> None:
         help="the problem kind (svmbench list shows what each one is)",
     )
     p.add_argument("--C", type=float, help="the C of C·Σ loss, > 0 (default 1)")
-    p.add_argument("--loss", choices=["hinge", "squared_hinge"], help="the soft margin's loss")
+    p.add_argument(
+        "--loss",
+        choices=["hinge", "squared_hinge", "epsilon_insensitive", "squared_epsilon_insensitive"],
+        help="the soft margin's loss (hinge kinds) or the linear SVR's (svr_primal)",
+    )
     p.add_argument(
         "--bias",
         choices=["free", "regularized", "none"],
@@ -77,6 +82,11 @@ def add_problem_flags(p: argparse.ArgumentParser, *, required: bool) -> None:
     p.add_argument("--degree", type=int, help="the polynomial kernel's degree (default 3)")
     p.add_argument("--coef0", type=float, help="the poly and sigmoid kernels' c₀ (default 0)")
     p.add_argument("--epsilon", type=float, help="ε-SVR's tube half-width, >= 0 (default 0.1)")
+    p.add_argument(
+        "--nu",
+        type=float,
+        help="ν of nu_svc, nu_svr and one_class, in (0, 1] (default 0.5)",
+    )
 
 
 def one_line(text) -> str:

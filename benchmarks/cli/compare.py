@@ -5,10 +5,15 @@ from __future__ import annotations
 
 import argparse
 
-from svmbench.benchmarks.cli.common import configured_solver, load_data
-from svmbench.benchmarks.harness.compare import compare, format_table, parse_settings, parse_value
+from svmbench.benchmarks.cli.common import (
+    add_problem_flags,
+    configured_solver,
+    load_data,
+    problem_params,
+)
+from svmbench.benchmarks.harness.compare import compare, format_table, parse_settings
 from svmbench.benchmarks.harness.environment import summary
-from svmbench.problems import PROBLEMS
+from svmbench.problems import problem_on_data
 
 
 def add_parser(subparsers) -> argparse.ArgumentParser:
@@ -18,7 +23,7 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
         help="solvers and anchors side by side on one problem, judged by one certificate",
         description="Run solvers and anchors on one problem and compare their certified results.",
     )
-    parser.add_argument("--problem", required=True, choices=sorted(PROBLEMS))
+    add_problem_flags(parser, required=True)
     parser.add_argument("--data", required=True, help="data spec, e.g. gaussian:n=2000,d=20,sep=1")
     parser.add_argument(
         "--solvers",
@@ -28,18 +33,6 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
         help="comma-separated solver/anchor names (repeatable: every one given is run)",
     )
     parser.add_argument("--repeat", type=int, default=3, help="timed runs after one warm-up")
-    parser.add_argument("--C", type=float)
-    parser.add_argument("--loss", choices=["hinge", "squared_hinge"])
-    parser.add_argument("--bias", choices=["free", "regularized", "none"])
-    parser.add_argument("--bias-scale", dest="bias_scale", type=float)
-    parser.add_argument(
-        "--kernel",
-        choices=["linear", "poly", "rbf", "sigmoid", "precomputed"],
-        help="precomputed: the Gram matrix of the linear kernel on the data",
-    )
-    parser.add_argument("--gamma", type=parse_value, help='float, "scale" or "auto"')
-    parser.add_argument("--degree", type=int)
-    parser.add_argument("--coef0", type=float)
     parser.add_argument(
         "--set",
         action="append",
@@ -62,11 +55,8 @@ def run(args: argparse.Namespace) -> int:
     """``svmbench compare``: prints the table (the only printing of this module)."""
     if args.repeat < 1:
         raise ValueError(f"--repeat must be >= 1, got {args.repeat}")
-    params = {
-        k: getattr(args, k)
-        for k in ("C", "loss", "bias", "bias_scale", "kernel", "gamma", "degree", "coef0")
-        if getattr(args, k) is not None
-    }
+    params = problem_params(args)  # --kernel precomputed: the linear kernel's Gram matrix
+    del params["kind"]
     names = [n.strip() for given in args.solvers for n in given.split(",") if n.strip()]
     options = parse_settings(args.set)
     _check_names(names, options)
@@ -77,7 +67,7 @@ def run(args: argparse.Namespace) -> int:
         X = kernel_matrix(dataset.X, kernel="linear", gamma=1.0, degree=1, coef0=0.0)
     else:
         X = dataset.X
-    problem = PROBLEMS[args.problem](X, dataset.y, **params)
+    problem = problem_on_data(args.problem, X, dataset.y, **params)
     if args.time_limit is not None:
         from svmbench.solvers import registry
 

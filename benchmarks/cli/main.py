@@ -151,7 +151,8 @@ def cmd_solve(args: argparse.Namespace) -> int:
             test = r2(result, dataset.X_test, dataset.y_test)
             rows.append(("test R²", f"{fmt(test, '.4f')} ({dataset.X_test.shape[0]} points)"))
     else:
-        rows.append(("training accuracy", fmt(accuracy(problem, result), ".4f")))
+        y = getattr(problem, "y", dataset.y)  # a one-class model is scored against the labels
+        rows.append(("training accuracy", fmt(accuracy(problem, result, problem.X, y), ".4f")))
     if dataset.X_test is not None and not dataset.is_regression:
         test = accuracy(problem, result, dataset.X_test, dataset.y_test)
         rows.append(("test accuracy", f"{fmt(test, '.4f')} ({dataset.X_test.shape[0]} points)"))
@@ -237,6 +238,7 @@ def _predict_regression(args: argparse.Namespace, model, X, y) -> int:
 
 
 def cmd_predict(args: argparse.Namespace) -> int:
+    from svmbench.problems.linear_regression_model import LinearRegressionModel
     from svmbench.problems.loaded_classifier import LoadedClassifier
     from svmbench.problems.model_files import load_model
     from svmbench.problems.models import MulticlassModel
@@ -261,7 +263,7 @@ def cmd_predict(args: argparse.Namespace) -> int:
         model = read_libsvm_model(args.model, n_features=X.shape[1])
     else:
         model = load_model(args.model)
-    regression = isinstance(model, KernelRegressionModel)
+    regression = isinstance(model, KernelRegressionModel | LinearRegressionModel)
     if regression != dataset.is_regression:
         raise ValueError(
             f"the model is {'a regression' if regression else 'a classifier'} but the data set "

@@ -51,7 +51,15 @@ from typing import Any
 
 from svmbench.benchmarks.harness.settings import DATA_FIELDS, Settings, grid
 from svmbench.benchmarks.harness.suite_files import upgrade_suite, validate_suite
-from svmbench.problems import PROBLEMS, REGRESSION_KINDS, KernelDual, MulticlassHinge, Problem
+from svmbench.problems import (
+    PROBLEMS,
+    REGRESSION_KINDS,
+    UNSUPERVISED_KINDS,
+    KernelDual,
+    MulticlassHinge,
+    Problem,
+    problem_on_data,
+)
 from svmbench.problems.dataset_record import Dataset
 from svmbench.problems.datasets import estimate_bytes, load
 from svmbench.solvers import registry
@@ -103,12 +111,10 @@ def make_problem(problem_spec: dict[str, Any], dataset: Dataset) -> Problem:
     """Instantiate ``problem_spec`` (``{"kind": ..., params}``) on ``dataset``'s training set."""
     spec = dict(problem_spec)
     kind = spec.pop("kind")
-    if kind not in PROBLEMS:
-        raise ValueError(f"unknown problem kind {kind!r}; known: {', '.join(PROBLEMS)}")
     for name in DATA_FIELDS:
         if name in spec:
             raise ValueError(f"problem parameter {name!r} comes from the data, not the suite")
-    return PROBLEMS[kind](dataset.X, dataset.y, **spec)
+    return problem_on_data(kind, dataset.X, dataset.y, **spec)
 
 
 def unavailable_reason(name: str) -> str | None:
@@ -371,6 +377,12 @@ def expand(
             regression = problem["kind"] in REGRESSION_KINDS
             if regression != ds.is_regression:
                 why = "classification data set" if regression else "regression data set"
+                skipped.append(Skipped(f"{problem['kind']} | {spec}", why))
+                continue
+            if (problem["kind"] in UNSUPERVISED_KINDS) != ds.is_outlier_detection:
+                why = (
+                    "outlier-detection data set" if ds.is_outlier_detection else "labelled data set"
+                )
                 skipped.append(Skipped(f"{problem['kind']} | {spec}", why))
                 continue
             if not regression and multiclass and ds.is_binary:

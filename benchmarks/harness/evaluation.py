@@ -125,12 +125,15 @@ class Record:
 
 def accuracy(problem: Problem, result: SolveResult, X=None, y=None) -> float:
     """Fraction of points the result's model classifies correctly (training set by default);
-    NaN for a regression (its score is :func:`r2`)."""
+    NaN for a regression (its score is :func:`r2`). A one-class model is scored against the
+    labels given (+1 inlier, −1 outlier); without them, NaN."""
     if result.status in (Status.INFEASIBLE, Status.UNBOUNDED, Status.NUMERICAL_ERROR):
         return math.nan
     if result.model is None or problem.kind in REGRESSION_KINDS:
         return math.nan
-    y = problem.y if y is None else y
+    y = getattr(problem, "y", None) if y is None else y
+    if y is None:
+        return math.nan
     X = problem.X if X is None else X
     return float(np.mean(result.model.predict(X) == y))
 
@@ -333,7 +336,8 @@ def execute_case(
             ),
         )
     else:
-        acc, on, X, y = accuracy(problem, result), "train", problem.X, problem.y
+        X, y = problem.X, getattr(problem, "y", dataset.y)
+        acc, on = accuracy(problem, result, X, y), "train"
     if hasattr(problem, "n_classes") and result.model is not None:
         extras["confusion"] = _confusion(problem, result, X, y)
     if problem.kind in REGRESSION_KINDS:
