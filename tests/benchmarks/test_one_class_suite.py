@@ -1,4 +1,4 @@
-"""The harness with the one-class SVM: outlier-detection data go to the one-class kind only and
+"""The harness with the one-class SVM and the family suite: outlier-detection data go to the one-class kind only and
 labelled data to the others; a case runs end to end (a reference, accuracy against the inlier and
 outlier labels, the check); the command line takes ``--nu`` and saves and reads back the linear
 SVR's and the one-class model."""
@@ -109,3 +109,17 @@ def test_compare_takes_the_family_s_parameters(capsys):
             "--no-reference"]  # fmt: skip
     assert cli.main(args) == 0
     assert "nu=0.4" in capsys.readouterr().out
+
+
+def test_the_family_suite_puts_each_kind_beside_its_anchors():
+    suite = load_suite("family")
+    cases, _ = expand(suite, Settings.from_suite(suite))
+    by_kind: dict[str, set[str]] = {}
+    for case in cases:
+        by_kind.setdefault(case.problem["kind"], set()).add(case.solver)
+    assert set(by_kind) == {"nu_svc", "nu_svr", "one_class", "svr_primal"}
+    for kind in ("nu_svc", "nu_svr", "one_class"):
+        assert {"smo", "clarabel", "libsvm_nu", "sklearn_nu"} <= by_kind[kind], kind
+    assert {"svr_dcd", "liblinear_svr", "liblinear_svr_primal", "sklearn_linearsvr"} <= (
+        by_kind["svr_primal"]
+    )
