@@ -149,7 +149,7 @@ def test_repeats_keep_the_median_and_every_time(tmp_path):
 def test_hung_raising_and_crashing_cases_are_recorded_and_the_run_goes_on(tmp_path):
     opts = {"kind": "soft_margin_primal", "C": 1.0}
     cases = [
-        Case(opts, TINY, "test_sleep", {"seconds": 60.0}),
+        Case(opts, TINY, "test_sleep", {"seconds": 300.0}),
         Case(opts, TINY, "test_raise"),
         Case(opts, TINY, "test_crash"),
         Case(opts, TINY, "clarabel"),
@@ -162,7 +162,7 @@ def test_hung_raising_and_crashing_cases_are_recorded_and_the_run_goes_on(tmp_pa
     assert len(records) == 4
     assert by_solver["test_sleep"].status == "timeout"
     assert "killed after" in by_solver["test_sleep"].message
-    assert elapsed < 55  # the 60 s sleep was cut short
+    assert elapsed < 240  # the 300 s sleep was cut short (workers start slowly on a busy machine)
     assert by_solver["test_raise"].status == "error"
     assert "deliberate failure" in by_solver["test_raise"].message
     assert by_solver["test_crash"].status == "crashed"

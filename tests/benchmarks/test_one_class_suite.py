@@ -1,7 +1,8 @@
-"""The harness with the one-class SVM and the family suite: outlier-detection data go to the one-class kind only and
-labelled data to the others; a case runs end to end (a reference, accuracy against the inlier and
-outlier labels, the check); the command line takes ``--nu`` and saves and reads back the linear
-SVR's and the one-class model."""
+"""The harness with the one-class SVM and the family suite: outlier-detection data go to the
+one-class kind only and labelled data to the others; a case runs end to end (a reference,
+accuracy against the inlier and outlier labels, the check); the command line takes ``--nu`` and
+saves and reads back the linear SVR's and the one-class model; the family suite puts each kind
+beside its anchors."""
 
 from __future__ import annotations
 

@@ -97,7 +97,11 @@ def test_same_seed_same_result_and_another_seed_differs():
     b = solve_quiet(Pegasos(max_iter=5, seed=3), problem)
     c = solve_quiet(Pegasos(max_iter=5, seed=4), problem)
     assert np.array_equal(a.w, b.w) and a.b == b.b
-    assert [p.primal for p in a.trace] == [p.primal for p in b.trace]
+    # which epochs the trace certifies depends on the wall clock (TraceSchedule); at the same
+    # epoch the same seed gives the same objective
+    at_a, at_b = ({p.iteration: p.primal for p in r.trace} for r in (a, b))
+    common = at_a.keys() & at_b.keys()
+    assert common and all(at_a[k] == at_b[k] for k in common)
     assert not np.array_equal(a.w, c.w)
 
 
