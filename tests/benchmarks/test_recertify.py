@@ -58,6 +58,12 @@ EXTRA_CASES += [
     Case({"kind": "multinomial_logistic", "C": 1.0, "bias": "regularized"}, IRIS,
          "multinomial_newton", {}),
 ]  # fmt: skip
+# the squared hinge's finite Newton method: its (w, b), the multipliers built by the problem
+SQUARED_HINGE = {"kind": "soft_margin_primal", "C": 10.0, "loss": "squared_hinge"}
+EXTRA_CASES += [
+    Case({**SQUARED_HINGE, "bias": bias}, GAUSS, "squared_hinge_newton", {})
+    for bias in ("free", "regularized")
+]
 
 
 def _solve(case: Case):
