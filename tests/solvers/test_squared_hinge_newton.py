@@ -117,11 +117,12 @@ def test_the_line_search_is_the_exact_minimizer_along_the_direction():
         dm = problem.y * obj.scores(delta)
         t = obj.line_search(v, m, delta, dm)
 
-        def f(s):
+        def f(s, v=v, m=m, delta=delta, dm=dm):
             return obj.evaluate(v + s * delta, m + s * dm)[0]
 
         grid = np.linspace(0.0, 3.0 * max(t, 1e-3), 601)
         assert f(t) <= min(f(s) for s in grid) + 1e-12 * max(1.0, abs(f(t)))
+        assert f(t) < f(0.0)
 
 
 def test_a_warm_start_from_the_optimum_stops_at_once():
@@ -129,9 +130,7 @@ def test_a_warm_start_from_the_optimum_stops_at_once():
     cold = registry.get("squared_hinge_newton", tol=TOL).solve(problem)
     warm = registry.get("squared_hinge_newton", tol=TOL).solve(problem, warm_start=cold)
     assert warm.status is Status.OPTIMAL and warm.iterations <= 1
-    from_alpha = registry.get("squared_hinge_newton", tol=TOL).solve(
-        problem, warm_start=cold.alpha
-    )
+    from_alpha = registry.get("squared_hinge_newton", tol=TOL).solve(problem, warm_start=cold.alpha)
     assert from_alpha.status is Status.OPTIMAL and from_alpha.iterations <= 3
 
 
