@@ -40,16 +40,19 @@ conjugate gradients and the exact line search).
 from __future__ import annotations
 
 import math
+import time
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
 import numpy as np
 from scipy import sparse
-from scipy.linalg import lapack
+from scipy.linalg import blas, lapack
 
 from svmbench.problems import SoftMarginDual, SoftMarginPrimal
 from svmbench.problems.validation import check_int, check_real
-from svmbench.solvers.base import IterativeSolver, StepOutcome
+from svmbench.solvers._jit import squared_hinge as _jit
+from svmbench.solvers.base import IterativeSolver, StepOutcome, once_per_process
+from svmbench.solvers.compile_notice import announced
 from svmbench.solvers.registry import register
 
 _VARIANTS = {"loss": ("squared_hinge",)}
@@ -81,6 +84,8 @@ class _Objective:
         self.free_bias = problem.bias == "free"
         self.exact_solve = self.d <= (SPARSE_MAX_D if self.sparse else DENSE_MAX_D)
         self.Xt = self.X.T.tocsr() if self.sparse else None  # Xᵀu as a CSR product
+        n = problem.n_samples
+        self.times, self.rows = np.empty(n), np.empty(n, dtype=np.int64)  # line search scratch
 
     @property
     def dim(self) -> int:
@@ -104,13 +109,14 @@ class _Objective:
             return out
         return v
 
-    def evaluate(self, v: np.ndarray, m: np.ndarray) -> tuple[float, np.ndarray, np.ndarray]:
-        """``f(v)``, ``∇f(v)`` and the KKT map α at the margins ``m``."""
-        slack = np.maximum(1.0 - m, 0.0)
-        alpha = self.C2 * slack
+    def evaluate(self, v: np.ndarray, m: np.ndarray):
+        """``f(v)``, ``∇f(v)``, the KKT map α at the margins ``m`` and the loss
+        ``Σ C_i max(0, 1 − m_i)²``."""
+        alpha = np.empty_like(m)
+        loss = _jit.kkt_map(m, self.C, alpha)
         rv = self.regularized(v)
-        f = 0.5 * float(v @ rv) + float(self.C @ (slack * slack))
-        return f, rv - self.back(self.y * alpha), alpha
+        f = 0.5 * float(v @ rv) + loss
+        return f, rv - self.back(self.y * alpha), alpha, loss
 
     def newton_direction(self, g, active, xi, max_cg) -> tuple[np.ndarray, int]:
         """``δ`` with ``∇²f δ = −g`` on the active set: exactly, or by conjugate gradients to
@@ -127,12 +133,13 @@ class _Objective:
             Y = sparse.diags(root) @ self.X[active]
             H[:d, :d] = (Y.T @ Y).toarray()
         else:
-            Y = self.X[active] * root[:, None]
-            H[:d, :d] = Y.T @ Y
+            Y = self.X[active]
+            Y *= root[:, None]
+            H[:d, :d] = blas.dsyrk(1.0, Y, trans=1, lower=1)  # YᵀY, its lower triangle
         H.flat[: d * dim : dim + 1] += 1.0
         if self.has_bias:
             col = self.col * np.asarray(Y.T @ root).ravel()
-            H[:d, d], H[d, :d] = col, col
+            H[d, :d] = col  # the lower triangle is all LAPACK reads
             curvature = self.col * self.col * float(root @ root)
             H[d, d] = curvature + (1.0 if self.reg_bias else 0.0)
             if H[d, d] <= 0.0:  # free bias, empty active set: its gradient is 0, its step 0
@@ -192,37 +199,12 @@ class _Objective:
         return delta, steps
 
     def line_search(self, v, m, delta, dm) -> float:
-        """The exact minimizer ``t ≥ 0`` of ``f(v + tδ)``: ``φ'(t) = a + t·q`` on each piece
-        between the breakpoints ``t_i = (1 − m_i)/Δm_i``, where example i enters or leaves the
-        active set (Keerthi & DeCoste, §3, the exact line search); the pieces are swept in
-        order only when the first piece's root lies beyond its end."""
+        """The exact minimizer ``t ≥ 0`` of ``f(v + tδ)``, a piecewise quadratic in t whose
+        breakpoints ``t_i = (1 − m_i)/Δm_i`` are swept in order
+        (:func:`~solvers._jit.squared_hinge.exact_line_search`; Keerthi & DeCoste, §3)."""
         rd = self.regularized(delta)
-        # example i contributes 2C_i Δm_i (m_i − 1 + t Δm_i) while m_i + t Δm_i < 1
-        c = self.C2 * dm
-        p_i = c * (m - 1.0)
-        q_i = c * dm
-        inside = m < 1.0
-        a = float(v @ rd) + float(p_i @ inside)
-        q = float(delta @ rd) + float(q_i @ inside)
-        events = np.flatnonzero(inside & (dm > 0.0) | ~inside & (dm < 0.0))
-        if events.size == 0:
-            return -a / q if q > 0.0 else 1.0
-        times = (1.0 - m[events]) / dm[events]
-        if q > 0.0 and -a / q <= times.min():
-            return max(-a / q, 0.0)
-        order = np.argsort(times, kind="stable")
-        events, times = events[order], times[order]
-        sign = np.where(inside[events], -1.0, 1.0)  # leaving the active set, or entering it
-        # φ' on the piece before event k: a + Σ_{j<k} sign_j p_j + t (q + Σ_{j<k} sign_j q_j)
-        a_piece = a + np.concatenate(([0.0], np.cumsum(sign * p_i[events])))
-        q_piece = q + np.concatenate(([0.0], np.cumsum(sign * q_i[events])))
-        at_end = a_piece[:-1] + times * q_piece[:-1]
-        crossing = np.flatnonzero(at_end >= 0.0)
-        k = int(crossing[0]) if crossing.size else len(times)
-        start = float(times[k - 1]) if k > 0 else 0.0
-        if q_piece[k] <= 0.0:
-            return start
-        return max(start, float(-a_piece[k] / q_piece[k]))
+        a0, q0 = float(v @ rd), float(delta @ rd)
+        return _jit.exact_line_search(m, dm, self.C, a0, q0, self.times, self.rows)
 
     def variables(self, v: np.ndarray) -> dict[str, Any]:
         w = v[: self.d].copy()
@@ -237,6 +219,7 @@ class _State:
     f: float
     g: np.ndarray
     alpha: np.ndarray  # the KKT map at v
+    loss: float  # Σ C_i max(0, 1 − m_i)²
     gnorm0: float
     active: np.ndarray = field(default=None, repr=False)
     cg_iterations: int = 0
@@ -306,6 +289,16 @@ class SquaredHingeNewton(IterativeSolver):
         rows = X.data.nbytes + X.indices.nbytes if sparse.issparse(X) else X.nbytes
         return float(12 * 8 * n + 2 * rows + 3 * 8 * d * d)
 
+    @announced("squared_hinge_newton", "its line search")
+    @once_per_process
+    def warm_up(self) -> float:
+        """Compile the jitted passes (:mod:`solvers._jit.squared_hinge`) on 3 examples."""
+        start = time.perf_counter()
+        m, dm, C = np.array([0.0, 2.0, 0.5]), np.array([1.0, -2.0, 0.5]), np.ones(3)
+        _jit.kkt_map(m, C, np.empty(3))
+        _jit.exact_line_search(m, dm, C, -1.0, 1.0, np.empty(3), np.empty(3, dtype=np.int64))
+        return time.perf_counter() - start
+
     def _init_state(self, problem, warm_start) -> _State:
         objective = _Objective(problem)
         v = np.zeros(objective.dim)
@@ -318,9 +311,9 @@ class SquaredHingeNewton(IterativeSolver):
             if objective.has_bias:
                 v[-1] = (0.0 if b is None else float(b)) / objective.col
         m = problem.y * objective.scores(v)
-        f, g, alpha = objective.evaluate(v, m)
+        f, g, alpha, loss = objective.evaluate(v, m)
         gnorm = float(np.linalg.norm(g))
-        return _State(objective, v, m, f, g, alpha, gnorm if gnorm > 0 else 1.0)
+        return _State(objective, v, m, f, g, alpha, loss, gnorm if gnorm > 0 else 1.0)
 
     def _native_threshold(self, problem, st: _State) -> float:
         n_pos = int(np.count_nonzero(problem.y > 0))
@@ -335,8 +328,7 @@ class SquaredHingeNewton(IterativeSolver):
         u = obj.regularized(st.v) - st.g
         if obj.free_bias:
             u = u[: obj.d]
-        slack = st.alpha / obj.C2.clip(min=1e-300)
-        dual = float(st.alpha.sum()) - 0.5 * float(u @ u) - float(obj.C @ (slack * slack))
+        dual = float(st.alpha.sum()) - 0.5 * float(u @ u) - st.loss  # Σα²/(4C) = the loss
         return (st.f - dual) / max(1.0, abs(st.f))
 
     def _step(self, problem, st: _State) -> StepOutcome:
@@ -352,11 +344,11 @@ class SquaredHingeNewton(IterativeSolver):
         dm = problem.y * obj.scores(delta)
         t = obj.line_search(st.v, st.m, delta, dm)
         v, m = st.v + t * delta, st.m + t * dm
-        f, g, alpha = obj.evaluate(v, m)
+        f, g, alpha, loss = obj.evaluate(v, m)
         if not (math.isfinite(f) and np.all(np.isfinite(g))):
             return StepOutcome(1, failure="non-finite iterates")
         decrease = st.f - f
-        st.v, st.m, st.f, st.g, st.alpha, st.last_step = v, m, f, g, alpha, t
+        st.v, st.m, st.f, st.g, st.alpha, st.loss, st.last_step = v, m, f, g, alpha, loss, t
         st.stable = obj.exact_solve and t == 1.0 and np.array_equal(active, (m < 1.0) & (obj.C > 0))
         if self.stop_rule == "native":
             small = float(np.linalg.norm(g)) <= self._native_threshold(problem, st)

@@ -112,7 +112,7 @@ def test_the_line_search_is_the_exact_minimizer_along_the_direction():
     for _ in range(5):
         v = rng.standard_normal(obj.dim)
         m = problem.y * obj.scores(v)
-        _, g, _ = obj.evaluate(v, m)
+        _, g, _, _ = obj.evaluate(v, m)
         delta = -g + 0.3 * rng.standard_normal(obj.dim)  # any descent direction
         dm = problem.y * obj.scores(delta)
         t = obj.line_search(v, m, delta, dm)
