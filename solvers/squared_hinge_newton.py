@@ -324,12 +324,16 @@ class SquaredHingeNewton(IterativeSolver):
         """``(f − D(α))/max(1, |f|)`` at the KKT map α: ``D = Σα − ½‖u‖² − Σ α²/(4C)`` with
         ``u = X̃ᵀ(y∘α) = Rv − ∇f`` (its bias entry left out for a free bias, whose equality
         the certificate enforces)."""
+        primal, dual = self._trace_estimate(None, st)
+        return (primal - dual) / max(1.0, abs(primal))
+
+    def _trace_estimate(self, problem, st: _State) -> tuple[float, float]:
+        """``(f, D(α))`` of :meth:`_gap_estimate` for a trace-only point (not a certificate)."""
         obj = st.objective
         u = obj.regularized(st.v) - st.g
         if obj.free_bias:
             u = u[: obj.d]
-        dual = float(st.alpha.sum()) - 0.5 * float(u @ u) - st.loss  # Σα²/(4C) = the loss
-        return (st.f - dual) / max(1.0, abs(st.f))
+        return st.f, float(st.alpha.sum()) - 0.5 * float(u @ u) - st.loss
 
     def _step(self, problem, st: _State) -> StepOutcome:
         obj = st.objective
