@@ -77,6 +77,8 @@ class _Objective:
         self.y = problem.y
         self.C = problem.upper_bounds
         self.C2 = 2.0 * self.C
+        #: examples with C_i > 0 (None: all), the only ones an active set holds
+        self.weighted = None if np.all(self.C > 0.0) else self.C > 0.0
         self.d = problem.n_features
         self.has_bias = problem.bias != "none"
         self.col = problem.bias_scale if problem.bias == "regularized" else 1.0
@@ -117,6 +119,11 @@ class _Objective:
         rv = self.regularized(v)
         f = 0.5 * float(v @ rv) + loss
         return f, rv - self.back(self.y * alpha), alpha, loss
+
+    def active_set(self, m: np.ndarray) -> np.ndarray:
+        """``I = {i : m_i < 1, C_i > 0}`` as a mask."""
+        below = m < 1.0
+        return below if self.weighted is None else below & self.weighted
 
     def newton_direction(self, g, active, xi, max_cg) -> tuple[np.ndarray, int]:
         """``δ`` with ``∇²f δ = −g`` on the active set: exactly, or by conjugate gradients to
@@ -341,7 +348,7 @@ class SquaredHingeNewton(IterativeSolver):
         if gnorm == 0.0:
             st.stable = True
             return StepOutcome(1, converged=True)
-        active = (st.m < 1.0) & (obj.C > 0.0)
+        active = obj.active_set(st.m)
         xi = min(0.1, math.sqrt(gnorm / st.gnorm0))
         delta, steps = obj.newton_direction(st.g, active, xi, self.max_cg or max(10, obj.dim))
         st.cg_iterations += steps
@@ -353,7 +360,7 @@ class SquaredHingeNewton(IterativeSolver):
             return StepOutcome(1, failure="non-finite iterates")
         decrease = st.f - f
         st.v, st.m, st.f, st.g, st.alpha, st.loss, st.last_step = v, m, f, g, alpha, loss, t
-        st.stable = obj.exact_solve and t == 1.0 and np.array_equal(active, (m < 1.0) & (obj.C > 0))
+        st.stable = obj.exact_solve and t == 1.0 and np.array_equal(active, obj.active_set(m))
         if self.stop_rule == "native":
             small = float(np.linalg.norm(g)) <= self._native_threshold(problem, st)
             return StepOutcome(1, converged=bool(small or st.stable))
