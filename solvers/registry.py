@@ -29,6 +29,7 @@ SOLVER_MODULES = (
     "svmbench.solvers.cvxpy_ref",
     "svmbench.solvers.barrier",
     "svmbench.solvers.dcd",
+    "svmbench.solvers.squared_hinge_newton",
     "svmbench.solvers.low_rank",
     "svmbench.solvers.accpm",
     "svmbench.solvers.smo",

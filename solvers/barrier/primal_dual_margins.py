@@ -46,6 +46,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import scipy.linalg as sla
 from scipy import sparse
+from scipy.linalg import blas, lapack
 
 from svmbench.problems import HardMarginPrimal
 from svmbench.problems._qp import exact_label_sum
@@ -60,6 +61,9 @@ from svmbench.solvers.barrier.primal_dual import PD_TO_BOUNDARY, pd_max_step
 #: ``PD_CERTIFY_EVERY`` iterations.
 PD_CERTIFY_FACTOR = 10.0
 PD_CERTIFY_EVERY = 10
+#: Dense rows ``[X E]`` of at most this many bytes are copied once for the lean normal system of
+#: :meth:`_RowPasses.normal_system` (one syrk per iteration instead of the blocked products).
+LEAN_BYTES = 2**21
 
 
 # ---- primal forms: Mehrotra predictor-corrector --------------------------------------------------
@@ -305,6 +309,34 @@ class _RowPasses:
         self.dm_aff, self.dm = np.empty(n), np.empty(n)  # y ⊙ X̃Δz of the two directions
         self.acc_aff, self.acc = np.empty(dim), np.empty(dim)
         self.buf = np.empty((5, jit.BLOCK))  # per-row results of a block
+        # small dense rows: [X E] once, and its scaled copy (normal_system)
+        self.Z = self.Y = None
+        if not feat.sparse and 8 * n * dim <= LEAN_BYTES:
+            self.Z = np.ascontiguousarray(np.hstack([feat.X, feat.E]))
+            self.Y = np.empty_like(self.Z)
+
+    def normal_system(self, feat: Features, p: np.ndarray):
+        """Factor ``P + X̃ᵀDX̃`` (``√D`` in ``sqD``) and return ``(solve, X̃ᵀV)``. Small dense rows
+        (``[X E]`` within ``LEAN_BYTES``) take one scaled copy, BLAS ``syrk`` into the lower
+        triangle and LAPACK's Cholesky without SciPy's checks: their iteration costs a few
+        array calls rather than :meth:`Features.gram_tdot`'s blocks, two
+        :func:`~scipy.linalg.cho_solve` and a diagonal index."""
+        if self.Z is None:
+            H, B = feat.gram_tdot(self.sqD, self.V)
+            H.flat[:: H.shape[0] + 1] += p
+            cf = cholesky(H)
+            return (lambda rhs: sla.cho_solve(cf, rhs, check_finite=False)), B
+        np.multiply(self.Z, self.sqD[:, None], out=self.Y)
+        H = blas.dsyrk(1.0, self.Y, trans=1, lower=1)
+        H.flat[:: H.shape[0] + 1] += p
+        B = self.Z.T @ self.V
+        factor, info = lapack.dpotrf(H, lower=1, overwrite_a=1)
+        if info != 0:  # the ridge retries of cholesky() on the whole symmetric matrix
+            H = blas.dsyrk(1.0, self.Y, trans=1, lower=1)
+            H.flat[:: H.shape[0] + 1] += p
+            cf = cholesky(np.tril(H) + np.tril(H, -1).T)
+            return (lambda rhs: sla.cho_solve(cf, rhs, check_finite=False)), B
+        return (lambda rhs: lapack.dpotrs(factor, rhs, lower=1)[0]), B
 
     def affine(self, passes, s: PrimalPDState, xi, nu, dz) -> tuple[float, float, float]:
         args = (s.y, s.C, s.m, s.s, s.lam, xi, nu, dz, self.dm_aff, self.acc_aff, self.buf)
@@ -339,18 +371,16 @@ def ppd_fused_iteration(s: PrimalPDState, fraction: float) -> None:
     rp, passes = s.passes, jit.PASSES[_LOSS_CODES[s.loss]]
     xi, nu = (s.xi, s.nu) if s.loss == "hinge" else (_NO_ROWS, _NO_ROWS)
     passes.prepare(s.y, s.C, s.m, s.s, s.lam, xi, nu, rp.sqD, rp.V)
-    H, B = s.feat.gram_tdot(rp.sqD, rp.V)
-    H[np.diag_indices_from(H)] += s.p
-    cf = cholesky(H)
+    solve, B = rp.normal_system(s.feat, s.p)
     # Predictor (affine scaling, σ = 0).
     rhs = B[:, 0] - s.r_z
-    worst, lin, quad = rp.affine(passes, s, xi, nu, sla.cho_solve(cf, rhs, check_finite=False))
+    worst, lin, quad = rp.affine(passes, s, xi, nu, solve(rhs))
     st = 1.0 if worst <= 1.0 else 1.0 / worst
     comp_aff = max(s.complementarity + st * lin + st * st * quad, 0.0)
     sigma = min(1.0, (comp_aff / max(s.complementarity, 1e-300)) ** 3)  # Mehrotra's heuristic
     # Corrector: centring at σμ and the second-order terms of the affine step.
     tau = sigma * s.mu
-    dz = sla.cho_solve(cf, rhs + tau * B[:, 1] - rp.acc_aff, check_finite=False)
+    dz = solve(rhs + tau * B[:, 1] - rp.acc_aff)
     worst = rp.corrector(passes, s, xi, nu, tau, dz)
     st = min(1.0, fraction * (1.0 if worst <= 1.0 else 1.0 / worst))
     comp, rp_max, rxi_max = passes.update(

@@ -47,6 +47,12 @@ EXTRA_CASES += [
     Case({"kind": "svr_dual", "C": 10.0, "epsilon": 0.1, "kernel": "rbf"}, "friedman1:n=80,seed=0",
          "auto", {}),
 ]  # fmt: skip
+# the squared hinge's finite Newton method: its (w, b), the multipliers built by the problem
+SQUARED_HINGE = {"kind": "soft_margin_primal", "C": 10.0, "loss": "squared_hinge"}
+EXTRA_CASES += [
+    Case({**SQUARED_HINGE, "bias": bias}, GAUSS, "squared_hinge_newton", {})
+    for bias in ("free", "regularized")
+]
 
 
 def _solve(case: Case):

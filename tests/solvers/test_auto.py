@@ -52,6 +52,15 @@ WIDE = datasets.load("gaussian:n=1000,d=5,sep=1,seed=0")
 FRIEDMAN = datasets.load("friedman1:n=80,seed=0")  # standardized: C·mean‖x‖² = 10 C
 CASES = {
     "hard": (HardMarginPrimal(OVERLAP.X, OVERLAP.y), "barrier"),
+    # the squared hinge's Newton systems are small: a free bias, or C·mean‖x‖² beyond dcd's
+    "squared-hinge": (
+        SoftMarginPrimal(OVERLAP.X, OVERLAP.y, C=1.0, loss="squared_hinge"),
+        "squared_hinge_newton",
+    ),
+    "squared-hinge-small-C": (
+        SoftMarginPrimal(OVERLAP.X, OVERLAP.y, C=0.1, loss="squared_hinge", bias="none"),
+        "dcd",
+    ),
     "dual-free-small": (SoftMarginDual(OVERLAP.X, OVERLAP.y, C=1.0, bias="free"), "clarabel"),
     "primal-free": (SoftMarginPrimal(OVERLAP.X, OVERLAP.y, C=1.0, bias="free"), "barrier"),
     "tiny": (SoftMarginDual(OVERLAP.X, OVERLAP.y, C=1.0, bias="none"), "dcd"),
@@ -127,7 +136,9 @@ def test_every_row_is_reachable_and_documented():
             assert name in registry.names()
 
 
-@pytest.mark.parametrize("key", ["primal-free", "small-C", "kernel", "multiclass-small"])
+@pytest.mark.parametrize(
+    "key", ["primal-free", "small-C", "kernel", "multiclass-small", "squared-hinge"]
+)
 def test_the_result_is_the_chosen_methods_certified_optimum(key):
     problem, expected = CASES[key]
     result = registry.get("auto", tol=1e-7).solve(problem)

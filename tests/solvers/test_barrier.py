@@ -730,3 +730,27 @@ def test_the_dual_linear_algebra_is_chosen_by_cost_not_by_size():
     # both sides of the old size threshold (n = 2000) take the same path for d = 20
     assert not dense_dual_is_cheaper(1900, 21) and not dense_dual_is_cheaper(2100, 21)
     assert not dense_dual_is_cheaper(60, 5)
+
+
+@pytest.mark.parametrize("loss", ["hinge", "squared_hinge"])
+@pytest.mark.parametrize("bias", ["free", "regularized"])
+def test_the_lean_normal_system_of_small_dense_rows_gives_the_blocked_iterates(
+    loss, bias, monkeypatch, rng
+):
+    """Small dense rows factor ``P + X̃ᵀDX̃`` from one copy of ``[X E]`` by syrk and LAPACK
+    (``_RowPasses.normal_system``); the blocked products of ``Features.gram_tdot`` give the
+    same iterates to rounding, and the solves the same Newton steps and certified optimum."""
+    from svmbench.solvers.barrier import BarrierSolver
+    from svmbench.solvers.barrier import primal_dual_margins as pdm
+
+    X = rng.standard_normal((200, 7))
+    y = np.where(X @ rng.standard_normal(7) + 0.3 * rng.standard_normal(200) > 0, 1.0, -1.0)
+    problem = SoftMarginPrimal(X, y, C=5.0, loss=loss, bias=bias)
+    lean = BarrierSolver(tol=1e-9).solve(problem)
+    monkeypatch.setattr(pdm, "LEAN_BYTES", 0)
+    blocked = BarrierSolver(tol=1e-9).solve(problem)
+    assert lean.status is Status.OPTIMAL and blocked.status is Status.OPTIMAL
+    assert lean.iterations == blocked.iterations
+    np.testing.assert_allclose(lean.w, blocked.w, rtol=0, atol=1e-9 * np.abs(blocked.w).max())
+    ref = reference_solution(problem)
+    assert abs(lean.primal - ref.primal) <= 1e-7 * max(1.0, abs(ref.primal))

@@ -1,0 +1,183 @@
+"""``squared_hinge_newton`` against Clarabel's optima: the squared hinge on easy and hard data
+(overlapping classes, duplicated rows, large C, d > n, sample weights with zeros), every bias,
+dense and CSR rows, the exact solve and the conjugate-gradient one; warm starts, the native
+rule, the limits and refusals (tests/BAD_INPUT.md rows 890–899)."""
+
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+import pytest
+from scipy import sparse
+
+from svmbench import SVMClassifier
+from svmbench.problems import SoftMarginDual, SoftMarginPrimal
+from svmbench.solvers import Status, registry
+from svmbench.solvers import squared_hinge_newton as newton
+from svmbench.solvers._reference import reference_solution
+from tests.conftest import BINARY_SETS
+
+TOL = 1e-9
+
+
+def rel(a, b):
+    return abs(a - b) / max(1.0, abs(b))
+
+
+def _weighted():
+    X, y = BINARY_SETS["gaussian_overlap"]
+    sw = np.random.default_rng(7).uniform(0.0, 3.0, y.size)
+    sw[:10] = 0.0  # left out
+    return X, y, sw
+
+
+#: name → (X, y, sample_weight, C)
+SETS = {
+    "overlap": (*BINARY_SETS["gaussian_overlap"], None, 1.0),
+    "overlap_large_C": (*BINARY_SETS["gaussian_overlap"], None, 1e4),
+    "duplicated": (*BINARY_SETS["duplicated"], None, 1e3),
+    "d_gt_n": (*BINARY_SETS["d_gt_n"], None, 100.0),
+    "breast_cancer": (*BINARY_SETS["breast_cancer"], None, 10.0),
+    "separable": (*BINARY_SETS["gaussian_separable"], None, 1e5),
+    "weighted": (*_weighted(), 5.0),
+}
+
+
+def problem_on(name, bias, *, storage="dense", view=SoftMarginPrimal):
+    X, y, sw, C = SETS[name]
+    X = sparse.csr_matrix(X) if storage == "csr" else X
+    return view(X, y, C=C, loss="squared_hinge", bias=bias, sample_weight=sw)
+
+
+def _check_optimum(problem, result, tol=TOL):
+    assert result.status is Status.OPTIMAL, result.message
+    assert result.certified and result.rel_gap <= tol
+    ref = reference_solution(problem)
+    assert rel(result.primal, ref.primal) <= 1e-7
+    return ref
+
+
+@pytest.mark.parametrize("bias", ["free", "regularized", "none"])
+@pytest.mark.parametrize("name", sorted(SETS))
+def test_exact_newton_reaches_the_reference_optimum(name, bias):
+    problem = problem_on(name, bias)
+    result = registry.get("squared_hinge_newton", tol=TOL).solve(problem)
+    ref = _check_optimum(problem, result)
+    assert result.info["exact_newton"]
+    # the model is (w, b): the problem built the multipliers, the finish had nothing to do
+    assert "no α" in result.info["exact_finish"]["skipped"]
+    w_ref = np.asarray(ref.w)
+    assert np.linalg.norm(result.w - w_ref) <= 1e-3 * max(1.0, np.linalg.norm(w_ref))
+
+
+@pytest.mark.parametrize("bias", ["free", "regularized", "none"])
+@pytest.mark.parametrize("name", ["overlap", "duplicated", "d_gt_n", "weighted"])
+def test_conjugate_gradients_and_csr_rows_reach_the_same_optimum(name, bias, monkeypatch):
+    problem = problem_on(name, bias, storage="csr")
+    monkeypatch.setattr(newton, "SPARSE_MAX_D", 0)  # CG, whatever d is
+    result = registry.get("squared_hinge_newton", tol=1e-8).solve(problem)
+    _check_optimum(problem, result, tol=1e-8)
+    assert not result.info["exact_newton"] and result.info["cg_iterations"] > 0
+
+
+def test_csr_rows_with_the_exact_solve_match_the_dense_ones():
+    dense = problem_on("overlap", "free")
+    csr = problem_on("overlap", "free", storage="csr")
+    a = registry.get("squared_hinge_newton", tol=TOL).solve(dense)
+    b = registry.get("squared_hinge_newton", tol=TOL).solve(csr)
+    assert b.info["exact_newton"] and b.status is Status.OPTIMAL
+    assert np.allclose(a.w, b.w, rtol=1e-8, atol=1e-10) and abs(a.b - b.b) <= 1e-8
+
+
+def test_the_dual_view_has_the_same_optimum():
+    problem = problem_on("breast_cancer", "regularized", view=SoftMarginDual)
+    result = registry.get("squared_hinge_newton", tol=TOL).solve(problem)
+    _check_optimum(problem, result)
+
+
+def test_the_method_ends_in_a_handful_of_exact_steps():
+    """Finite termination (Keerthi & DeCoste, Theorem 1): the active set reproduces itself and
+    the point is exact to rounding, well before the dual methods' epochs."""
+    problem = problem_on("breast_cancer", "regularized")
+    result = registry.get("squared_hinge_newton", tol=1e-12).solve(problem)
+    assert result.status is Status.OPTIMAL and result.iterations <= 20
+    assert result.rel_gap <= 1e-12
+
+
+def test_the_line_search_is_the_exact_minimizer_along_the_direction():
+    problem = problem_on("overlap", "free")
+    obj = newton._Objective(problem)
+    rng = np.random.default_rng(0)
+    for _ in range(5):
+        v = rng.standard_normal(obj.dim)
+        m = problem.y * obj.scores(v)
+        _, g, _, _ = obj.evaluate(v, m)
+        delta = -g + 0.3 * rng.standard_normal(obj.dim)  # any descent direction
+        dm = problem.y * obj.scores(delta)
+        t = obj.line_search(v, m, delta, dm)
+
+        def f(s, v=v, m=m, delta=delta, dm=dm):
+            return obj.evaluate(v + s * delta, m + s * dm)[0]
+
+        grid = np.linspace(0.0, 3.0 * max(t, 1e-3), 601)
+        assert f(t) <= min(f(s) for s in grid) + 1e-12 * max(1.0, abs(f(t)))
+        assert f(t) < f(0.0)
+
+
+def test_a_warm_start_from_the_optimum_stops_at_once():
+    problem = problem_on("overlap", "regularized")
+    cold = registry.get("squared_hinge_newton", tol=TOL).solve(problem)
+    warm = registry.get("squared_hinge_newton", tol=TOL).solve(problem, warm_start=cold)
+    assert warm.status is Status.OPTIMAL and warm.iterations <= 1
+    from_alpha = registry.get("squared_hinge_newton", tol=TOL).solve(problem, warm_start=cold.alpha)
+    assert from_alpha.status is Status.OPTIMAL and from_alpha.iterations <= 3
+
+
+def test_the_native_rule_reports_the_certified_gap():
+    problem = problem_on("overlap", "regularized")
+    result = registry.get("squared_hinge_newton", stop_rule="native", eps=0.1).solve(problem)
+    assert result.certified
+    assert (result.status is Status.OPTIMAL) == (result.rel_gap <= 1e-6)
+
+
+def test_max_iter_is_never_reported_optimal_short_of_tol():
+    problem = problem_on("overlap_large_C", "free")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        result = registry.get("squared_hinge_newton", max_iter=1, tol=1e-12).solve(problem)
+    assert result.status is Status.MAX_ITER and result.rel_gap > 1e-12
+
+
+def test_the_estimator_fits_the_squared_hinge_by_it():
+    X, y = BINARY_SETS["breast_cancer"]
+    est = SVMClassifier(kernel="linear", loss="squared_hinge", bias="regularized").fit(X, y)
+    assert est.result_.info["auto"]["chose"] == "squared_hinge_newton"
+    assert est.result_.status is Status.OPTIMAL and est.result_.rel_gap <= 1e-6
+
+
+# ---- bad input (tests/BAD_INPUT.md rows 890–899) ------------------------------------------------
+@pytest.mark.parametrize(
+    ("options", "match"),
+    [
+        ({"eps": -1.0}, "eps"),
+        ({"max_cg": 0}, "max_cg"),
+        ({"check_every": 0}, "check_every"),
+        ({"stop_rule": "epochs"}, "stop_rule"),
+    ],
+)
+def test_bad_options_name_the_argument(options, match):
+    with pytest.raises(ValueError, match=match):
+        registry.get("squared_hinge_newton", **options)
+
+
+def test_the_plain_hinge_is_refused_naming_the_loss():
+    X, y = BINARY_SETS["gaussian_overlap"]
+    with pytest.raises(TypeError, match="squared_hinge_newton.*loss"):
+        registry.get("squared_hinge_newton").solve(SoftMarginPrimal(X, y, C=1.0))
+
+
+def test_a_warm_start_of_the_wrong_shape_names_warm_start():
+    problem = problem_on("overlap", "regularized")
+    with pytest.raises(ValueError, match="warm_start"):
+        registry.get("squared_hinge_newton").solve(problem, warm_start=np.ones(3))
