@@ -50,7 +50,12 @@ EXTRA_CASES += [
 # the squared hinge's finite Newton method: its (w, b), the multipliers built by the problem
 SQUARED_HINGE = {"kind": "soft_margin_primal", "C": 10.0, "loss": "squared_hinge"}
 EXTRA_CASES += [
-    Case({**SQUARED_HINGE, "bias": bias}, GAUSS, "squared_hinge_newton", {})
+    Case(
+        {**SQUARED_HINGE, "bias": bias},
+        "gaussian:n=80,d=3,sep=1,seed=5",
+        "squared_hinge_newton",
+        {},
+    )
     for bias in ("free", "regularized")
 ]
 
