@@ -314,7 +314,7 @@ class Solver(abc.ABC):
             )
         compiled = compile_time + outcome.compile_time
         wall_time = max(0.0, time.perf_counter() - entered - compiled)
-        return replace(result, wall_time=wall_time, certify_time=certify_time)
+        return _replaced(result, wall_time=wall_time, certify_time=certify_time)
 
     def _run_rescaled(self, problem, scale: float, ws, clock: Clock, callback) -> Outcome:
         """Run on ``problem.rescaled(1/scale)`` (``Problem.solving_scale``: a problem whose
@@ -373,7 +373,7 @@ class Solver(abc.ABC):
         else:
             why = None
         if why is not None:
-            return replace(outcome, info={**outcome.info, "exact_finish": {"skipped": why}})
+            return _replaced(outcome, info={**outcome.info, "exact_finish": {"skipped": why}})
         with clock.certifying():  # the certificates: the record's, before and after
             variables, cert, report = exact_finish(
                 problem, outcome.variables, outcome.certificate, tol=self.tol
@@ -482,6 +482,17 @@ class Solver(abc.ABC):
             model=model,
             **{k: variables.get(k) for k in ("w", "b", "alpha", "W", "beta")},
         )
+
+
+def _replaced(record, **changes):
+    """``dataclasses.replace(record, **changes)`` for the records of solvers/records.py (frozen,
+    no ``__post_init__``): a copy of the fields with the changes, without the constructor's
+    per-field pass, which cost as much as the rest of a small problem's record."""
+    new = object.__new__(type(record))
+    new.__dict__.update(record.__dict__)
+    for name, value in changes.items():
+        object.__setattr__(new, name, value)
+    return new
 
 
 class IterativeSolver(Solver):
