@@ -149,6 +149,9 @@ class Solver(abc.ABC):
     checks_separation: ClassVar[bool] = True
     #: True for the anchors (another library's solver run through this interface).
     anchor: ClassVar[bool] = False
+    #: False where the caller reads the records and drops them (a reduction's binary solver,
+    #: auto's method under it): ``problem_key`` is "", the data not hashed.
+    records_problem_key: bool = True
     #: Options renamed since they were written, former name → name now (the references' and
     #: anchors' library tolerance was ``tol``, the references' certified gap ``gap_check``):
     #: :func:`solvers.registry.renamed_options` reads suites and stored records written before.
@@ -463,7 +466,7 @@ class Solver(abc.ABC):
         return SolveResult(
             solver=self.name,
             problem=problem.kind,
-            problem_key=problem.key,
+            problem_key=problem.key if self.records_problem_key else "",
             status=status,
             primal=cert.primal if cert else (inf if status is Status.INFEASIBLE else math.nan),
             dual=cert.dual if cert else math.nan,
@@ -485,9 +488,8 @@ class Solver(abc.ABC):
 
 
 def _replaced(record, **changes):
-    """``dataclasses.replace(record, **changes)`` for the records of solvers/records.py (frozen,
-    no ``__post_init__``): a copy of the fields with the changes, without the constructor's
-    per-field pass, which cost as much as the rest of a small problem's record."""
+    """``dataclasses.replace(record, **changes)`` for the frozen records of solvers/records.py
+    (no ``__post_init__``), without the constructor's per-field pass."""
     new = object.__new__(type(record))
     new.__dict__.update(record.__dict__)
     for name, value in changes.items():

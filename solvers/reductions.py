@@ -249,6 +249,7 @@ class _Reduction(Solver):
         # one solver for every binary problem: its per-call set-up (options checked, auto's
         # chosen method built) is paid once, not once per pair
         binary = registry.get(self.binary_solver, **options)
+        binary.records_problem_key = False  # its records are read here and dropped
         for pos, neg in pairs:
             bp = self._binary_problem(problem, pos, neg, solver_cls, gamma)
             tic = clock.elapsed

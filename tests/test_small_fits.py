@@ -265,3 +265,31 @@ def test_the_parameter_names_are_scikit_learns():
 
     for cls in (SVMClassifier, SVMClassifierCV, NuSVMClassifier):
         assert cls._get_param_names() == BaseEstimator._get_param_names.__func__(cls)
+
+
+def test_a_reduction_hashes_its_own_problem_only(monkeypatch):
+    """The binary records a reduction reads and drops carry no problem key (no SHA-256 of each
+    pair's rows); the reduction's record keeps the multiclass problem's, and a binary problem
+    solved on its own still gets its key."""
+    from svmbench.problems import MulticlassHinge
+
+    X, y = load_iris(return_X_y=True)
+    problem = MulticlassHinge(X, y, C=10.0, bias="regularized")
+    hashed = []
+    key = base.Problem.key.func
+
+    def counting(self):
+        hashed.append(self.kind)
+        return key(self)
+
+    monkeypatch.setattr(base.Problem, "key", property(counting))
+    result = registry.get("ovo", binary_solver="auto", kernel="rbf", gamma=0.5, bias="free").solve(
+        problem
+    )
+    assert hashed == ["multiclass_hinge"] and result.problem_key == key(problem)
+    assert result.status.value == "optimal" and max(result.info["binary_rel_gaps"]) <= 1e-6
+    hashed.clear()
+    rows = y > 0
+    bp = KernelDual(X[rows], np.where(y[rows] == 1, 1.0, -1.0), C=10.0, gamma=0.5)
+    single = registry.get("auto").solve(bp)
+    assert single.problem_key == key(bp) and len(single.problem_key) == 24
