@@ -293,3 +293,28 @@ def test_a_reduction_hashes_its_own_problem_only(monkeypatch):
     bp = KernelDual(X[rows], np.where(y[rows] == 1, 1.0, -1.0), C=10.0, gamma=0.5)
     single = registry.get("auto").solve(bp)
     assert single.problem_key == key(bp) and len(single.problem_key) == 24
+
+
+def test_an_rbf_fit_is_the_reference_optimum(binary):
+    """The kernel fit path (one parameter check, SMO's bias once per point, the record copied
+    without dataclasses.replace) still ends at the certified optimum."""
+    X, y = binary
+    clf = SVMClassifier(C=10.0, gamma=0.5).fit(X, y)
+    problem = KernelDual(X, np.where(y == 2, 1.0, -1.0), C=10.0, gamma=0.5)
+    ref = reference_solution(problem)
+    assert clf.result_.status.value == "optimal" and clf.result_.rel_gap <= 1e-6
+    assert clf.result_.primal == pytest.approx(ref.primal, rel=1e-6)
+    assert clf.result_.problem_key == problem.key
+    again = problem.certificate(alpha=clf.result_.alpha, b=clf.result_.b)
+    assert again.rel_gap == pytest.approx(clf.result_.rel_gap, abs=1e-12)
+
+
+@pytest.mark.parametrize("sign", [1.0, -1.0])
+def test_data_whose_inner_products_overflow_is_refused(binary, sign):
+    """The bound reads X's largest and smallest entries (no |X| copy): a huge negative entry
+    counts as a huge positive one."""
+    X, y = binary
+    X = X.copy()
+    X[5, 2] = sign * 1e160
+    with pytest.raises(ValueError, match="intercepts are not finite: X's inner products"):
+        SVMClassifier().fit(X, y)
