@@ -34,6 +34,7 @@ from sklearn.utils.validation import (
 
 from svmbench import kernel_functions, logistic_fit, solve_outcome, svc_layout
 from svmbench.linear_attributes import LinearAttributesMixin
+from svmbench.parameter_checks import RememberedParameterChecks
 from svmbench.probability import ProbabilitiesMixin
 from svmbench.problems import KernelDual, SoftMarginDual, SoftMarginPrimal, ovo_values
 from svmbench.problems.kernels import resolve_gamma
@@ -52,7 +53,13 @@ _LINEAR_VIEWS = (SoftMarginPrimal, SoftMarginDual, KernelDual)
 _STOCHASTIC = ("pegasos", "cs_sgd", "ssvm_sgd", "perceptron", "sklearn_sgd")
 
 
-class SVMClassifier(ProbabilitiesMixin, LinearAttributesMixin, ClassifierMixin, BaseEstimator):
+class SVMClassifier(
+    RememberedParameterChecks,
+    ProbabilitiesMixin,
+    LinearAttributesMixin,
+    ClassifierMixin,
+    BaseEstimator,
+):
     """Support vector classifier trained by any svmbench solver, certified by its problem.
 
     Parameters
@@ -311,7 +318,11 @@ class SVMClassifier(ProbabilitiesMixin, LinearAttributesMixin, ClassifierMixin, 
                 )
         self._set_fitted(result, problem, X, y_index)
         self.shape_fit_ = X.shape if not callable(self.kernel) else (X.shape[0], 0)
-        self.class_weight_ = compute_class_weight(self.class_weight, classes=classes, y=y)
+        self.class_weight_ = (
+            np.ones(classes.size)  # SVC's class_weight_ without weights, not computed
+            if self.class_weight is None
+            else compute_class_weight(self.class_weight, classes=classes, y=y)
+        )
         return self
 
     def _weights(self, X, y, sample_weight) -> np.ndarray | None:

@@ -38,7 +38,9 @@ class BinaryDualMixin:
 
     def project_dual(self, alpha) -> np.ndarray:
         """Nearest dual-feasible point: the box, and ``yᵀα = 0`` for a free bias."""
-        alpha = self._check_alpha(alpha)
+        return self._project_checked(self._check_alpha(alpha))
+
+    def _project_checked(self, alpha: np.ndarray) -> np.ndarray:
         lower, upper = self.dual_box()
         if self.bias == "free":
             return project_box_hyperplane(alpha, lower, upper, self.y, 0.0)
@@ -47,7 +49,7 @@ class BinaryDualMixin:
     def _repair_alpha(self, alpha) -> tuple[np.ndarray, dict[str, float]]:
         """The projected α and how far the given one was from feasibility."""
         raw = self._check_alpha(alpha)
-        a = self.project_dual(raw)
+        a = self._project_checked(raw)
         return a, {"dual_infeasibility": float(np.max(np.abs(a - raw)))}
 
     def _squared_hinge_term(self, alpha: np.ndarray) -> float:

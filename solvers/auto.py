@@ -253,6 +253,7 @@ class Auto(Solver):
             cache[key] = registry.get(name, **options)
         solver = cache[key]
         solver.time_limit = max(time_left, 1e-12) if math.isfinite(time_left) else math.inf
+        solver.records_problem_key = self.records_problem_key
         return solver
 
     def _run(self, problem, warm_start, clock, callback) -> Outcome:

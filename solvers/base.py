@@ -149,6 +149,9 @@ class Solver(abc.ABC):
     checks_separation: ClassVar[bool] = True
     #: True for the anchors (another library's solver run through this interface).
     anchor: ClassVar[bool] = False
+    #: False where the caller reads the records and drops them (a reduction's binary solver,
+    #: auto's method under it): ``problem_key`` is "", the data not hashed.
+    records_problem_key: bool = True
     #: Options renamed since they were written, former name → name now (the references' and
     #: anchors' library tolerance was ``tol``, the references' certified gap ``gap_check``):
     #: :func:`solvers.registry.renamed_options` reads suites and stored records written before.
@@ -314,7 +317,7 @@ class Solver(abc.ABC):
             )
         compiled = compile_time + outcome.compile_time
         wall_time = max(0.0, time.perf_counter() - entered - compiled)
-        return replace(result, wall_time=wall_time, certify_time=certify_time)
+        return _replaced(result, wall_time=wall_time, certify_time=certify_time)
 
     def _run_rescaled(self, problem, scale: float, ws, clock: Clock, callback) -> Outcome:
         """Run on ``problem.rescaled(1/scale)`` (``Problem.solving_scale``: a problem whose
@@ -373,7 +376,7 @@ class Solver(abc.ABC):
         else:
             why = None
         if why is not None:
-            return replace(outcome, info={**outcome.info, "exact_finish": {"skipped": why}})
+            return _replaced(outcome, info={**outcome.info, "exact_finish": {"skipped": why}})
         with clock.certifying():  # the certificates: the record's, before and after
             variables, cert, report = exact_finish(
                 problem, outcome.variables, outcome.certificate, tol=self.tol
@@ -463,7 +466,7 @@ class Solver(abc.ABC):
         return SolveResult(
             solver=self.name,
             problem=problem.kind,
-            problem_key=problem.key,
+            problem_key=problem.key if self.records_problem_key else "",
             status=status,
             primal=cert.primal if cert else (inf if status is Status.INFEASIBLE else math.nan),
             dual=cert.dual if cert else math.nan,
@@ -482,6 +485,16 @@ class Solver(abc.ABC):
             model=model,
             **{k: variables.get(k) for k in ("w", "b", "alpha", "W", "beta")},
         )
+
+
+def _replaced(record, **changes):
+    """``dataclasses.replace(record, **changes)`` for the frozen records of solvers/records.py
+    (no ``__post_init__``), without the constructor's per-field pass."""
+    new = object.__new__(type(record))
+    new.__dict__.update(record.__dict__)
+    for name, value in changes.items():
+        object.__setattr__(new, name, value)
+    return new
 
 
 class IterativeSolver(Solver):

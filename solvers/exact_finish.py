@@ -117,7 +117,7 @@ def exact_finish(
         return variables, cert, {"skipped": "the solver hands over (w, b) only, no α"}
     alpha = np.asarray(cert.dual_point, dtype=np.float64)
     _, upper = problem.dual_box()
-    eps0 = float(np.clip(math.sqrt(max(cert.rel_gap, 0.0)), EPS_MIN, EPS_MAX))
+    eps0 = min(max(math.sqrt(max(cert.rel_gap, 0.0)), EPS_MIN), EPS_MAX)  # a float: no np.clip
     at0, atC = _active_set(alpha, upper, eps0)
     report: dict[str, Any] = {
         "fixed_at_0": int(at0.sum()),

@@ -246,10 +246,14 @@ class _Reduction(Solver):
         if registry.accepts_option(solver_cls, "trace"):
             # the reduction keeps no binary trace: its points would be estimated for nothing
             options.setdefault("trace", False)
+        # one solver for every binary problem: its per-call set-up (options checked, auto's
+        # chosen method built) is paid once, not once per pair
+        binary = registry.get(self.binary_solver, **options)
+        binary.records_problem_key = False  # its records are read here and dropped
         for pos, neg in pairs:
             bp = self._binary_problem(problem, pos, neg, solver_cls, gamma)
             tic = clock.elapsed
-            res = registry.get(self.binary_solver, **options).solve(bp)
+            res = binary.solve(bp)
             # the binary solver keeps its own clock: count its solve time, not its compilation
             # nor its final certificate
             excluded += clock.elapsed - tic - res.solve_time

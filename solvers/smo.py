@@ -109,6 +109,7 @@ class _State:
     converged: bool = False  # the native rule held at the end of the last chunk
     estimate: float = math.nan  # last internal relative-gap estimate
     certifications: int = 0
+    bias: float | None = None  # b of the current α and G (:meth:`SMO._bias`), None when stale
 
 
 _WARM = False  # the jitted kernels are compiled (:meth:`SMO.warm_up`)
@@ -440,6 +441,7 @@ class SMO(IterativeSolver):
         while True:
             budget = min(self.chunk - total, max(1, self.max_iter - state.iterations))
             done, code = run(budget, state.eps, self.shrinking, *state.core)
+            state.bias = None  # α and G moved
             total += done
             state.iterations += done
             state.converged = code == jit.CONVERGED
@@ -462,6 +464,7 @@ class SMO(IterativeSolver):
         needs. Done only when the certificate refused a point (a cost of the same order)."""
         c = state.core
         c.G[:], c.Gbar[:] = _gradients(c.X, c.sqn, c.kint, c.kflt, c.y, c.C, state.dplus, c.alpha)
+        state.bias = None
 
     @staticmethod
     def _tighten(state: _State, wanted: float = 0.0) -> None:
@@ -476,17 +479,30 @@ class SMO(IterativeSolver):
         state.core.ist[jit.UNSHRUNK] = 0
 
     def _bias(self, problem: KernelDual, state: _State) -> float:
+        """b of the current point, computed once per point (the gap estimate and the
+        variables ask for it at the same α)."""
+        if state.bias is None:
+            state.bias = self._bias_of(problem, state)
+        return state.bias
+
+    @staticmethod
+    def _bias_of(problem: KernelDual, state: _State) -> float:
         if problem.bias == "none":
             return 0.0
         c = state.core
         if problem.bias == "regularized":
             return float(c.kflt[2] * (c.alpha @ c.y))
-        act = c.active[: c.ist[jit.N_ACTIVE]]
-        a, y, G, C = c.alpha[act], c.y[act], c.G[act], c.C[act]
+        n_active = c.ist[jit.N_ACTIVE]
+        if n_active == c.y.shape[0]:  # nothing shrunk: the arrays themselves, not copies
+            a, y, G, C = c.alpha, c.y, c.G, c.C
+        else:
+            act = c.active[:n_active]
+            a, y, G, C = c.alpha[act], c.y[act], c.G[act], c.C[act]
         v = -y * G  # −y_t G_t: equals b at a free support vector
         free = (a > 0) & (a < C)
-        if free.any():
-            return float(v[free].mean())
+        n_free = np.count_nonzero(free)
+        if n_free:
+            return float(v[free].sum() / n_free)  # the mean, as np.mean computes it
         up = ((y > 0) & (a < C)) | ((y < 0) & (a > 0))
         low = ((y > 0) & (a > 0)) | ((y < 0) & (a < C))
         lo = v[up].max() if up.any() else -np.inf
@@ -519,8 +535,9 @@ class SMO(IterativeSolver):
         b = self._bias(problem, state) if problem.bias == "free" else 0.0
         r = G + y * b
         if problem.loss == "hinge":
-            gap = float(a @ r + Cw @ np.maximum(0.0, -r))
-            P = 0.5 * float(a @ (G + 1.0)) + float(Cw @ np.maximum(0.0, -G - y * b))
+            hinge = float(Cw @ np.maximum(0.0, -r))  # −r = −G − y b: the hinge of f = g + b
+            gap = float(a @ r) + hinge
+            P = 0.5 * float(a @ (G + 1.0)) + hinge
         else:
             pos = Cw > 0
             half = np.zeros_like(a)

@@ -183,7 +183,8 @@ def test_auto_asks_a_fallback_whether_it_accepts_only_when_it_runs(binary, monke
 
 def test_a_reduction_runs_its_binary_solvers_without_a_trace(monkeypatch):
     """The binary records' traces are not kept: the binary solver gets trace=False unless
-    binary_options names it; the binary problems' certified gaps are the same either way."""
+    binary_options names it; the binary problems' certified gaps are the same either way. One
+    solver is built for all the pairs."""
     from svmbench.problems import MulticlassHinge
 
     X, y = load_iris(return_X_y=True)
@@ -197,13 +198,13 @@ def test_a_reduction_runs_its_binary_solvers_without_a_trace(monkeypatch):
 
     monkeypatch.setattr(registry, "get", spying)
     quiet = get("ovo", binary_solver="smo", kernel="rbf", gamma=0.5, bias="free").solve(problem)
-    assert got == [("smo", False)] * 3
+    assert got == [("smo", False)]
     got.clear()
     traced = get(
         "ovo", binary_solver="smo", binary_options={"trace": True}, kernel="rbf", gamma=0.5,
         bias="free",
     ).solve(problem)  # fmt: skip
-    assert got == [("smo", True)] * 3
+    assert got == [("smo", True)]
     assert quiet.status.value == traced.status.value == "optimal"
     assert max(quiet.info["binary_rel_gaps"]) <= 1e-6
     np.testing.assert_allclose(quiet.primal, traced.primal, rtol=1e-6)
@@ -220,3 +221,100 @@ def test_a_multiclass_fit_by_auto_still_refuses_an_ill_conditioned_kernel():
     X, y = load_iris(return_X_y=True)
     with pytest.raises(ValueError, match="C · max K̃_ii"):
         SVMClassifier(kernel="poly", degree=3, gamma=1.0, coef0=1.0, C=1e9).fit(X, y)
+
+
+def test_a_parameter_set_is_checked_once_and_bad_values_always(binary, monkeypatch):
+    """scikit-learn's parameter check runs once per scalar parameter set; a new value is
+    checked, and a bad one raises every time (a failed set is never remembered)."""
+    from svmbench import parameter_checks
+
+    calls = []
+    check = parameter_checks.validate_parameter_constraints
+
+    def counting(*args, **kwargs):
+        calls.append(args[1]["C"])
+        return check(*args, **kwargs)
+
+    monkeypatch.setattr(parameter_checks, "validate_parameter_constraints", counting)
+    X, y = binary
+    SVMClassifier(C=0.37, gamma=0.25).fit(X, y)
+    SVMClassifier(C=0.37, gamma=0.25).fit(X, y)
+    assert calls == [0.37]
+    SVMClassifier(C=0.38, gamma=0.25).fit(X, y)
+    assert calls == [0.37, 0.38]
+    for _ in range(2):
+        with pytest.raises(ValueError, match="'C' parameter of SVMClassifier must be a float"):
+            SVMClassifier(C=-1.0).fit(X, y)
+    assert calls[2:] == [-1.0, -1.0]
+    # 1 and True hash alike: the type is part of the key, so each is checked
+    calls.clear()
+    SVMClassifier(C=1, gamma=0.25).fit(X, y)
+    SVMClassifier(C=True, gamma=0.25).fit(X, y)
+    assert calls == [1, True] and [type(c) for c in calls] == [int, bool]
+    # a dict parameter is not a scalar: checked every time
+    calls.clear()
+    for _ in range(2):
+        SVMClassifier(C=0.37, gamma=0.25, solver_options={"eps": 1e-3}, solver="smo").fit(X, y)
+    assert calls == [0.37, 0.37]
+
+
+def test_the_parameter_names_are_scikit_learns():
+    from sklearn.base import BaseEstimator
+
+    from svmbench import NuSVMClassifier, SVMClassifierCV
+
+    for cls in (SVMClassifier, SVMClassifierCV, NuSVMClassifier):
+        assert cls._get_param_names() == BaseEstimator._get_param_names.__func__(cls)
+
+
+def test_a_reduction_hashes_its_own_problem_only(monkeypatch):
+    """The binary records a reduction reads and drops carry no problem key (no SHA-256 of each
+    pair's rows); the reduction's record keeps the multiclass problem's, and a binary problem
+    solved on its own still gets its key."""
+    from svmbench.problems import MulticlassHinge
+
+    X, y = load_iris(return_X_y=True)
+    problem = MulticlassHinge(X, y, C=10.0, bias="regularized")
+    hashed = []
+    key = base.Problem.key.func
+
+    def counting(self):
+        hashed.append(self.kind)
+        return key(self)
+
+    monkeypatch.setattr(base.Problem, "key", property(counting))
+    result = registry.get("ovo", binary_solver="auto", kernel="rbf", gamma=0.5, bias="free").solve(
+        problem
+    )
+    assert hashed == ["multiclass_hinge"] and result.problem_key == key(problem)
+    assert result.status.value == "optimal" and max(result.info["binary_rel_gaps"]) <= 1e-6
+    hashed.clear()
+    rows = y > 0
+    bp = KernelDual(X[rows], np.where(y[rows] == 1, 1.0, -1.0), C=10.0, gamma=0.5)
+    single = registry.get("auto").solve(bp)
+    assert single.problem_key == key(bp) and len(single.problem_key) == 24
+
+
+def test_an_rbf_fit_is_the_reference_optimum(binary):
+    """The kernel fit path (one parameter check, SMO's bias once per point, the record copied
+    without dataclasses.replace) still ends at the certified optimum."""
+    X, y = binary
+    clf = SVMClassifier(C=10.0, gamma=0.5).fit(X, y)
+    problem = KernelDual(X, np.where(y == 2, 1.0, -1.0), C=10.0, gamma=0.5)
+    ref = reference_solution(problem)
+    assert clf.result_.status.value == "optimal" and clf.result_.rel_gap <= 1e-6
+    assert clf.result_.primal == pytest.approx(ref.primal, rel=1e-6)
+    assert clf.result_.problem_key == problem.key
+    again = problem.certificate(alpha=clf.result_.alpha, b=clf.result_.b)
+    assert again.rel_gap == pytest.approx(clf.result_.rel_gap, abs=1e-12)
+
+
+@pytest.mark.parametrize("sign", [1.0, -1.0])
+def test_data_whose_inner_products_overflow_is_refused(binary, sign):
+    """The bound reads X's largest and smallest entries (no |X| copy): a huge negative entry
+    counts as a huge positive one."""
+    X, y = binary
+    X = X.copy()
+    X[5, 2] = sign * 1e160
+    with pytest.raises(ValueError, match="intercepts are not finite: X's inner products"):
+        SVMClassifier().fit(X, y)
