@@ -34,18 +34,18 @@ regression. JMLR 9, 2008.
 from __future__ import annotations
 
 import math
+import time
 from typing import Any, ClassVar
 
 import numpy as np
 from scipy import sparse
 
 from svmbench.problems import SVRPrimal
+from svmbench.solvers._jit.rows import as_rows
+from svmbench.solvers._jit.svr_newton import hessian_rows, weighted_rows
+from svmbench.solvers.base import once_per_process
 from svmbench.solvers.logistic_newton import LogisticNewton
 from svmbench.solvers.registry import register
-
-#: The Hessian products read the rows of I as a copied submatrix when I holds at most this
-#: fraction of the rows; above it, all rows with zero weights outside I (no copy).
-SUBSET_FRACTION = 0.5
 
 
 def _squared_only(problem: SVRPrimal) -> str | None:
@@ -60,11 +60,14 @@ def _squared_only(problem: SVRPrimal) -> str | None:
 class SVRObjective:
     """``f``, ``∇f`` and ``∇²f v`` of the module docstring over the flat ``v = (w, β)``.
 
-    The residuals of the last point evaluated are kept, so that the gradient at an accepted
-    step reads ``X̃v`` once."""
+    ``X̃v`` over every row is NumPy's (BLAS or SciPy's CSR product); the sums over the rows of
+    I are the jitted passes of :mod:`solvers._jit.svr_newton` (the Hessian's in one pass per
+    product). The residuals of the last point evaluated are kept, so that the gradient at an
+    accepted step reads ``X̃v`` once."""
 
     def __init__(self, problem: SVRPrimal):
         self.X = problem.X
+        self.rows_of_X = unsigned_rows(problem.X)
         self.y = problem.y
         self.C = problem.upper_bounds
         self.eps = problem.epsilon
@@ -73,28 +76,13 @@ class SVRObjective:
         self.col = problem.bias_scale if problem.bias == "regularized" else 1.0
         self.reg_bias = problem.bias == "regularized"
         self._last: tuple[np.ndarray, np.ndarray] | None = None
-        # the Hessian's rows: all of X with weights D (0 outside I), or the rows of I
-        self.rows = self.X
-        self.D = np.zeros(problem.n_samples)
-        self.matvecs = 0
+        self.active = np.zeros(0, dtype=np.int64)  # the rows of I
+        self.D = np.zeros(0)  # 2C_i over I
+        self.passes = 0  # passes over X (or the rows of I) since the last count
 
     @property
     def size(self) -> int:
         return self.d + int(self.has_bias)
-
-    def scores(self, v: np.ndarray, X=None) -> np.ndarray:
-        """``X̃v`` (on the rows ``X``, all by default)."""
-        X = self.X if X is None else X
-        z = np.asarray(X @ v[: self.d]).ravel()
-        self.matvecs += 1
-        return z + self.col * v[self.d] if self.has_bias else z
-
-    def back(self, u: np.ndarray, X=None) -> np.ndarray:
-        """``X̃ᵀu`` (on the rows ``X``, all by default)."""
-        X = self.X if X is None else X
-        g = np.asarray(X.T @ u).ravel()
-        self.matvecs += 1
-        return np.append(g, self.col * u.sum()) if self.has_bias else g
 
     def regularized(self, v: np.ndarray) -> np.ndarray:
         """``Rv``."""
@@ -105,9 +93,12 @@ class SVRObjective:
         return v
 
     def residuals(self, v: np.ndarray) -> np.ndarray:
+        """``r = y − X̃v`` (the last one again if ``v`` is the last point)."""
         if self._last is not None and np.array_equal(self._last[0], v):
             return self._last[1]
-        r = self.y - self.scores(v)
+        z = np.asarray(self.X @ v[: self.d]).ravel()
+        self.passes += 1
+        r = self.y - (z + self.col * v[self.d] if self.has_bias else z)
         self._last = (v.copy(), r)
         return r
 
@@ -121,20 +112,20 @@ class SVRObjective:
         r = self.residuals(v)
         xi = np.maximum(0.0, np.abs(r) - self.eps)
         f = 0.5 * float(v @ self.regularized(v)) + float(self.C @ (xi * xi))
-        active = xi > 0.0
-        weights = 2.0 * self.C
-        if np.count_nonzero(active) <= SUBSET_FRACTION * active.size:
-            index = np.flatnonzero(active)
-            self.rows = self.X[index]
-            self.D = weights[index]
-        else:
-            self.rows = self.X
-            self.D = np.where(active, weights, 0.0)
-        return f, self.regularized(v) - self.back(weights * np.sign(r) * xi)
+        self.active = np.flatnonzero(xi > 0.0)
+        self.D = 2.0 * self.C[self.active]
+        u = self.D * np.copysign(xi[self.active], r[self.active])
+        g = np.empty(self.size)
+        weighted_rows(self.rows_of_X, self.active, u, self.col, self.has_bias, g)
+        self.passes += 1
+        return f, self.regularized(v) - g
 
     def hessian_times(self, v: np.ndarray) -> np.ndarray:
         """``Rv + 2 X̃_Iᵀ(C_I ∘ X̃_I v)``."""
-        return self.regularized(v) + self.back(self.D * self.scores(v, self.rows), self.rows)
+        out = np.empty(self.size)
+        hessian_rows(self.rows_of_X, self.active, self.D, v, self.col, self.has_bias, out)
+        self.passes += 1
+        return self.regularized(v) + out
 
     def variables(self, v: np.ndarray) -> dict[str, Any]:
         return {"w": v[: self.d].copy(), "b": self.col * float(v[self.d]) if self.has_bias else 0.0}
@@ -171,24 +162,41 @@ class SVRNewton(LogisticNewton):
 
     Notes
     -----
-    A warm start from ``(w, b)`` or from β (through ``problem.primal_from_dual``).
+    A warm start from ``(w, b)`` or from β (a result's ``beta``, or a bare array; through
+    ``problem.primal_from_dual``). Like LIBLINEAR's ``-s 11``, it stalls at large C where the
+    optimal residuals crowd the tube's edge (d > n data, C·mean‖x‖² ≳ 1e3): the curvature jumps
+    from 1 to ``2C‖x_i‖²`` there and the trust region shrinks; ``svr_dcd`` certifies those.
     """
 
     name = "svr_newton"
     supported: ClassVar = {SVRPrimal: {"loss": _squared_only}}
-    warm_start_uses = ("w", "beta")
+    warm_start_uses = ("w", "beta", "alpha")
 
     def __init__(self, *, eps: float = 1e-4, check_every: int | None = None, **common):
         super().__init__(eps=eps, check_every=check_every, **common)
 
     @classmethod
     def memory_estimate(cls, problem, **_) -> float:
-        """O(n + d) beyond a copy of the rows of I: about 10 vectors of n and 10 of d, plus
-        ``X`` once (the rows of I, copied when I is small)."""
+        """O(n + d): about 12 vectors of n (the rows of I among them) and 10 of d, CSR indices
+        widened to int64 where X's are of mixed types."""
         X = problem.X
-        rows = 12 * X.nnz if sparse.issparse(X) else 8 * X.size
+        widened = 8 * (X.nnz + problem.n_samples + 1) if sparse.issparse(X) else 0
         n, d = problem.n_samples, problem.n_features
-        return float(10 * 8 * n + 10 * 8 * (d + 1) + SUBSET_FRACTION * rows)
+        return float(12 * 8 * n + 10 * 8 * (d + 1) + widened)
+
+    @once_per_process
+    def warm_up(self) -> float:
+        """Compile the passes over the rows of I on a 2×2 problem: dense rows, CSR rows with
+        32-bit and 64-bit column indices."""
+        t0 = time.perf_counter()
+        X = np.array([[1.0, 0.0], [0.0, 2.0]])
+        csr = sparse.csr_matrix(X)
+        rows = np.arange(2, dtype=np.int64)
+        for data in (X, unsigned_rows(csr), unsigned_rows(as_rows(csr, index_dtype=np.int64))):
+            out = np.empty(3)
+            weighted_rows(data, rows, np.ones(2), 1.0, True, out)
+            hessian_rows(data, rows, np.ones(2), np.ones(3), 1.0, True, out)
+        return time.perf_counter() - t0
 
     def _objective_and_start(self, problem: SVRPrimal, warm_start):
         objective = SVRObjective(problem)
@@ -197,7 +205,8 @@ class SVRNewton(LogisticNewton):
             if warm_start.w is not None:
                 w, b = warm_start.w, warm_start.b
             else:
-                w, b = problem.primal_from_dual(problem.project_dual(warm_start.beta))
+                beta = warm_start.beta if warm_start.beta is not None else warm_start.alpha
+                w, b = problem.primal_from_dual(problem.project_dual(beta))
             v[: problem.n_features] = np.asarray(w, dtype=np.float64).ravel()
             if objective.has_bias:
                 v[-1] = (0.0 if b is None else float(b)) / objective.col
@@ -211,13 +220,34 @@ class SVRNewton(LogisticNewton):
 
     def _chunk_work(self, problem, st) -> float:
         """``nnz(X)`` per product with ``X`` or ``Xᵀ`` since the last call."""
-        done, st.objective.matvecs = st.objective.matvecs, 0
+        done, st.objective.passes = st.objective.passes, 0
         return float(done * _nnz(problem.X))
 
     def _certificate_work(self, problem) -> float:
         """``3 nnz(X) + n``: ``X w`` for the primal, the residuals again inside the dual point's
         map, ``Xᵀβ`` for the dual."""
         return float(3 * _nnz(problem.X) + problem.n_samples)
+
+
+def unsigned_rows(X):
+    """``X`` as the passes read it: dense rows (:func:`~solvers._jit.rows.as_rows`), or the CSR
+    tuple with unsigned ``indptr`` (uint64) and column indices (the same bits viewed as uint32,
+    or uint64 for 64-bit ones). Numba checks a signed index for wraparound at every read; the
+    passes read unsigned ones about twice as fast. A problem's CSR matrix is canonical already
+    (``check_X``), so its arrays are read as they are."""
+    if isinstance(X, tuple):
+        indptr, indices, data = X[:3]
+    elif sparse.issparse(X):
+        indptr, indices, data = X.indptr, X.indices, X.data
+    else:
+        return as_rows(X)
+    unsigned = np.uint32 if indices.dtype == np.int32 else np.uint64
+    indices = np.ascontiguousarray(indices, dtype=np.int32 if unsigned is np.uint32 else np.int64)
+    return (
+        indptr.astype(np.uint64),
+        indices.view(unsigned),
+        np.ascontiguousarray(data, dtype=np.float64),
+    )
 
 
 def _nnz(X) -> int:

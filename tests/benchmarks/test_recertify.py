@@ -55,6 +55,8 @@ EXTRA_CASES += [
     *(Case(NU_SVC, GAUSS, name, {}) for name in ("smo", "barrier")),
     Case({**LINEAR_SVR, "loss": "squared_epsilon_insensitive"}, FRIEDMAN, "svr_dcd", {}),
     Case({**LINEAR_SVR, "loss": "epsilon_insensitive"}, FRIEDMAN, "svr_dcd", {}),
+    Case({**LINEAR_SVR, "loss": "squared_epsilon_insensitive", "bias": "free"}, FRIEDMAN,
+         "svr_newton", {}),
     Case({"kind": "multinomial_logistic", "C": 1.0, "bias": "regularized"}, IRIS,
          "multinomial_newton", {}),
 ]  # fmt: skip
