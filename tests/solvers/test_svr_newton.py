@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 from scipy import sparse
 
-from svmbench.problems import SVRPrimal
+from svmbench.problems import SoftMarginPrimal, SVRPrimal
 from svmbench.problems.datasets import load
 from svmbench.solvers import registry
 from svmbench.solvers._jit.svr_newton import hessian_rows, weighted_rows
@@ -181,8 +181,13 @@ def test_svr_newton_refuses_the_plain_loss_and_other_problems():
         solver.solve(SVRPrimal(X, y, loss="epsilon_insensitive"))
     assert "svr_newton" in registry.solvers_for(SVRPrimal(X, y, loss=SQUARED, bias="free"))
     assert "svr_newton" not in registry.solvers_for(SVRPrimal(X, y))
+    labels = np.where(y > np.median(y), 1.0, -1.0)
+    with pytest.raises(TypeError, match="svr_newton"):
+        solver.solve(SoftMarginPrimal(X, labels, bias="none"))
     with pytest.raises(ValueError, match="eps"):
         registry.get("svr_newton", eps=-1.0)
+    with pytest.raises(ValueError, match="max_cg"):
+        registry.get("svr_newton", max_cg=0)
 
 
 def test_it_agrees_with_liblinear_s11_at_a_tight_eps():
