@@ -62,9 +62,9 @@ LOGISTIC_PROBE_WORK = 1e5
 LOGISTIC_SMALL = 20_000
 LOGISTIC_SMALL_C_R2 = 50.0
 
-#: The linear SVR's dual CD certifies quickly with the squared loss up to this C·mean‖x‖²; the plain
-#: loss, or beyond it, takes thousands of epochs where Clarabel's interior point takes 0.1-3 s.
-SVR_DCD_C_R2 = 100.0
+#: The linear SVR's dual CD certifies the plain loss quickly up to this C·mean‖x‖² (friedman1 at
+#: 10: 3x faster than Clarabel); at 50 (n=5000, d=50) it took past 20 s, Clarabel 15-20 s.
+SVR_DCD_C_R2 = 20.0
 
 #: Kernel duals with at most this many examples: SMO tries a probe of SMALL_KERNEL_PROBE pair
 #: updates (enough where C is moderate), then the active-set method goes on from its point, its
@@ -260,20 +260,43 @@ RULES: tuple[Rule, ...] = (
     ),
     Rule(
         ("svr_primal",),
-        lambda f: f.loss == "squared_epsilon_insensitive" and f.C_R2 <= SVR_DCD_C_R2,
-        f"squared ε-insensitive loss, C·mean‖x‖² <= {SVR_DCD_C_R2:g}",
+        lambda f: f.loss == "squared_epsilon_insensitive" and f.d <= f.n,
+        "squared ε-insensitive loss, d <= n",
+        ("svr_newton", "svr_dcd", "clarabel"),
+        "friedman1 n=1000, C=0.01/1/100/1e4: svr_newton 0.008-0.027 s (svr_dcd 0.021 s at C=0.01, "
+        "0.088 s at C=1), clarabel 0.7-0.9 s; regression n=5000, d=50: 0.045-0.078 s vs svr_dcd "
+        "0.073/1.25 s (C=0.01/1), clarabel past 20 s",
+    ),
+    Rule(
+        ("svr_primal",),
+        lambda f: f.loss == "squared_epsilon_insensitive",
+        "squared ε-insensitive loss, d > n",
+        ("svr_dcd", "svr_newton", "osqp", "clarabel"),
+        "regression n=200, d=1000, C=0.01/1/100/1e4: svr_dcd 0.030-0.085 s, clarabel past 20 s; "
+        "a free bias (no dcd): osqp 2.9 s, svr_newton stalls at the tube's edge",
+    ),
+    Rule(
+        ("svr_primal",),
+        lambda f: f.bias == "free",
+        "the plain ε-insensitive loss, a free bias (svr_dcd has no equality constraint)",
+        ("clarabel", "osqp"),
+        "C=1: friedman1 n=1000: clarabel 0.45 s; n=5000, d=50: 20 s; n=200, d=1000: osqp 1.8 s, "
+        "clarabel 13 s",
+    ),
+    Rule(
+        ("svr_primal",),
+        lambda f: f.d > f.n or f.C_R2 <= SVR_DCD_C_R2,
+        f"the plain ε-insensitive loss, d > n or C·mean‖x‖² <= {SVR_DCD_C_R2:g}",
         ("svr_dcd", "clarabel"),
-        "friedman1 n=1000 (C·mean‖x‖² = 10): svr_dcd 0.013 s vs clarabel 0.11 s; regression "
-        "n=5000, d=50 (50): 0.12 vs 2.7 s; at 1000-5000 dcd 1.1 s to max_iter vs clarabel "
-        "0.14-3.1 s",
+        "friedman1 n=1000, C=0.01/1: svr_dcd 0.028/0.19 s vs clarabel 0.46/0.62 s; regression "
+        "n=5000, d=50, C=0.01: 0.53 vs 19 s; n=200, d=1000, C=0.01/1: 0.047/0.066 vs 12/14 s",
     ),
     Rule(
         ("svr_primal",),
         _always,
-        "otherwise (the plain ε-insensitive loss, larger C, a free bias)",
+        "otherwise (the plain loss at larger C·mean‖x‖², d <= n)",
         ("clarabel", "svr_dcd"),
-        "plain loss, friedman1 n=1000, C=1: clarabel 0.13 s vs svr_dcd 5.2 s; regression n=5000, "
-        "d=50: 2.7 s vs svr_dcd max_iter (6.6e-4)",
+        "regression n=5000, d=50, C=1 (C·mean‖x‖² = 50): clarabel 15-20 s, svr_dcd past 20 s",
     ),
     Rule(
         ("multinomial_logistic",),

@@ -45,6 +45,7 @@ SOLVER_MODULES = (
     "svmbench.solvers.multinomial_newton",
     "svmbench.solvers.logistic_reference",
     "svmbench.solvers.svr_dcd",
+    "svmbench.solvers.svr_newton",
     "svmbench.solvers.auto",
 )
 

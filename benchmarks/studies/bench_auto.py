@@ -27,7 +27,7 @@ import warnings
 from svmbench.benchmarks.harness.cases import data_specs, make_problem
 from svmbench.benchmarks.harness.settings import grid
 from svmbench.benchmarks.harness.suite_files import load_suite
-from svmbench.problems import datasets
+from svmbench.problems import REGRESSION_KINDS, datasets
 from svmbench.solvers import registry
 from svmbench.solvers.base import Status
 
@@ -35,7 +35,8 @@ from svmbench.solvers.base import Status
 #: reductions solve another formulation; cvxpy is the slow modelling-layer reference).
 EXACT = (
     "barrier", "dcd", "accpm", "smo", "smo_batch", "cs_dcd", "clarabel", "osqp",
-    "logistic_newton", "logistic_dcd", "multinomial_newton", "logistic_cvxpy",
+    "logistic_newton", "logistic_dcd", "multinomial_newton", "logistic_cvxpy", "svr_dcd",
+    "svr_newton",
 )  # fmt: skip
 #: The multiclass kinds (their data sets have more than two classes).
 MULTICLASS_KINDS = ("multiclass_hinge", "multinomial_logistic")
@@ -94,6 +95,18 @@ UNFITTED = [
         ({"kind": "multinomial_logistic", "C": C, "bias": "regularized"}, spec)
         for C in (1e-2, 1.0, 1e3)
         for spec in ("iris", "wine", "blobs:n=2000,d=10,k=4,seed=6")
+    ],
+    *[
+        ({"kind": "svr_primal", "C": C, "epsilon": 0.1, "loss": loss, "bias": bias}, spec)
+        for loss in ("squared_epsilon_insensitive", "epsilon_insensitive")
+        for C in (1e-2, 1.0, 1e2, 1e4)
+        for bias in ("regularized", "free")
+        for spec in (
+            "friedman1:n=1000,seed=0",
+            "regression:n=5000,d=50,noise=10,seed=0",
+            "regression:n=200,d=1000,noise=10,seed=0",
+        )
+        if bias == "regularized" or C == 1.0
     ],
 ]
 
@@ -182,7 +195,9 @@ def run(cases, tol: float, repeat: int, out=sys.stdout) -> list[dict]:
     )
     for problem_spec, spec in cases:
         data = datasets.load(spec)
-        if data.is_binary == (problem_spec["kind"] in MULTICLASS_KINDS):
+        if data.is_regression != (problem_spec["kind"] in REGRESSION_KINDS) or (
+            not data.is_regression and data.is_binary == (problem_spec["kind"] in MULTICLASS_KINDS)
+        ):
             continue  # a suite's grid pairs every problem with every data set
         problem = make_problem(problem_spec, data)
         times, statuses = {}, {}

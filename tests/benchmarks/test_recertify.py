@@ -46,6 +46,8 @@ EXTRA_CASES = [
 EXTRA_CASES += [
     Case({"kind": "svr_dual", "C": 10.0, "epsilon": 0.1, "kernel": "rbf"}, "friedman1:n=80,seed=0",
          "auto", {}),
+    Case({"kind": "svr_primal", "C": 1.0, "epsilon": 0.1, "bias": "free",
+          "loss": "squared_epsilon_insensitive"}, "friedman1:n=80,seed=0", "svr_newton", {}),
 ]  # fmt: skip
 # the squared hinge's finite Newton method: its (w, b), the multipliers built by the problem
 SQUARED_HINGE = {"kind": "soft_margin_primal", "C": 10.0, "loss": "squared_hinge"}

@@ -50,6 +50,8 @@ WIDE = datasets.load("gaussian:n=1000,d=5,sep=1,seed=0")
 #: (problem, the solver the table says) — one per row of the table, each on the row's side of
 #: its condition.
 FRIEDMAN = datasets.load("friedman1:n=80,seed=0")  # standardized: C·mean‖x‖² = 10 C
+WIDE_X = np.random.default_rng(0).normal(size=(30, 60))  # d > n
+WIDE_Y = WIDE_X @ np.linspace(-1.0, 1.0, 60)
 CASES = {
     "hard": (HardMarginPrimal(OVERLAP.X, OVERLAP.y), "barrier"),
     # the squared hinge's Newton systems are small: a free bias, or C·mean‖x‖² beyond dcd's
@@ -108,11 +110,20 @@ CASES = {
     "one_class": (OneClassDual(OVERLAP.X, nu=0.2), "smo"),
     "linear-svr-squared": (
         SVRPrimal(FRIEDMAN.X, FRIEDMAN.y, loss="squared_epsilon_insensitive", bias="regularized"),
+        "svr_newton",
+    ),
+    "linear-svr-squared-large-C-free": (
+        SVRPrimal(FRIEDMAN.X, FRIEDMAN.y, C=1e3, loss="squared_epsilon_insensitive"),
+        "svr_newton",
+    ),
+    "linear-svr-squared-wide": (
+        SVRPrimal(WIDE_X, WIDE_Y, loss="squared_epsilon_insensitive", bias="regularized"),
         "svr_dcd",
     ),
-    "linear-svr-plain": (SVRPrimal(FRIEDMAN.X, FRIEDMAN.y, bias="regularized"), "clarabel"),
-    "linear-svr-large-C": (
-        SVRPrimal(FRIEDMAN.X, FRIEDMAN.y, C=1e3, loss="squared_epsilon_insensitive"),
+    "linear-svr-plain": (SVRPrimal(FRIEDMAN.X, FRIEDMAN.y, bias="regularized"), "svr_dcd"),
+    "linear-svr-plain-free": (SVRPrimal(FRIEDMAN.X, FRIEDMAN.y, bias="free"), "clarabel"),
+    "linear-svr-plain-large-C": (
+        SVRPrimal(FRIEDMAN.X, FRIEDMAN.y, C=1e3, bias="regularized"),
         "clarabel",
     ),
 }

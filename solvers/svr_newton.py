@@ -1,0 +1,254 @@
+"""Trust-region Newton for linear ε-SVR with the squared ε-insensitive loss, every bias (Ho & Lin
+2012 §3; the method of Lin, Weng & Keerthi 2008; LIBLINEAR's ``-s 11``).
+
+Problem: :class:`~svmbench.problems.SVRPrimal` with ``loss="squared_epsilon_insensitive"``, over
+``v = (w, β)`` where the bias column of ``X̃`` holds ``s = bias_scale`` and ``b = s·β`` for a
+regularized bias (regularized as ``½β²``), 1 and ``b = β`` for a free one (not regularized), and
+is absent for ``bias="none"``; with the residuals ``r = y − X̃v`` and the active set
+``I = {i : |r_i| > ε}``::
+
+    f(v) = ½ vᵀRv + Σ_i C_i max(0, |r_i| − ε)²,   R = diag(1, …, 1, [1 or 0]),
+    ∇f = Rv − 2 X̃ᵀ(C ∘ sign(r) ∘ max(0, |r| − ε)),
+    ∇²f = R + 2 X̃_Iᵀ diag(C_I) X̃_I   (the generalized Hessian: f is C¹ with a piecewise-constant
+                                       second derivative, [Ho12] eq. (15)).
+
+Each iteration solves the trust-region subproblem by Steihaug's conjugate gradients on Hessian-
+vector products over the rows of I and updates the radius as
+:class:`~solvers.logistic_newton.LogisticNewton` does (this class is that method with the SVR
+objective). A free bias's direction has curvature ``2 Σ_I C_i``, 0 when I is empty; the CG then
+stops at that direction (its gradient component is 0 there too).
+
+Stopping: by default on the certified relative gap ≤ ``tol`` (the problem's certificate; its
+dual point is the KKT map ``β_i = 2C_i sign(r_i) max(0, |r_i| − ε)``, at which ``P − D = ½‖∇f‖²``
+for a regularized or no bias, so a gap test runs once ``½‖∇f‖² ≤ tol·max(1, |f|)``);
+``stop_rule="native"``: LIBLINEAR's ``‖∇f‖ ≤ eps · ‖∇f(v₀)‖``. An iteration is one trust-region
+step, accepted or not; ``info["cg_iterations"]`` counts the Hessian-vector products.
+
+References
+----------
+C.-H. Ho, C.-J. Lin. Large-scale linear support vector regression. JMLR 13, 2012.
+C.-J. Lin, R. C. Weng, S. S. Keerthi. Trust region Newton method for large-scale logistic
+regression. JMLR 9, 2008.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from typing import Any, ClassVar
+
+import numpy as np
+from scipy import sparse
+
+from svmbench.problems import SVRPrimal
+from svmbench.solvers._jit.rows import as_rows
+from svmbench.solvers._jit.svr_newton import hessian_rows, weighted_rows
+from svmbench.solvers.base import once_per_process
+from svmbench.solvers.logistic_newton import LogisticNewton
+from svmbench.solvers.registry import register
+
+
+def _squared_only(problem: SVRPrimal) -> str | None:
+    if problem.squared:
+        return None
+    return (
+        "svr_newton solves the squared ε-insensitive loss only (the plain loss has no gradient "
+        "where |r_i| = ε: svr_dcd or clarabel solve it)"
+    )
+
+
+class SVRObjective:
+    """``f``, ``∇f`` and ``∇²f v`` of the module docstring over the flat ``v = (w, β)``.
+
+    ``X̃v`` over every row is NumPy's (BLAS or SciPy's CSR product); the sums over the rows of
+    I are the jitted passes of :mod:`solvers._jit.svr_newton` (the Hessian's in one pass per
+    product). The residuals of the last point evaluated are kept, so that the gradient at an
+    accepted step reads ``X̃v`` once."""
+
+    def __init__(self, problem: SVRPrimal):
+        self.X = problem.X
+        self.rows_of_X = unsigned_rows(problem.X)
+        self.y = problem.y
+        self.C = problem.upper_bounds
+        self.eps = problem.epsilon
+        self.d = problem.n_features
+        self.has_bias = problem.bias != "none"
+        self.col = problem.bias_scale if problem.bias == "regularized" else 1.0
+        self.reg_bias = problem.bias == "regularized"
+        self._last: tuple[np.ndarray, np.ndarray] | None = None
+        self.active = np.zeros(0, dtype=np.int64)  # the rows of I
+        self.D = np.zeros(0)  # 2C_i over I
+        self.passes = 0  # passes over X (or the rows of I) since the last count
+
+    @property
+    def size(self) -> int:
+        return self.d + int(self.has_bias)
+
+    def regularized(self, v: np.ndarray) -> np.ndarray:
+        """``Rv``."""
+        if self.has_bias and not self.reg_bias:
+            out = v.copy()
+            out[self.d] = 0.0
+            return out
+        return v
+
+    def residuals(self, v: np.ndarray) -> np.ndarray:
+        """``r = y − X̃v`` (the last one again if ``v`` is the last point)."""
+        if self._last is not None and np.array_equal(self._last[0], v):
+            return self._last[1]
+        z = np.asarray(self.X @ v[: self.d]).ravel()
+        self.passes += 1
+        r = self.y - (z + self.col * v[self.d] if self.has_bias else z)
+        self._last = (v.copy(), r)
+        return r
+
+    def value(self, v: np.ndarray) -> float:
+        xi = np.maximum(0.0, np.abs(self.residuals(v)) - self.eps)
+        return 0.5 * float(v @ self.regularized(v)) + float(self.C @ (xi * xi))
+
+    def gradient(self, v: np.ndarray) -> tuple[float, np.ndarray]:
+        """``f(v)`` and ``∇f(v)``; keeps the rows of I and their weights ``2C_i`` for the
+        Hessian products."""
+        r = self.residuals(v)
+        xi = np.maximum(0.0, np.abs(r) - self.eps)
+        f = 0.5 * float(v @ self.regularized(v)) + float(self.C @ (xi * xi))
+        self.active = np.flatnonzero(xi > 0.0)
+        self.D = 2.0 * self.C[self.active]
+        u = self.D * np.copysign(xi[self.active], r[self.active])
+        g = np.empty(self.size)
+        weighted_rows(self.rows_of_X, self.active, u, self.col, self.has_bias, g)
+        self.passes += 1
+        return f, self.regularized(v) - g
+
+    def hessian_times(self, v: np.ndarray) -> np.ndarray:
+        """``Rv + 2 X̃_Iᵀ(C_I ∘ X̃_I v)``."""
+        out = np.empty(self.size)
+        hessian_rows(self.rows_of_X, self.active, self.D, v, self.col, self.has_bias, out)
+        self.passes += 1
+        return self.regularized(v) + out
+
+    def variables(self, v: np.ndarray) -> dict[str, Any]:
+        return {"w": v[: self.d].copy(), "b": self.col * float(v[self.d]) if self.has_bias else 0.0}
+
+
+@register
+class SVRNewton(LogisticNewton):
+    """Trust-region Newton with conjugate gradients (LIBLINEAR ``-s 11``) for linear ε-SVR with
+    the squared ε-insensitive loss.
+
+    Accepts :class:`~problems.SVRPrimal` with ``loss="squared_epsilon_insensitive"``, every bias
+    (free, regularized, none), dense or CSR ``X``, per-example ``C_i``. The plain loss is refused
+    (it has no gradient at the tube's edge).
+
+    Parameters
+    ----------
+    tol : float, default=1e-6
+        Target of the certified relative duality gap (``stop_rule="gap"``).
+    stop_rule : {"gap", "native"}, default="gap"
+    eps : float, default=1e-4
+        Threshold of the native rule (LIBLINEAR's ``-e`` for ``-s 11``, same default):
+        ``‖∇f‖ ≤ eps · ‖∇f(v₀)‖``.
+    max_cg : int or None, default=None
+        Conjugate-gradient steps per iteration at most (None: the number of variables, at least
+        10).
+    check_every : int or None, default=None
+        None: a gap test once ``½‖∇f‖² ≤ tol·max(1, |f|)`` (the gap at the KKT map), and as
+        the base class spaces them by counted work; an int: also every ``check_every``
+        iterations.
+    max_iter : int or None, default=None
+        Trust-region iterations at most (default 1000).
+    time_limit : float or None, default=None
+    trace : {True, False, "every"}, default=True
+
+    Notes
+    -----
+    A warm start from ``(w, b)`` or from β (a result's ``beta``, or a bare array; through
+    ``problem.primal_from_dual``). Like LIBLINEAR's ``-s 11``, it stalls at large C where the
+    optimal residuals crowd the tube's edge (d > n data, C·mean‖x‖² ≳ 1e3): the curvature jumps
+    from 1 to ``2C‖x_i‖²`` there and the trust region shrinks; ``svr_dcd`` certifies those.
+    """
+
+    name = "svr_newton"
+    supported: ClassVar = {SVRPrimal: {"loss": _squared_only}}
+    warm_start_uses = ("w", "beta", "alpha")
+
+    def __init__(self, *, eps: float = 1e-4, check_every: int | None = None, **common):
+        super().__init__(eps=eps, check_every=check_every, **common)
+
+    @classmethod
+    def memory_estimate(cls, problem, **_) -> float:
+        """O(n + d): about 12 vectors of n (the rows of I among them) and 10 of d, CSR indices
+        widened to int64 where X's are of mixed types."""
+        X = problem.X
+        widened = 8 * (X.nnz + problem.n_samples + 1) if sparse.issparse(X) else 0
+        n, d = problem.n_samples, problem.n_features
+        return float(12 * 8 * n + 10 * 8 * (d + 1) + widened)
+
+    @once_per_process
+    def warm_up(self) -> float:
+        """Compile the passes over the rows of I on a 2×2 problem: dense rows, CSR rows with
+        32-bit and 64-bit column indices."""
+        t0 = time.perf_counter()
+        X = np.array([[1.0, 0.0], [0.0, 2.0]])
+        csr = sparse.csr_matrix(X)
+        rows = np.arange(2, dtype=np.int64)
+        for data in (X, unsigned_rows(csr), unsigned_rows(as_rows(csr, index_dtype=np.int64))):
+            out = np.empty(3)
+            weighted_rows(data, rows, np.ones(2), 1.0, True, out)
+            hessian_rows(data, rows, np.ones(2), np.ones(3), 1.0, True, out)
+        return time.perf_counter() - t0
+
+    def _objective_and_start(self, problem: SVRPrimal, warm_start):
+        objective = SVRObjective(problem)
+        v = np.zeros(objective.size)
+        if warm_start is not None:
+            if warm_start.w is not None:
+                w, b = warm_start.w, warm_start.b
+            else:
+                beta = warm_start.beta if warm_start.beta is not None else warm_start.alpha
+                w, b = problem.primal_from_dual(problem.project_dual(beta))
+            v[: problem.n_features] = np.asarray(w, dtype=np.float64).ravel()
+            if objective.has_bias:
+                v[-1] = (0.0 if b is None else float(b)) / objective.col
+        return objective, v
+
+    def _native_threshold(self, problem, st) -> float:
+        if self.stop_rule == "native":
+            return self.eps * st.gnorm0
+        # the gap at the KKT map is ½‖∇f‖² (regularized or no bias): test it once it is small
+        return math.sqrt(2.0 * self.tol * max(1.0, abs(st.f)))
+
+    def _chunk_work(self, problem, st) -> float:
+        """``nnz(X)`` per product with ``X`` or ``Xᵀ`` since the last call."""
+        done, st.objective.passes = st.objective.passes, 0
+        return float(done * _nnz(problem.X))
+
+    def _certificate_work(self, problem) -> float:
+        """``3 nnz(X) + n``: ``X w`` for the primal, the residuals again inside the dual point's
+        map, ``Xᵀβ`` for the dual."""
+        return float(3 * _nnz(problem.X) + problem.n_samples)
+
+
+def unsigned_rows(X):
+    """``X`` as the passes read it: dense rows (:func:`~solvers._jit.rows.as_rows`), or the CSR
+    tuple with unsigned ``indptr`` (uint64) and column indices (the same bits viewed as uint32,
+    or uint64 for 64-bit ones). Numba checks a signed index for wraparound at every read; the
+    passes read unsigned ones about twice as fast. A problem's CSR matrix is canonical already
+    (``check_X``), so its arrays are read as they are."""
+    if isinstance(X, tuple):
+        indptr, indices, data = X[:3]
+    elif sparse.issparse(X):
+        indptr, indices, data = X.indptr, X.indices, X.data
+    else:
+        return as_rows(X)
+    unsigned = np.uint32 if indices.dtype == np.int32 else np.uint64
+    indices = np.ascontiguousarray(indices, dtype=np.int32 if unsigned is np.uint32 else np.int64)
+    return (
+        indptr.astype(np.uint64),
+        indices.view(unsigned),
+        np.ascontiguousarray(data, dtype=np.float64),
+    )
+
+
+def _nnz(X) -> int:
+    return X.nnz if sparse.issparse(X) else X.size
