@@ -34,7 +34,9 @@ LIBSVM's general dual (:mod:`solvers.smo_general`: ``min ½αᵀQα + pᵀα``, 
 u in ``C``, a row of X per variable) runs on the same loops: the record's ``p`` (the linear term,
 read where the gradient is rebuilt: ``G = Qα + p``) and ``rowmap`` (columns computed on the rows of
 X and expanded to the variables) are None for the kernel dual, and Numba prunes the branches that
-read them when it compiles that variant, so the kernel dual's code is what it was.
+read them when it compiles that variant, so the kernel dual's code is what it was. The general
+form's ``rowmap`` also carries its kernel rows, cached by row of X and expanded to the variables'
+columns (:mod:`solvers._jit.smo_rows`, LIBSVM's ``SVR_Q``).
 
 The driver keeps the loops' arrays as one record, :class:`Core`, unpacked into the loops'
 arguments (the record passed whole into the jitted code ran as fast but compiled 1.5x slower: see
@@ -56,6 +58,8 @@ from svmbench.solvers._jit.smo_shrink import (  # noqa: F401 (the loops' helpers
     N_ACTIVE,
     N_IST,
     RECONSTRUCTIONS,
+    ROW_HITS,
+    ROW_MISSES,
     SHRINK_COUNTER,
     UNSHRUNK,
     bound_status,
@@ -115,7 +119,9 @@ class Core(NamedTuple):
     shrink_buf: np.ndarray  # bool scratch of n
     status: np.ndarray  # uint8: bit 0 t ∈ I_up, bit 1 t ∈ I_low (free bias only)
     p: np.ndarray | None = None  # the general form's linear term (None: −1, C-SVC)
-    rowmap: np.ndarray | None = None  # the general form's row of each variable (None: itself)
+    # the general form's row of each variable and its kernel rows cached by row, the tuple
+    # ``(rows, krows, kslots, krow_slot)`` of :mod:`solvers._jit.smo_rows` (None: C-SVC)
+    rowmap: tuple | None = None
 
 
 # ---- free bias: pair updates ---------------------------------------------------------------------
