@@ -116,15 +116,14 @@ def row_cache_dtype(form: GeneralDual, cache_mb: float = math.inf) -> type:
 
 
 def cache_sizes(form: GeneralDual, cache_mb: float, dtype) -> tuple[int, int]:
-    """``(variable columns, kernel rows)`` that fit ``cache_mb``: ``VARIABLE_SHARE`` of it for
-    the columns (float64, m entries; at least 2, at most m), the rest for the rows (n entries of
-    ``dtype``; at least 2, at most n)."""
+    """``(variable columns, kernel rows)`` that fit ``cache_mb``, both in ``dtype``:
+    ``VARIABLE_SHARE`` of it for the columns (m entries; at least 2, at most m), the rest for the
+    rows (n entries; at least 2, at most n)."""
     m, n_rows = form.n_variables, form.X.shape[0]
     budget = float(cache_mb) * 2**20
-    columns = int(min(m, max(2, VARIABLE_SHARE * budget // (8 * m))))
-    rows = int(
-        min(n_rows, max(2, (budget - columns * 8 * m) // (np.dtype(dtype).itemsize * n_rows)))
-    )
+    size = np.dtype(dtype).itemsize
+    columns = int(min(m, max(2, VARIABLE_SHARE * budget // (size * m))))
+    rows = int(min(n_rows, max(2, (budget - columns * size * m) // (size * n_rows))))
     return columns, rows
 
 
@@ -176,7 +175,7 @@ def make_general_state(
         active=all_idx.copy(),
         is_active=np.ones(m, dtype=np.uint8),
         all_idx=all_idx,
-        cache=np.empty((n_slots, m)),
+        cache=np.empty((n_slots, m), dtype=dtype),
         slot_col=np.full(n_slots, -1, dtype=np.int64),
         col_slot=np.full(m, -1, dtype=np.int64),
         slot_full=np.zeros(n_slots, dtype=np.uint8),
@@ -275,7 +274,7 @@ def general_memory(problem: GeneralDualProblem, cache_mb: float) -> float:
     columns, kernel_rows = cache_sizes(form, cache_mb, dtype)
     X = form.X
     rows = 0 if form.kernel.name == "precomputed" else 16.0 * np.prod(X.shape)
-    cached = columns * 8 * m + kernel_rows * np.dtype(dtype).itemsize * n_rows
+    cached = np.dtype(dtype).itemsize * (columns * m + kernel_rows * n_rows)
     return float(cached + rows + 24 * 8 * m)
 
 
@@ -406,7 +405,7 @@ def general_info(state: GeneralState) -> dict:
     ist = state.core.ist
     return {
         "cache_columns": int(state.core.cache.shape[0]),
-        "cache_bytes_per_entry": 8,
+        "cache_bytes_per_entry": int(state.core.cache.itemsize),
         "cache_hits": int(ist[jit.HITS]),
         "cache_misses": int(ist[jit.MISSES]),
         "kernel_rows_cached": int(state.core.rowmap[1].shape[0]),
