@@ -53,7 +53,8 @@ def test_certified_and_equal_to_clarabels_optimum(name, cache_mb, optima):
     rows = problem.n_samples
     if cache_mb < 1 and problem.kernel == "rbf":
         assert result.info["kernel_row_bytes_per_entry"] == 4
-        assert result.info["kernel_rows_cached"] < rows
+        if rows == N:  # 0.004 MB holds 13 float32 rows of 60
+            assert result.info["kernel_rows_cached"] < rows
     else:
         assert result.info["kernel_row_bytes_per_entry"] == 8
 
