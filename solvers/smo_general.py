@@ -12,11 +12,10 @@ also in the gradient reconstruction) and the row map r (a kernel column is compu
 rows of X and expanded to the variables, LIBSVM's ``SVR_Q``): "one" by pair updates (WSS2; they
 keep zᵀα, so Δ ≠ 0 needs only the feasible start ``alpha0``), no equality by single-variable
 updates, "nu" by pairs within one sign group (:mod:`solvers._jit.smo_nu`, Chang & Lin 2001;
-without shrinking). Kernel rows are cached by row of X (the variables of one row share one:
-:mod:`solvers._jit.smo_rows`), in float32 as LIBSVM's when C-SVC's rule would choose it
-(:func:`row_cache_dtype`), and expanded to the variables' columns (float64, a
-``VARIABLE_SHARE`` of the budget); a certificate's refusal with float32 rows first recomputes G
-in float64 from α.
+without shrinking). Kernel rows are cached by row of X and read through the row map (the
+variables of one row share one: :mod:`solvers._jit.smo_rows`), in float32 as LIBSVM's when
+C-SVC's rule would choose it (:func:`row_cache_dtype`); a certificate's refusal with float32 rows
+first recomputes G in float64 from α.
 
 ρ as LIBSVM's ``calculate_rho``: "one": the mean of ``z_t G_t`` over the free variables (the
 midpoint of the feasible interval without any); "nu": ``(r₁ − r₂)/2`` with ``r_g`` the mean of
@@ -57,10 +56,6 @@ from svmbench.solvers.smo_arrays import (
 
 #: The native tolerance is never tightened below this (as :data:`solvers.smo.EPS_FLOOR`).
 EPS_FLOOR = 1e-13
-
-#: Share of ``cache_mb`` for the variables' expanded columns (float64, m entries each); the rest
-#: holds kernel rows (n entries each).
-VARIABLE_SHARE = 0.1
 
 #: The jitted loop of each equality.
 LOOPS = {"one": jit.smo_pairs, "none": jit.smo_single, "nu": smo_pairs_nu}
@@ -109,22 +104,17 @@ def row_cache_dtype(form: GeneralDual, cache_mb: float = math.inf) -> type:
     ``[0, 2]``) when the n kernel rows would not all fit the budget in float64, as C-SVC's
     :func:`solvers.smo_arrays.cache_dtype`; float64 otherwise."""
     n_rows = form.X.shape[0]
-    fits = 8.0 * n_rows * n_rows <= (1.0 - VARIABLE_SHARE) * float(cache_mb) * 2**20
+    fits = 8.0 * n_rows * n_rows <= float(cache_mb) * 2**20
     if form.kernel.name == "rbf" and 1.0 + form.s2 <= FLOAT32_MAX_ENTRY and not fits:
         return np.float32
     return np.float64
 
 
-def cache_sizes(form: GeneralDual, cache_mb: float, dtype) -> tuple[int, int]:
-    """``(variable columns, kernel rows)`` that fit ``cache_mb``, both in ``dtype``:
-    ``VARIABLE_SHARE`` of it for the columns (m entries; at least 2, at most m), the rest for the
-    rows (n entries; at least 2, at most n)."""
-    m, n_rows = form.n_variables, form.X.shape[0]
-    budget = float(cache_mb) * 2**20
-    size = np.dtype(dtype).itemsize
-    columns = int(min(m, max(2, VARIABLE_SHARE * budget // (size * m))))
-    rows = int(min(n_rows, max(2, (budget - columns * size * m) // (size * n_rows))))
-    return columns, rows
+def cached_rows(form: GeneralDual, cache_mb: float, dtype) -> int:
+    """Kernel rows (n entries of ``dtype``) that fit ``cache_mb``: at least 2, at most n."""
+    n_rows = form.X.shape[0]
+    size = np.dtype(dtype).itemsize * n_rows
+    return int(min(n_rows, max(2, float(cache_mb) * 2**20 // size)))
 
 
 def make_general_state(
@@ -145,7 +135,7 @@ def make_general_state(
     alpha = np.array(alpha0, dtype=np.float64)
     G, Gbar = general_gradients(X, sqn, kint, kflt, form, alpha)
     dtype = row_cache_dtype(form, cache_mb) if dtype is None else dtype
-    n_slots, n_row_slots = cache_sizes(form, cache_mb, dtype)
+    n_row_slots = cached_rows(form, cache_mb, dtype)
     rowcache = (
         rowmap,
         np.empty((n_row_slots, n_rows), dtype=dtype),
@@ -175,11 +165,12 @@ def make_general_state(
         active=all_idx.copy(),
         is_active=np.ones(m, dtype=np.uint8),
         all_idx=all_idx,
-        cache=np.empty((n_slots, m), dtype=dtype),
-        slot_col=np.full(n_slots, -1, dtype=np.int64),
+        # the variables' columns are read from the kernel rows: C-SVC's column cache stays empty
+        cache=np.empty((1, 1), dtype=dtype),
+        slot_col=np.full(1, -1, dtype=np.int64),
         col_slot=np.full(m, -1, dtype=np.int64),
-        slot_full=np.zeros(n_slots, dtype=np.uint8),
-        stamp=np.zeros(n_slots, dtype=np.int64),
+        slot_full=np.zeros(1, dtype=np.uint8),
+        stamp=np.zeros(1, dtype=np.int64),
         ist=ist,
         idx_buf=np.empty(m, dtype=np.int64),
         tmp=np.empty(max(m, n_rows)),  # a kernel column on the rows of X
@@ -266,15 +257,14 @@ def _like(X, dense: np.ndarray):
 
 
 def general_memory(problem: GeneralDualProblem, cache_mb: float) -> float:
-    """The variables' columns and the kernel rows (:func:`cache_sizes`), X and its transpose,
-    24 vectors of m."""
+    """The kernel rows (:func:`cached_rows`), X and its transpose, 24 vectors of m."""
     form = problem.smo_form()
     m, n_rows = form.n_variables, form.X.shape[0]
     dtype = row_cache_dtype(form, cache_mb)
-    columns, kernel_rows = cache_sizes(form, cache_mb, dtype)
+    kernel_rows = cached_rows(form, cache_mb, dtype)
     X = form.X
     rows = 0 if form.kernel.name == "precomputed" else 16.0 * np.prod(X.shape)
-    cached = np.dtype(dtype).itemsize * (columns * m + kernel_rows * n_rows)
+    cached = np.dtype(dtype).itemsize * kernel_rows * n_rows
     return float(cached + rows + 24 * 8 * m)
 
 
@@ -404,14 +394,11 @@ def general_variables(problem: GeneralDualProblem, state: GeneralState) -> dict:
 def general_info(state: GeneralState) -> dict:
     ist = state.core.ist
     return {
-        "cache_columns": int(state.core.cache.shape[0]),
-        "cache_bytes_per_entry": int(state.core.cache.itemsize),
+        "cache_by": "row",  # kernel rows K(x_r, ·) of X, read by every variable on row r
+        "cache_columns": int(state.core.rowmap[1].shape[0]),
+        "cache_bytes_per_entry": int(state.core.rowmap[1].itemsize),
         "cache_hits": int(ist[jit.HITS]),
         "cache_misses": int(ist[jit.MISSES]),
-        "kernel_rows_cached": int(state.core.rowmap[1].shape[0]),
-        "kernel_row_bytes_per_entry": int(state.core.rowmap[1].itemsize),
-        "kernel_row_hits": int(ist[jit.ROW_HITS]),
-        "kernel_rows_computed": int(ist[jit.ROW_MISSES]),
         "reconstructions": int(ist[jit.RECONSTRUCTIONS]),
         "certifications": state.certifications,
         "eps_final": state.eps,

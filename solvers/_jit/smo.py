@@ -50,6 +50,7 @@ from typing import NamedTuple
 import numba
 import numpy as np
 
+from svmbench.solvers._jit.smo_rows import column_of, q_entry, slot_of
 from svmbench.solvers._jit.smo_shrink import (  # noqa: F401 (the loops' helpers, re-exported)
     CLOCK,
     FULL_FRACTION,
@@ -58,8 +59,6 @@ from svmbench.solvers._jit.smo_shrink import (  # noqa: F401 (the loops' helpers
     N_ACTIVE,
     N_IST,
     RECONSTRUCTIONS,
-    ROW_HITS,
-    ROW_MISSES,
     SHRINK_COUNTER,
     UNSHRUNK,
     bound_status,
@@ -240,7 +239,7 @@ def smo_pairs(
                 tmp,
                 rowmap,
             )
-            Qi = cache[si]
+            Qi = column_of(cache, si, rowmap)
             obj_min = np.inf
             for s in range(n_active):
                 t = active[s]
@@ -250,7 +249,7 @@ def smo_pairs(
                         gmax2 = v
                     b = gmax + v
                     if b > 0.0:
-                        a = QD[i] + QD[t] - 2.0 * y[i] * y[t] * Qi[t]
+                        a = QD[i] + QD[t] - 2.0 * y[i] * y[t] * q_entry(Qi, t, y, y[i], rowmap)
                         if a <= 0.0:
                             a = TAU
                         obj = -b * b / a
@@ -286,10 +285,10 @@ def smo_pairs(
             tmp,
             rowmap,
         )
-        si = col_slot[i]  # still cached: it was the most recent column before j's
-        Qi = cache[si]
-        Qj = cache[sj]
-        a = QD[i] + QD[j] - 2.0 * y[i] * y[j] * Qi[j]
+        si = slot_of(i, col_slot, rowmap)  # still cached: the most recent before j's
+        Qi = column_of(cache, si, rowmap)
+        Qj = column_of(cache, sj, rowmap)
+        a = QD[i] + QD[j] - 2.0 * y[i] * y[j] * q_entry(Qi, j, y, y[i], rowmap)
         if a <= 0.0:
             a = TAU
         b = -y[i] * G[i] + y[j] * G[j]
@@ -317,14 +316,18 @@ def smo_pairs(
         da_j = alpha[j] - old_j
         if ist[N_ACTIVE] == n:  # contiguous: the loop vectorizes
             for t in range(n):
-                G[t] += Qi[t] * da_i + Qj[t] * da_j
+                G[t] += (
+                    q_entry(Qi, t, y, y[i], rowmap) * da_i + q_entry(Qj, t, y, y[j], rowmap) * da_j
+                )
         else:
             # with the scan for the next i (the same order and ties as the scan above)
             next_gmax = -np.inf
             next_i = np.int64(-1)
             for s in range(ist[N_ACTIVE]):
                 t = active[s]
-                g = G[t] + (Qi[t] * da_i + Qj[t] * da_j)
+                g = G[t] + (
+                    q_entry(Qi, t, y, y[i], rowmap) * da_i + q_entry(Qj, t, y, y[j], rowmap) * da_j
+                )
                 G[t] = g
                 if status[t] & 1:
                     v = -y[t] * g
@@ -499,13 +502,13 @@ def smo_single(
             tmp,
             rowmap,
         )
-        Qi = cache[si]
+        Qi = column_of(cache, si, rowmap)
         old = alpha[i]
         alpha[i] = new_i
         da = new_i - old
         for s in range(ist[N_ACTIVE]):
             t = active[s]
-            G[t] += Qi[t] * da
+            G[t] += q_entry(Qi, t, y, y[i], rowmap) * da
         if shrinking:
             update_gbar(
                 i,

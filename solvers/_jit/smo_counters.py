@@ -4,10 +4,8 @@
 N_ACTIVE = 0  # size of the active set (its indices are active[:n_active])
 CLOCK = 1  # LRU clock
 HITS = 2  # cache hits
-MISSES = 3  # cache misses (columns computed)
+MISSES = 3  # cache misses (columns, or the general form's kernel rows, computed)
 SHRINK_COUNTER = 4  # updates left before the next shrinking
 UNSHRUNK = 5  # 1 once the active set was grown back at 10·eps in this phase
 RECONSTRUCTIONS = 6  # gradient reconstructions done
-ROW_HITS = 7  # general form: kernel rows found in the row cache
-ROW_MISSES = 8  # general form: kernel rows computed
-N_IST = 9
+N_IST = 7

@@ -1,30 +1,72 @@
-"""The general form's kernel columns: kernel rows cached by row of X, expanded to the variables.
+"""The general form's kernel columns: kernel rows cached by row of X, read through the row map.
 
 LIBSVM's general dual (:mod:`solvers.smo_general`) has m variables on the rows of X (ε-SVR: 2n
 variables, α_r and α*_r on row r), ``Q_st = z_s z_t (K(x_{r_s}, x_{r_t}) + s²)``. As LIBSVM's
 ``SVR_Q`` (Chang & Lin, ACM TIST 2011, §4), the kernel row ``K(x_r, ·) + s²`` over the n rows is
 computed once per row and cached by row (float32 as LIBSVM's ``Qfloat`` when the driver chooses
-so, else float64; an LRU cache of its own), and a variable's column ``Q_:i`` is expanded from it
-with the signs into the loops' column cache (float64, a few columns, LRU): the variables of one
-row share one kernel evaluation and the row cache holds twice as many rows per byte as columns of
-m. The row cache is ``rowcache = (rows, krows, kslots, krow_slot)``: the row of each variable,
-the cached kernel rows (slots × n), each slot's row (−1: free) and LRU stamp, and each row's
-slot (−1: not cached).
+so, else float64; LRU): the variables of one row share one kernel evaluation, and the cache holds
+twice as many rows per byte as it would columns of m. The loops read ``Q_ti`` as
+``z_t z_i krow_i[r_t]`` (:func:`q_entry`) instead of expanding a column of m per fetch.
+
+The loops of :mod:`solvers._jit.smo` and :mod:`solvers._jit.smo_nu` call :func:`column_of`,
+:func:`q_entry` and :func:`slot_of`, which Numba resolves by the type of ``rowmap``: None (C-SVC)
+gives back the cached column ``cache[slot]``, its entry ``Q̃_ti`` and the column's slot, as the
+loops read them before; the general form's tuple ``rowmap = (rows, krows, kslots, krow_slot)``
+(the row of each variable, the cached kernel rows (slots × n), each slot's row, −1 free, and LRU
+stamp, each row's slot, −1 not cached) gives the kernel row, the signed entry and the row's slot.
 """
 
 from __future__ import annotations
 
 import numba
+from numba.core import types
+from numba.extending import overload
 
 from svmbench.solvers._jit.kernel_columns import column_full
-from svmbench.solvers._jit.smo_counters import (
-    CLOCK,
-    HITS,
-    MISSES,
-    N_ACTIVE,
-    ROW_HITS,
-    ROW_MISSES,
-)
+from svmbench.solvers._jit.smo_counters import CLOCK, HITS, MISSES
+
+
+def _is_none(rowmap) -> bool:
+    return rowmap is None or isinstance(rowmap, (types.NoneType, types.Omitted))
+
+
+def column_of(cache, slot, rowmap):
+    """The column a slot holds: ``cache[slot]`` (C-SVC) or the kernel row ``krows[slot]``
+    (the general form); jitted callers only."""
+    raise NotImplementedError("column_of is resolved inside jitted code only")
+
+
+@overload(column_of)
+def _column_of(cache, slot, rowmap):
+    if _is_none(rowmap):
+        return lambda cache, slot, rowmap: cache[slot]
+    return lambda cache, slot, rowmap: rowmap[1][slot]
+
+
+def q_entry(col, t, y, yi, rowmap):
+    """``Q_ti`` from the column of i: ``col[t]`` (C-SVC) or ``z_t z_i col[r_t]`` (the general
+    form, ``col`` the kernel row of i's row, ``yi = z_i``); jitted callers only."""
+    raise NotImplementedError("q_entry is resolved inside jitted code only")
+
+
+@overload(q_entry)
+def _q_entry(col, t, y, yi, rowmap):
+    if _is_none(rowmap):
+        return lambda col, t, y, yi, rowmap: col[t]
+    return lambda col, t, y, yi, rowmap: yi * y[t] * col[rowmap[0][t]]
+
+
+def slot_of(i, col_slot, rowmap):
+    """The slot of i's column (C-SVC) or of its row's kernel row (the general form), −1 if it
+    is not cached; jitted callers only."""
+    raise NotImplementedError("slot_of is resolved inside jitted code only")
+
+
+@overload(slot_of)
+def _slot_of(i, col_slot, rowmap):
+    if _is_none(rowmap):
+        return lambda i, col_slot, rowmap: col_slot[i]
+    return lambda i, col_slot, rowmap: rowmap[3][rowmap[0][i]]
 
 
 @numba.njit(cache=True)
@@ -36,9 +78,9 @@ def kernel_row_slot(r, XT, sqn, kint, kflt, ist, tmp, krows, kslots, krow_slot):
     ks = krow_slot[r]
     if ks >= 0:
         kslots[1, ks] = ist[CLOCK]
-        ist[ROW_HITS] += 1
+        ist[HITS] += 1
         return ks
-    ist[ROW_MISSES] += 1
+    ist[MISSES] += 1
     ks = 0
     oldest = ist[CLOCK] + 1
     for s in range(kslots.shape[1]):
@@ -63,60 +105,8 @@ def kernel_row_slot(r, XT, sqn, kint, kflt, ist, tmp, krows, kslots, krow_slot):
 
 
 @numba.njit(cache=True)
-def expand_row(i, idx, row, y, QD, krow, rows):
-    """``row[k] = Q_ki = z_i z_k krow[r_k]`` for k in ``idx`` (``row[i] = Q_ii`` always)."""
-    zi = y[i]
-    if idx.shape[0] == row.shape[0]:  # every variable (idx is 0, 1, …, m − 1): contiguous
-        for k in range(row.shape[0]):
-            row[k] = zi * y[k] * krow[rows[k]]
-    else:
-        for s in range(idx.shape[0]):
-            k = idx[s]
-            row[k] = zi * y[k] * krow[rows[k]]
-    row[i] = QD[i]
-
-
-@numba.njit(cache=True)
-def general_column(
-    i, need_full, XT, sqn, kint, kflt, y, QD, active, all_idx, cache, slot_col, col_slot,
-    slot_full, stamp, ist, tmp, rowcache,
-):  # fmt: skip
-    """:func:`get_column` of the general form: the variable's column ``Q_:i`` expanded from the
-    kernel row of its row (:func:`kernel_row_slot`) on the active variables (on all if
-    ``need_full`` or none is shrunk)."""
+def general_column(i, XT, sqn, kint, kflt, ist, tmp, rowcache):
+    """The general form's :func:`~solvers._jit.smo_shrink.get_column`: the slot of the kernel
+    row of variable i's row (computed on a miss, :func:`kernel_row_slot`)."""
     rows, krows, kslots, krow_slot = rowcache
-    n = y.shape[0]
-    n_active = ist[N_ACTIVE]
-    ist[CLOCK] += 1
-    slot = col_slot[i]
-    if slot >= 0:
-        stamp[slot] = ist[CLOCK]
-        ist[HITS] += 1
-        if need_full and slot_full[slot] == 0:
-            ks = kernel_row_slot(rows[i], XT, sqn, kint, kflt, ist, tmp, krows, kslots, krow_slot)
-            expand_row(i, all_idx, cache[slot], y, QD, krows[ks], rows)
-            slot_full[slot] = 1
-        return slot
-    ist[MISSES] += 1
-    slot = -1
-    oldest = ist[CLOCK] + 1
-    for s in range(slot_col.shape[0]):
-        if slot_col[s] < 0:
-            slot = s
-            break
-        if stamp[s] < oldest:
-            oldest = stamp[s]
-            slot = s
-    if slot_col[slot] >= 0:
-        col_slot[slot_col[slot]] = -1
-    slot_col[slot] = i
-    col_slot[i] = slot
-    stamp[slot] = ist[CLOCK]
-    ks = kernel_row_slot(rows[i], XT, sqn, kint, kflt, ist, tmp, krows, kslots, krow_slot)
-    if need_full or n_active == n:
-        expand_row(i, all_idx, cache[slot], y, QD, krows[ks], rows)
-        slot_full[slot] = 1
-    else:
-        expand_row(i, active[:n_active], cache[slot], y, QD, krows[ks], rows)
-        slot_full[slot] = 0
-    return slot
+    return kernel_row_slot(rows[i], XT, sqn, kint, kflt, ist, tmp, krows, kslots, krow_slot)

@@ -25,9 +25,8 @@ convergence, :func:`grow_back`).
 Kernel columns ``Q̃_:i`` live in an LRU cache of ``n_slots`` rows of length n (:func:`get_column`).
 Between two reconstructions the active set only shrinks, so a column computed on an earlier active
 set is valid on the current one; a column is "full" when computed on every index (needed for Ḡ).
-Columns that are not full are dropped when the active set grows back. The general form's
-columns are expanded from kernel rows cached by row (:mod:`solvers._jit.smo_rows`). A column
-wanted on at least
+Columns that are not full are dropped when the active set grows back. The general form reads
+kernel rows cached by row instead (:mod:`solvers._jit.smo_rows`). A column wanted on at least
 ``FULL_FRACTION·n`` indices is computed whole from the transposed rows ``XT`` (contiguous loops
 that vectorize, the same sums in the same order) rather than gathered over the active list. ``X``
 and ``XT`` are dense arrays, or both the CSR tuple of :mod:`solvers._jit.kernel_columns` (then a
@@ -50,12 +49,10 @@ from svmbench.solvers._jit.smo_counters import (  # noqa: F401 (re-exported: the
     N_ACTIVE,
     N_IST,
     RECONSTRUCTIONS,
-    ROW_HITS,
-    ROW_MISSES,
     SHRINK_COUNTER,
     UNSHRUNK,
 )
-from svmbench.solvers._jit.smo_rows import general_column
+from svmbench.solvers._jit.smo_rows import column_of, general_column, q_entry
 
 #: A missing column is computed whole (contiguous, from ``XT``) when at least this fraction of
 #: its entries is wanted: an entry over a gathered index list costs about twice one of a whole
@@ -117,14 +114,12 @@ def get_column(
     """Slot of ``cache`` holding column ``Q̃_:i``, valid on the active set (on all if need_full).
 
     A miss takes a free slot or evicts the least recently used one (smallest ``stamp``). The
-    general form (``rowmap`` its row map and row cache, not None) expands its columns from kernel
-    rows cached by row (:func:`general_column`).
+    general form (``rowmap`` its row map and row cache, not None) gives the slot of the kernel row
+    of i's row instead (:func:`~solvers._jit.smo_rows.general_column`; read through
+    :func:`~solvers._jit.smo_rows.column_of`).
     """
     if rowmap is not None:
-        return general_column(
-            i, need_full, XT, sqn, kint, kflt, y, QD, active, all_idx, cache, slot_col, col_slot,
-            slot_full, stamp, ist, tmp, rowmap,
-        )  # fmt: skip
+        return general_column(i, XT, sqn, kint, kflt, ist, tmp, rowmap)
     n = y.shape[0]
     n_active = ist[N_ACTIVE]
     ist[CLOCK] += 1
@@ -498,7 +493,7 @@ def update_gbar(
         tmp,
         rowmap,
     )
-    Qi = cache[s]
+    Qi = column_of(cache, s, rowmap)
     c = C[i] if is_up else -C[i]
     for t in range(y.shape[0]):
-        Gbar[t] += c * Qi[t]
+        Gbar[t] += c * q_entry(Qi, t, y, y[i], rowmap)

@@ -52,11 +52,11 @@ def test_certified_and_equal_to_clarabels_optimum(name, cache_mb, optima):
     assert result.primal == pytest.approx(optima[name], rel=1e-7, abs=1e-9)
     rows = problem.n_samples
     if cache_mb < 1 and problem.kernel == "rbf":
-        assert result.info["kernel_row_bytes_per_entry"] == 4
-        if rows == N:  # 0.004 MB holds 13 float32 rows of 60
-            assert result.info["kernel_rows_cached"] < rows
+        assert result.info["cache_bytes_per_entry"] == 4
+        if rows == N:  # 0.004 MB holds 17 float32 rows of 60
+            assert result.info["cache_columns"] < rows
     else:
-        assert result.info["kernel_row_bytes_per_entry"] == 8
+        assert result.info["cache_bytes_per_entry"] == 8
 
 
 def test_each_kernel_row_is_computed_once_for_both_variables_on_it():
@@ -65,7 +65,7 @@ def test_each_kernel_row_is_computed_once_for_both_variables_on_it():
     problem = CASES["large_C"]
     result = registry.get("smo", tol=1e-9).solve(problem)
     info = result.info
-    assert info["kernel_rows_computed"] <= problem.n_samples
+    assert info["cache_by"] == "row" and info["cache_misses"] <= problem.n_samples
     assert info["cache_misses"] + info["cache_hits"] > 2 * problem.n_samples
 
 
