@@ -64,6 +64,7 @@ from svmbench.solvers.smo_general import (
     general_init_state,
     general_memory,
     general_step,
+    general_trace_estimate,
     general_variables,
     general_warm_up,
 )
@@ -523,9 +524,9 @@ class SMO(IterativeSolver):
         a certificate costs a kernel product over the support vectors, ``O(n_SV·n·d)``, a large
         share of the wall time per trace point (docs/measurements.md, "smo"). The stopping tests and
         the final point are certified. Exact when no variable is shrunk; otherwise G is stale on
-        the shrunk ones. A general form's points are certified (None)."""
+        the shrunk ones. A general form's points: :func:`general_trace_estimate`."""
         if isinstance(state, GeneralState):
-            return None
+            return general_trace_estimate(problem, state)
         P, gap = self._estimates(problem, state)
         return P, P - gap
 

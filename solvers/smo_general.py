@@ -12,7 +12,10 @@ also in the gradient reconstruction) and the row map r (a kernel column is compu
 rows of X and expanded to the variables, LIBSVM's ``SVR_Q``): "one" by pair updates (WSS2; they
 keep zᵀα, so Δ ≠ 0 needs only the feasible start ``alpha0``), no equality by single-variable
 updates, "nu" by pairs within one sign group (:mod:`solvers._jit.smo_nu`, Chang & Lin 2001;
-without shrinking). The columns are cached in float64.
+without shrinking). Kernel rows are cached by row of X and read through the row map (the
+variables of one row share one: :mod:`solvers._jit.smo_rows`), in float32 as LIBSVM's when
+C-SVC's rule would choose it (:func:`row_cache_dtype`); a certificate's refusal with float32 rows
+first recomputes G in float64 from α.
 
 ρ as LIBSVM's ``calculate_rho``: "one": the mean of ``z_t G_t`` over the free variables (the
 midpoint of the feasible interval without any); "nu": ``(r₁ − r₂)/2`` with ``r_g`` the mean of
@@ -39,11 +42,17 @@ import numpy as np
 
 from svmbench.problems.general_dual import GeneralDual, GeneralDualProblem
 from svmbench.problems.general_qp import project
+from svmbench.problems.svr import SVRDual
 from svmbench.solvers._jit import smo as jit
 from svmbench.solvers._jit.smo_nu import smo_pairs_nu
 from svmbench.solvers.base import StepOutcome
 from svmbench.solvers.compile_notice import compiling
-from svmbench.solvers.smo_arrays import kernel_rows_arrays, kernel_times, use_dense_rows
+from svmbench.solvers.smo_arrays import (
+    FLOAT32_MAX_ENTRY,
+    kernel_rows_arrays,
+    kernel_times,
+    use_dense_rows,
+)
 
 #: The native tolerance is never tightened below this (as :data:`solvers.smo.EPS_FLOOR`).
 EPS_FLOOR = 1e-13
@@ -90,10 +99,32 @@ def general_gradients(X, sqn, kint, kflt, form: GeneralDual, alpha: np.ndarray):
     return np.ascontiguousarray(G), np.ascontiguousarray(Gbar)
 
 
-def make_general_state(form: GeneralDual, alpha0, *, eps, cache_mb, storage) -> GeneralState:
-    """The core of ``form`` started at ``alpha0`` (columns in float64 within ``cache_mb``)."""
+def row_cache_dtype(form: GeneralDual, cache_mb: float = math.inf) -> type:
+    """Precision of the cached kernel rows: float32 for RBF with ``s² ≤ 1`` (every entry in
+    ``[0, 2]``) when the n kernel rows would not all fit the budget in float64, as C-SVC's
+    :func:`solvers.smo_arrays.cache_dtype`; float64 otherwise."""
+    n_rows = form.X.shape[0]
+    fits = 8.0 * n_rows * n_rows <= float(cache_mb) * 2**20
+    if form.kernel.name == "rbf" and 1.0 + form.s2 <= FLOAT32_MAX_ENTRY and not fits:
+        return np.float32
+    return np.float64
+
+
+def cached_rows(form: GeneralDual, cache_mb: float, dtype) -> int:
+    """Kernel rows (n entries of ``dtype``) that fit ``cache_mb``: at least 2, at most n."""
+    n_rows = form.X.shape[0]
+    size = np.dtype(dtype).itemsize * n_rows
+    return int(min(n_rows, max(2, float(cache_mb) * 2**20 // size)))
+
+
+def make_general_state(
+    form: GeneralDual, alpha0, *, eps, cache_mb, storage, dtype=None
+) -> GeneralState:
+    """The core of ``form`` started at ``alpha0`` (kernel rows and columns within ``cache_mb``;
+    the rows in ``dtype``, by default :func:`row_cache_dtype`'s)."""
     m = form.n_variables
     X, XT, sqn, diag = kernel_rows_arrays(form.X, form.kernel, storage)
+    n_rows = sqn.shape[0]
     spec = form.kernel
     kint = np.array([spec.code, spec.degree, numba.get_num_threads()], dtype=np.int64)
     kflt = np.array([spec.gamma, spec.coef0, form.s2], dtype=np.float64)
@@ -103,7 +134,14 @@ def make_general_state(form: GeneralDual, alpha0, *, eps, cache_mb, storage) -> 
     sqn = np.ascontiguousarray(sqn, dtype=np.float64)
     alpha = np.array(alpha0, dtype=np.float64)
     G, Gbar = general_gradients(X, sqn, kint, kflt, form, alpha)
-    n_slots = int(min(m, max(2, float(cache_mb) * 2**20 // (8 * m))))
+    dtype = row_cache_dtype(form, cache_mb) if dtype is None else dtype
+    n_row_slots = cached_rows(form, cache_mb, dtype)
+    rowcache = (
+        rowmap,
+        np.empty((n_row_slots, n_rows), dtype=dtype),
+        np.stack([np.full(n_row_slots, -1, dtype=np.int64), np.zeros(n_row_slots, dtype=np.int64)]),
+        np.full(n_rows, -1, dtype=np.int64),
+    )
     ist = np.zeros(jit.N_IST, dtype=np.int64)
     ist[jit.N_ACTIVE] = m
     ist[jit.SHRINK_COUNTER] = min(m, 1000)
@@ -127,18 +165,19 @@ def make_general_state(form: GeneralDual, alpha0, *, eps, cache_mb, storage) -> 
         active=all_idx.copy(),
         is_active=np.ones(m, dtype=np.uint8),
         all_idx=all_idx,
-        cache=np.empty((n_slots, m)),
-        slot_col=np.full(n_slots, -1, dtype=np.int64),
+        # the variables' columns are read from the kernel rows: C-SVC's column cache stays empty
+        cache=np.empty((1, 1), dtype=dtype),
+        slot_col=np.full(1, -1, dtype=np.int64),
         col_slot=np.full(m, -1, dtype=np.int64),
-        slot_full=np.zeros(n_slots, dtype=np.uint8),
-        stamp=np.zeros(n_slots, dtype=np.int64),
+        slot_full=np.zeros(1, dtype=np.uint8),
+        stamp=np.zeros(1, dtype=np.int64),
         ist=ist,
         idx_buf=np.empty(m, dtype=np.int64),
-        tmp=np.empty(max(m, sqn.shape[0])),  # a kernel column on the rows of X
+        tmp=np.empty(max(m, n_rows)),  # a kernel column on the rows of X
         shrink_buf=np.zeros(m, dtype=np.bool_),
         status=status,
         p=np.ascontiguousarray(form.p, dtype=np.float64),
-        rowmap=rowmap,
+        rowmap=rowcache,
     )
     return GeneralState(core, form, eps=max(eps, EPS_FLOOR))
 
@@ -187,12 +226,14 @@ def general_warm_up(solver, problem: GeneralDualProblem) -> float:
     tiny_X = np.array([[0.0, 1.0], [1.0, 0.0], [1.0, 1.0], [0.0, 0.0]])
     if precomputed:
         tiny_X = tiny_X @ tiny_X.T
-    variant = (storage, form.equality)
+    dtype = np.dtype(row_cache_dtype(form, solver.cache_mb)).type
+    variant = (storage, form.equality, dtype)
     if variant in _WARM_GENERAL:
         return 0.0
     start = time.perf_counter()
-    what = f"{storage} rows, the general form's {form.equality!r} loop"
-    with compiling(f"smo-general-{storage}-{form.equality}", "smo", what):
+    name = np.dtype(dtype).name
+    what = f"{storage} rows, {name} kernel rows, the general form's {form.equality!r} loop"
+    with compiling(f"smo-general-{storage}-{name}-{form.equality}", "smo", what):
         rows = np.r_[np.arange(4), np.arange(4)]
         z = np.r_[np.ones(4), -np.ones(4)]
         alpha0 = np.r_[0.5, 0.0, 0.0, 0.0, 0.5, 0.0, 0.0, 0.0]
@@ -200,7 +241,9 @@ def general_warm_up(solver, problem: GeneralDualProblem) -> float:
             _like(form.X, tiny_X), form.kernel, rows, z, np.full(8, 0.1), np.ones(8),
             form.equality, alpha0, delta=0.0 if form.equality == "one" else 0.5, delta_neg=0.5,
         )  # fmt: skip
-        state = make_general_state(tiny, alpha0, eps=1e-3, cache_mb=0.0, storage=storage)
+        state = make_general_state(
+            tiny, alpha0, eps=1e-3, cache_mb=0.0, storage=storage, dtype=dtype
+        )
         LOOPS[form.equality](50, 1e-3, form.equality != "nu", *state.core)
     _WARM_GENERAL.add(variant)
     return time.perf_counter() - start
@@ -214,23 +257,36 @@ def _like(X, dense: np.ndarray):
 
 
 def general_memory(problem: GeneralDualProblem, cache_mb: float) -> float:
-    """The column cache (float64, at least two columns of m, at most m), the rows and their
-    transpose, 24 vectors of m."""
+    """The kernel rows (:func:`cached_rows`), X and its transpose, 24 vectors of m."""
     form = problem.smo_form()
-    m = form.n_variables
-    columns = min(m, max(2, float(cache_mb) * 2**20 // (8 * m)))
+    m, n_rows = form.n_variables, form.X.shape[0]
+    dtype = row_cache_dtype(form, cache_mb)
+    kernel_rows = cached_rows(form, cache_mb, dtype)
     X = form.X
     rows = 0 if form.kernel.name == "precomputed" else 16.0 * np.prod(X.shape)
-    return float(columns * 8 * m + rows + 24 * 8 * m)
+    cached = np.dtype(dtype).itemsize * kernel_rows * n_rows
+    return float(cached + rows + 24 * 8 * m)
 
 
 def general_step(solver, problem: GeneralDualProblem, state: GeneralState) -> StepOutcome:
     """One chunk of updates (see :meth:`solvers.smo.SMO._step`, whose rules it follows)."""
     if state.asked:
+        # the certificate refused the point the estimate proposed
         state.asked = False
         if state.eps <= EPS_FLOOR:
             return StepOutcome(0, converged=True)
-        _tighten(state)
+        drifted = False
+        if state.core.rowmap[1].dtype != np.float64:
+            # float32 rows make the maintained G drift by rounding: recompute it in float64;
+            # if that shows the gap, go on at this eps instead of a tighter one
+            c = state.core
+            c.G[:], c.Gbar[:] = general_gradients(c.X, c.sqn, c.kint, c.kflt, state.form, c.alpha)
+            F, gap = general_estimates(state)
+            drifted = gap / max(1.0, abs(F)) > solver.tol
+        if drifted:
+            state.core.ist[jit.UNSHRUNK] = 0
+        else:
+            _tighten(state)
     run = LOOPS[state.form.equality]
     shrinking = solver.shrinking and state.form.equality != "nu"
     total = 0
@@ -319,6 +375,17 @@ def general_estimates(state: GeneralState) -> tuple[float, float]:
     return F, gap
 
 
+def general_trace_estimate(problem: GeneralDualProblem, state: GeneralState):
+    """``(P, D)`` of an ε-SVR trace point from the maintained G, O(m) (``certified=False``):
+    ``D ≈ −F(α)`` (``= D(β)`` when ``α_i α*_i = 0``, the dual of :class:`~problems.SVRDual`) and
+    ``P ≈ D + (F − L)``; None (certify) for the other forms, whose objectives have scales of
+    their own."""
+    if not isinstance(problem, SVRDual):
+        return None
+    F, gap = general_estimates(state)
+    return gap - F, -F
+
+
 def general_variables(problem: GeneralDualProblem, state: GeneralState) -> dict:
     rho, _ = general_offsets(state)
     return problem.variables_from_smo(state.core.alpha.copy(), rho)
@@ -327,8 +394,9 @@ def general_variables(problem: GeneralDualProblem, state: GeneralState) -> dict:
 def general_info(state: GeneralState) -> dict:
     ist = state.core.ist
     return {
-        "cache_columns": int(state.core.cache.shape[0]),
-        "cache_bytes_per_entry": 8,
+        "cache_by": "row",  # kernel rows K(x_r, ·) of X, read by every variable on row r
+        "cache_columns": int(state.core.rowmap[1].shape[0]),
+        "cache_bytes_per_entry": int(state.core.rowmap[1].itemsize),
         "cache_hits": int(ist[jit.HITS]),
         "cache_misses": int(ist[jit.MISSES]),
         "reconstructions": int(ist[jit.RECONSTRUCTIONS]),

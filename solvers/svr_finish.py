@@ -11,7 +11,9 @@ coefficients near a bound exactly (``|β_i| ≤ ε·min(C_i, max|β|)`` → 0, `
 as a minimum-norm correction of the point's own β_F (rank-revealing least squares: duplicated
 rows keep the solution nearest the point). Thresholds ε from ``√rel_gap`` up to 1e-2 by factors
 of 10; the problem certifies each candidate, and the best replaces the point only if it meets
-``tol``.
+``tol``. A point certified to ``EXACT_GAP`` whose given coefficients near a bound (at the
+threshold ``min(√rel_gap, EXACT_GAP)``) are at it exactly, in the box, is kept as it is (SMO's
+points: its bounds are exact), as :mod:`~svmbench.solvers.exact_finish` keeps the binary duals'.
 """
 
 from __future__ import annotations
@@ -31,6 +33,8 @@ EPS_MIN, EPS_MAX = 1e-12, 1e-2
 MAX_FREE = 2000
 #: A candidate certified to this is exact to rounding: the search stops.
 STOP_GAP = 1e-12
+#: A point certified to this whose coefficients near a bound are at it is kept as it is.
+EXACT_GAP = 1e-6
 
 
 def _kernel_rows(problem: SVRDual, rows: np.ndarray, cols: np.ndarray) -> np.ndarray:
@@ -81,6 +85,22 @@ def _finished(problem: SVRDual, beta: np.ndarray, eps: float):
     return out, b
 
 
+def _bounds_exact(problem: SVRDual, variables: dict[str, Any], eps: float) -> bool:
+    """Whether the given β (``coef``, or α − α* of ``alpha``) lies in the box and every
+    coefficient within ``eps`` of 0 or ``±C_i`` (relative) is exactly there."""
+    given = {k: variables.get(k) for k in ("coef", "alpha")}
+    if (given["coef"] is None) == (given["alpha"] is None):
+        return False
+    beta = problem.coefficients(**given)
+    C = problem.upper_bounds
+    size = np.abs(beta)
+    near0 = size <= eps * np.minimum(C, np.max(size, initial=0.0))
+    nearC = size >= (1.0 - eps) * C
+    return bool(
+        np.all(size <= C) and np.all(beta[near0] == 0.0) and np.all(size[nearC] == C[nearC])
+    )
+
+
 def svr_exact_finish(
     problem: SVRDual, variables: dict[str, Any], certificate: Certificate | None, *, tol: float
 ) -> tuple[dict[str, Any], Certificate, dict[str, Any]]:
@@ -94,6 +114,12 @@ def svr_exact_finish(
     beta = np.asarray(cert.dual_point, dtype=np.float64)
     C = problem.upper_bounds
     eps0 = float(np.clip(math.sqrt(max(cert.rel_gap, 0.0)), EPS_MIN, EPS_MAX))
+    if cert.rel_gap <= EXACT_GAP and _bounds_exact(problem, variables, min(eps0, EXACT_GAP)):
+        return (
+            variables,
+            cert,
+            {"skipped": "already exact: every coefficient near a bound is at it"},
+        )
     size = np.abs(beta)
     near0 = size <= eps0 * np.minimum(C, np.max(size, initial=0.0))
     nearC = size >= (1.0 - eps0) * C

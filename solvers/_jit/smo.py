@@ -34,7 +34,9 @@ LIBSVM's general dual (:mod:`solvers.smo_general`: ``min ½αᵀQα + pᵀα``, 
 u in ``C``, a row of X per variable) runs on the same loops: the record's ``p`` (the linear term,
 read where the gradient is rebuilt: ``G = Qα + p``) and ``rowmap`` (columns computed on the rows of
 X and expanded to the variables) are None for the kernel dual, and Numba prunes the branches that
-read them when it compiles that variant, so the kernel dual's code is what it was.
+read them when it compiles that variant, so the kernel dual's code is what it was. The general
+form's ``rowmap`` also carries its kernel rows, cached by row of X and expanded to the variables'
+columns (:mod:`solvers._jit.smo_rows`, LIBSVM's ``SVR_Q``).
 
 The driver keeps the loops' arrays as one record, :class:`Core`, unpacked into the loops'
 arguments (the record passed whole into the jitted code ran as fast but compiled 1.5x slower: see
@@ -48,6 +50,7 @@ from typing import NamedTuple
 import numba
 import numpy as np
 
+from svmbench.solvers._jit.smo_rows import column_of, q_entry, slot_of
 from svmbench.solvers._jit.smo_shrink import (  # noqa: F401 (the loops' helpers, re-exported)
     CLOCK,
     FULL_FRACTION,
@@ -115,7 +118,9 @@ class Core(NamedTuple):
     shrink_buf: np.ndarray  # bool scratch of n
     status: np.ndarray  # uint8: bit 0 t ∈ I_up, bit 1 t ∈ I_low (free bias only)
     p: np.ndarray | None = None  # the general form's linear term (None: −1, C-SVC)
-    rowmap: np.ndarray | None = None  # the general form's row of each variable (None: itself)
+    # the general form's row of each variable and its kernel rows cached by row, the tuple
+    # ``(rows, krows, kslots, krow_slot)`` of :mod:`solvers._jit.smo_rows` (None: C-SVC)
+    rowmap: tuple | None = None
 
 
 # ---- free bias: pair updates ---------------------------------------------------------------------
@@ -234,7 +239,7 @@ def smo_pairs(
                 tmp,
                 rowmap,
             )
-            Qi = cache[si]
+            Qi = column_of(cache, si, rowmap)
             obj_min = np.inf
             for s in range(n_active):
                 t = active[s]
@@ -244,7 +249,7 @@ def smo_pairs(
                         gmax2 = v
                     b = gmax + v
                     if b > 0.0:
-                        a = QD[i] + QD[t] - 2.0 * y[i] * y[t] * Qi[t]
+                        a = QD[i] + QD[t] - 2.0 * y[i] * y[t] * q_entry(Qi, t, y, y[i], rowmap)
                         if a <= 0.0:
                             a = TAU
                         obj = -b * b / a
@@ -280,10 +285,10 @@ def smo_pairs(
             tmp,
             rowmap,
         )
-        si = col_slot[i]  # still cached: it was the most recent column before j's
-        Qi = cache[si]
-        Qj = cache[sj]
-        a = QD[i] + QD[j] - 2.0 * y[i] * y[j] * Qi[j]
+        si = slot_of(i, col_slot, rowmap)  # still cached: the most recent before j's
+        Qi = column_of(cache, si, rowmap)
+        Qj = column_of(cache, sj, rowmap)
+        a = QD[i] + QD[j] - 2.0 * y[i] * y[j] * q_entry(Qi, j, y, y[i], rowmap)
         if a <= 0.0:
             a = TAU
         b = -y[i] * G[i] + y[j] * G[j]
@@ -311,14 +316,18 @@ def smo_pairs(
         da_j = alpha[j] - old_j
         if ist[N_ACTIVE] == n:  # contiguous: the loop vectorizes
             for t in range(n):
-                G[t] += Qi[t] * da_i + Qj[t] * da_j
+                G[t] += (
+                    q_entry(Qi, t, y, y[i], rowmap) * da_i + q_entry(Qj, t, y, y[j], rowmap) * da_j
+                )
         else:
             # with the scan for the next i (the same order and ties as the scan above)
             next_gmax = -np.inf
             next_i = np.int64(-1)
             for s in range(ist[N_ACTIVE]):
                 t = active[s]
-                g = G[t] + (Qi[t] * da_i + Qj[t] * da_j)
+                g = G[t] + (
+                    q_entry(Qi, t, y, y[i], rowmap) * da_i + q_entry(Qj, t, y, y[j], rowmap) * da_j
+                )
                 G[t] = g
                 if status[t] & 1:
                     v = -y[t] * g
@@ -493,13 +502,13 @@ def smo_single(
             tmp,
             rowmap,
         )
-        Qi = cache[si]
+        Qi = column_of(cache, si, rowmap)
         old = alpha[i]
         alpha[i] = new_i
         da = new_i - old
         for s in range(ist[N_ACTIVE]):
             t = active[s]
-            G[t] += Qi[t] * da
+            G[t] += q_entry(Qi, t, y, y[i], rowmap) * da
         if shrinking:
             update_gbar(
                 i,

@@ -24,6 +24,7 @@ from __future__ import annotations
 import numba
 import numpy as np
 
+from svmbench.solvers._jit.smo_rows import column_of, q_entry, slot_of
 from svmbench.solvers._jit.smo_shrink import bound_status, get_column
 
 #: Curvature used in place of a non-positive ``a`` (as :data:`solvers._jit.smo.TAU`).
@@ -91,12 +92,12 @@ def smo_pairs_nu(
                 elif v >= gmax_n:
                     gmax_n = v
                     i_n = t
-        Qp = cache[0]
-        Qn = cache[0]
+        Qp = column_of(cache, 0, rowmap)
+        Qn = column_of(cache, 0, rowmap)
         if ip >= 0:
-            Qp = cache[get_column(ip, False, *column_args, *slots)]
+            Qp = column_of(cache, get_column(ip, False, *column_args, *slots), rowmap)
         if i_n >= 0:
-            Qn = cache[get_column(i_n, False, *column_args, *slots)]
+            Qn = column_of(cache, get_column(i_n, False, *column_args, *slots), rowmap)
         # ---- j by WSS2 within the group of each candidate
         gmax2_p = -np.inf
         gmax2_n = -np.inf
@@ -110,7 +111,7 @@ def smo_pairs_nu(
                         gmax2_p = v
                     b = gmax_p + v
                     if b > 0.0:
-                        a = QD[ip] + QD[t] - 2.0 * Qp[t]
+                        a = QD[ip] + QD[t] - 2.0 * q_entry(Qp, t, y, y[ip], rowmap)
                         if a <= 0.0:
                             a = TAU
                         obj = -b * b / a
@@ -122,7 +123,7 @@ def smo_pairs_nu(
                         gmax2_n = v
                     b = gmax_n + v
                     if b > 0.0:
-                        a = QD[i_n] + QD[t] - 2.0 * Qn[t]
+                        a = QD[i_n] + QD[t] - 2.0 * q_entry(Qn, t, y, y[i_n], rowmap)
                         if a <= 0.0:
                             a = TAU
                         obj = -b * b / a
@@ -136,10 +137,10 @@ def smo_pairs_nu(
         # the most recent before j's is fetched, so that j's cannot evict it
         get_column(i, False, *column_args, *slots)
         sj = get_column(j, False, *column_args, *slots)
-        si = col_slot[i]
-        Qi = cache[si]
-        Qj = cache[sj]
-        a = QD[i] + QD[j] - 2.0 * y[i] * y[j] * Qi[j]
+        si = slot_of(i, col_slot, rowmap)
+        Qi = column_of(cache, si, rowmap)
+        Qj = column_of(cache, sj, rowmap)
+        a = QD[i] + QD[j] - 2.0 * y[i] * y[j] * q_entry(Qi, j, y, y[i], rowmap)
         if a <= 0.0:
             a = TAU
         b = -y[i] * G[i] + y[j] * G[j]
@@ -165,5 +166,5 @@ def smo_pairs_nu(
         da_i = alpha[i] - old_i
         da_j = alpha[j] - old_j
         for t in range(n):
-            G[t] += Qi[t] * da_i + Qj[t] * da_j
+            G[t] += q_entry(Qi, t, y, y[i], rowmap) * da_i + q_entry(Qj, t, y, y[j], rowmap) * da_j
         done += 1

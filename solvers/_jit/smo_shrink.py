@@ -25,7 +25,8 @@ convergence, :func:`grow_back`).
 Kernel columns ``Q̃_:i`` live in an LRU cache of ``n_slots`` rows of length n (:func:`get_column`).
 Between two reconstructions the active set only shrinks, so a column computed on an earlier active
 set is valid on the current one; a column is "full" when computed on every index (needed for Ḡ).
-Columns that are not full are dropped when the active set grows back. A column wanted on at least
+Columns that are not full are dropped when the active set grows back. The general form reads
+kernel rows cached by row instead (:mod:`solvers._jit.smo_rows`). A column wanted on at least
 ``FULL_FRACTION·n`` indices is computed whole from the transposed rows ``XT`` (contiguous loops
 that vectorize, the same sums in the same order) rather than gathered over the active list. ``X``
 and ``XT`` are dense arrays, or both the CSR tuple of :mod:`solvers._jit.kernel_columns` (then a
@@ -41,22 +42,23 @@ import numba
 import numpy as np
 
 from svmbench.solvers._jit.kernel_columns import column, column_full, dot_rows, full_fraction
+from svmbench.solvers._jit.smo_counters import (  # noqa: F401 (re-exported: the loops' counters)
+    CLOCK,
+    HITS,
+    MISSES,
+    N_ACTIVE,
+    N_IST,
+    RECONSTRUCTIONS,
+    SHRINK_COUNTER,
+    UNSHRUNK,
+)
+from svmbench.solvers._jit.smo_rows import column_of, general_column, q_entry
 
 #: A missing column is computed whole (contiguous, from ``XT``) when at least this fraction of
 #: its entries is wanted: an entry over a gathered index list costs about twice one of a whole
 #: column, and a whole column stays valid when the active set grows back; 0.2 to 0.5 measured
 #: alike (docs/measurements.md, "smo").
 FULL_FRACTION = 0.3
-
-# Integer state ``ist``: positions.
-N_ACTIVE = 0  # size of the active set (its indices are active[:n_active])
-CLOCK = 1  # LRU clock
-HITS = 2  # cache hits
-MISSES = 3  # cache misses (columns computed)
-SHRINK_COUNTER = 4  # updates left before the next shrinking
-UNSHRUNK = 5  # 1 once the active set was grown back at 10·eps in this phase
-RECONSTRUCTIONS = 6  # gradient reconstructions done
-N_IST = 7
 
 
 # ---- kernel-column cache -------------------------------------------------------------------------
@@ -74,23 +76,14 @@ def fill(i, idx, row, tmp, X, sqn, kint, kflt, y, QD):
 
 
 @numba.njit(cache=True)
-def fill_full(i, row, tmp, XT, sqn, kint, kflt, y, QD, rowmap):
-    """``row[k] = Q̃_ki`` for every k, from the transposed rows (contiguous loops).
-
-    With a row map (the general form, variable k on row ``rowmap[k]``), the kernel column of row
-    ``rowmap[i]`` is computed once on the rows of X and expanded to the variables, as LIBSVM's
-    ``SVR_Q`` does for the 2n variables of ε-SVR; ``tmp`` then holds at least the rows of X."""
+def fill_full(i, row, tmp, XT, sqn, kint, kflt, y, QD):
+    """``row[k] = Q̃_ki`` for every k, from the transposed rows (contiguous loops)."""
     n = y.shape[0]
     s2 = kflt[2]
     yi = y[i]
-    if rowmap is None:
-        column_full(XT, sqn, i, tmp, kint[0], kflt[0], kflt[1], kint[1], kint[2])
-        for k in range(n):
-            row[k] = yi * y[k] * (tmp[k] + s2)
-    else:
-        column_full(XT, sqn, rowmap[i], tmp, kint[0], kflt[0], kflt[1], kint[1], kint[2])
-        for k in range(n):
-            row[k] = yi * y[k] * (tmp[rowmap[k]] + s2)
+    column_full(XT, sqn, i, tmp, kint[0], kflt[0], kflt[1], kint[1], kint[2])
+    for k in range(n):
+        row[k] = yi * y[k] * (tmp[k] + s2)
     row[i] = QD[i]
 
 
@@ -120,9 +113,13 @@ def get_column(
 ):
     """Slot of ``cache`` holding column ``Q̃_:i``, valid on the active set (on all if need_full).
 
-    A miss takes a free slot or evicts the least recently used one (smallest ``stamp``). With a
-    row map (``rowmap`` not None) every column is computed whole (:func:`fill_full`).
+    A miss takes a free slot or evicts the least recently used one (smallest ``stamp``). The
+    general form (``rowmap`` its row map and row cache, not None) gives the slot of the kernel row
+    of i's row instead (:func:`~solvers._jit.smo_rows.general_column`; read through
+    :func:`~solvers._jit.smo_rows.column_of`).
     """
+    if rowmap is not None:
+        return general_column(i, XT, sqn, kint, kflt, ist, tmp, rowmap)
     n = y.shape[0]
     n_active = ist[N_ACTIVE]
     ist[CLOCK] += 1
@@ -135,7 +132,7 @@ def get_column(
             # subset of the indices inactive now
             m = n - n_active
             if m >= full_fraction(X, FULL_FRACTION) * n:
-                fill_full(i, cache[slot], tmp, XT, sqn, kint, kflt, y, QD, rowmap)
+                fill_full(i, cache[slot], tmp, XT, sqn, kint, kflt, y, QD)
             else:
                 m = 0
                 for k in range(n):
@@ -161,13 +158,9 @@ def get_column(
     slot_col[slot] = i
     col_slot[i] = slot
     stamp[slot] = ist[CLOCK]
-    if rowmap is not None:
-        fill_full(i, cache[slot], tmp, XT, sqn, kint, kflt, y, QD, rowmap)
-        slot_full[slot] = 1
-        return slot
     if need_full or n_active >= full_fraction(X, FULL_FRACTION) * n:
         # the whole column costs less than the active part gathered: it is then full
-        fill_full(i, cache[slot], tmp, XT, sqn, kint, kflt, y, QD, rowmap)
+        fill_full(i, cache[slot], tmp, XT, sqn, kint, kflt, y, QD)
         slot_full[slot] = 1
     else:
         fill(i, active[:n_active], cache[slot], tmp, X, sqn, kint, kflt, y, QD)
@@ -200,7 +193,8 @@ def reconstruct(
     """Rebuild G on the inactive set, make every variable active, drop partial columns.
 
     ``G_t = Ḡ_t + p_t + Σ_{j free} α_j Q̃_tj`` with the linear term p (−1 when ``p`` is None:
-    C-SVC); with a row map, the kernel is read on the variables' rows."""
+    C-SVC); with the general form's row map (``rowmap[0]``), the kernel is read on the
+    variables' rows."""
     n = y.shape[0]
     n_active = ist[N_ACTIVE]
     if n_active < n:
@@ -228,7 +222,8 @@ def reconstruct(
         if rowmap is None:
             sums = dot_rows(X, sqn, rows, cols, coef, kcode, g, c0, deg, s2)
         else:
-            sums = dot_rows(X, sqn, rowmap[rows], rowmap[cols], coef, kcode, g, c0, deg, s2)
+            rmap = rowmap[0]
+            sums = dot_rows(X, sqn, rmap[rows], rmap[cols], coef, kcode, g, c0, deg, s2)
         # inactive variables sit at a bound: at 0 they add nothing, at C_t they are in Ḡ
         if p is None:
             for r in range(rows.shape[0]):
@@ -498,7 +493,7 @@ def update_gbar(
         tmp,
         rowmap,
     )
-    Qi = cache[s]
+    Qi = column_of(cache, s, rowmap)
     c = C[i] if is_up else -C[i]
     for t in range(y.shape[0]):
-        Gbar[t] += c * Qi[t]
+        Gbar[t] += c * q_entry(Qi, t, y, y[i], rowmap)
