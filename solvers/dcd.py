@@ -33,6 +33,7 @@ classification. JMLR 9, 2008 (``solve_l2r_l1l2_svc``: the shrinking bounds and t
 
 from __future__ import annotations
 
+import contextlib
 import math
 import time
 from dataclasses import dataclass
@@ -46,7 +47,7 @@ from svmbench.problems.validation import check_bool, check_int, check_real
 from svmbench.solvers._jit import dcd as _jit
 from svmbench.solvers._jit.rows import as_rows
 from svmbench.solvers.base import IterativeSolver, StepOutcome, once_per_process
-from svmbench.solvers.compile_notice import announced
+from svmbench.solvers.compile_notice import announced, compiling, needs_compiling
 from svmbench.solvers.registry import register
 
 _VARIANTS = {"bias": ("regularized", "none"), "loss": ("hinge", "squared_hinge")}
@@ -187,21 +188,31 @@ class DualCoordinateDescent(IterativeSolver):
         """Compile every kernel on a 2×2 problem (dense, and CSR with int32 and int64 indices)."""
         t0 = time.perf_counter()
         X = np.array([[1.0, 0.0], [0.0, 1.0]])
-        y = np.array([1.0, -1.0])
-        ones = np.ones(2)
         for Xk in (X, sparse.csr_matrix(X)):
-            variants = [Xk] if isinstance(Xk, np.ndarray) else _index_variants(Xk)
-            for Xv in variants:
-                data = as_rows(Xv)
-                qd = _jit.row_sq_norms(data) + 1.0
-                alpha, w, wb = np.zeros(2), np.zeros(2), np.zeros(1)
-                index = np.arange(2, dtype=np.int64)
-                rng = np.zeros(1, dtype=np.uint64)
-                counts = np.array([2, 2, 0, 0, 0], dtype=np.int64)
-                bounds = np.array([1.0, -1.0])
-                _epochs(data, y, ones, 0.0 * ones, qd, 1.0, alpha, w, wb, index, rng, ones,
-                        counts, bounds, 0.1, True, 2)  # fmt: skip
-                _jit.weights(data, alpha * y, w)
+            for Xv in [Xk] if isinstance(Xk, np.ndarray) else _index_variants(Xk):
+                _compile_rows(as_rows(Xv))
+        return time.perf_counter() - t0
+
+    def warm_up_for(self, problem) -> float:
+        """Compile only the rows ``problem`` has (dense, or CSR with its index type) on a 2×2
+        problem, once per process and variant; untimed. A first compilation on this machine says
+        so on stderr (:mod:`~solvers.compile_notice`)."""
+        if not isinstance(problem, (SoftMarginDual, SoftMarginPrimal)):
+            return self.warm_up()
+        data = as_rows(problem.X)
+        variant = "dense" if isinstance(data, np.ndarray) else f"csr-{data[1].dtype}"
+        if variant in COMPILED_ROWS:
+            return 0.0
+        t0 = time.perf_counter()
+        X = np.array([[1.0, 0.0], [0.0, 1.0]])
+        if variant != "dense":
+            X = sparse.csr_matrix(X)
+            X = _index_variants(X)[0 if variant == "csr-int32" else 1]
+        what = "dense rows" if variant == "dense" else f"CSR rows, {variant[4:]} indices"
+        # no notice when the whole warm-up has run on this machine (its code is in the cache)
+        notice = needs_compiling("dcd-all") and compiling(f"dcd-{variant}", "dcd", what)
+        with notice or contextlib.nullcontext():
+            _compile_rows(as_rows(X))
         return time.perf_counter() - t0
 
     def _init_state(self, problem, warm_start) -> _State:
@@ -306,6 +317,27 @@ class DualCoordinateDescent(IterativeSolver):
 
 
 # ---- helpers ---------------------------------------------------------------------------------
+#: The storages of rows whose epochs are compiled in this process (``"dense"``, ``"csr-int32"``,
+#: ``"csr-int64"``).
+COMPILED_ROWS: set[str] = set()
+
+
+def _compile_rows(data) -> None:
+    """Run the epochs and the weights once on the 2×2 rows ``data`` (:func:`as_rows`'s form)."""
+    y = np.array([1.0, -1.0])
+    ones = np.ones(2)
+    qd = _jit.row_sq_norms(data) + 1.0
+    alpha, w, wb = np.zeros(2), np.zeros(2), np.zeros(1)
+    index = np.arange(2, dtype=np.int64)
+    rng = np.zeros(1, dtype=np.uint64)
+    counts = np.array([2, 2, 0, 0, 0], dtype=np.int64)
+    bounds = np.array([1.0, -1.0])
+    _epochs(data, y, ones, 0.0 * ones, qd, 1.0, alpha, w, wb, index, rng, ones,
+            counts, bounds, 0.1, True, 2)  # fmt: skip
+    _jit.weights(data, alpha * y, w)
+    COMPILED_ROWS.add("dense" if isinstance(data, np.ndarray) else f"csr-{data[1].dtype}")
+
+
 def _index_variants(X: sparse.csr_matrix) -> list[sparse.csr_matrix]:
     out = []
     for dtype in (np.int32, np.int64):

@@ -212,6 +212,20 @@ class LowRankKernelSVM(Solver):
         """Compile the inner solvers' kernels (dcd's epochs, the barrier's row passes)."""
         return sum(self._inner_solver(name).warm_up() for name in ("dcd", "barrier"))
 
+    def warm_up_for(self, problem) -> float:
+        """Compile only what the inner solver of ``problem`` runs on the factor's dense rows
+        (dcd's dense epochs, or the barrier's dense passes of the problem's loss), on a 4-point
+        stand-in of the surrogate; all of :meth:`warm_up` for another problem."""
+        if not isinstance(problem, KernelDual):
+            return self.warm_up()
+        name = self._inner_name(problem)
+        view = SoftMarginPrimal if name == "barrier" else SoftMarginDual
+        X = np.array([[1.0, 0.0], [0.0, 1.0], [-1.0, 0.0], [0.0, -1.0]])
+        stand_in = view(
+            X, np.array([1.0, 1.0, -1.0, -1.0]), C=1.0, loss=problem.loss, bias=problem.bias
+        )
+        return self._inner_solver(name).warm_up_for(stand_in)
+
     # ---- the method ------------------------------------------------------------------------------
     def _factor(self, problem: KernelDual, clock: Clock):
         """The factor and its rank rule, or ``(None, rule)`` with ``rule["time_limit"]`` when

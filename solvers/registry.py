@@ -22,43 +22,63 @@ from typing import Any
 from svmbench.problems.base import Problem
 from svmbench.solvers.base import Solver
 
-#: Modules that define solvers; each registers its classes with :func:`register` on import.
-SOLVER_MODULES = (
-    "svmbench.solvers.osqp_ref",
-    "svmbench.solvers.clarabel_ref",
-    "svmbench.solvers.cvxpy_ref",
-    "svmbench.solvers.barrier",
-    "svmbench.solvers.dcd",
-    "svmbench.solvers.squared_hinge_newton",
-    "svmbench.solvers.low_rank",
-    "svmbench.solvers.accpm",
-    "svmbench.solvers.smo",
-    "svmbench.solvers.smo_batch",
-    "svmbench.solvers.active_set",
-    "svmbench.solvers.multiclass",
-    "svmbench.solvers.reductions",
-    "svmbench.solvers.structured",
-    "svmbench.solvers.pegasos",
-    "svmbench.solvers.perceptron",
-    "svmbench.solvers.logistic_dcd",
-    "svmbench.solvers.logistic_newton",
-    "svmbench.solvers.multinomial_newton",
-    "svmbench.solvers.logistic_reference",
-    "svmbench.solvers.svr_dcd",
-    "svmbench.solvers.svr_newton",
-    "svmbench.solvers.auto",
-)
+#: Where each solver is defined: a name resolves by importing its one module, so that a fit
+#: by ``auto`` loads neither the anchors nor the methods it never runs. tests/solvers/
+#: test_registry.py checks this table against what the modules register.
+METHOD_HOMES = {
+    "osqp": "svmbench.solvers.osqp_ref",
+    "clarabel": "svmbench.solvers.clarabel_ref",
+    "cvxpy": "svmbench.solvers.cvxpy_ref",
+    "barrier": "svmbench.solvers.barrier",
+    "dcd": "svmbench.solvers.dcd",
+    "squared_hinge_newton": "svmbench.solvers.squared_hinge_newton",
+    "low_rank": "svmbench.solvers.low_rank",
+    "accpm": "svmbench.solvers.accpm",
+    "smo": "svmbench.solvers.smo",
+    "smo_batch": "svmbench.solvers.smo_batch",
+    "active_set": "svmbench.solvers.active_set",
+    "cs_dcd": "svmbench.solvers.multiclass",
+    "cs_sgd": "svmbench.solvers.multiclass",
+    "ovr": "svmbench.solvers.reductions",
+    "ovo": "svmbench.solvers.reductions",
+    "ssvm_sgd": "svmbench.solvers.structured",
+    "pegasos": "svmbench.solvers.pegasos",
+    "perceptron": "svmbench.solvers.perceptron",
+    "logistic_dcd": "svmbench.solvers.logistic_dcd",
+    "logistic_newton": "svmbench.solvers.logistic_newton",
+    "multinomial_newton": "svmbench.solvers.multinomial_newton",
+    "logistic_cvxpy": "svmbench.solvers.logistic_reference",
+    "svr_dcd": "svmbench.solvers.svr_dcd",
+    "svr_newton": "svmbench.solvers.svr_newton",
+    "auto": "svmbench.solvers.auto",
+}
 
-#: Modules of the anchors (adapters of other libraries, judged by the same certificates).
-ANCHOR_MODULES = (
-    "svmbench.solvers.anchors.liblinear",
-    "svmbench.solvers.anchors.libsvm",
-    "svmbench.solvers.anchors.sklearn",
-    "svmbench.solvers.anchors.logistic",
-    "svmbench.solvers.anchors.regression",
-    "svmbench.solvers.anchors.linear_regression",
-    "svmbench.solvers.anchors.nu_family",
-)
+#: Where each anchor (an adapter of another library, judged by the same certificates) is defined.
+ANCHOR_HOMES = {
+    "liblinear": "svmbench.solvers.anchors.liblinear",
+    "liblinear_cs": "svmbench.solvers.anchors.liblinear",
+    "libsvm": "svmbench.solvers.anchors.libsvm",
+    "sklearn_svc": "svmbench.solvers.anchors.sklearn",
+    "sklearnex_svc": "svmbench.solvers.anchors.sklearn",
+    "sklearn_linearsvc": "svmbench.solvers.anchors.sklearn",
+    "sklearn_sgd": "svmbench.solvers.anchors.sklearn",
+    "liblinear_lr": "svmbench.solvers.anchors.logistic",
+    "liblinear_lr_dual": "svmbench.solvers.anchors.logistic",
+    "sklearn_logistic": "svmbench.solvers.anchors.logistic",
+    "libsvm_svr": "svmbench.solvers.anchors.regression",
+    "sklearn_svr": "svmbench.solvers.anchors.regression",
+    "liblinear_svr": "svmbench.solvers.anchors.linear_regression",
+    "liblinear_svr_primal": "svmbench.solvers.anchors.linear_regression",
+    "sklearn_linearsvr": "svmbench.solvers.anchors.linear_regression",
+    "libsvm_nu": "svmbench.solvers.anchors.nu_family",
+    "sklearn_nu": "svmbench.solvers.anchors.nu_family",
+}
+
+#: Modules that define solvers; each registers its classes with :func:`register` on import.
+SOLVER_MODULES = tuple(dict.fromkeys(METHOD_HOMES.values()))
+
+#: Modules of the anchors.
+ANCHOR_MODULES = tuple(dict.fromkeys(ANCHOR_HOMES.values()))
 
 _REGISTRY: dict[str, type[Solver]] = {}
 _loaded = False
@@ -115,11 +135,19 @@ def available_anchors() -> dict[str, str | None]:
 
 def solver_class(name: str) -> type[Solver]:
     """The class registered under ``name``, a method or an anchor (``ValueError`` naming the
-    closest names and listing all of them otherwise)."""
+    closest names and listing all of them otherwise). Imports only the module of ``name`` when
+    the tables name it."""
+    if isinstance(name, str):
+        cls = _REGISTRY.get(name)
+        if cls is None and name in (homes := METHOD_HOMES | ANCHOR_HOMES):
+            importlib.import_module(homes[name])
+            cls = _REGISTRY.get(name)
+        if cls is not None:
+            return cls
     _load()
     try:
         return _REGISTRY[name]
-    except KeyError:
+    except (KeyError, TypeError):
         pass
     if not isinstance(name, str):
         raise TypeError(f"solver must be a name (str), got {type(name).__name__}")

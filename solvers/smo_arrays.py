@@ -114,11 +114,11 @@ def kernel_rows_arrays(X, spec, storage: str):
     kind, g, c0, p = spec.code, spec.gamma, spec.coef0, spec.degree
     if spec.name == "precomputed":
         sqn = np.zeros(X.shape[0])
-        return X, X, sqn, kc.kernel_diag(X, sqn, kind, g, c0, p)
+        return X, X, sqn, kc.kernel_diagonal(X, sqn, kind, g, c0, p)
     if use_dense_rows(X, storage):
         X = dense_rows(X)
         sqn = kc.squared_norms(X)
-        return X, np.ascontiguousarray(X.T), sqn, kc.kernel_diag(X, sqn, kind, g, c0, p)
+        return X, np.ascontiguousarray(X.T), sqn, kc.kernel_diagonal(X, sqn, kind, g, c0, p)
     X = kc.csr_rows(X)
     sqn = kc.squared_norms_csr(X[0], X[2])
     return X, X, sqn, kc.kernel_diag_csr(X[0], X[2], kind, g, c0, p)

@@ -302,7 +302,7 @@ def execute_case(
     solver = registry.get(case.solver, **case.solver_options)
     phase("compiling", None)
     tic = time.perf_counter()  # JIT compilation (or loading from the cache) before the clock
-    solver.warm_up()
+    solver.warm_up_for(problem)  # what this problem runs, as execution.warm_up compiled it
     extras["worker_warm_up"] = time.perf_counter() - tic
     phase("solving", None)
     times, walls, result = [], [], None

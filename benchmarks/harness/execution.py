@@ -14,10 +14,10 @@
   (Dask cannot kill a running task: prefer local workers for cases that may hang).
 - ``in_process=True``: one case after another in this process, no deadlines (debugging).
 
-The JIT is warmed once in the main process (:func:`warm_up`) before any worker starts, so that
-the workers load compiled kernels from Numba's on-disk cache. Every record is handed to
-``on_record`` as soon as it is finished (the caller stores it: a run killed midway loses no
-finished case); only the main process writes the results store.
+The JIT is warmed in the main process (:func:`warm_up`: what each case's problem runs) before
+any worker starts, so that the workers load compiled kernels from Numba's on-disk cache. Every
+record is handed to ``on_record`` as soon as it is finished (the caller stores it: a run killed
+midway loses no finished case); only the main process writes the results store.
 """
 
 from __future__ import annotations
@@ -54,6 +54,7 @@ from svmbench.benchmarks.harness.evaluation import (
     execute_case,
 )
 from svmbench.benchmarks.harness.settings import Settings
+from svmbench.problems.datasets import load
 from svmbench.solvers import registry
 from svmbench.solvers.base import Status
 from svmbench.solvers.worker import calls_stay_in_this_process
@@ -69,30 +70,45 @@ CONNECT_TIMEOUT = 10.0
 
 
 def warm_up(cases: Iterable[Case]) -> dict[str, float]:
-    """Call each selected solver's ``warm_up`` once in this process (fills Numba's disk cache).
+    """Compile in this process what each case's solver runs on the case's problem
+    (``Solver.warm_up_for``: smo's dense float64 pair updates for a dense C-SVC, not its eight
+    variants), so that the workers load compiled kernels from Numba's on-disk cache; each
+    solver's warm-up is idempotent per variant, so cases that share one compile it once.
 
     Returns
     -------
     dict
-        Seconds of warm-up per solver name (0 for solvers without jitted kernels); a warm-up
-        that raises is reported as NaN and left to the cases to report.
+        Seconds of warm-up per solver name, summed over its cases (0 for solvers without jitted
+        kernels); a warm-up that raises is reported as NaN and left to the cases to report, and
+        so is a case whose problem cannot be built.
     """
     out: dict[str, float] = {}
+    solvers: dict[str, Any] = {}
+    datasets: dict[str, Any] = {}
     for case in cases:
-        if case.solver in out:
+        if case.solver in out and math.isnan(out[case.solver]):
             continue
+        configured = (case.solver, repr(sorted(case.solver_options.items())))
         try:
-            solver = registry.get(case.solver, **case.solver_options)
+            if configured not in solvers:
+                solvers[configured] = registry.get(case.solver, **case.solver_options)
+            solver = solvers[configured]
         except (TypeError, ValueError):
             out[case.solver] = math.nan
             continue
+        try:
+            if case.data not in datasets:
+                datasets[case.data] = load(case.data)
+            problem = case.build_problem(datasets[case.data])
+        except Exception:
+            continue  # the case reports it when it runs
         start = time.perf_counter()
         try:
-            solver.warm_up()
+            solver.warm_up_for(problem)
         except Exception:
             out[case.solver] = math.nan
             continue
-        out[case.solver] = time.perf_counter() - start
+        out[case.solver] = out.get(case.solver, 0.0) + time.perf_counter() - start
     return out
 
 

@@ -1,7 +1,7 @@
 """The first run, timed: ``import svmbench``, and the first fit with an empty and a warm cache.
 
     python -m svmbench.benchmarks.studies.bench_first_run [--warm-repeats R] [--cold-repeats K]
-        [--python PYTHON] [--kernels rbf linear]
+        [--python PYTHON] [--kernels rbf linear] [--default-run]
 
 Each measurement is a new process of ``--python`` (default: this interpreter) with
 ``OPENBLAS_NUM_THREADS=1 NUMBA_NUM_THREADS=1`` and its own temporary ``NUMBA_CACHE_DIR`` (the
@@ -11,7 +11,10 @@ user's cache is never read nor written):
 - cold: the first ``SVMClassifier(kernel=K).fit`` on standardized breast cancer (569×30), from
   ``import svmbench`` to the end of the fit, with an empty cache directory (scikit-learn, the data
   and the scaler already loaded); every compilation the fit needs happens here;
-- warm: the same in a new process whose cache directory a cold run has filled.
+- warm: the same in a new process whose cache directory a cold run has filled;
+- with ``--default-run``: the JIT warm-up of ``svmbench run`` on the default suite (the
+  harness's :func:`~benchmarks.harness.execution.warm_up` of its cases, what the run compiles
+  before its first case), with an empty cache and again with the cache it filled.
 
 Warm figures and the import are medians of ``--warm-repeats`` (at least 3) processes; cold ones
 of ``--cold-repeats``; each with the child's CPU time beside its wall time (on a shared machine
@@ -47,6 +50,22 @@ est = svmbench.SVMClassifier(kernel=sys.argv[1]).fit(X, y)
 end, cpu = time.perf_counter(), time.process_time() - cpu
 record = {"seconds": end - start, "cpu": cpu, "version": svmbench.__version__}
 record.update(status=est.result_.status.value, method=est.result_.info["auto"]["chose"])
+print(json.dumps(record))
+"""
+
+#: The child's program: the default suite's cases and the run's warm-up of them, timed.
+RUN_WARM_UP = """
+import json, time
+from svmbench.benchmarks.harness.cases import expand
+from svmbench.benchmarks.harness.execution import warm_up
+from svmbench.benchmarks.harness.settings import Settings
+from svmbench.benchmarks.harness.suite_files import load_suite
+suite = load_suite("default")
+cases, _ = expand(suite, Settings.from_suite(suite))
+start, cpu = time.perf_counter(), time.process_time()
+seconds = warm_up(cases)
+record = {"seconds": time.perf_counter() - start, "cpu": time.process_time() - cpu}
+record["slowest"] = sorted(seconds.items(), key=lambda kv: -kv[1])[:3]
 print(json.dumps(record))
 """
 
@@ -88,6 +107,9 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--cold-repeats", type=int, default=1)
     parser.add_argument("--python", default=sys.executable)
     parser.add_argument("--kernels", nargs="+", default=["rbf", "linear"])
+    parser.add_argument(
+        "--default-run", action="store_true", help="also time the default run's JIT warm-up"
+    )
     args = parser.parse_args(argv)
     if args.warm_repeats < 3:
         parser.error("--warm-repeats must be at least 3")
@@ -115,11 +137,18 @@ def main(argv: list[str] | None = None) -> None:
                 _child(args.python, FIT, warm_dir, pyc, kernel)[0] for _ in range(args.warm_repeats)
             ]
             rows.append((kernel, cold, warm, notices, f"{record['method']}, {record['status']}"))
+        runs = []
+        if args.default_run:
+            cache = os.path.join(root, "default-run")
+            runs = [_child(args.python, RUN_WARM_UP, cache, pyc)[0] for _ in range(2)]
     print(f"svmbench {version}, commit {commit}")
     print(f"import svmbench (bare process)        {_median(imports)}")
     for kernel, cold, warm, notices, status in rows:
         print(f"first fit, {kernel:6}, empty cache   {_median(cold)}, {notices} notice line(s)")
         print(f"first fit, {kernel:6}, warm cache    {_median(warm)}, {status}")
+    for label, record in zip(("empty cache", "warm cache "), runs, strict=True):
+        slowest = ", ".join(f"{name} {seconds:.1f} s" for name, seconds in record["slowest"])
+        print(f"default run's warm-up, {label}   {_median([record])} (slowest: {slowest})")
 
 
 if __name__ == "__main__":

@@ -213,6 +213,17 @@ def kernel_diag(X, sqn, kind, gamma, coef0, degree):
     return out
 
 
+def kernel_diagonal(X, sqn, kind, gamma, coef0, degree) -> np.ndarray:
+    """:func:`kernel_diag`'s values, those known without arithmetic in NumPy (no jitted code to
+    compile or load): 1 for the RBF kernel (:func:`from_dot` of a row with itself), the Gram
+    matrix's own diagonal for a precomputed one."""
+    if kind == KERNEL_CODES["rbf"]:
+        return np.ones(X.shape[0])
+    if kind == KERNEL_CODES["precomputed"]:
+        return np.diagonal(X).astype(np.float64, copy=True)
+    return kernel_diag(X, sqn, kind, gamma, coef0, degree)
+
+
 # ---- rows given as a dense array or as CSR: one name for the jitted callers ----------------------
 def _is_dense(X) -> bool:
     return isinstance(X, numba.types.Array)

@@ -321,6 +321,42 @@ def test_ctrl_c_with_workers_is_one_line_and_keeps_what_finished(tmp_path):
     assert len(keys) == len(set(keys)) == 6
 
 
+def test_the_run_warms_each_solver_up_for_the_problems_of_its_cases(monkeypatch):
+    """``execution.warm_up`` hands each case's problem to its solver's ``warm_up_for`` (what that
+    problem runs), never the whole ``warm_up``; a warm-up that raises is NaN and not retried."""
+    from svmbench.benchmarks.harness import execution
+
+    seen: list[tuple[str, str]] = []
+
+    class Recorder:
+        def __init__(self, name):
+            self.name = name
+
+        def warm_up(self):
+            raise AssertionError("the whole warm-up")
+
+        def warm_up_for(self, problem):
+            seen.append((self.name, problem.key))
+            if self.name == "clarabel":
+                raise RuntimeError("no compiler")
+
+    monkeypatch.setattr(registry, "get", lambda name, **options: Recorder(name))
+    suite = {
+        "data": [TINY, "gaussian:n=30,d=4,sep=1,seed=1"],
+        "solvers": ["osqp", "clarabel"],
+        "problems": [{"kind": "soft_margin_primal", "C": [0.5, 1.0]}],
+    }
+    cases, _ = expand(suite, Settings())
+    seconds = execution.warm_up(cases)
+    osqp = [c for c in cases if c.solver == "osqp"]
+    assert len(osqp) == 4
+    assert sorted(key for name, key in seen if name == "osqp") == sorted(
+        c.build_problem().key for c in osqp
+    )
+    assert [name for name, _ in seen].count("clarabel") == 1
+    assert math.isnan(seconds["clarabel"]) and 0.0 <= seconds["osqp"] < 60.0
+
+
 # ---- the store, results, report ------------------------------------------------------------------
 
 

@@ -351,3 +351,40 @@ def test_shuffle_is_a_seeded_permutation():
     c = np.arange(50, dtype=np.int64)
     jit.shuffle_active(c, 20, np.array([3], dtype=np.uint64))
     np.testing.assert_array_equal(c[20:], np.arange(20, 50))  # only the active prefix moves
+
+
+def test_a_solve_compiles_only_the_rows_of_its_problem(tmp_path):
+    """``warm_up_for`` compiles the epochs for the problem's rows (dense, or CSR with its index
+    type), not all three storages; the whole ``warm_up`` still compiles every one."""
+    import json
+    import os
+    import subprocess
+    import sys
+
+    code = (
+        "import json, numpy as np\n"
+        "from scipy import sparse\n"
+        "from svmbench.problems import SoftMarginDual\n"
+        "from svmbench.solvers import dcd, registry\n"
+        "rng = np.random.default_rng(0)\n"
+        "X = rng.normal(size=(20, 3)); y = np.where(X[:, 0] > 0, 1.0, -1.0)\n"
+        "solver = registry.get('dcd')\n"
+        "seen = []\n"
+        "for rows in (X, sparse.csr_matrix(X)):\n"
+        "    solver.warm_up_for(SoftMarginDual(rows, y, C=1.0, bias='regularized'))\n"
+        "    seen.append(sorted(dcd.COMPILED_ROWS))\n"
+        "solver.warm_up()\n"
+        "seen.append(sorted(dcd.COMPILED_ROWS))\n"
+        "print(json.dumps(seen))\n"
+    )
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
+    done = subprocess.run(
+        [sys.executable, "-c", code], cwd=tmp_path, env=env, capture_output=True, text=True,
+        timeout=600,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout) == [
+        ["dense"],
+        ["csr-int32", "dense"],
+        ["csr-int32", "csr-int64", "dense"],
+    ]

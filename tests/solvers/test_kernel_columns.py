@@ -76,3 +76,19 @@ def test_dense_and_csr_columns_agree_bit_for_bit(rng, kernel):
     np.testing.assert_array_equal(full_dense, full_csr)
     np.testing.assert_array_equal(full_dense[idx], dense)
     assert not S[6].any()  # the scratch vector is zero again
+
+
+@pytest.mark.parametrize("kernel", ["linear", "poly", "rbf", "sigmoid", "precomputed"])
+def test_the_numpy_diagonal_is_the_jitted_one_bit_for_bit(rng, kernel):
+    X = rng.normal(size=(25, 7))
+    if kernel == "precomputed":
+        X = np.ascontiguousarray(X @ X.T + np.diag(rng.random(25)))
+    sqn = kc.squared_norms(X)
+    code, g, c0, p = kc.KERNEL_CODES[kernel], 0.3, 0.5, 3
+    want = kc.kernel_diag(X, sqn, code, g, c0, p)
+    got = kc.kernel_diagonal(X, sqn, code, g, c0, p)
+    assert got.dtype == np.float64 and got.flags.c_contiguous and got.shape == (25,)
+    np.testing.assert_array_equal(got, want)
+    if kernel == "precomputed":
+        got[0] = -1.0
+        assert X[0, 0] != -1.0  # a copy, not a view of the Gram matrix

@@ -220,3 +220,37 @@ def test_beyond_lower_bound_max_n_the_record_claims_no_certificate():
     assert result.info["approx_status"] == "optimal"
     assert result.status is Status.NOT_CERTIFIED and not result.certified
     assert "lower_bound_max_n" in result.message
+
+
+def test_a_solve_compiles_only_its_inner_solver_on_dense_rows(tmp_path):
+    """``warm_up_for`` compiles the inner solver the problem runs, for the factor's dense rows
+    and the problem's loss: dcd's dense epochs for a regularized bias, the barrier's dense hinge
+    passes for a free one; never both inner solvers' every variant."""
+    import json
+    import os
+    import subprocess
+    import sys
+
+    code = (
+        "import json, numpy as np\n"
+        "from svmbench.problems import KernelDual\n"
+        "from svmbench.solvers import dcd, registry\n"
+        "from svmbench.solvers.barrier.primal_dual_margins import compiled_passes\n"
+        "rng = np.random.default_rng(0)\n"
+        "X = rng.normal(size=(20, 3)); y = np.where(X[:, 0] > 0, 1.0, -1.0)\n"
+        "seen = []\n"
+        "for bias in ('regularized', 'free'):\n"
+        "    registry.get('low_rank').warm_up_for(KernelDual(X, y, C=1.0, bias=bias))\n"
+        "    seen.append([sorted(dcd.COMPILED_ROWS), sorted(map(list, compiled_passes()))])\n"
+        "print(json.dumps(seen))\n"
+    )
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
+    done = subprocess.run(
+        [sys.executable, "-c", code], cwd=tmp_path, env=env, capture_output=True, text=True,
+        timeout=600,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout) == [
+        [["dense"], []],
+        [["dense"], [["dense", "hinge"]]],
+    ]

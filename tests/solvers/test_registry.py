@@ -1,0 +1,60 @@
+"""The registry's tables of where each solver lives, and what resolving one name imports."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+
+import pytest
+
+from svmbench.solvers import registry
+
+
+def test_the_tables_name_every_registered_solver_and_its_module():
+    homes = registry.METHOD_HOMES | registry.ANCHOR_HOMES
+    assert not set(registry.METHOD_HOMES) & set(registry.ANCHOR_HOMES)
+    assert sorted(registry.METHOD_HOMES) == registry.names()
+    assert sorted(registry.ANCHOR_HOMES) == registry.anchor_names()
+    for name, module in homes.items():
+        cls = registry.solver_class(name)
+        assert cls.__module__ == module, name
+        assert cls.anchor == (name in registry.ANCHOR_HOMES), name
+
+
+@pytest.mark.parametrize("name", [None, 3, ["smo"]])
+def test_a_name_that_is_no_string_is_a_type_error(name):
+    with pytest.raises(TypeError, match="solver must be a name"):
+        registry.solver_class(name)
+
+
+def test_an_unknown_name_lists_the_close_ones():
+    with pytest.raises(ValueError, match="did you mean 'smo'"):
+        registry.solver_class("smoo")
+
+
+def test_a_fit_imports_the_module_of_its_solver_only(tmp_path):
+    """A fit by ``active_set`` (NumPy only) loads neither another method, nor an anchor, nor
+    Numba: the registry imports the module its name is defined in, not all of them."""
+    code = (
+        "import json, sys\n"
+        "from sklearn.datasets import load_iris\n"
+        "X, y = load_iris(return_X_y=True)\n"
+        "import svmbench\n"
+        "svmbench.SVMClassifier(solver='active_set').fit(X, y == 0)\n"
+        "print(json.dumps(sorted(m for m in sys.modules if m.startswith(('svmbench.solvers.', "
+        "'numba')))))\n"
+    )
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
+    done = subprocess.run(
+        [sys.executable, "-c", code], cwd=tmp_path, env=env, capture_output=True, text=True,
+        timeout=120,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    loaded = json.loads(done.stdout)
+    assert "svmbench.solvers.active_set" in loaded
+    others = set(registry.METHOD_HOMES.values()) - {"svmbench.solvers.active_set"}
+    assert not others & set(loaded)
+    assert not set(registry.ANCHOR_HOMES.values()) & set(loaded)
+    assert not any(m == "numba" or m.startswith("numba.") for m in loaded)
