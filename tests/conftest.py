@@ -7,6 +7,12 @@ reuses a problem never solves it twice.
 
 from __future__ import annotations
 
+import os
+
+if os.environ.get("PYTEST_XDIST_WORKER"):  # one of several workers, each about one core:
+    for _pool in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
+        os.environ.setdefault(_pool, "1")  # before NumPy loads BLAS; a value given still wins
+
 import numpy as np
 import pytest
 
