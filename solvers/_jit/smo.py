@@ -50,7 +50,6 @@ from typing import NamedTuple
 import numba
 import numpy as np
 
-from svmbench.solvers._jit.smo_rows import column_of, q_entry, slot_of
 from svmbench.solvers._jit.smo_shrink import (  # noqa: F401 (the loops' helpers, re-exported)
     CLOCK,
     FULL_FRACTION,
@@ -239,7 +238,12 @@ def smo_pairs(
                 tmp,
                 rowmap,
             )
-            Qi = column_of(cache, si, rowmap)
+            # C-SVC reads the cached column; the general form the kernel row of i's row,
+            # Q_ti = z_t z_i K[r_i, r_t] (solvers._jit.smo_rows); Numba prunes by rowmap's type
+            if rowmap is None:
+                Qi = cache[si]
+            else:
+                Qi = rowmap[1][si]
             obj_min = np.inf
             for s in range(n_active):
                 t = active[s]
@@ -249,7 +253,11 @@ def smo_pairs(
                         gmax2 = v
                     b = gmax + v
                     if b > 0.0:
-                        a = QD[i] + QD[t] - 2.0 * y[i] * y[t] * q_entry(Qi, t, y, y[i], rowmap)
+                        if rowmap is None:
+                            q = Qi[t]
+                        else:
+                            q = y[i] * y[t] * Qi[rowmap[0][t]]
+                        a = QD[i] + QD[t] - 2.0 * y[i] * y[t] * q
                         if a <= 0.0:
                             a = TAU
                         obj = -b * b / a
@@ -285,10 +293,16 @@ def smo_pairs(
             tmp,
             rowmap,
         )
-        si = slot_of(i, col_slot, rowmap)  # still cached: the most recent before j's
-        Qi = column_of(cache, si, rowmap)
-        Qj = column_of(cache, sj, rowmap)
-        a = QD[i] + QD[j] - 2.0 * y[i] * y[j] * q_entry(Qi, j, y, y[i], rowmap)
+        # i's column (or its row's kernel row) is still cached: the most recent before j's
+        if rowmap is None:
+            Qi = cache[col_slot[i]]
+            Qj = cache[sj]
+            q = Qi[j]
+        else:
+            Qi = rowmap[1][rowmap[3][rowmap[0][i]]]
+            Qj = rowmap[1][sj]
+            q = y[i] * y[j] * Qi[rowmap[0][j]]
+        a = QD[i] + QD[j] - 2.0 * y[i] * y[j] * q
         if a <= 0.0:
             a = TAU
         b = -y[i] * G[i] + y[j] * G[j]
@@ -315,19 +329,25 @@ def smo_pairs(
         da_i = alpha[i] - old_i
         da_j = alpha[j] - old_j
         if ist[N_ACTIVE] == n:  # contiguous: the loop vectorizes
-            for t in range(n):
-                G[t] += (
-                    q_entry(Qi, t, y, y[i], rowmap) * da_i + q_entry(Qj, t, y, y[j], rowmap) * da_j
-                )
+            if rowmap is None:
+                for t in range(n):
+                    G[t] += Qi[t] * da_i + Qj[t] * da_j
+            else:
+                rows = rowmap[0]
+                for t in range(n):
+                    r = rows[t]
+                    G[t] += y[i] * y[t] * Qi[r] * da_i + y[j] * y[t] * Qj[r] * da_j
         else:
             # with the scan for the next i (the same order and ties as the scan above)
             next_gmax = -np.inf
             next_i = np.int64(-1)
             for s in range(ist[N_ACTIVE]):
                 t = active[s]
-                g = G[t] + (
-                    q_entry(Qi, t, y, y[i], rowmap) * da_i + q_entry(Qj, t, y, y[j], rowmap) * da_j
-                )
+                if rowmap is None:
+                    g = G[t] + (Qi[t] * da_i + Qj[t] * da_j)
+                else:
+                    r = rowmap[0][t]
+                    g = G[t] + (y[i] * y[t] * Qi[r] * da_i + y[j] * y[t] * Qj[r] * da_j)
                 G[t] = g
                 if status[t] & 1:
                     v = -y[t] * g
@@ -502,13 +522,20 @@ def smo_single(
             tmp,
             rowmap,
         )
-        Qi = column_of(cache, si, rowmap)
         old = alpha[i]
         alpha[i] = new_i
         da = new_i - old
-        for s in range(ist[N_ACTIVE]):
-            t = active[s]
-            G[t] += q_entry(Qi, t, y, y[i], rowmap) * da
+        if rowmap is None:  # C-SVC's column, or the kernel row of i's row (as in smo_pairs)
+            Qi = cache[si]
+            for s in range(ist[N_ACTIVE]):
+                t = active[s]
+                G[t] += Qi[t] * da
+        else:
+            Qi = rowmap[1][si]
+            rows = rowmap[0]
+            for s in range(ist[N_ACTIVE]):
+                t = active[s]
+                G[t] += y[i] * y[t] * Qi[rows[t]] * da
         if shrinking:
             update_gbar(
                 i,
