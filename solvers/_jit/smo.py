@@ -32,11 +32,12 @@ rules live in :mod:`solvers._jit.smo_shrink`, which both loops share (:func:`shr
 
 LIBSVM's general dual (:mod:`solvers.smo_general`: ``min ½αᵀQα + pᵀα``, signs z in ``y``, bounds
 u in ``C``, a row of X per variable) runs on the same loops: the record's ``p`` (the linear term,
-read where the gradient is rebuilt: ``G = Qα + p``) and ``rowmap`` (columns computed on the rows of
-X and expanded to the variables) are None for the kernel dual, and Numba prunes the branches that
-read them when it compiles that variant, so the kernel dual's code is what it was. The general
-form's ``rowmap`` also carries its kernel rows, cached by row of X and expanded to the variables'
-columns (:mod:`solvers._jit.smo_rows`, LIBSVM's ``SVR_Q``).
+read where the gradient is rebuilt: ``G = Qα + p``) and ``rowmap`` (the row of each variable and
+the kernel rows cached by row of X, :mod:`solvers._jit.smo_rows`, LIBSVM's ``SVR_Q``; the loops
+read ``Q_ti = z_t z_i K[r_i, r_t]`` from the kernel row of i's row) are None for the kernel dual.
+Every read of them sits in a branch on ``p is None`` or ``rowmap is None``, written in the loop
+itself, which Numba prunes by the argument's type when it compiles that variant: the kernel dual's
+code is what it was, with no helper compiled for the general form's reads.
 
 The driver keeps the loops' arrays as one record, :class:`Core`, unpacked into the loops'
 arguments (the record passed whole into the jitted code ran as fast but compiled 1.5x slower: see

@@ -115,8 +115,8 @@ def get_column(
 
     A miss takes a free slot or evicts the least recently used one (smallest ``stamp``). The
     general form (``rowmap`` its row map and row cache, not None) gives the slot of the kernel row
-    of i's row instead (:func:`~solvers._jit.smo_rows.general_column`; read through
-    :func:`~solvers._jit.smo_rows.column_of`).
+    of i's row instead (:func:`~solvers._jit.smo_rows.general_column`; the loops read it in their
+    ``rowmap`` branches).
     """
     if rowmap is not None:
         return general_column(i, XT, sqn, kint, kflt, ist, tmp, rowmap)
