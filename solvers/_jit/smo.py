@@ -32,11 +32,12 @@ rules live in :mod:`solvers._jit.smo_shrink`, which both loops share (:func:`shr
 
 LIBSVM's general dual (:mod:`solvers.smo_general`: ``min ½αᵀQα + pᵀα``, signs z in ``y``, bounds
 u in ``C``, a row of X per variable) runs on the same loops: the record's ``p`` (the linear term,
-read where the gradient is rebuilt: ``G = Qα + p``) and ``rowmap`` (columns computed on the rows of
-X and expanded to the variables) are None for the kernel dual, and Numba prunes the branches that
-read them when it compiles that variant, so the kernel dual's code is what it was. The general
-form's ``rowmap`` also carries its kernel rows, cached by row of X and expanded to the variables'
-columns (:mod:`solvers._jit.smo_rows`, LIBSVM's ``SVR_Q``).
+read where the gradient is rebuilt: ``G = Qα + p``) and ``rowmap`` (the row of each variable and
+the kernel rows cached by row of X, :mod:`solvers._jit.smo_rows`, LIBSVM's ``SVR_Q``; the loops
+read ``Q_ti = z_t z_i K[r_i, r_t]`` from the kernel row of i's row) are None for the kernel dual.
+Every read of them sits in a branch on ``p is None`` or ``rowmap is None``, written in the loop
+itself, which Numba prunes by the argument's type when it compiles that variant: the kernel dual's
+code is what it was, with no helper compiled for the general form's reads.
 
 The driver keeps the loops' arrays as one record, :class:`Core`, unpacked into the loops'
 arguments (the record passed whole into the jitted code ran as fast but compiled 1.5x slower: see
@@ -50,7 +51,6 @@ from typing import NamedTuple
 import numba
 import numpy as np
 
-from svmbench.solvers._jit.smo_rows import column_of, q_entry, slot_of
 from svmbench.solvers._jit.smo_shrink import (  # noqa: F401 (the loops' helpers, re-exported)
     CLOCK,
     FULL_FRACTION,
@@ -239,7 +239,12 @@ def smo_pairs(
                 tmp,
                 rowmap,
             )
-            Qi = column_of(cache, si, rowmap)
+            # C-SVC reads the cached column; the general form the kernel row of i's row,
+            # Q_ti = z_t z_i K[r_i, r_t] (solvers._jit.smo_rows); Numba prunes by rowmap's type
+            if rowmap is None:
+                Qi = cache[si]
+            else:
+                Qi = rowmap[1][si]
             obj_min = np.inf
             for s in range(n_active):
                 t = active[s]
@@ -249,7 +254,11 @@ def smo_pairs(
                         gmax2 = v
                     b = gmax + v
                     if b > 0.0:
-                        a = QD[i] + QD[t] - 2.0 * y[i] * y[t] * q_entry(Qi, t, y, y[i], rowmap)
+                        if rowmap is None:
+                            q = Qi[t]
+                        else:
+                            q = y[i] * y[t] * Qi[rowmap[0][t]]
+                        a = QD[i] + QD[t] - 2.0 * y[i] * y[t] * q
                         if a <= 0.0:
                             a = TAU
                         obj = -b * b / a
@@ -285,10 +294,16 @@ def smo_pairs(
             tmp,
             rowmap,
         )
-        si = slot_of(i, col_slot, rowmap)  # still cached: the most recent before j's
-        Qi = column_of(cache, si, rowmap)
-        Qj = column_of(cache, sj, rowmap)
-        a = QD[i] + QD[j] - 2.0 * y[i] * y[j] * q_entry(Qi, j, y, y[i], rowmap)
+        # i's column (or its row's kernel row) is still cached: the most recent before j's
+        if rowmap is None:
+            Qi = cache[col_slot[i]]
+            Qj = cache[sj]
+            q = Qi[j]
+        else:
+            Qi = rowmap[1][rowmap[3][rowmap[0][i]]]
+            Qj = rowmap[1][sj]
+            q = y[i] * y[j] * Qi[rowmap[0][j]]
+        a = QD[i] + QD[j] - 2.0 * y[i] * y[j] * q
         if a <= 0.0:
             a = TAU
         b = -y[i] * G[i] + y[j] * G[j]
@@ -315,19 +330,25 @@ def smo_pairs(
         da_i = alpha[i] - old_i
         da_j = alpha[j] - old_j
         if ist[N_ACTIVE] == n:  # contiguous: the loop vectorizes
-            for t in range(n):
-                G[t] += (
-                    q_entry(Qi, t, y, y[i], rowmap) * da_i + q_entry(Qj, t, y, y[j], rowmap) * da_j
-                )
+            if rowmap is None:
+                for t in range(n):
+                    G[t] += Qi[t] * da_i + Qj[t] * da_j
+            else:
+                rows = rowmap[0]
+                for t in range(n):
+                    r = rows[t]
+                    G[t] += y[i] * y[t] * Qi[r] * da_i + y[j] * y[t] * Qj[r] * da_j
         else:
             # with the scan for the next i (the same order and ties as the scan above)
             next_gmax = -np.inf
             next_i = np.int64(-1)
             for s in range(ist[N_ACTIVE]):
                 t = active[s]
-                g = G[t] + (
-                    q_entry(Qi, t, y, y[i], rowmap) * da_i + q_entry(Qj, t, y, y[j], rowmap) * da_j
-                )
+                if rowmap is None:
+                    g = G[t] + (Qi[t] * da_i + Qj[t] * da_j)
+                else:
+                    r = rowmap[0][t]
+                    g = G[t] + (y[i] * y[t] * Qi[r] * da_i + y[j] * y[t] * Qj[r] * da_j)
                 G[t] = g
                 if status[t] & 1:
                     v = -y[t] * g
@@ -502,13 +523,20 @@ def smo_single(
             tmp,
             rowmap,
         )
-        Qi = column_of(cache, si, rowmap)
         old = alpha[i]
         alpha[i] = new_i
         da = new_i - old
-        for s in range(ist[N_ACTIVE]):
-            t = active[s]
-            G[t] += q_entry(Qi, t, y, y[i], rowmap) * da
+        if rowmap is None:  # C-SVC's column, or the kernel row of i's row (as in smo_pairs)
+            Qi = cache[si]
+            for s in range(ist[N_ACTIVE]):
+                t = active[s]
+                G[t] += Qi[t] * da
+        else:
+            Qi = rowmap[1][si]
+            rows = rowmap[0]
+            for s in range(ist[N_ACTIVE]):
+                t = active[s]
+                G[t] += y[i] * y[t] * Qi[rows[t]] * da
         if shrinking:
             update_gbar(
                 i,

@@ -6,67 +6,22 @@ variables, α_r and α*_r on row r), ``Q_st = z_s z_t (K(x_{r_s}, x_{r_t}) + s²
 computed once per row and cached by row (float32 as LIBSVM's ``Qfloat`` when the driver chooses
 so, else float64; LRU): the variables of one row share one kernel evaluation, and the cache holds
 twice as many rows per byte as it would columns of m. The loops read ``Q_ti`` as
-``z_t z_i krow_i[r_t]`` (:func:`q_entry`) instead of expanding a column of m per fetch.
+``z_t z_i krow_i[r_t]`` instead of expanding a column of m per fetch.
 
-The loops of :mod:`solvers._jit.smo` and :mod:`solvers._jit.smo_nu` call :func:`column_of`,
-:func:`q_entry` and :func:`slot_of`, which Numba resolves by the type of ``rowmap``: None (C-SVC)
-gives back the cached column ``cache[slot]``, its entry ``Q̃_ti`` and the column's slot, as the
-loops read them before; the general form's tuple ``rowmap = (rows, krows, kslots, krow_slot)``
-(the row of each variable, the cached kernel rows (slots × n), each slot's row, −1 free, and LRU
-stamp, each row's slot, −1 not cached) gives the kernel row, the signed entry and the row's slot.
+The loops of :mod:`solvers._jit.smo` and :mod:`solvers._jit.smo_nu` read the general form's
+``rowmap = (rows, krows, kslots, krow_slot)`` (the row of each variable; the cached kernel rows,
+slots × n; each slot's row, −1 free, and its LRU stamp; each row's slot, −1 not cached) in
+branches on ``rowmap is None``, which Numba prunes by the argument's type: C-SVC's variant
+(None) reads its cached column ``cache[slot]`` as before and compiles none of the general form's
+reads.
 """
 
 from __future__ import annotations
 
 import numba
-from numba.core import types
-from numba.extending import overload
 
 from svmbench.solvers._jit.kernel_columns import column_full
 from svmbench.solvers._jit.smo_counters import CLOCK, HITS, MISSES
-
-
-def _is_none(rowmap) -> bool:
-    return rowmap is None or isinstance(rowmap, (types.NoneType, types.Omitted))
-
-
-def column_of(cache, slot, rowmap):
-    """The column a slot holds: ``cache[slot]`` (C-SVC) or the kernel row ``krows[slot]``
-    (the general form); jitted callers only."""
-    raise NotImplementedError("column_of is resolved inside jitted code only")
-
-
-@overload(column_of)
-def _column_of(cache, slot, rowmap):
-    if _is_none(rowmap):
-        return lambda cache, slot, rowmap: cache[slot]
-    return lambda cache, slot, rowmap: rowmap[1][slot]
-
-
-def q_entry(col, t, y, yi, rowmap):
-    """``Q_ti`` from the column of i: ``col[t]`` (C-SVC) or ``z_t z_i col[r_t]`` (the general
-    form, ``col`` the kernel row of i's row, ``yi = z_i``); jitted callers only."""
-    raise NotImplementedError("q_entry is resolved inside jitted code only")
-
-
-@overload(q_entry)
-def _q_entry(col, t, y, yi, rowmap):
-    if _is_none(rowmap):
-        return lambda col, t, y, yi, rowmap: col[t]
-    return lambda col, t, y, yi, rowmap: yi * y[t] * col[rowmap[0][t]]
-
-
-def slot_of(i, col_slot, rowmap):
-    """The slot of i's column (C-SVC) or of its row's kernel row (the general form), −1 if it
-    is not cached; jitted callers only."""
-    raise NotImplementedError("slot_of is resolved inside jitted code only")
-
-
-@overload(slot_of)
-def _slot_of(i, col_slot, rowmap):
-    if _is_none(rowmap):
-        return lambda i, col_slot, rowmap: col_slot[i]
-    return lambda i, col_slot, rowmap: rowmap[3][rowmap[0][i]]
 
 
 @numba.njit(cache=True)

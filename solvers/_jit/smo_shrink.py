@@ -52,7 +52,7 @@ from svmbench.solvers._jit.smo_counters import (  # noqa: F401 (re-exported: the
     SHRINK_COUNTER,
     UNSHRUNK,
 )
-from svmbench.solvers._jit.smo_rows import column_of, general_column, q_entry
+from svmbench.solvers._jit.smo_rows import general_column
 
 #: A missing column is computed whole (contiguous, from ``XT``) when at least this fraction of
 #: its entries is wanted: an entry over a gathered index list costs about twice one of a whole
@@ -115,8 +115,8 @@ def get_column(
 
     A miss takes a free slot or evicts the least recently used one (smallest ``stamp``). The
     general form (``rowmap`` its row map and row cache, not None) gives the slot of the kernel row
-    of i's row instead (:func:`~solvers._jit.smo_rows.general_column`; read through
-    :func:`~solvers._jit.smo_rows.column_of`).
+    of i's row instead (:func:`~solvers._jit.smo_rows.general_column`; the loops read it in their
+    ``rowmap`` branches).
     """
     if rowmap is not None:
         return general_column(i, XT, sqn, kint, kflt, ist, tmp, rowmap)
@@ -493,7 +493,13 @@ def update_gbar(
         tmp,
         rowmap,
     )
-    Qi = column_of(cache, s, rowmap)
     c = C[i] if is_up else -C[i]
-    for t in range(y.shape[0]):
-        Gbar[t] += c * q_entry(Qi, t, y, y[i], rowmap)
+    if rowmap is None:
+        Qi = cache[s]
+        for t in range(y.shape[0]):
+            Gbar[t] += c * Qi[t]
+    else:  # the kernel row of i's row: Q_ti = z_t z_i K[r_i, r_t]
+        Qi = rowmap[1][s]
+        rows = rowmap[0]
+        for t in range(y.shape[0]):
+            Gbar[t] += c * (y[i] * y[t] * Qi[rows[t]])
