@@ -3,10 +3,7 @@ on the same folds, labels of any type, weights, warm starts, warnings, pickling.
 
 from __future__ import annotations
 
-import os
 import pickle
-import subprocess
-import sys
 import warnings
 
 import numpy as np
@@ -24,6 +21,7 @@ from sklearn.utils.estimator_checks import parametrize_with_checks
 import svmbench
 from svmbench import SVMClassifier, SVMClassifierCV, SVMConvergenceWarning
 from svmbench.problems.loaded_classifier import LoadedClassifier
+from tests.fresh_process import run_python
 
 # ---- scikit-learn's checks -------------------------------------------------------------------
 #: Tight enough for the sample-weight equivalence checks (decision values to rtol 1e-7).
@@ -414,12 +412,7 @@ def test_a_saved_estimator_predicts_strings_in_a_new_process(tmp_path):
         "np.save('pred.npy', pred, allow_pickle=False)\n"
         "print(type(clf).__name__, pred.dtype.kind, pred[0])\n"
     )
-    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
-    env["OPENBLAS_NUM_THREADS"] = "1"
-    done = subprocess.run(
-        [sys.executable, "-c", code], cwd=tmp_path, env=env, capture_output=True, text=True,
-        timeout=300,
-    )  # fmt: skip
+    done = run_python(code, tmp_path, timeout=300, OPENBLAS_NUM_THREADS="1")
     assert done.returncode == 0, done.stderr
     pred = np.load(tmp_path / "pred.npy", allow_pickle=False)
     assert pred.dtype.kind == "U"

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import importlib.metadata
 import json
-import os
 import subprocess
 import sys
 import sysconfig
@@ -18,16 +17,13 @@ from pathlib import Path
 import pytest
 
 import svmbench
+from tests.fresh_process import run_python
 
 HEAVY = ("numba", "cvxpy", "clarabel", "osqp", "matplotlib", "dask")
 
 
 def _python(code: str, tmp_path) -> subprocess.CompletedProcess:
-    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
-    return subprocess.run(
-        [sys.executable, "-c", code], cwd=tmp_path, env=env, capture_output=True, text=True,
-        timeout=120,
-    )  # fmt: skip
+    return run_python(code, tmp_path)
 
 
 def test_import_svmbench_is_light(tmp_path):

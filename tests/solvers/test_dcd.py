@@ -18,6 +18,7 @@ from svmbench.solvers import dcd as dcd_module
 from svmbench.solvers._jit import dcd as jit
 from svmbench.solvers._reference import reference_solution
 from tests.conftest import BINARY_SETS, SET_C
+from tests.fresh_process import run_python
 
 RTOL_OPT = 1e-6  # agreement with the reference optimum
 TOL = 1e-7  # certified relative gap asked of dcd (leaves room for the reference's own error)
@@ -357,9 +358,6 @@ def test_a_solve_compiles_only_the_rows_of_its_problem(tmp_path):
     """``warm_up_for`` compiles the epochs for the problem's rows (dense, or CSR with its index
     type), not all three storages; the whole ``warm_up`` still compiles every one."""
     import json
-    import os
-    import subprocess
-    import sys
 
     code = (
         "import json, numpy as np\n"
@@ -377,11 +375,7 @@ def test_a_solve_compiles_only_the_rows_of_its_problem(tmp_path):
         "seen.append(sorted(dcd.COMPILED_ROWS))\n"
         "print(json.dumps(seen))\n"
     )
-    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
-    done = subprocess.run(
-        [sys.executable, "-c", code], cwd=tmp_path, env=env, capture_output=True, text=True,
-        timeout=600,
-    )  # fmt: skip
+    done = run_python(code, tmp_path, timeout=600)
     assert done.returncode == 0, done.stderr
     assert json.loads(done.stdout) == [
         ["dense"],

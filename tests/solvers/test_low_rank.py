@@ -12,6 +12,7 @@ from svmbench.problems import KernelDual, SoftMarginDual, datasets
 from svmbench.problems.kernels import kernel_matrix
 from svmbench.solvers import Status, registry
 from svmbench.solvers._reference import reference_solution
+from tests.fresh_process import run_python
 
 TOL = 1e-6
 SETS = {
@@ -227,9 +228,6 @@ def test_a_solve_compiles_only_its_inner_solver_on_dense_rows(tmp_path):
     and the problem's loss: dcd's dense epochs for a regularized bias, the barrier's dense hinge
     passes for a free one; never both inner solvers' every variant."""
     import json
-    import os
-    import subprocess
-    import sys
 
     code = (
         "import json, numpy as np\n"
@@ -244,11 +242,7 @@ def test_a_solve_compiles_only_its_inner_solver_on_dense_rows(tmp_path):
         "    seen.append([sorted(dcd.COMPILED_ROWS), sorted(map(list, compiled_passes()))])\n"
         "print(json.dumps(seen))\n"
     )
-    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
-    done = subprocess.run(
-        [sys.executable, "-c", code], cwd=tmp_path, env=env, capture_output=True, text=True,
-        timeout=600,
-    )  # fmt: skip
+    done = run_python(code, tmp_path, timeout=600)
     assert done.returncode == 0, done.stderr
     assert json.loads(done.stdout) == [
         [["dense"], []],

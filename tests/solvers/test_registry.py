@@ -3,13 +3,11 @@
 from __future__ import annotations
 
 import json
-import os
-import subprocess
-import sys
 
 import pytest
 
 from svmbench.solvers import registry
+from tests.fresh_process import run_python
 
 
 def test_the_tables_name_every_registered_solver_and_its_module():
@@ -50,11 +48,7 @@ def test_a_fit_imports_the_module_of_its_solver_only(tmp_path):
         "print(json.dumps(sorted(m for m in sys.modules if m.startswith(('svmbench.solvers.', "
         "'numba')))))\n"
     )
-    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
-    done = subprocess.run(
-        [sys.executable, "-c", code], cwd=tmp_path, env=env, capture_output=True, text=True,
-        timeout=120,
-    )  # fmt: skip
+    done = run_python(code, tmp_path, timeout=120)
     assert done.returncode == 0, done.stderr
     loaded = json.loads(done.stdout)
     assert "svmbench.solvers.active_set" in loaded
