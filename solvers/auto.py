@@ -183,6 +183,8 @@ class Auto(Solver):
     iteration_unit = "iterations of the chosen solver (info['auto'])"
     warm_start_uses = ("alpha", "w", "W", "beta", "qp")
     default_max_iter = 0  # never used: None means each method's own default
+    #: the statuses after which the next method goes on (:meth:`first_method`'s callers read it)
+    retried: ClassVar = RETRIED
     checks_separation = False  # the chosen method's record already did
 
     def __init__(
@@ -255,6 +257,18 @@ class Auto(Solver):
         solver.time_limit = max(time_left, 1e-12) if math.isfinite(time_left) else math.inf
         solver.records_problem_key = self.records_problem_key
         return solver
+
+    def first_method(self, problem: Problem) -> Solver | None:
+        """The method auto runs first on ``problem``, configured as auto runs it (its probe
+        cap included), or None where auto's call does more than run it (a finite time limit
+        shared with a fallback). A caller that keeps only the record's variables, certificate
+        and times (a reduction's binary problems) may run it directly and call :meth:`solve`
+        only when it stops at a limit or fails (:data:`RETRIED`): the same record, without
+        auto's second pass over the problem."""
+        if math.isfinite(self.time_limit):
+            return None
+        choice = choose(problem)
+        return self._inner(choice.solvers[0], math.inf, choice.probe if self.fallback else 0)
 
     def _run(self, problem, warm_start, clock, callback) -> Outcome:
         kept = getattr(self, "_choice", None)

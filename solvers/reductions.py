@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
+import warnings
 from typing import ClassVar
 
 import numpy as np
@@ -46,7 +47,14 @@ from svmbench.problems.models import (
     OneVsRestModel,
 )
 from svmbench.problems.validation import check_option, validated_input
-from svmbench.solvers.base import Clock, Outcome, Solver, SolveResult, Status
+from svmbench.solvers.base import (
+    Clock,
+    ConvergenceWarning,
+    Outcome,
+    Solver,
+    SolveResult,
+    Status,
+)
 from svmbench.solvers.registry import register
 
 
@@ -78,6 +86,22 @@ def _rows(problem: MulticlassHinge, pos: int, neg: int) -> np.ndarray:
     if neg < 0:
         return np.arange(problem.n_samples)
     return np.flatnonzero((problem.y == pos) | (problem.y == neg))
+
+
+def _binary_solve(binary: Solver, bp) -> SolveResult:
+    """``binary.solve(bp)``; for ``auto``, its first method run directly
+    (:meth:`~solvers.auto.Auto.first_method`), and auto's whole call (its fallbacks) only when
+    that method stops at a limit or fails: a pair's record without auto's second pass of
+    checks, certificate and record over the problem."""
+    first = getattr(binary, "first_method", None)
+    inner = None if first is None else first(bp)
+    if inner is not None:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", ConvergenceWarning)  # auto's call warns, if any
+            res = inner.solve(bp)
+        if res.status not in binary.retried:
+            return res
+    return binary.solve(bp)
 
 
 _LINEAR_VIEWS = {"primal": SoftMarginPrimal, "dual": SoftMarginDual, "kernel": KernelDual}
@@ -253,7 +277,7 @@ class _Reduction(Solver):
         for pos, neg in pairs:
             bp = self._binary_problem(problem, pos, neg, solver_cls, gamma)
             tic = clock.elapsed
-            res = binary.solve(bp)
+            res = _binary_solve(binary, bp)
             # the binary solver keeps its own clock: count its solve time, not its compilation
             # nor its final certificate
             excluded += clock.elapsed - tic - res.solve_time
