@@ -264,11 +264,22 @@ class Auto(Solver):
         shared with a fallback). A caller that keeps only the record's variables, certificate
         and times (a reduction's binary problems) may run it directly and call :meth:`solve`
         only when it stops at a limit or fails (:data:`RETRIED`): the same record, without
-        auto's second pass over the problem."""
+        auto's second pass over the problem (:meth:`go_on` then continues from its record)."""
         if math.isfinite(self.time_limit):
             return None
         choice = choose(problem)
         return self._inner(choice.solvers[0], math.inf, choice.probe if self.fallback else 0)
+
+    def go_on(self, problem: Problem, first: SolveResult) -> SolveResult:
+        """Auto's whole call on ``problem`` after its first method (:meth:`first_method`) ran
+        and returned ``first``, which stopped short: the next methods go on from it as they
+        would within :meth:`solve`. The record's times are those of this call (``first``'s
+        own are the caller's to add)."""
+        self._given = (problem, first)
+        try:
+            return self.solve(problem)
+        finally:
+            self.__dict__.pop("_given", None)
 
     def _run(self, problem, warm_start, clock, callback) -> Outcome:
         kept = getattr(self, "_choice", None)
@@ -286,16 +297,20 @@ class Auto(Solver):
             if chosen and not _takes(registry.solver_class(name), start):
                 start = None  # the next method starts itself
             probe = choice.probe if self.fallback and not chosen else 0
-            solver = self._inner(name, self.time_limit - (clock.wall - compile_time), probe)
-            compiled = solver.warm_up_for(problem)
-            compile_time += compiled
-            entered = time.perf_counter()
-            with warnings.catch_warnings():
-                warnings.simplefilter("ignore", ConvergenceWarning)  # auto warns once, below
-                result = solver.solve(problem, warm_start=start, callback=callback)
-            # the inner call's own certificates (trace, record) are certify time here too
-            excluded += compiled + (time.perf_counter() - entered) - result.solve_time
-            clock.certify_time += result.certify_time
+            given = self.__dict__.pop("_given", None) if not chosen else None
+            if given is not None and given[0] is problem:
+                result = given[1]  # the first method's record, run by the caller (go_on)
+            else:
+                solver = self._inner(name, self.time_limit - (clock.wall - compile_time), probe)
+                compiled = solver.warm_up_for(problem)
+                compile_time += compiled
+                entered = time.perf_counter()
+                with warnings.catch_warnings():
+                    warnings.simplefilter("ignore", ConvergenceWarning)  # auto warns once, below
+                    result = solver.solve(problem, warm_start=start, callback=callback)
+                # the inner call's own certificates (trace, record) are certify time here too
+                excluded += compiled + (time.perf_counter() - entered) - result.solve_time
+                clock.certify_time += result.certify_time
             chosen.append(name)
             retry = result.status in RETRIED and not (
                 callback is not None and "callback" in result.message

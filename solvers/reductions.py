@@ -90,18 +90,25 @@ def _rows(problem: MulticlassHinge, pos: int, neg: int) -> np.ndarray:
 
 def _binary_solve(binary: Solver, bp) -> SolveResult:
     """``binary.solve(bp)``; for ``auto``, its first method run directly
-    (:meth:`~solvers.auto.Auto.first_method`), and auto's whole call (its fallbacks) only when
-    that method stops at a limit or fails: a pair's record without auto's second pass of
-    checks, certificate and record over the problem."""
-    first = getattr(binary, "first_method", None)
-    inner = None if first is None else first(bp)
-    if inner is not None:
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore", ConvergenceWarning)  # auto's call warns, if any
-            res = inner.solve(bp)
-        if res.status not in binary.retried:
-            return res
-    return binary.solve(bp)
+    (:meth:`~solvers.auto.Auto.first_method`), and auto's next methods from that record
+    (:meth:`~solvers.auto.Auto.go_on`) only when it stops at a limit or fails: a pair's
+    record without auto's second pass of checks, certificate and record over the problem.
+    The record's solve and compile times then include the first method's."""
+    first_method = getattr(binary, "first_method", None)
+    inner = None if first_method is None else first_method(bp)
+    if inner is None:
+        return binary.solve(bp)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)  # auto's call warns, if any
+        first = inner.solve(bp)
+    if first.status not in binary.retried:
+        return first
+    res = binary.go_on(bp, first)
+    return dataclasses.replace(
+        res,
+        solve_time=res.solve_time + first.solve_time,
+        compile_time=res.compile_time + first.compile_time,
+    )
 
 
 _LINEAR_VIEWS = {"primal": SoftMarginPrimal, "dual": SoftMarginDual, "kernel": KernelDual}

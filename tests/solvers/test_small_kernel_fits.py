@@ -28,7 +28,11 @@ def _pair_problems(X, y, C, gamma):
 
 # C = 1e6, γ = 0.1: SMO's probe stops short on a pair and the active-set method goes on
 @pytest.mark.parametrize(("C", "gamma"), [(1.0, "scale"), (100.0, 1.0), (1e6, 0.1)])
-def test_pairs_are_autos_records_and_the_reference_optima(C, gamma):
+def test_pairs_are_autos_records_and_the_reference_optima(C, gamma, monkeypatch):
+    auto_cls = registry.solver_class("auto")
+    went_on = []
+    original = auto_cls.go_on
+    monkeypatch.setattr(auto_cls, "go_on", lambda s, p, f: went_on.append(f) or original(s, p, f))
     problem = MulticlassHinge(X_IRIS, Y_IRIS, C=C)
     res = registry.get("ovo", kernel="rbf", gamma=gamma, bias="free", binary_solver="auto")
     res = res.solve(problem)
@@ -49,8 +53,11 @@ def test_pairs_are_autos_records_and_the_reference_optima(C, gamma):
         assert got["b"] == alone.b and rel_gap == alone.rel_gap <= 1e-6
         ref = reference_solution(bp)
         assert abs(alone.primal - ref.primal) <= 1e-6 * max(1.0, abs(ref.primal))
+    # auto's next method went on from the first one's record exactly where it does alone
+    assert len(went_on) == sum(len(t) > 1 for t in tried)
+    assert all(f.solver == "smo" for f in went_on)
     if C == 1e6:  # the fallback was exercised
-        assert any(len(t) > 1 for t in tried)
+        assert went_on
 
 
 def test_a_limit_still_goes_through_autos_fallback_and_warning():
