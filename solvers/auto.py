@@ -261,12 +261,12 @@ class Auto(Solver):
     def first_method(self, problem: Problem) -> Solver | None:
         """The method auto runs first on ``problem``, configured as auto runs it (its probe
         cap included), or None where auto's call does more than run it (a finite time limit
-        shared with a fallback). A caller that keeps only the record's variables, certificate
-        and times (a reduction's binary problems) may run it directly and call :meth:`solve`
-        only when it stops at a limit or fails (:data:`RETRIED`): the same record, without
-        auto's second pass over the problem (:meth:`go_on` then continues from its record)."""
-        if math.isfinite(self.time_limit):
-            return None
+        shared with a fallback; a problem auto refuses). A caller that keeps only the record's
+        variables, certificate and times (a reduction's binary problems) may run it directly
+        and call :meth:`go_on` only when it stops at a limit or fails (:data:`RETRIED`): the
+        same record as :meth:`solve`'s, without auto's second pass over the problem."""
+        if math.isfinite(self.time_limit) or self.unsupported_reason(problem) is not None:
+            return None  # auto's own call says why it refuses
         choice = choose(problem)
         return self._inner(choice.solvers[0], math.inf, choice.probe if self.fallback else 0)
 

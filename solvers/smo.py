@@ -41,7 +41,6 @@ import time
 from dataclasses import dataclass
 from typing import ClassVar
 
-import numba
 import numpy as np
 from scipy import sparse
 
@@ -573,6 +572,6 @@ class SMO(IterativeSolver):
             "eps_final": state.eps,
             "gap_estimate": state.estimate,
             "native_converged": state.converged,
-            "numba_threads": numba.get_num_threads(),
+            "numba_threads": int(state.core.kint[2]),  # the threads its loops were given
             "rows": "csr" if isinstance(state.core.X, tuple) else "dense",
         }
