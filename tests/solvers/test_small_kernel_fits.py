@@ -86,3 +86,26 @@ def test_first_method_is_none_under_a_time_limit():
     assert registry.get("auto", time_limit=5.0).first_method(bp) is None
     first = registry.get("auto").first_method(bp)
     assert first.name == "smo" and first.max_iter == 2000  # the probe of a small kernel dual
+
+
+@pytest.mark.parametrize("loss", ["hinge", "squared_hinge"])
+def test_a_cold_start_is_the_general_formulas_at_zero(loss):
+    """SMO's cold start writes G = −1, Ḡ = 0 and the bound status of α = 0 directly: the
+    same arrays as the general formulas at α = 0 (weights of 0 give boxes [0, 0])."""
+    from svmbench.solvers.smo import _bound_status, _gradients
+
+    rows = np.flatnonzero(Y_IRIS > 0)
+    w = np.where(np.arange(rows.size) % 7 == 0, 0.0, 1.0)
+    bp = KernelDual(
+        X_IRIS[rows], np.where(Y_IRIS[rows] == 1, 1.0, -1.0), C=3.0, gamma=0.5, loss=loss,
+        sample_weight=w,
+    )  # fmt: skip
+    smo = registry.get("smo")
+    c = smo._make_state(bp, None, pairs=True, n_slots=4).core
+    zero = np.zeros(rows.size)
+    G, Gbar = _gradients(c.X, c.sqn, c.kint, c.kflt, c.y, c.C, zero, zero)
+    np.testing.assert_array_equal(c.G, G)
+    np.testing.assert_array_equal(c.Gbar, Gbar)
+    status = _bound_status(c.y, zero, c.C)
+    np.testing.assert_array_equal(c.status, status)
+    assert c.status.dtype == status.dtype and 0 in status and {1, 2} <= set(status)
