@@ -183,6 +183,8 @@ class Auto(Solver):
     iteration_unit = "iterations of the chosen solver (info['auto'])"
     warm_start_uses = ("alpha", "w", "W", "beta", "qp")
     default_max_iter = 0  # never used: None means each method's own default
+    #: the statuses after which the next method goes on (:meth:`first_method`'s callers read it)
+    retried: ClassVar = RETRIED
     checks_separation = False  # the chosen method's record already did
 
     def __init__(
@@ -256,6 +258,29 @@ class Auto(Solver):
         solver.records_problem_key = self.records_problem_key
         return solver
 
+    def first_method(self, problem: Problem) -> Solver | None:
+        """The method auto runs first on ``problem``, configured as auto runs it (its probe
+        cap included), or None where auto's call does more than run it (a finite time limit
+        shared with a fallback; a problem auto refuses). A caller that keeps only the record's
+        variables, certificate and times (a reduction's binary problems) may run it directly
+        and call :meth:`go_on` only when it stops at a limit or fails (:data:`RETRIED`): the
+        same record as :meth:`solve`'s, without auto's second pass over the problem."""
+        if math.isfinite(self.time_limit) or self.unsupported_reason(problem) is not None:
+            return None  # auto's own call says why it refuses
+        choice = choose(problem)
+        return self._inner(choice.solvers[0], math.inf, choice.probe if self.fallback else 0)
+
+    def go_on(self, problem: Problem, first: SolveResult) -> SolveResult:
+        """Auto's whole call on ``problem`` after its first method (:meth:`first_method`) ran
+        and returned ``first``, which stopped short: the next methods go on from it as they
+        would within :meth:`solve`. The record's times are those of this call (``first``'s
+        own are the caller's to add)."""
+        self._given = (problem, first)
+        try:
+            return self.solve(problem)
+        finally:
+            self.__dict__.pop("_given", None)
+
     def _run(self, problem, warm_start, clock, callback) -> Outcome:
         kept = getattr(self, "_choice", None)
         choice = kept[1] if kept is not None and kept[0] is problem else choose(problem)
@@ -272,16 +297,20 @@ class Auto(Solver):
             if chosen and not _takes(registry.solver_class(name), start):
                 start = None  # the next method starts itself
             probe = choice.probe if self.fallback and not chosen else 0
-            solver = self._inner(name, self.time_limit - (clock.wall - compile_time), probe)
-            compiled = solver.warm_up_for(problem)
-            compile_time += compiled
-            entered = time.perf_counter()
-            with warnings.catch_warnings():
-                warnings.simplefilter("ignore", ConvergenceWarning)  # auto warns once, below
-                result = solver.solve(problem, warm_start=start, callback=callback)
-            # the inner call's own certificates (trace, record) are certify time here too
-            excluded += compiled + (time.perf_counter() - entered) - result.solve_time
-            clock.certify_time += result.certify_time
+            given = self.__dict__.pop("_given", None) if not chosen else None
+            if given is not None and given[0] is problem:
+                result = given[1]  # the first method's record, run by the caller (go_on)
+            else:
+                solver = self._inner(name, self.time_limit - (clock.wall - compile_time), probe)
+                compiled = solver.warm_up_for(problem)
+                compile_time += compiled
+                entered = time.perf_counter()
+                with warnings.catch_warnings():
+                    warnings.simplefilter("ignore", ConvergenceWarning)  # auto warns once, below
+                    result = solver.solve(problem, warm_start=start, callback=callback)
+                # the inner call's own certificates (trace, record) are certify time here too
+                excluded += compiled + (time.perf_counter() - entered) - result.solve_time
+                clock.certify_time += result.certify_time
             chosen.append(name)
             retry = result.status in RETRIED and not (
                 callback is not None and "callback" in result.message

@@ -119,10 +119,11 @@ def exact_finish(
     _, upper = problem.dual_box()
     eps0 = min(max(math.sqrt(max(cert.rel_gap, 0.0)), EPS_MIN), EPS_MAX)  # a float: no np.clip
     at0, atC = _active_set(alpha, upper, eps0)
+    n0, nC = int(np.count_nonzero(at0)), int(np.count_nonzero(atC))
     report: dict[str, Any] = {
-        "fixed_at_0": int(at0.sum()),
-        "fixed_at_C": int(atC.sum()),
-        "free": int(np.count_nonzero(~at0 & ~atC)),
+        "fixed_at_0": n0,
+        "fixed_at_C": nC,
+        "free": alpha.size - n0 - nC,  # the two sets are disjoint
         "eps": eps0,
         "rel_gap_before": float(cert.rel_gap),
     }

@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
+import warnings
 from typing import ClassVar
 
 import numpy as np
@@ -46,7 +47,14 @@ from svmbench.problems.models import (
     OneVsRestModel,
 )
 from svmbench.problems.validation import check_option, validated_input
-from svmbench.solvers.base import Clock, Outcome, Solver, SolveResult, Status
+from svmbench.solvers.base import (
+    Clock,
+    ConvergenceWarning,
+    Outcome,
+    Solver,
+    SolveResult,
+    Status,
+)
 from svmbench.solvers.registry import register
 
 
@@ -78,6 +86,29 @@ def _rows(problem: MulticlassHinge, pos: int, neg: int) -> np.ndarray:
     if neg < 0:
         return np.arange(problem.n_samples)
     return np.flatnonzero((problem.y == pos) | (problem.y == neg))
+
+
+def _binary_solve(binary: Solver, bp) -> SolveResult:
+    """``binary.solve(bp)``; for ``auto``, its first method run directly
+    (:meth:`~solvers.auto.Auto.first_method`), and auto's next methods from that record
+    (:meth:`~solvers.auto.Auto.go_on`) only when it stops at a limit or fails: a pair's
+    record without auto's second pass of checks, certificate and record over the problem.
+    The record's solve and compile times then include the first method's."""
+    first_method = getattr(binary, "first_method", None)
+    inner = None if first_method is None else first_method(bp)
+    if inner is None:
+        return binary.solve(bp)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)  # auto's call warns, if any
+        first = inner.solve(bp)
+    if first.status not in binary.retried:
+        return first
+    res = binary.go_on(bp, first)
+    return dataclasses.replace(
+        res,
+        solve_time=res.solve_time + first.solve_time,
+        compile_time=res.compile_time + first.compile_time,
+    )
 
 
 _LINEAR_VIEWS = {"primal": SoftMarginPrimal, "dual": SoftMarginDual, "kernel": KernelDual}
@@ -253,7 +284,7 @@ class _Reduction(Solver):
         for pos, neg in pairs:
             bp = self._binary_problem(problem, pos, neg, solver_cls, gamma)
             tic = clock.elapsed
-            res = binary.solve(bp)
+            res = _binary_solve(binary, bp)
             # the binary solver keeps its own clock: count its solve time, not its compilation
             # nor its final certificate
             excluded += clock.elapsed - tic - res.solve_time
