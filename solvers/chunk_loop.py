@@ -153,8 +153,11 @@ def run_chunks(
         checks.checks += due
         wanted = callback is not None or schedule.wants(chunks, clock)
         estimate = None
-        if wanted and callback is None and solver.trace is True and not (
-            solver.stop_rule == "gap" and due
+        if (
+            wanted
+            and callback is None
+            and solver.trace is True
+            and not (solver.stop_rule == "gap" and due)
         ):
             # a trace-only point: the solver's own estimate, neither the point nor a
             # certificate (non-finite iterates give a non-finite estimate: the point is read)

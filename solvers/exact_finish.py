@@ -98,11 +98,11 @@ def exact_finish(
     """The finished ``(variables, certificate, report)`` of a certified point.
 
     ``certificate`` is the point's own (drawn here when None); ``max_free``: the largest free
-    set solved (None: ``MAX_FREE``; a caller trying the finish early asks for small sets only). The variables and certificate
-    returned are the finished ones when accepted, else the given ones (the certificate drawn, if
-    it was); the report says which and what was fixed (``fixed_at_0``, ``fixed_at_C``,
-    ``free``, ``accepted``, ``rel_gap_before``, ``rel_gap_after``, ``method``), or why nothing
-    was tried (``skipped``)."""
+    set solved (None: ``MAX_FREE``; a caller trying the finish early asks for small sets only).
+    The variables and certificate returned are the finished ones when accepted, else the given
+    ones (the certificate drawn, if it was); the report says which and what was fixed
+    (``fixed_at_0``, ``fixed_at_C``, ``free``, ``accepted``, ``rel_gap_before``,
+    ``rel_gap_after``, ``method``), or why nothing was tried (``skipped``)."""
     if isinstance(problem, SVRDual):
         return svr_exact_finish(problem, dict(variables), certificate, tol=tol)
     tic = time.perf_counter()
