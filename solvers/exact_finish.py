@@ -94,11 +94,13 @@ def exact_finish(
     *,
     tol: float,
     max_free: int | None = None,
+    stop_gap: float = STOP_GAP,
 ) -> tuple[dict[str, Any], Certificate | None, dict[str, Any]]:
     """The finished ``(variables, certificate, report)`` of a certified point.
 
     ``certificate`` is the point's own (drawn here when None); ``max_free``: the largest free
-    set solved (None: ``MAX_FREE``; a caller trying the finish early asks for small sets only).
+    set solved (None: ``MAX_FREE``; a caller trying the finish early asks for small sets only);
+    ``stop_gap``: the candidates stop at the first certified to it (``STOP_GAP``: exact).
     The variables and certificate returned are the finished ones when accepted, else the given
     ones (the certificate drawn, if it was); the report says which and what was fixed
     (``fixed_at_0``, ``fixed_at_C``, ``free``, ``accepted``, ``rel_gap_before``,
@@ -154,7 +156,7 @@ def exact_finish(
         if new_cert.certified and (best is None or new_cert.rel_gap < best[1].rel_gap):
             counts = (int(at0.sum()), int(atC.sum()), int(free.size))
             best = (new_vars, new_cert, eps, method, counts, finished)
-        if best is not None and best[1].rel_gap <= STOP_GAP:
+        if best is not None and best[1].rel_gap <= stop_gap:
             break
     if not tried:
         name = "MAX_FREE" if max_free is None else "max_free"

@@ -5,8 +5,9 @@ long before its gap is small: on breast cancer at C = 1 the iterate of gap 1e-2 
 Newton steps) already has it. :func:`try_early_finish` hands such an iterate to the exact finish
 (:func:`~solvers.exact_finish.exact_finish`: the bounded multipliers set, the KKT equations of the
 free ones solved) with the free sets kept small (at most ``d + 2``: a linear problem in general
-position has at most d + 1 free multipliers with a free bias), and the finished point stops the
-method only if the problem certifies it at ``tol``. Otherwise the iterations go on, and the next
+position has at most d + 1 free multipliers with a free bias) and the first candidate certified
+at ``tol`` taken, and the finished point stops the method only if the problem certifies it at
+``tol``. Otherwise the iterations go on, and the next
 try waits until the gap estimate has fallen by ``RETRY_FACTOR``.
 """
 
@@ -34,7 +35,7 @@ def try_early_finish(problem, variables, tol: float, free_limit: int):
     if not cert.certified:
         return None
     finished, new_cert, report = exact_finish(
-        problem, variables, cert, tol=max(tol, cert.rel_gap), max_free=free_limit
+        problem, variables, cert, tol=max(tol, cert.rel_gap), max_free=free_limit, stop_gap=tol
     )
     if not report.get("accepted") or not new_cert.rel_gap <= tol:
         return None
