@@ -145,6 +145,27 @@ def test_primal_dual_certifies_only_near_the_target_at_no_extra_iteration(loss):
     assert quiet.iterations == traced.iterations == first
 
 
+@pytest.mark.parametrize("C", [0.01, 1.0, 100.0])
+def test_the_exact_finish_as_stopping_test_saves_newton_steps(C, monkeypatch):
+    """On the hinge primal the primal-dual variant hands its iterate to the exact finish once
+    its gap estimate is below EARLY_FINISH_GAP: the finished point, certified at tol, ends the
+    run steps before the iterate itself would (breast cancer: 11/16/20 steps without the try),
+    at Clarabel's optimum with the support of the exact point."""
+    import svmbench.solvers.barrier as barrier_module
+
+    ds = FULL_BREAST_CANCER
+    problem = SoftMarginPrimal(ds.X, ds.y, C=C)
+    early = _solve(problem, trace=False)
+    assert early.info["exact_finish"]["early"] is True
+    _check_against_reference(problem, early, newton_budget=MAX_NEWTON)
+    monkeypatch.setattr(barrier_module, "EARLY_FINISH_GAP", 0.0)
+    late = _solve(problem, trace=False)
+    assert "early" not in late.info["exact_finish"]
+    assert early.iterations < late.iterations
+    support = np.count_nonzero(early.alpha)
+    assert support == np.count_nonzero(late.alpha) < ds.X.shape[0]
+
+
 @pytest.mark.parametrize("loss", ["hinge", "squared_hinge"])
 def test_primal_dual_trace_points_are_its_estimates_but_the_last(loss):
     """On the primal forms the default trace's points between the stopping tests are the
