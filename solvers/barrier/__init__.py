@@ -110,6 +110,7 @@ from svmbench.solvers.barrier.primal_dual_margins import (
     ppd_start,
 )
 from svmbench.solvers.base import IterativeSolver, Prepared, Status, StepOutcome
+from svmbench.solvers.chunk_loop import all_finite
 from svmbench.solvers.compile_notice import compiling
 from svmbench.solvers.registry import register
 from svmbench.solvers.time_budget import dense_factor_rate, dense_seconds, kernel_matrix_seconds
@@ -490,12 +491,14 @@ class BarrierSolver(IterativeSolver):
         """Whether the exact finish of the iterate certifies at tol
         (:mod:`~solvers.barrier.early_finish`), tried once the gap estimate is below
         ``EARLY_FINISH_GAP`` and again each time it has fallen ``RETRY_FACTOR`` times more."""
-        if estimate > min(EARLY_FINISH_GAP, state.next_finish_try):
+        if not estimate <= min(EARLY_FINISH_GAP, state.next_finish_try):  # NaN: no try
             return False
         if not early_finish_applies(problem):
             return False
         state.next_finish_try = estimate / RETRY_FACTOR
         variables = self._variables(problem, state)
+        if not all_finite(variables):  # the loop judges non-finite iterates
+            return False
         state.finished = try_early_finish(problem, variables, self.tol, problem.n_features + 2)
         return state.finished is not None
 
