@@ -70,12 +70,34 @@ def optimal_bias(f, y, upper, loss: str, *, bias_scale: float | None = None) -> 
         return 0.0
     if loss != "hinge" or s2 is not None:
         return _bisect(slope, lo, hi, lambda g: g < 0)
-    # the hinge's slope is a sum of ±C_i: 0 where flat, up to the rounding of that sum
+    return _hinge_root(t, y, C, lo, hi)
+
+
+def _hinge_root(t, y, C, lo: float, hi: float) -> float:
+    """The minimizer over b of the hinge's ``Σ C_i max(0, 1 − y_i(f_i + b))`` from its
+    breakpoints ``t_i = y_i − f_i`` sorted once: its slope is
+    ``−Σ_{y_i > 0, t_i > b} C_i + Σ_{y_i < 0, t_i < b} C_i``, constant between breakpoints, a
+    running sum. The first breakpoint past which the slope is ``≥ −zero`` is the minimizer if the
+    slope is above ``zero`` there; else the objective is flat up to the next breakpoint past which
+    it is, and the middle of that interval is returned (LIBSVM's rule). ``zero``: the rounding of
+    a sum of ±C_i, ``1e-12 Σ C_i``."""
     zero = 1e-12 * float(np.sum(C))
-    left = _bisect(slope, lo, hi, lambda g: g < -zero)
-    if abs(slope(left)) > zero:
+    order = np.argsort(t, kind="stable")
+    ts = t[order]
+    signed = np.where(y[order] > 0, C[order], 0.0)
+    # slope just right of each sorted breakpoint: −(positives above) + (negatives at or below)
+    positives = float(np.sum(signed))
+    right = np.cumsum(C[order]) - positives
+    # a run of equal breakpoints acts as one: its last entry holds the slope past it
+    last = np.append(ts[1:] != ts[:-1], True)
+    k = np.flatnonzero(last & (right >= -zero))
+    left = float(ts[k[0]]) if -positives < -zero else lo
+    slope_left = float(right[k[0]]) if -positives < -zero else -positives
+    if abs(slope_left) > zero:
         return left
-    return 0.5 * (left + _bisect(slope, left, hi, lambda g: g <= zero))
+    j = np.flatnonzero(last & (right > zero) & (ts > left))
+    end = float(ts[j[0]]) if j.size else hi
+    return 0.5 * (left + end)
 
 
 def _bisect(slope, lo: float, hi: float, below) -> float:

@@ -72,6 +72,7 @@ from svmbench.solvers.base import (
     Status,
     WarmStart,
 )
+from svmbench.solvers.records import replaced
 from svmbench.solvers.registry import register
 
 #: Statuses after which the next method of the choice goes on (a limit, or a numerical failure).
@@ -369,7 +370,7 @@ class Auto(Solver):
                     ConvergenceWarning,
                     stacklevel=3,
                 )
-            return replace(
+            return replaced(
                 last,
                 solver=self.name,
                 solve_time=float(fields["solve_time"]),

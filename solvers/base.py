@@ -37,6 +37,7 @@ from svmbench.solvers.records import (
     Status,
     StepOutcome,
     WarmStart,
+    replaced,
 )
 from svmbench.solvers.status_rules import settled_status
 
@@ -317,7 +318,7 @@ class Solver(abc.ABC):
             )
         compiled = compile_time + outcome.compile_time
         wall_time = max(0.0, time.perf_counter() - entered - compiled)
-        return _replaced(result, wall_time=wall_time, certify_time=certify_time)
+        return replaced(result, wall_time=wall_time, certify_time=certify_time)
 
     def _run_rescaled(self, problem, scale: float, ws, clock: Clock, callback) -> Outcome:
         """Run on ``problem.rescaled(1/scale)`` (``Problem.solving_scale``: a problem whose
@@ -376,7 +377,7 @@ class Solver(abc.ABC):
         else:
             why = None
         if why is not None:
-            return _replaced(outcome, info={**outcome.info, "exact_finish": {"skipped": why}})
+            return replaced(outcome, info={**outcome.info, "exact_finish": {"skipped": why}})
         with clock.certifying():  # the certificates: the record's, before and after
             variables, cert, report = exact_finish(
                 problem, outcome.variables, outcome.certificate, tol=self.tol
@@ -485,16 +486,6 @@ class Solver(abc.ABC):
             model=model,
             **{k: variables.get(k) for k in ("w", "b", "alpha", "W", "beta")},
         )
-
-
-def _replaced(record, **changes):
-    """``dataclasses.replace(record, **changes)`` for the frozen records of solvers/records.py
-    (no ``__post_init__``), without the constructor's per-field pass."""
-    new = object.__new__(type(record))
-    new.__dict__.update(record.__dict__)
-    for name, value in changes.items():
-        object.__setattr__(new, name, value)
-    return new
 
 
 class IterativeSolver(Solver):

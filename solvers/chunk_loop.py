@@ -152,7 +152,20 @@ def run_chunks(
             due = iterations >= solver.max_iter or clock.wall >= solver.time_limit
         checks.checks += due
         wanted = callback is not None or schedule.wants(chunks, clock)
-        if due or wanted:
+        estimate = None
+        if (
+            wanted
+            and callback is None
+            and solver.trace is True
+            and not (solver.stop_rule == "gap" and due)
+        ):
+            # a trace-only point: the solver's own estimate, neither the point nor a
+            # certificate (non-finite iterates give a non-finite estimate: the point is read)
+            with clock.certifying():
+                estimate = solver._trace_estimate(problem, state)
+            if estimate is not None and not all(math.isfinite(v) for v in estimate):
+                estimate = None
+        if due or (wanted and estimate is None):
             # the finiteness check costs O(n): only where the point is looked at anyway
             variables = solver._variables(problem, state)
             if not all_finite(variables):
@@ -168,11 +181,7 @@ def run_chunks(
         elif solver.stop_rule == "native" and step.converged:
             status = Status.OPTIMAL  # if the certificate agrees (Solver._result)
         if cert is not None or wanted:
-            estimate = None
-            if cert is None and callback is None and solver.trace is True:
-                with clock.certifying():
-                    estimate = solver._trace_estimate(problem, state)
-            if estimate is not None:
+            if cert is None and estimate is not None:
                 P, D = estimate
                 point = Checkpoint(
                     iterations, clock.elapsed, P, D, P - D, clock.wall, certified=False

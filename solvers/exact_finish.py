@@ -93,14 +93,18 @@ def exact_finish(
     certificate: Certificate | None,
     *,
     tol: float,
+    max_free: int | None = None,
+    stop_gap: float = STOP_GAP,
 ) -> tuple[dict[str, Any], Certificate | None, dict[str, Any]]:
     """The finished ``(variables, certificate, report)`` of a certified point.
 
-    ``certificate`` is the point's own (drawn here when None). The variables and certificate
-    returned are the finished ones when accepted, else the given ones (the certificate drawn, if
-    it was); the report says which and what was fixed (``fixed_at_0``, ``fixed_at_C``,
-    ``free``, ``accepted``, ``rel_gap_before``, ``rel_gap_after``, ``method``), or why nothing
-    was tried (``skipped``)."""
+    ``certificate`` is the point's own (drawn here when None); ``max_free``: the largest free
+    set solved (None: ``MAX_FREE``; a caller trying the finish early asks for small sets only);
+    ``stop_gap``: the candidates stop at the first certified to it (``STOP_GAP``: exact).
+    The variables and certificate returned are the finished ones when accepted, else the given
+    ones (the certificate drawn, if it was); the report says which and what was fixed
+    (``fixed_at_0``, ``fixed_at_C``, ``free``, ``accepted``, ``rel_gap_before``,
+    ``rel_gap_after``, ``method``), or why nothing was tried (``skipped``)."""
     if isinstance(problem, SVRDual):
         return svr_exact_finish(problem, dict(variables), certificate, tol=tol)
     tic = time.perf_counter()
@@ -138,10 +142,10 @@ def exact_finish(
         report["skipped"] = "already exact: every multiplier near a bound is at it"
         return variables, cert, report
     b0 = cert.primal_point.get("b")
-    candidates, too_many = _candidates(alpha, upper, eps0)
-    candidates += _margin_candidates(problem, cert, upper, candidates)
+    limit = MAX_FREE if max_free is None else max_free
+    candidates, too_many = _candidates(alpha, upper, eps0, limit)
     best, tried = None, []
-    for eps, at0, atC, free in candidates:
+    for eps, at0, atC, free in _then_margins(problem, cert, upper, candidates, limit):
         fixed = np.where(atC, upper, 0.0)
         finished, b, method = _solve_free_set(problem, fixed, free, alpha[free], b0, upper)
         # a multiplier within rounding of 0 is at 0 (dense and sparse products then agree)
@@ -153,10 +157,11 @@ def exact_finish(
         if new_cert.certified and (best is None or new_cert.rel_gap < best[1].rel_gap):
             counts = (int(at0.sum()), int(atC.sum()), int(free.size))
             best = (new_vars, new_cert, eps, method, counts, finished)
-        if best is not None and best[1].rel_gap <= STOP_GAP:
+        if best is not None and best[1].rel_gap <= stop_gap:
             break
     if not tried:
-        report["skipped"] = f"{too_many} free multipliers, more than MAX_FREE={MAX_FREE}"
+        name = "MAX_FREE" if max_free is None else "max_free"
+        report["skipped"] = f"{too_many} free multipliers, more than {name}={limit}"
         return variables, cert, report
     report["tried"] = [[e, g] for e, g in tried]
     if best is None:  # no candidate certified
@@ -181,7 +186,14 @@ def exact_finish(
     return new_vars, new_cert, report
 
 
-def _candidates(alpha, upper, eps0: float):
+def _then_margins(problem, cert, upper, candidates, max_free: int):
+    """The candidates of α, then those of the margins (:func:`_margin_candidates`), read only
+    when the first did not end the search."""
+    yield from candidates
+    yield from _margin_candidates(problem, cert, upper, candidates, max_free)
+
+
+def _candidates(alpha, upper, eps0: float, max_free: int):
     """The distinct active sets of the thresholds ε₀, 10ε₀, … up to EPS_LOOSE, as ``(ε, at0,
     atC, free)``, the smallest free set first (the cheapest solve: a loose threshold's set, right
     at a loose gap, is tried before the tight one's, which is larger and, there, wrong); and the
@@ -191,7 +203,7 @@ def _candidates(alpha, upper, eps0: float):
         at0, atC = _active_set(alpha, upper, eps)
         key = (at0.tobytes(), atC.tobytes())
         free = np.flatnonzero(~at0 & ~atC)
-        if key not in seen and free.size > MAX_FREE:
+        if key not in seen and free.size > max_free:
             too_many = max(too_many, int(free.size))
         elif key not in seen:
             out.append((eps, at0, atC, free))
@@ -201,7 +213,7 @@ def _candidates(alpha, upper, eps0: float):
     return out, too_many
 
 
-def _margin_candidates(problem, cert, upper, known) -> list:
+def _margin_candidates(problem, cert, upper, known, max_free: int) -> list:
     """Active sets read from the certified point's margins ``m_i = y_i f(x_i)`` rather than from
     α: ``m_i > 1 + δ`` → 0, ``m_i < 1 − δ`` → C_i (a finite bound), the rest free, for
     ``δ = 10^k·√rel_gap``, k = −1, 0, 1. At a loose gap an interior point's α does not yet tell
@@ -225,7 +237,7 @@ def _margin_candidates(problem, cert, upper, known) -> list:
         atC = np.isfinite(upper) & ~at0 & (m < 1.0 - delta)
         free = np.flatnonzero(~at0 & ~atC)
         key = (at0.tobytes(), atC.tobytes())
-        if key not in seen and free.size <= MAX_FREE:
+        if key not in seen and free.size <= max_free:
             out.append((delta, at0, atC, free))
         seen.add(key)
     return out

@@ -144,6 +144,16 @@ class SolveResult:
         return {k: getattr(self, k) for k in names if getattr(self, k) is not None}
 
 
+def replaced(record, **changes):
+    """``dataclasses.replace(record, **changes)`` for the frozen records of this module (no
+    ``__post_init__``), without the constructor's per-field pass."""
+    new = object.__new__(type(record))
+    new.__dict__.update(record.__dict__)
+    for name, value in changes.items():
+        object.__setattr__(new, name, value)
+    return new
+
+
 #: Largest magnitude of a warm start's entries: the methods square them.
 WARM_START_MAX = 1e150
 

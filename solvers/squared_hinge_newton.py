@@ -142,7 +142,8 @@ class _Objective:
         else:
             Y = self.X[active]
             Y *= root[:, None]
-            H[:d, :d] = blas.dsyrk(1.0, Y, trans=1, lower=1)  # YᵀY, its lower triangle
+            # YᵀY, its lower triangle, from Yᵀ: a Fortran-ordered view BLAS reads without a copy
+            H[:d, :d] = blas.dsyrk(1.0, Y.T, trans=0, lower=1)
         H.flat[: d * dim : dim + 1] += 1.0
         if self.has_bias:
             col = self.col * np.asarray(Y.T @ root).ravel()

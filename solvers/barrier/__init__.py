@@ -57,6 +57,12 @@ import numpy as np
 from svmbench.problems import HardMarginPrimal, KernelDual, SoftMarginDual, SoftMarginPrimal
 from svmbench.problems.general_dual import GeneralDualProblem
 from svmbench.problems.validation import check_int, check_option, check_real
+from svmbench.solvers.barrier.early_finish import (
+    EARLY_FINISH_GAP,
+    RETRY_FACTOR,
+    early_finish_applies,
+    try_early_finish,
+)
 from svmbench.solvers.barrier.forms import active_rows, dual_qp, split_z
 from svmbench.solvers.barrier.general import (
     GeneralPDState,
@@ -97,12 +103,14 @@ from svmbench.solvers.barrier.primal_dual_margins import (
     feasible_multipliers,
     passes_variant,
     ppd_converged,
+    ppd_estimates,
     ppd_fused_iteration,
     ppd_gap_estimate,
     ppd_iteration,
     ppd_start,
 )
 from svmbench.solvers.base import IterativeSolver, Prepared, Status, StepOutcome
+from svmbench.solvers.chunk_loop import all_finite
 from svmbench.solvers.compile_notice import compiling
 from svmbench.solvers.registry import register
 from svmbench.solvers.time_budget import dense_factor_rate, dense_seconds, kernel_matrix_seconds
@@ -454,7 +462,10 @@ class BarrierSolver(IterativeSolver):
                 ppd_iteration(state, PD_TO_BOUNDARY)
             if self.stop_rule == "native":
                 return StepOutcome(1, converged=ppd_converged(state, self.tol))
-            return StepOutcome(1, converged=ppd_gap_estimate(state) <= PD_CERTIFY_FACTOR * self.tol)
+            estimate = ppd_gap_estimate(state)
+            if estimate <= PD_CERTIFY_FACTOR * self.tol:
+                return StepOutcome(1, converged=True)
+            return StepOutcome(1, converged=self._finished_early(problem, state, estimate))
         every_chunk = self.stop_rule == "gap" and self._auto_check
         if isinstance(state, GeneralPathState):
             steps, native, failure = path_outer_step(
@@ -476,12 +487,37 @@ class BarrierSolver(IterativeSolver):
         steps, native = outer_step(state, self.max_iter, self.newton_tol, self.tol)
         return StepOutcome(steps, converged=every_chunk or native)
 
+    def _finished_early(self, problem, state: PrimalPDState, estimate: float) -> bool:
+        """Whether the exact finish of the iterate certifies at tol
+        (:mod:`~solvers.barrier.early_finish`), tried once the gap estimate is below
+        ``EARLY_FINISH_GAP`` and again each time it has fallen ``RETRY_FACTOR`` times more."""
+        if not estimate <= min(EARLY_FINISH_GAP, state.next_finish_try):  # NaN: no try
+            return False
+        if not early_finish_applies(problem):
+            return False
+        state.next_finish_try = estimate / RETRY_FACTOR
+        variables = self._variables(problem, state)
+        if not all_finite(variables):  # the loop judges non-finite iterates
+            return False
+        state.finished = try_early_finish(problem, variables, self.tol, problem.n_features + 2)
+        return state.finished is not None
+
+    def _trace_estimate(self, problem, state):
+        """A trace-only point of the primal-dual variant on a primal form: its own ``(P, D)``
+        estimate (:func:`~solvers.barrier.primal_dual_margins.ppd_estimates`, O(d)) instead
+        of a certificate; the other forms are certified."""
+        if isinstance(state, PrimalPDState):
+            return ppd_estimates(state)
+        return None
+
     def _variables(self, problem, state) -> dict[str, Any]:
         if isinstance(state, GeneralPathState):
             state = state.qp
         if isinstance(state, GeneralPDState):
             return problem.variables_from_smo(state.full_alpha(), general_rho(state))
         if isinstance(state, PrimalPDState):
+            if state.finished is not None:
+                return dict(state.finished[0])
             w, b = split_z(problem, state.z)
             upper = state.C if state.loss == "hinge" else np.inf
             lam = np.zeros(len(state.active))
@@ -537,6 +573,8 @@ class BarrierSolver(IterativeSolver):
                 info["bias_multiplier"] = state.b
             else:
                 info["complementarity"] = state.complementarity
+                if state.finished is not None:  # the finish ran as the stopping test
+                    info["exact_finish"] = state.finished[2]
             return info
         return {
             "method": "barrier",

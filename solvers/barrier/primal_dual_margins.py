@@ -109,6 +109,10 @@ class PrimalPDState:
     residual_dual: float = math.nan
     residual_primal: float = math.nan
     complementarity: float = math.nan
+    #: The exact finish of an iterate (:mod:`~solvers.barrier.early_finish`), once certified at
+    #: tol: ``(variables, certificate, report)``; and the gap estimate below which it is tried.
+    finished: tuple | None = field(default=None, repr=False)
+    next_finish_try: float = math.inf
 
     @property
     def xi_of_loss(self) -> np.ndarray | None:
@@ -198,13 +202,12 @@ def _ppd_estimate(s: PrimalPDState) -> float:
     return max(comp, s.residual_dual / scale, s.residual_primal)
 
 
-def ppd_gap_estimate(s: PrimalPDState) -> float:
-    """Relative duality gap ``(P − D)/max(1, |P|)`` estimated from the iterate at O(d) cost (the
-    sums come with the step): ``P = ½zᵀPz + Σ C_i ℓ(max(0, 1 − m_i))`` (hard margin:
-    ``½zᵀPz / min(1, min m)²``, z scaled to feasibility), ``D = Σλ − ½ (Aᵀλ)ᵀP(Aᵀλ)``
+def ppd_estimates(s: PrimalPDState) -> tuple[float, float] | None:
+    """``(P, D)`` estimated from the iterate at O(d) cost (the sums come with the step):
+    ``P = ½zᵀPz + Σ C_i ℓ(max(0, 1 − m_i))`` (hard margin: ``½zᵀPz / min(1, min m)²``, z
+    scaled to feasibility; None before a margin is positive), ``D = Σλ − ½ (Aᵀλ)ᵀP(Aᵀλ)``
     (``− Σλ²/(4C)`` for the squared hinge), λ taken as it is (not clipped, ``yᵀλ`` not
-    projected). It decides when to ask the problem's certificate, never the status; measured
-    close to the certified gap (docs/measurements.md, "barrier")."""
+    projected): no certificate, an estimate."""
     loss_sum, lam_sum, lam2_sum, m_min = s.sums
     zPz = float(s.z @ (s.p * s.z))
     if s.loss != "hard":
@@ -212,8 +215,18 @@ def ppd_gap_estimate(s: PrimalPDState) -> float:
     elif m_min > 0.0:
         primal = 0.5 * zPz / min(1.0, m_min) ** 2
     else:
+        return None
+    return primal, lam_sum - 0.5 * float(s.a_lam @ (s.p * s.a_lam)) - lam2_sum
+
+
+def ppd_gap_estimate(s: PrimalPDState) -> float:
+    """Relative duality gap ``(P − D)/max(1, |P|)`` of :func:`ppd_estimates` (inf when it has
+    none). It decides when to ask the problem's certificate, never the status; measured close
+    to the certified gap (docs/measurements.md, "barrier")."""
+    estimates = ppd_estimates(s)
+    if estimates is None:
         return math.inf
-    dual = lam_sum - 0.5 * float(s.a_lam @ (s.p * s.a_lam)) - lam2_sum
+    primal, dual = estimates
     return (primal - dual) / max(1.0, abs(primal))
 
 
@@ -312,7 +325,8 @@ class _RowPasses:
         # small dense rows: [X E] once, and its scaled copy (normal_system)
         self.Z = self.Y = None
         if not feat.sparse and 8 * n * dim <= LEAN_BYTES:
-            self.Z = np.ascontiguousarray(np.hstack([feat.X, feat.E]))
+            # Fortran order: BLAS reads it as it is (a C-ordered copy is transposed per call)
+            self.Z = np.asfortranarray(np.hstack([feat.X, feat.E]))
             self.Y = np.empty_like(self.Z)
 
     def normal_system(self, feat: Features, p: np.ndarray):

@@ -151,6 +151,30 @@ def test_a_flat_hinge_gets_the_middle_of_its_optimal_interval():
     assert optimal_bias(f, y, C, "hinge") == pytest.approx(0.88, abs=1e-12)
 
 
+def test_the_hinge_bias_is_minimal_with_ties_and_zero_weights(rng):
+    """The hinge's b from its sorted breakpoints: no breakpoint (every candidate minimizer of a
+    piecewise-linear objective) does better, with tied breakpoints and zero weights; inside a
+    flat interval, its middle."""
+    for trial in range(300):
+        n = int(rng.integers(2, 40))
+        f = np.round(rng.normal(size=n), 1)  # ties
+        y = np.where(rng.random(n) < 0.5, 1.0, -1.0)
+        C = rng.choice([0.0, 0.5, 1.0, 2.0], size=n)
+        if not (C[y > 0].sum() > 0 and C[y < 0].sum() > 0):
+            continue
+        b = optimal_bias(f, y, C, "hinge")
+
+        def value(bb, f=f, y=y, C=C):
+            return float(C @ np.maximum(0.0, 1.0 - y * (f + bb)))
+
+        t = y - f
+        best = min(value(c) for c in t)
+        assert value(b) <= best + 1e-12 * max(1.0, best), trial
+        flat = [c for c in np.unique(t) if value(c) <= best + 1e-12 * max(1.0, best)]
+        if len(flat) > 1:  # an interval of minimizers: its middle
+            assert b == pytest.approx(0.5 * (flat[0] + flat[-1]), abs=1e-12)
+
+
 def test_projection_onto_box_and_hyperplane(rng):
     for _ in range(20):
         n = 30
