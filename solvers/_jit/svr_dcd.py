@@ -147,7 +147,8 @@ def svr_dcd_epochs(
     """Up to ``max_epochs`` epochs with LIBLINEAR's bookkeeping between them, stopping early when
     ``Σ violations ≤ eps · Σ violations of the first epoch`` holds on the full set, or when the
     epoch's gap estimate (:func:`svr_epoch`) is at most ``gap_target · max(1, |D(β) + estimate|)``
-    (``gap_target < 0``: never).
+    over the full set (``gap_target < 0``: never). Either rule met on a shrunk set resets it to
+    the full set instead.
 
     ``counts = [active_size, n_free, resets, forced_resets, since_full]`` (int64) and
     ``norms = [Gmax_old, first epoch's Σ violations (< 0: not yet), last Σ violations, last gap
@@ -166,6 +167,7 @@ def svr_dcd_epochs(
             counts[3] += 1
         counts[4] = 0 if counts[0] == n_free else counts[4] + 1
         active = counts[0]
+        full = active == n_free
         for k in range(active):
             work += row_nnz[index[k]]
         gmax_old = norms[0] if shrinking else inf
@@ -183,7 +185,11 @@ def svr_dcd_epochs(
             norms[4] = dual
             if gap <= gap_target * max(1.0, abs(dual + gap)):
                 norms[0] = gmax_new
-                return epoch + 1, work, ESTIMATE_MET
+                if full:
+                    return epoch + 1, work, ESTIMATE_MET
+                counts[0] = n_free  # the shrunk set meets it: an epoch over the full set next
+                counts[2] += 1
+                continue
         if gnorm1 <= eps * norms[1]:
             norms[0] = inf
             if active == n_free:
