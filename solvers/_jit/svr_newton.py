@@ -1,14 +1,12 @@
 """Jitted passes of the line-search Newton method for linear ε-SVR (:mod:`solvers.svr_newton`).
 
-The first three read only the rows of the active set ``I = {i : |r_i| > ε}`` (``rows``,
+The first two read only the rows of the active set ``I = {i : |r_i| > ε}`` (``rows``,
 increasing), each row once, dense or CSR (:mod:`solvers._jit.rows`), with the bias column
 ``x̃_i = (x_i, c)`` kept apart (``has_bias``; ``c`` its value):
 
 - :func:`weighted_rows`: ``out = Σ_k u_k x̃_{rows_k}`` (the gradient's ``X̃_Iᵀu``);
 - :func:`hessian_rows`: ``out = Σ_k D_k (x̃_{rows_k}·v) x̃_{rows_k}`` (the generalized Hessian's
   ``X̃_Iᵀ D X̃_I v``, [Ho12] §3), one pass where ``X̃_Iᵀ(D ∘ X̃_I v)`` reads each row twice;
-- :func:`square_rows`: ``out = Σ_k D_k x̃_{rows_k}²`` entrywise (the Hessian's diagonal, the
-  conjugate gradients' preconditioner);
 
 and :func:`line_search` minimizes f along a direction exactly, from the residuals alone.
 
@@ -21,10 +19,12 @@ C.-H. Ho, C.-J. Lin. Large-scale linear support vector regression. JMLR 13, 2012
 
 from __future__ import annotations
 
+import math
+
 import numba
 import numpy as np
 
-from svmbench.solvers._jit.rows import row_axpy, row_dot4, row_entry, row_span
+from svmbench.solvers._jit.rows import row_axpy, row_dot4
 
 #: The line search stops once ``|φ'(t)| ≤ SLOPE_RTOL · |φ'(0)|`` (or its bracket is rounding).
 SLOPE_RTOL = 1e-12
@@ -61,34 +61,17 @@ def hessian_rows(X, rows, D, v, col, has_bias, out):
 
 
 @numba.njit(cache=True, error_model="numpy")
-def square_rows(X, rows, D, col, has_bias, out):
-    """``out = Σ_k D_k x̃_{rows_k}²`` entrywise, in place."""
-    out[:] = 0.0
-    total = 0.0
-    for k in range(rows.shape[0]):
-        i = rows[k]
-        start, stop = row_span(X, i)
-        for p in range(start, stop):
-            j, x = row_entry(X, i, p)
-            out[j] += D[k] * x * x
-        total += D[k]
-    if has_bias:
-        out[out.shape[0] - 1] = col * col * total
-
-
-@numba.njit(cache=True, error_model="numpy")
 def _slope(t, r, z, C, eps_tube, a0, q0):
-    """``φ'(t)`` and ``φ''(t)`` of :func:`line_search` (the second on the piece holding t)."""
+    """``φ'(t)`` and ``φ''(t)`` of :func:`line_search` (the second on the piece holding t), without
+    branches: which side of the tube each residual lies on is as good as random."""
     d1 = a0 + t * q0
     d2 = q0
     for i in range(r.shape[0]):
         u = r[i] - t * z[i]
-        if u > eps_tube:
-            d1 -= 2.0 * C[i] * (u - eps_tube) * z[i]
-            d2 += 2.0 * C[i] * z[i] * z[i]
-        elif u < -eps_tube:
-            d1 -= 2.0 * C[i] * (u + eps_tube) * z[i]
-            d2 += 2.0 * C[i] * z[i] * z[i]
+        xi = max(abs(u) - eps_tube, 0.0)
+        cz = 2.0 * C[i] * z[i]
+        d1 -= cz * math.copysign(xi, u)
+        d2 += cz * z[i] * (1.0 if xi > 0.0 else 0.0)
     return d1, d2
 
 

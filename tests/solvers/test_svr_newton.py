@@ -15,7 +15,7 @@ from scipy import sparse
 from svmbench.problems import SoftMarginPrimal, SVRPrimal
 from svmbench.problems.datasets import load
 from svmbench.solvers import registry
-from svmbench.solvers._jit.svr_newton import hessian_rows, line_search, square_rows, weighted_rows
+from svmbench.solvers._jit.svr_newton import hessian_rows, line_search, weighted_rows
 from svmbench.solvers.base import ConvergenceWarning, Status
 from svmbench.solvers.svr_newton import SVRObjective, unsigned_rows
 
@@ -107,8 +107,6 @@ def test_the_jitted_passes_equal_numpys_products_dense_and_csr():
         assert np.allclose(out, Xt.T @ (D * (Xt @ v)), rtol=1e-13, atol=1e-13)
         weighted_rows(data, rows, D, col, True, out)
         assert np.allclose(out, Xt.T @ D, rtol=1e-13, atol=1e-13)
-        square_rows(data, rows, D, col, True, out)
-        assert np.allclose(out, (Xt * Xt).T @ D, rtol=1e-13, atol=1e-13)
         short = np.empty(7)
         hessian_rows(data, rows, D, v[:7], col, False, short)
         assert np.allclose(short, X[rows].T @ (D * (X[rows] @ v[:7])), rtol=1e-13, atol=1e-13)
