@@ -1,5 +1,6 @@
-"""Trust-region Newton for linear ε-SVR with the squared ε-insensitive loss, every bias (Ho & Lin
-2012 §3; the method of Lin, Weng & Keerthi 2008; LIBLINEAR's ``-s 11``).
+"""Newton's method with an exact line search for linear ε-SVR with the squared ε-insensitive loss,
+every bias (Ho & Lin 2012 §3; the finite Newton method of Keerthi & DeCoste 2005 on this loss;
+LIBLINEAR's ``-s 11``, a truncated Newton method with line search since its version 2.40).
 
 Problem: :class:`~svmbench.problems.SVRPrimal` with ``loss="squared_epsilon_insensitive"``, over
 ``v = (w, β)`` where the bias column of ``X̃`` holds ``s = bias_scale`` and ``b = s·β`` for a
@@ -12,29 +13,40 @@ is absent for ``bias="none"``; with the residuals ``r = y − X̃v`` and the act
     ∇²f = R + 2 X̃_Iᵀ diag(C_I) X̃_I   (the generalized Hessian: f is C¹ with a piecewise-constant
                                        second derivative, [Ho12] eq. (15)).
 
-Each iteration solves the trust-region subproblem by Steihaug's conjugate gradients on Hessian-
-vector products over the rows of I and updates the radius as
-:class:`~solvers.logistic_newton.LogisticNewton` does (this class is that method with the SVR
-objective). A free bias's direction has curvature ``2 Σ_I C_i``, 0 when I is empty; the CG then
-stops at that direction (its gradient component is 0 there too).
+Each iteration takes the Newton direction ``δ`` of the current I, ``∇²f δ = −∇f``, by conjugate
+gradients on Hessian-vector products over the rows of I (a diagonal preconditioner, as
+LIBLINEAR's, doubled their number on the sparse study's data), stopped at
+``‖∇²f δ + ∇f‖ ≤ max(ξ‖∇f‖, ½√(2 tol max(1, |f|)))``, ``ξ = min(0.1, √(‖∇f‖/‖∇f₀‖))`` (the
+second term in gap mode: the gradient after a step within one piece is that residual); then
+minimizes f exactly along δ: ``f(v + tδ)`` is a convex piecewise quadratic in t, whose slope is
+found from the residuals ``r − t X̃δ`` alone (:func:`~solvers._jit.svr_newton.line_search`), so
+that a step costs one product with ``X̃`` besides the conjugate gradients' over I, and the
+residuals at the new point come without another. Where the residuals crowd the tube's edge (large
+C, d > n) the curvature along δ jumps from ``δᵀRδ`` to ``2C Σ (x̃_i·δ)²`` within one step; the
+exact line search takes the step to the kink where a trust region would shrink. A free bias's
+direction has curvature ``2 Σ_I C_i``, 0 when I is empty; its gradient component is 0 there too,
+and the conjugate gradients leave it at 0.
 
 Stopping: by default on the certified relative gap ≤ ``tol`` (the problem's certificate; its
 dual point is the KKT map ``β_i = 2C_i sign(r_i) max(0, |r_i| − ε)``, at which ``P − D = ½‖∇f‖²``
 for a regularized or no bias, so a gap test runs once ``½‖∇f‖² ≤ tol·max(1, |f|)``);
-``stop_rule="native"``: LIBLINEAR's ``‖∇f‖ ≤ eps · ‖∇f(v₀)‖``. An iteration is one trust-region
-step, accepted or not; ``info["cg_iterations"]`` counts the Hessian-vector products.
+``stop_rule="native"``: LIBLINEAR's ``‖∇f‖ ≤ eps · ‖∇f(v₀)‖``. An iteration is one Newton step;
+``info["cg_iterations"]`` counts the Hessian-vector products.
 
 References
 ----------
 C.-H. Ho, C.-J. Lin. Large-scale linear support vector regression. JMLR 13, 2012.
-C.-J. Lin, R. C. Weng, S. S. Keerthi. Trust region Newton method for large-scale logistic
-regression. JMLR 9, 2008.
+S. S. Keerthi, D. DeCoste. A modified finite Newton method for fast solution of large scale
+linear SVMs. JMLR 6, 2005.
+L. Galli, C.-J. Lin. A study on truncated Newton methods for linear classification. IEEE TNNLS
+33(7), 2022 (the line search of LIBLINEAR ≥ 2.40).
 """
 
 from __future__ import annotations
 
 import math
 import time
+from dataclasses import dataclass
 from typing import Any, ClassVar
 
 import numpy as np
@@ -42,10 +54,13 @@ from scipy import sparse
 
 from svmbench.problems import SVRPrimal
 from svmbench.solvers._jit.rows import as_rows
-from svmbench.solvers._jit.svr_newton import hessian_rows, weighted_rows
-from svmbench.solvers.base import once_per_process
+from svmbench.solvers._jit.svr_newton import hessian_rows, line_search, weighted_rows
+from svmbench.solvers.base import StepOutcome, once_per_process
 from svmbench.solvers.logistic_newton import LogisticNewton
 from svmbench.solvers.registry import register
+
+#: A step that changes f by less than this fraction of ``max(1, |f|)`` is rounding.
+ROUNDING = 1e-15
 
 
 def _squared_only(problem: SVRPrimal) -> str | None:
@@ -130,11 +145,60 @@ class SVRObjective:
     def variables(self, v: np.ndarray) -> dict[str, Any]:
         return {"w": v[: self.d].copy(), "b": self.col * float(v[self.d]) if self.has_bias else 0.0}
 
+    def scores(self, v: np.ndarray) -> np.ndarray:
+        """``X̃v`` (one pass over X)."""
+        z = np.asarray(self.X @ v[: self.d]).ravel()
+        self.passes += 1
+        return z + self.col * v[self.d] if self.has_bias else z
+
+    def moved(self, v: np.ndarray, r: np.ndarray) -> None:
+        """Take ``r`` as the residuals at ``v`` (computed along the line search's direction)."""
+        self._last = (v.copy(), r)
+
+    def direction(
+        self, g: np.ndarray, xi: float, max_cg: int, enough: float = 0.0
+    ) -> tuple[np.ndarray, int]:
+        """``δ`` with ``‖∇²f δ + g‖ ≤ max(xi‖g‖, enough)`` by conjugate gradients (on the rows
+        of I of the last :meth:`gradient`), and the steps taken."""
+        delta = np.zeros(self.size)
+        res = -g
+        p = res.copy()
+        rr = float(res @ res)
+        stop = max(xi * math.sqrt(rr), enough)
+        steps = 0
+        while steps < max_cg and math.sqrt(rr) > stop:
+            Hp = self.hessian_times(p)
+            steps += 1
+            pHp = float(p @ Hp)
+            if not pHp > 0.0:
+                break
+            a = rr / pHp
+            delta += a * p
+            res -= a * Hp
+            rr_next = float(res @ res)
+            p = res + (rr_next / rr) * p
+            rr = rr_next
+        return delta, steps
+
+
+@dataclass
+class _State:
+    objective: SVRObjective
+    v: np.ndarray
+    f: float
+    g: np.ndarray
+    gnorm0: float
+    cg_iterations: int = 0
+    line_evaluations: int = 0
+    last_step: float = math.nan
+    small: bool = False  # the last step met the gradient test
+    test_factor: float = 1.0  # scales the gap mode's gradient test; lowered when it misleads
+
 
 @register
 class SVRNewton(LogisticNewton):
-    """Trust-region Newton with conjugate gradients (LIBLINEAR ``-s 11``) for linear ε-SVR with
-    the squared ε-insensitive loss.
+    """Newton's method with conjugate gradients and an exact line search (LIBLINEAR ``-s 11``) for
+    linear ε-SVR with the squared ε-insensitive loss.
 
     Accepts :class:`~problems.SVRPrimal` with ``loss="squared_epsilon_insensitive"``, every bias
     (free, regularized, none), dense or CSR ``X``, per-example ``C_i``. The plain loss is refused
@@ -163,12 +227,11 @@ class SVRNewton(LogisticNewton):
     Notes
     -----
     A warm start from ``(w, b)`` or from β (a result's ``beta``, or a bare array; through
-    ``problem.primal_from_dual``). Like LIBLINEAR's ``-s 11``, it stalls at large C where the
-    optimal residuals crowd the tube's edge (d > n data, C·mean‖x‖² ≳ 1e3): the curvature jumps
-    from 1 to ``2C‖x_i‖²`` there and the trust region shrinks; ``svr_dcd`` certifies those.
+    ``problem.primal_from_dual``).
     """
 
     name = "svr_newton"
+    iteration_unit = "Newton steps"
     supported: ClassVar = {SVRPrimal: {"loss": _squared_only}}
     warm_start_uses = ("w", "beta", "alpha")
 
@@ -186,8 +249,8 @@ class SVRNewton(LogisticNewton):
 
     @once_per_process
     def warm_up(self) -> float:
-        """Compile the passes over the rows of I on a 2×2 problem: dense rows, CSR rows with
-        32-bit and 64-bit column indices."""
+        """Compile the passes over the rows of I on a 2×2 problem (dense rows, CSR rows with
+        32-bit and 64-bit column indices) and the line search."""
         t0 = time.perf_counter()
         X = np.array([[1.0, 0.0], [0.0, 2.0]])
         csr = sparse.csr_matrix(X)
@@ -196,6 +259,7 @@ class SVRNewton(LogisticNewton):
             out = np.empty(3)
             weighted_rows(data, rows, np.ones(2), 1.0, True, out)
             hessian_rows(data, rows, np.ones(2), np.ones(3), 1.0, True, out)
+        line_search(np.array([1.0, -2.0]), np.ones(2), np.ones(2), 0.1, -1.0, 1.0)
         return time.perf_counter() - t0
 
     def _objective_and_start(self, problem: SVRPrimal, warm_start):
@@ -212,11 +276,60 @@ class SVRNewton(LogisticNewton):
                 v[-1] = (0.0 if b is None else float(b)) / objective.col
         return objective, v
 
+    def _init_state(self, problem, warm_start) -> _State:
+        objective, v = self._objective_and_start(problem, warm_start)
+        f, g = objective.gradient(v)
+        gnorm = float(np.linalg.norm(g))
+        return _State(objective, v, f, g, gnorm if gnorm > 0 else 1.0)
+
+    def _step(self, problem, st: _State) -> StepOutcome:
+        obj = st.objective
+        gnorm = float(np.linalg.norm(st.g))
+        if gnorm == 0.0:
+            return StepOutcome(1, converged=True)
+        if st.small:  # the certificate refused what the gradient test promised (a free bias)
+            st.test_factor *= 0.1
+        xi = min(0.1, math.sqrt(gnorm / st.gnorm0))
+        # the gradient after a step within one piece is the system's residual −(∇²f δ + ∇f):
+        # in gap mode, solving it below half the gap test's threshold is enough
+        enough = 0.5 * self._native_threshold(problem, st) if self.stop_rule == "gap" else 0.0
+        delta, steps = obj.direction(st.g, xi, self.max_cg or max(10, st.v.size), enough)
+        st.cg_iterations += steps
+        r = obj.residuals(st.v)
+        z = obj.scores(delta)  # r(t) = r − t z
+        rd = obj.regularized(delta)
+        t, evaluations = line_search(r, z, obj.C, obj.eps, float(st.v @ rd), float(delta @ rd))
+        st.line_evaluations += evaluations
+        st.last_step = t
+        v = st.v + t * delta
+        obj.moved(v, r - t * z)
+        f, g = obj.gradient(v)
+        if not (math.isfinite(f) and np.all(np.isfinite(g))):
+            return StepOutcome(1, failure="non-finite iterates")
+        decrease = st.f - f
+        st.v, st.f, st.g = v, f, g
+        small = st.small = float(np.linalg.norm(g)) <= self._native_threshold(problem, st)
+        if small:
+            return StepOutcome(1, converged=True)
+        if not decrease > ROUNDING * max(1.0, abs(f)):
+            if self.stop_rule == "native":
+                return StepOutcome(1, converged=True)
+            return StepOutcome(1, failure="the Newton steps change f by rounding only")
+        return StepOutcome(1)
+
+    def _info(self, st: _State) -> dict[str, Any]:
+        return {
+            "cg_iterations": st.cg_iterations,
+            "line_search_slopes": st.line_evaluations,
+            "last_step": st.last_step,
+            "gradient_norm": float(np.linalg.norm(st.g)),
+        }
+
     def _native_threshold(self, problem, st) -> float:
         if self.stop_rule == "native":
             return self.eps * st.gnorm0
         # the gap at the KKT map is ½‖∇f‖² (regularized or no bias): test it once it is small
-        return math.sqrt(2.0 * self.tol * max(1.0, abs(st.f)))
+        return st.test_factor * math.sqrt(2.0 * self.tol * max(1.0, abs(st.f)))
 
     def _chunk_work(self, problem, st) -> float:
         """``nnz(X)`` per product with ``X`` or ``Xᵀ`` since the last call."""

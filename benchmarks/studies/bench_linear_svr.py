@@ -7,7 +7,8 @@ and on a sparse ``20 000 × 2 000`` matrix of density 1 % with targets ``X w₀ 
 
 Per case, loss and C, the pairs compared are
 
-- squared loss: ``svr_newton`` against ``-s 11`` (both primal trust-region Newton);
+- squared loss: ``svr_newton`` against ``-s 11`` (both primal Newton with conjugate gradients
+  and a line search);
 - plain loss: ``svr_dcd`` against ``-s 13`` (both dual coordinate descent);
 
 and for each pair:

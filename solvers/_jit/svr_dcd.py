@@ -41,17 +41,23 @@ FORCED_RECHECK_EPOCHS = 200
 
 
 @numba.njit(cache=True, error_model="numpy", inline="always")
-def svr_epoch(X, y, upper, lam, qd, eps_tube, s, beta, w, wb, index, active_size, gmax_old, rng):
+def svr_epoch(
+    X, y, C, upper, lam, qd, eps_tube, s, beta, w, wb, sums, index, active_size, gmax_old, rng
+):  # fmt: skip
     """One epoch over ``index[:active_size]`` in a shuffled order, in place.
 
-    ``upper`` holds ``U_i``, ``lam`` ``Λ_ii``, ``qd`` ``H_i = ‖x_i‖² + s² + Λ_ii``. A coordinate
-    at 0 whose ``G ± ε`` straddle 0 by more than ``gmax_old``, or at a bound with its gradient
-    pointing out by more than ``gmax_old``, is shrunk (moved past the active set's end).
-    Returns ``(active_size, largest violation, sum of violations)``.
+    ``C`` holds ``C_i``, ``upper`` ``U_i``, ``lam`` ``Λ_ii``, ``qd`` ``H_i = ‖x_i‖² + s² + Λ_ii``;
+    ``sums = [Σ y_i β_i, Σ |β_i|, Σ Λ_ii β_i²]`` is kept current. A coordinate at 0 whose
+    ``G ± ε`` straddle 0 by more than ``gmax_old``, or at a bound with its gradient pointing out
+    by more than ``gmax_old``, is shrunk (moved past the active set's end). Returns
+    ``(active_size, largest violation, sum of violations, gap estimate)``, the estimate being
+    the sum of :func:`gap_term` over the coordinates visited, each at the point its step starts
+    from (a shrunk coordinate's term is 0 when it is shrunk).
     """
     shuffle_active(index, active_size, rng)
     gmax_new = 0.0
     gnorm1 = 0.0
+    gap = 0.0
     k = 0
     while k < active_size:
         if k + 2 * PREFETCH_AHEAD < active_size:
@@ -103,6 +109,8 @@ def svr_epoch(X, y, upper, lam, qd, eps_tube, s, beta, w, wb, index, active_size
             d = -Gn / H
         else:
             d = -b_i
+        # the share of the gap before the step (after it, it is 0: the step is exact)
+        gap += gap_term(lam[i] * b_i - G, b_i, C[i], lam[i], eps_tube)
         if abs(d) < STEP_ZERO:
             continue
         b_new = min(max(b_i + d, -U), U)
@@ -111,22 +119,43 @@ def svr_epoch(X, y, upper, lam, qd, eps_tube, s, beta, w, wb, index, active_size
             beta[i] = b_new
             row_axpy(X, i, delta, w)
             wb[0] += s * delta
-    return active_size, gmax_new, gnorm1
+            sums[0] += y[i] * delta
+            sums[1] += abs(b_new) - abs(b_i)
+            sums[2] += lam[i] * (b_new * b_new - b_i * b_i)
+    return active_size, gmax_new, gnorm1, gap
+
+
+@numba.njit(cache=True, error_model="numpy", inline="always")
+def gap_term(r, b, C, lam, eps_tube):
+    """Example i's share of the duality gap at ``w̃ = Σ β_j x̃_j``, ``r = y_i − x̃_i·w̃``:
+    ``C ℓ(r) − β r + ε|β| + ½Λ β²`` (≥ 0, Fenchel–Young; ``ℓ`` squared when ``Λ > 0``). Their
+    sum over every example is ``P(w̃) − D(β)``: ``‖w̃‖² = Σ β_i (y_i − r_i)``."""
+    xi = max(0.0, abs(r) - eps_tube)
+    loss = C * xi * xi if lam > 0.0 else C * xi
+    return loss - b * r + eps_tube * abs(b) + 0.5 * lam * b * b
+
+
+#: What :func:`svr_dcd_epochs` reports it stopped on.
+RAN_OUT, NATIVE_MET, ESTIMATE_MET = 0, 1, 2
 
 
 @numba.njit(cache=True, error_model="numpy")
 def svr_dcd_epochs(
-    X, y, upper, lam, qd, eps_tube, s, beta, w, wb, index, rng, row_nnz, counts, norms, eps,
-    shrinking, max_epochs,
+    X, y, C, upper, lam, qd, eps_tube, s, beta, w, wb, sums, index, rng, row_nnz, counts, norms,
+    eps, gap_target, shrinking, max_epochs,
 ):  # fmt: skip
     """Up to ``max_epochs`` epochs with LIBLINEAR's bookkeeping between them, stopping early when
-    ``Σ violations ≤ eps · Σ violations of the first epoch`` holds on the full set.
+    ``Σ violations ≤ eps · Σ violations of the first epoch`` holds on the full set, or when the
+    epoch's gap estimate (:func:`svr_epoch`) is at most ``gap_target · max(1, |D(β) + estimate|)``
+    over the full set (``gap_target < 0``: never). Either rule met on a shrunk set resets it to
+    the full set instead.
 
     ``counts = [active_size, n_free, resets, forced_resets, since_full]`` (int64) and
-    ``norms = [Gmax_old, first epoch's Σ violations (< 0: not yet), last Σ violations]`` are
-    updated in place. A shrunk set that meets the rule is reset to the full set (``counts[2]``),
-    as is one left shrunk for :data:`FORCED_RECHECK_EPOCHS` epochs (``counts[3]``).
-    Returns ``(epochs, nonzeros of the rows visited, converged)``.
+    ``norms = [Gmax_old, first epoch's Σ violations (< 0: not yet), last Σ violations, last gap
+    estimate, D(β)]`` are updated in place. A shrunk set that meets the rule is reset to the
+    full set (``counts[2]``), as is one left shrunk for :data:`FORCED_RECHECK_EPOCHS` epochs
+    (``counts[3]``). Returns ``(epochs, nonzeros of the rows visited, RAN_OUT | NATIVE_MET |
+    ESTIMATE_MET)``.
     """
     inf = np.inf
     n_free = counts[1]
@@ -138,22 +167,35 @@ def svr_dcd_epochs(
             counts[3] += 1
         counts[4] = 0 if counts[0] == n_free else counts[4] + 1
         active = counts[0]
+        full = active == n_free
         for k in range(active):
             work += row_nnz[index[k]]
         gmax_old = norms[0] if shrinking else inf
-        active, gmax_new, gnorm1 = svr_epoch(
-            X, y, upper, lam, qd, eps_tube, s, beta, w, wb, index, active, gmax_old, rng
+        active, gmax_new, gnorm1, gap = svr_epoch(
+            X, y, C, upper, lam, qd, eps_tube, s, beta, w, wb, sums, index, active, gmax_old, rng
         )
         counts[0] = active
         if norms[1] < 0.0:
             norms[1] = gnorm1
         norms[2] = gnorm1
+        norms[3] = gap
+        if gap_target >= 0.0:
+            # D(β) = yᵀβ − ε‖β‖₁ − ½‖w̃‖² − ½ΣΛβ², from the sums kept current
+            dual = sums[0] - eps_tube * sums[1] - 0.5 * (w @ w + wb[0] * wb[0] + sums[2])
+            norms[4] = dual
+            if gap <= gap_target * max(1.0, abs(dual + gap)):
+                norms[0] = gmax_new
+                if full:
+                    return epoch + 1, work, ESTIMATE_MET
+                counts[0] = n_free  # the shrunk set meets it: an epoch over the full set next
+                counts[2] += 1
+                continue
         if gnorm1 <= eps * norms[1]:
             norms[0] = inf
             if active == n_free:
-                return epoch + 1, work, True
+                return epoch + 1, work, NATIVE_MET
             counts[0] = n_free  # the shrunk set meets the rule: re-check the full set
             counts[2] += 1
         else:
             norms[0] = gmax_new
-    return max_epochs, work, False
+    return max_epochs, work, RAN_OUT

@@ -1,7 +1,8 @@
-"""svr_newton (trust-region Newton for the squared ε-insensitive loss, LIBLINEAR ``-s 11``'s
-method): certified optima equal to Clarabel's on friedman1, diabetes, d > n, duplicated rows,
-CSR data, per-example weights and a large C, every bias; the jitted passes against NumPy;
-warm starts, limits, the native rule and refusals."""
+"""svr_newton (Newton's method with an exact line search for the squared ε-insensitive loss,
+LIBLINEAR ``-s 11``'s method): certified optima equal to Clarabel's on friedman1, diabetes,
+d > n, duplicated rows, CSR data, per-example weights and a large C (C = 1e5 on d > n too), every
+bias; the jitted passes and the line search against NumPy; warm starts, limits, the native rule
+and refusals."""
 
 from __future__ import annotations
 
@@ -14,7 +15,7 @@ from scipy import sparse
 from svmbench.problems import SoftMarginPrimal, SVRPrimal
 from svmbench.problems.datasets import load
 from svmbench.solvers import registry
-from svmbench.solvers._jit.svr_newton import hessian_rows, weighted_rows
+from svmbench.solvers._jit.svr_newton import hessian_rows, line_search, weighted_rows
 from svmbench.solvers.base import ConvergenceWarning, Status
 from svmbench.solvers.svr_newton import SVRObjective, unsigned_rows
 
@@ -54,6 +55,9 @@ SETS = {
     "duplicated": ("duplicated", 1.0, 0.5, False),
     "csr": ("csr", 1.0, 0.5, False),
     "large_C": ("friedman1", 1e5, 0.1, False),
+    # d > n, C = 1e5: the residuals crowd the tube's edge, where the curvature along a
+    # direction jumps from 1 to 2C‖x‖² (the trust region of LIBLINEAR's old -s 11 collapsed here)
+    "wide_large_C": ("wide", 1e5, 0.1, False),
     "weighted": ("dense", 1.0, 0.5, True),
     "epsilon_above_spread": ("dense", 1.0, 1e3, False),
 }
@@ -163,15 +167,33 @@ def test_the_limits_and_the_native_rule_end_with_an_honest_status():
     assert tight.rel_gap < native.rel_gap
 
 
-def test_at_large_C_on_wide_data_it_stops_honestly_where_dual_cd_certifies():
-    # d > n, C = 1e4: the residuals crowd the tube's edge, where the curvature jumps from 1 to
-    # 2C‖x‖²; the trust region shrinks there (LIBLINEAR's -s 11 stops short too), dual CD not
-    X, y = _data("wide")
-    problem = SVRPrimal(X, y, C=1e4, epsilon=0.1, loss=SQUARED, bias="regularized")
-    with pytest.warns(ConvergenceWarning):
-        result = registry.get("svr_newton", tol=TOL, max_iter=50, trace=False).solve(problem)
-    assert result.status is Status.MAX_ITER and result.certified and result.rel_gap > TOL
-    assert registry.get("svr_dcd", tol=TOL, trace=False).solve(problem).status is Status.OPTIMAL
+@pytest.mark.parametrize("seed", range(4))
+def test_the_line_search_finds_the_minimum_of_the_piecewise_quadratic(seed):
+    rng = np.random.default_rng(seed)
+    n, eps = 60, 0.3
+    r, z = rng.normal(size=n), rng.normal(size=n)
+    C = rng.uniform(0.0, 1e3 if seed % 2 else 1.0, n)
+    q0 = rng.uniform(0.1, 2.0)
+    a0 = -abs(rng.normal()) - 2.0 * float(C @ (np.maximum(0.0, np.abs(r) - eps) * np.sign(r) * z))
+
+    def phi(t):
+        xi = np.maximum(0.0, np.abs(r[:, None] - np.outer(z, t)) - eps)
+        return a0 * t + 0.5 * q0 * t * t + C @ (xi * xi)
+
+    t, evaluations = line_search(r, z, C, eps, a0, q0)
+    grid = np.linspace(0.0, 4.0 * max(t, 1.0), 400_001)
+    best = grid[np.argmin(phi(grid))]
+    assert phi(np.array([t]))[0] <= phi(np.array([best]))[0] + 1e-9 * max(1.0, abs(phi(grid)).max())
+    assert abs(t - best) <= 1e-4 * max(1.0, best)
+    assert 1 <= evaluations <= 100
+
+
+def test_at_large_C_on_wide_data_the_line_search_reaches_the_optimum_trust_regions_miss():
+    problem = problem_on("wide_large_C", "regularized")
+    result = registry.get("svr_newton", tol=1e-9, trace=False).solve(problem)
+    assert result.status is Status.OPTIMAL, result.message
+    assert rel(result.primal, reference(problem).primal) <= 1e-8
+    assert result.info["last_step"] > 0.0
 
 
 def test_svr_newton_refuses_the_plain_loss_and_other_problems():
