@@ -15,6 +15,7 @@ from svmbench.problems import KernelDual, datasets
 from svmbench.problems.kernels import kernel_matrix
 from svmbench.solvers import clock, registry
 from svmbench.solvers._jit import kernel_columns as kc
+from svmbench.solvers._jit import smo as jit
 from svmbench.solvers._reference import reference_solution
 from svmbench.solvers.base import ConvergenceWarning, Status
 from svmbench.solvers.smo import DENSE_MAX_BYTES, use_dense_rows
@@ -508,3 +509,29 @@ def test_columns_are_float64_when_the_whole_matrix_fits_the_cache():
     for r in (tight, loose):
         assert r.status.value == "optimal" and r.certified and r.rel_gap <= 1e-8
     assert abs(tight.primal - loose.primal) <= 2e-8 * abs(loose.primal)
+
+
+@pytest.mark.parametrize("rows", ("dense", "csr"))
+def test_reconstruct_rebuilds_the_gradient_of_the_shrunk_variables(rows):
+    """After a solve's last reconstruction G is Q̃α − 1 on every variable (the shrunk ones
+    rebuilt from the free variables' kernel columns), against the kernel matrix in NumPy."""
+    problem = _problem("gaussian_overlap", "rbf")
+    if rows == "csr":
+        problem = KernelDual(
+            sparse.csr_matrix(problem.X), problem.y, C=problem.C, kernel="rbf", gamma=problem.gamma
+        )
+    solver = registry.get("smo", tol=1e-9, chunk=50, storage=rows)
+    state = solver._init_state(problem, None)
+    c = state.core
+    assert c.kint[2] is None  # a small problem: the serial columns' variant
+    jit.smo_pairs(400, 1e-3, True, *c)  # shrinks
+    assert c.ist[jit.N_ACTIVE] < problem.n_samples
+    n_shrunk = problem.n_samples - c.ist[jit.N_ACTIVE]
+    jit.reconstruct(
+        c.X, c.sqn, c.kint, c.kflt, c.y, c.C, c.alpha, c.G, c.Gbar, c.active, c.is_active,
+        c.all_idx, c.slot_col, c.col_slot, c.slot_full, c.ist, None, None,
+    )  # fmt: skip
+    assert n_shrunk > 0 and c.ist[jit.N_ACTIVE] == problem.n_samples
+    X = problem.X.toarray() if rows == "csr" else problem.X
+    Q = np.outer(c.y, c.y) * kernel_matrix(X, X, kernel="rbf", gamma=problem.gamma)
+    np.testing.assert_allclose(c.G, Q @ c.alpha - 1.0, rtol=1e-10, atol=1e-10)
