@@ -110,6 +110,6 @@ def test_small_rows_compile_the_serial_columns_only():
     X = rng.standard_normal((40, 5))
     assert kc.column_threads(X, 8) is None
     assert kc.column_threads(kc.csr_rows(sparse.csr_matrix(X)), 8) is None
-    big = np.zeros((work // 5, 5))
+    big = np.zeros((work // 10, 10))  # n·d = work, n below PARALLEL_MIN_N_CSR
     assert kc.column_threads(big, 2) == 2
     assert kc.column_threads(kc.csr_rows(sparse.csr_matrix(big)), 2) is None  # no non-zeros
