@@ -53,7 +53,7 @@ def choose_solver(name: str, problem) -> str:
     a ValueError naming the solver when it cannot take the problem."""
     if name == "auto":
         for candidate in AUTO_ORDER:
-            if candidate in registry.names() or candidate in registry.anchor_names():
+            if registry.known(candidate):
                 if registry.solver_class(candidate).unsupported_reason(problem) is None:
                     return candidate
         raise ValueError(f"solver='auto': none of {AUTO_ORDER} accepts {problem.describe()}")

@@ -227,7 +227,7 @@ class SVMRegressor(RegressorMixin, BaseEstimator):
         """``solver`` checked against the problem; ``"auto"`` resolved (see the class)."""
         if self.solver == "auto":
             for name in ("auto", *AUTO_CANDIDATES):
-                if name in registry.names() and not registry.solver_class(name).unsupported_reason(
+                if registry.known(name) and not registry.solver_class(name).unsupported_reason(
                     problem
                 ):
                     return name

@@ -115,6 +115,12 @@ def anchor_names(*, available_only: bool = False) -> list[str]:
     return found
 
 
+def known(name: str) -> bool:
+    """Whether ``name`` is a method or an anchor, importing no solver module (the tables, and
+    what is registered already)."""
+    return name in _REGISTRY or name in METHOD_HOMES or name in ANCHOR_HOMES
+
+
 def is_anchor(name: str) -> bool:
     """Whether ``name`` is a registered anchor."""
     _load()

@@ -55,7 +55,13 @@ from svmbench.solvers.registry import register
 
 # (DENSE_MAX_BYTES and _gradients stay importable from here, as the tests do)
 from svmbench.solvers.smo_arrays import DENSE_MAX_BYTES as DENSE_MAX_BYTES
-from svmbench.solvers.smo_arrays import STORAGES, cache_dtype, problem_arrays, use_dense_rows
+from svmbench.solvers.smo_arrays import (
+    STORAGES,
+    cache_dtype,
+    problem_arrays,
+    problem_threads,
+    use_dense_rows,
+)
 from svmbench.solvers.smo_arrays import gradients as _gradients
 from svmbench.solvers.smo_general import (
     GeneralState,
@@ -235,10 +241,13 @@ class SMO(IterativeSolver):
 
     # ---- JIT -------------------------------------------------------------------------------------
     def warm_up(self) -> float:
-        """Compile every jitted function on a 4-point problem (both update kinds, both column
-        variants, dense and CSR rows, shrinking and reconstruction, the parallel variants, the
+        """Compile the loops on a 4-point problem (both update kinds, float32 and float64
+        columns, dense and CSR rows, shrinking and reconstruction, the serial columns; the
         gradient of a warm start and the certificate's kernel products), once per process;
-        untimed. Later calls return 0 at once (the 4-point runs cost 0.2-0.7 s each time)."""
+        untimed. Later calls return 0 at once (the 4-point runs cost 0.2-0.7 s each time). The
+        loops with parallel columns, which only problems of ``n·d ≥ PARALLEL_MIN_WORK`` run on
+        several threads, compile in :meth:`warm_up_for` of such a problem (before any solve of
+        it)."""
         global _WARM
         if _WARM:
             return 0.0
@@ -246,7 +255,7 @@ class SMO(IterativeSolver):
         for storage in ("dense", "csr"):
             for dtype in (np.float32, np.float64):
                 for pairs in (True, False):
-                    self._compile(storage, dtype, pairs)
+                    self._compile(storage, dtype, pairs, None)
         self._compile_product()
         _WARM = True
         return time.perf_counter() - start
@@ -259,32 +268,34 @@ class SMO(IterativeSolver):
         compilation on this machine says so on stderr (:mod:`~solvers.compile_notice`)."""
         if isinstance(problem, GeneralDualProblem):
             return general_warm_up(self, problem)
-        if _WARM or not isinstance(problem, KernelDual):
+        if not isinstance(problem, KernelDual):
             return self.warm_up()
         dense = problem.kernel == "precomputed" or use_dense_rows(problem.X, self.storage)
-        variant = (
-            "dense" if dense else "csr",
-            np.dtype(cache_dtype(problem, self.cache_mb)).type,
-            problem.bias == "free",
-        )
+        storage = "dense" if dense else "csr"
+        dtype = np.dtype(cache_dtype(problem, self.cache_mb)).type
+        threads = problem_threads(problem, storage)
+        variant = (storage, dtype, problem.bias == "free", threads is not None)
         product = _needs_product(problem)
         if variant in _WARM_VARIANTS and (_WARM_PRODUCT or not product):
             return 0.0
         start = time.perf_counter()
-        self._compile(*variant)
+        self._compile(storage, dtype, problem.bias == "free", threads)
         if product:
             self._compile_product()
         return time.perf_counter() - start
 
-    def _compile(self, storage: str, dtype, pairs: bool) -> None:
+    def _compile(self, storage: str, dtype, pairs: bool, threads: int | None) -> None:
         """Run one variant of the cores on a 4-point problem (its kernel columns, shrinking and
-        reconstruction are callees of the loop) and the gradient of a warm start."""
-        variant = (storage, np.dtype(dtype).type, pairs)
+        reconstruction are callees of the loop) and the gradient of a warm start; with the
+        columns' parallel loops when ``threads`` is not None."""
+        variant = (storage, np.dtype(dtype).type, pairs, threads is not None)
         if variant in _WARM_VARIANTS:
             return
         name = np.dtype(dtype).name
         what = f"{storage} rows, {name} columns, {'pair' if pairs else 'single'} updates"
         tag = f"smo-{storage}-{name}-{'pairs' if pairs else 'single'}"
+        if threads is not None:
+            what, tag = f"{what}, parallel columns", f"{tag}-parallel"
         with compiling(tag, "smo", what):
             X = np.array([[0.0, 1.0], [1.0, 0.0], [1.0, 1.0], [0.0, 0.0]])
             y = np.array([1.0, -1.0, 1.0, -1.0])
@@ -292,8 +303,9 @@ class SMO(IterativeSolver):
             state = self._make_state(
                 tiny, None, pairs=pairs, n_slots=2, dtype=dtype, storage=storage
             )
+            core = state.core._replace(kint=(*state.core.kint[:2], threads))
             run = jit.smo_pairs if pairs else jit.smo_single
-            run(50, 1e-3, True, *state.core)
+            run(50, 1e-3, True, *core)
             alpha = np.array([1.0, 1.0, 0.5, 0.5])  # G and Ḡ of a warm start
             c = state.core
             _gradients(c.X, c.sqn, c.kint, c.kflt, y, c.C, 0.0 * y, alpha)

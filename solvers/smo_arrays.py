@@ -135,9 +135,27 @@ def _kernel_dot_rows(X, sqn, rows, cols, coef, kind, gamma, coef0, degree, shift
 _KERNEL_NAMES = {code: name for name, code in kc.KERNEL_CODES.items()}
 
 
+def rows_threads(X, storage: str) -> int | None:
+    """The ``threads`` of the jitted columns for the data ``X`` (a Gram matrix, dense rows or
+    scipy sparse rows) run as ``storage`` ("dense" or "csr") rows, without building them:
+    :func:`~solvers._jit.kernel_columns.parallel_threads`."""
+    n, d = X.shape
+    nnz = None
+    if storage == "csr":
+        nnz = X.nnz if sparse.issparse(X) else int(np.count_nonzero(X))
+    return kc.parallel_threads(n, d, nnz, numba.get_num_threads())
+
+
+def problem_threads(problem: KernelDual, storage: str) -> int | None:
+    """:func:`rows_threads` of ``problem``'s rows (its Gram matrix when precomputed)."""
+    return rows_threads(problem.X, "dense" if problem.kernel == "precomputed" else storage)
+
+
 def problem_arrays(problem: KernelDual, storage: str):
     """What the jitted SMO cores read from a kernel problem: ``(X, XT, sqn, kint, kflt, y, Cw,
-    C, dplus, QD)``, the rows (:func:`_rows`), ``kint = (kernel code, degree, Numba threads)``,
+    C, dplus, QD)``, the rows (:func:`_rows`), ``kint = (kernel code, degree, threads)`` (a
+    tuple: ``threads`` is the Numba threads, or None when the rows are too small for the
+    columns' parallel loops, :func:`~solvers._jit.kernel_columns.column_threads`),
     ``kflt = (γ, coef0, s²)``, the labels, the loss weights C_t, the box's upper bounds (∞ for
     the squared hinge), ``δ_tt/(2C_t)`` of the squared hinge and the diagonal ``Q̃_tt``; every
     array contiguous float64 (shared by ``smo`` and ``smo_batch``)."""
@@ -145,7 +163,7 @@ def problem_arrays(problem: KernelDual, storage: str):
     X, XT, sqn, diag = _rows(problem, storage)
     code = problem.kernel_spec.code
     s2 = problem.bias_scale**2 if problem.bias == "regularized" else 0.0
-    kint = np.array([code, problem.degree, numba.get_num_threads()], dtype=np.int64)
+    kint = (int(code), int(problem.degree), kc.column_threads(X, numba.get_num_threads()))
     kflt = np.array([problem.gamma, problem.coef0, s2], dtype=np.float64)
     y = np.ascontiguousarray(problem.y, dtype=np.float64)
     Cw = np.ascontiguousarray(problem.upper_bounds, dtype=np.float64)

@@ -44,6 +44,7 @@ from svmbench.problems.general_dual import GeneralDual, GeneralDualProblem
 from svmbench.problems.general_qp import project
 from svmbench.problems.svr import SVRDual
 from svmbench.solvers._jit import smo as jit
+from svmbench.solvers._jit.kernel_columns import column_threads
 from svmbench.solvers._jit.smo_nu import smo_pairs_nu
 from svmbench.solvers.base import StepOutcome
 from svmbench.solvers.compile_notice import compiling
@@ -51,6 +52,7 @@ from svmbench.solvers.smo_arrays import (
     FLOAT32_MAX_ENTRY,
     kernel_rows_arrays,
     kernel_times,
+    rows_threads,
     use_dense_rows,
 )
 
@@ -126,7 +128,7 @@ def make_general_state(
     X, XT, sqn, diag = kernel_rows_arrays(form.X, form.kernel, storage)
     n_rows = sqn.shape[0]
     spec = form.kernel
-    kint = np.array([spec.code, spec.degree, numba.get_num_threads()], dtype=np.int64)
+    kint = (int(spec.code), int(spec.degree), column_threads(X, numba.get_num_threads()))
     kflt = np.array([spec.gamma, spec.coef0, form.s2], dtype=np.float64)
     rowmap = np.ascontiguousarray(form.rows, dtype=np.int64)
     z = np.ascontiguousarray(form.sign, dtype=np.float64)
@@ -227,13 +229,17 @@ def general_warm_up(solver, problem: GeneralDualProblem) -> float:
     if precomputed:
         tiny_X = tiny_X @ tiny_X.T
     dtype = np.dtype(row_cache_dtype(form, solver.cache_mb)).type
-    variant = (storage, form.equality, dtype)
+    threads = rows_threads(form.X, "dense" if precomputed else storage)
+    variant = (storage, form.equality, dtype, threads is not None)
     if variant in _WARM_GENERAL:
         return 0.0
     start = time.perf_counter()
     name = np.dtype(dtype).name
     what = f"{storage} rows, {name} kernel rows, the general form's {form.equality!r} loop"
-    with compiling(f"smo-general-{storage}-{name}-{form.equality}", "smo", what):
+    tag = f"smo-general-{storage}-{name}-{form.equality}"
+    if threads is not None:
+        what, tag = f"{what}, parallel columns", f"{tag}-parallel"
+    with compiling(tag, "smo", what):
         rows = np.r_[np.arange(4), np.arange(4)]
         z = np.r_[np.ones(4), -np.ones(4)]
         alpha0 = np.r_[0.5, 0.0, 0.0, 0.0, 0.5, 0.0, 0.0, 0.0]
@@ -244,7 +250,8 @@ def general_warm_up(solver, problem: GeneralDualProblem) -> float:
         state = make_general_state(
             tiny, alpha0, eps=1e-3, cache_mb=0.0, storage=storage, dtype=dtype
         )
-        LOOPS[form.equality](50, 1e-3, form.equality != "nu", *state.core)
+        core = state.core._replace(kint=(*state.core.kint[:2], threads))
+        LOOPS[form.equality](50, 1e-3, form.equality != "nu", *core)
     _WARM_GENERAL.add(variant)
     return time.perf_counter() - start
 

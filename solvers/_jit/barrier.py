@@ -117,15 +117,6 @@ def _prepare_rows(loss, a, b, y, C, m, s, lam, xi, nu, sqD, V):
         V[i, 1] = y[i] * (D * (1.0 / lam_i - 1.0 / nu_i if loss == HINGE else 1.0 / lam_i))
 
 
-@numba.njit(cache=True, inline="always", error_model="numpy")
-def _prepare_pass(loss, y, C, m, s, lam, xi, nu, sqD, V):
-    """``sqD = √D`` and the columns of V (n×2): ``y ⊙ g_a`` (g of the affine step, its Δλ at
-    ``Δm = 0``) and ``y ⊙ D (1/λ − 1/ν)`` (``y ⊙ D/λ`` but for the hinge), the derivative of
-    ``y ⊙ g`` in τ: ``X̃ᵀV`` builds both right-hand sides. ``xi``, ``nu`` are read for the hinge
-    only (``loss`` a constant of the entry point: the loop vectorizes)."""
-    _prepare_rows(loss, 0, y.shape[0], y, C, m, s, lam, xi, nu, sqD, V)
-
-
 # ---- the passes over X, in blocks of BLOCK rows: X̃Δz, the rows' algebra, X̃ᵀ(y ⊙ c) ---------
 #: Rows per block of a pass: the block's rows of X stay in cache between the product X̃Δz and the
 #: accumulation of X̃ᵀ(y ⊙ c), and the per-row algebra in between runs over contiguous buffers
@@ -175,30 +166,6 @@ def _affine_rows(loss, a, b, y, C, m, s, lam, xi, nu, dm, buf):
 
 
 @numba.njit(cache=True, inline="always", error_model="numpy")
-def _affine_pass(loss, X, E, y, C, m, s, lam, xi, nu, dz, dm_out, acc, buf):
-    """Affine pass over the rows (X n×d C-contiguous or the CSR tuple of
-    :func:`~solvers._jit.rows.as_rows`, E n×k, ``buf`` 4×BLOCK): ``dm_out = y ⊙ X̃Δz``,
-    ``acc = X̃ᵀ(y ⊙ c)``; returns ``(worst, Σ(sΔλ + λΔs + ξΔν + νΔξ), Σ(ΔsΔλ + ΔξΔν))``: the
-    complementarity after a step α is ``sᵀλ + ξᵀν + α lin + α² quad``."""
-    n, k = E.shape
-    d = acc.shape[0] - k
-    acc[:] = 0.0
-    worst, lin, quad = 0.0, 0.0, 0.0
-    for a in range(0, n, BLOCK):
-        b = min(n, a + BLOCK)
-        for i in range(a, b):
-            dm_out[i] = y[i] * _dot(X, E, i, dz, d)
-        _affine_rows(loss, a, b, y, C, m, s, lam, xi, nu, dm_out, buf)
-        for i in range(a, b):
-            w = buf[0, i - a]
-            worst = w if w > worst else worst
-            lin += buf[1, i - a]
-            quad += buf[2, i - a]
-            _axpy(X, E, i, buf[3, i - a], acc, d)
-    return worst, lin, quad
-
-
-@numba.njit(cache=True, inline="always", error_model="numpy")
 def _corrector_dir(loss, i, C, m, s, lam, xi, nu, dm_aff, tau, dm):
     """``(s, λ, ξ, ν, Δλ, Δs, Δξ, Δν)`` of row i for the corrected direction."""
     s_i, lam_i, xi_i, nu_i, D, r_p, r_xi = _state_row(loss, i, C, m, s, lam, xi, nu)
@@ -219,26 +186,6 @@ def _corrector_rows(loss, a, b, y, C, m, s, lam, xi, nu, dm_aff, tau, dm, buf):
             worst = _ratio(_ratio(worst, xi_i, dxi), nu_i, dnu)
         buf[0, i - a] = worst
         buf[1, i - a] = y[i] * dlam
-
-
-@numba.njit(cache=True, inline="always", error_model="numpy")
-def _corrector_pass(loss, X, E, y, C, m, s, lam, xi, nu, dm_aff, tau, dz, dm_out, acc, buf):
-    """Corrector pass over the rows (as :func:`_affine_pass`): ``dm_out = y ⊙ X̃Δz``,
-    ``acc = X̃ᵀ(y ⊙ Δλ)``; returns ``worst`` (the step to the boundary is ``1/max(1, worst)``)."""
-    n, k = E.shape
-    d = acc.shape[0] - k
-    acc[:] = 0.0
-    worst = 0.0
-    for a in range(0, n, BLOCK):
-        b = min(n, a + BLOCK)
-        for i in range(a, b):
-            dm_out[i] = y[i] * _dot(X, E, i, dz, d)
-        _corrector_rows(loss, a, b, y, C, m, s, lam, xi, nu, dm_aff, tau, dm_out, buf)
-        for i in range(a, b):
-            w = buf[0, i - a]
-            worst = w if w > worst else worst
-            _axpy(X, E, i, buf[1, i - a], acc, d)
-    return worst
 
 
 # ---- the step -------------------------------------------------------------------------------
@@ -276,103 +223,100 @@ def _update_rows(loss, a, b, C, m, s, lam, xi, nu, dm_aff, dm, tau, step, buf):
         buf[2, i - a] = r_xi
 
 
-@numba.njit(cache=True, inline="always", error_model="numpy")
-def _update_pass(loss, C, m, s, lam, xi, nu, dm_aff, dm, tau, step, buf, sums):
-    """The step: ``m += α Δm``, ``s, λ, ξ, ν += α Δ`` (floored at ``TINY``), in place; returns
-    ``(sᵀλ + ξᵀν, ‖r_p‖_∞, ‖r_ξ‖_∞)`` at the new point, and ``sums`` (4,) gets
-    ``(Σ C ℓ(max(0, 1 − m)), Σ λ, Σ λ²/(4C), min m)`` for the gap estimate (buf: 5×BLOCK)."""
-    n = m.shape[0]
-    comp, rp_max, rxi_max = 0.0, 0.0, 0.0
-    loss_sum, lam_sum, lam2_sum, m_min = 0.0, 0.0, 0.0, np.inf
-    for a in range(0, n, BLOCK):
-        b = min(n, a + BLOCK)
-        _update_rows(loss, a, b, C, m, s, lam, xi, nu, dm_aff, dm, tau, step, buf)
-        for i in range(b - a):
-            comp += buf[0, i]
-            rp_max = buf[1, i] if buf[1, i] > rp_max else rp_max
-            rxi_max = buf[2, i] if buf[2, i] > rxi_max else rxi_max
-            loss_sum += buf[3, i]
-            lam2_sum += buf[4, i]
-            lam_sum += lam[a + i]
-            m_min = m[a + i] if m[a + i] < m_min else m_min
-    sums[0], sums[1], sums[2], sums[3] = loss_sum, lam_sum, lam2_sum, m_min
-    return comp, rp_max, rxi_max
+# ---- entry points: the four passes of each loss, the loss a constant of each ------------------
+def _passes_of(loss: int):
+    """The four passes of ``loss`` (:class:`Passes`), jitted with ``loss`` a constant of their
+    closure: one body per pass for the three losses, and each entry point compiles the loops of
+    its own loss only (an entry point calling an always-inlined pass body had one more level of
+    Numba inlining to compile)."""
 
+    @numba.njit(cache=True, error_model="numpy")
+    def prepare(y, C, m, s, lam, xi, nu, sqD, V):
+        """``sqD = √D`` and the columns of V (n×2): ``y ⊙ g_a`` (g of the affine step, its Δλ
+        at ``Δm = 0``) and ``y ⊙ D (1/λ − 1/ν)`` (``y ⊙ D/λ`` but for the hinge), the
+        derivative of ``y ⊙ g`` in τ: ``X̃ᵀV`` builds both right-hand sides. ``xi``, ``nu`` are
+        read for the hinge only."""
+        _prepare_rows(loss, 0, y.shape[0], y, C, m, s, lam, xi, nu, sqD, V)
 
-# ---- entry points: one per loss and pass, the loss a constant (one loop compiled in each) --------
-@numba.njit(cache=True, error_model="numpy")
-def prepare_hinge(y, C, m, s, lam, xi, nu, sqD, V):
-    _prepare_pass(HINGE, y, C, m, s, lam, xi, nu, sqD, V)
+    @numba.njit(cache=True, error_model="numpy")
+    def affine(X, E, y, C, m, s, lam, xi, nu, dz, dm_out, acc, buf):
+        """Affine pass over the rows (X n×d C-contiguous or the CSR tuple of
+        :func:`~solvers._jit.rows.as_rows`, E n×k, ``buf`` 4×BLOCK): ``dm_out = y ⊙ X̃Δz``,
+        ``acc = X̃ᵀ(y ⊙ c)``; returns ``(worst, Σ(sΔλ + λΔs + ξΔν + νΔξ), Σ(ΔsΔλ + ΔξΔν))``:
+        the complementarity after a step α is ``sᵀλ + ξᵀν + α lin + α² quad``."""
+        n, k = E.shape
+        d = acc.shape[0] - k
+        acc[:] = 0.0
+        worst, lin, quad = 0.0, 0.0, 0.0
+        for a in range(0, n, BLOCK):
+            b = min(n, a + BLOCK)
+            for i in range(a, b):
+                dm_out[i] = y[i] * _dot(X, E, i, dz, d)
+            _affine_rows(loss, a, b, y, C, m, s, lam, xi, nu, dm_out, buf)
+            for i in range(a, b):
+                w = buf[0, i - a]
+                worst = w if w > worst else worst
+                lin += buf[1, i - a]
+                quad += buf[2, i - a]
+                _axpy(X, E, i, buf[3, i - a], acc, d)
+        return worst, lin, quad
 
+    @numba.njit(cache=True, error_model="numpy")
+    def corrector(X, E, y, C, m, s, lam, xi, nu, dm_aff, tau, dz, dm_out, acc, buf):
+        """Corrector pass over the rows (as ``affine``): ``dm_out = y ⊙ X̃Δz``,
+        ``acc = X̃ᵀ(y ⊙ Δλ)``; returns ``worst`` (the step to the boundary is
+        ``1/max(1, worst)``)."""
+        n, k = E.shape
+        d = acc.shape[0] - k
+        acc[:] = 0.0
+        worst = 0.0
+        for a in range(0, n, BLOCK):
+            b = min(n, a + BLOCK)
+            for i in range(a, b):
+                dm_out[i] = y[i] * _dot(X, E, i, dz, d)
+            _corrector_rows(loss, a, b, y, C, m, s, lam, xi, nu, dm_aff, tau, dm_out, buf)
+            for i in range(a, b):
+                w = buf[0, i - a]
+                worst = w if w > worst else worst
+                _axpy(X, E, i, buf[1, i - a], acc, d)
+        return worst
 
-@numba.njit(cache=True, error_model="numpy")
-def prepare_squared_hinge(y, C, m, s, lam, xi, nu, sqD, V):
-    _prepare_pass(SQUARED_HINGE, y, C, m, s, lam, xi, nu, sqD, V)
+    @numba.njit(cache=True, error_model="numpy")
+    def update(C, m, s, lam, xi, nu, dm_aff, dm, tau, step, buf, sums):
+        """The step: ``m += α Δm``, ``s, λ, ξ, ν += α Δ`` (floored at ``TINY``), in place;
+        returns ``(sᵀλ + ξᵀν, ‖r_p‖_∞, ‖r_ξ‖_∞)`` at the new point, and ``sums`` (4,) gets
+        ``(Σ C ℓ(max(0, 1 − m)), Σ λ, Σ λ²/(4C), min m)`` for the gap estimate
+        (buf: 5×BLOCK)."""
+        n = m.shape[0]
+        comp, rp_max, rxi_max = 0.0, 0.0, 0.0
+        loss_sum, lam_sum, lam2_sum, m_min = 0.0, 0.0, 0.0, np.inf
+        for a in range(0, n, BLOCK):
+            b = min(n, a + BLOCK)
+            _update_rows(loss, a, b, C, m, s, lam, xi, nu, dm_aff, dm, tau, step, buf)
+            for i in range(b - a):
+                comp += buf[0, i]
+                rp_max = buf[1, i] if buf[1, i] > rp_max else rp_max
+                rxi_max = buf[2, i] if buf[2, i] > rxi_max else rxi_max
+                loss_sum += buf[3, i]
+                lam2_sum += buf[4, i]
+                lam_sum += lam[a + i]
+                m_min = m[a + i] if m[a + i] < m_min else m_min
+        sums[0], sums[1], sums[2], sums[3] = loss_sum, lam_sum, lam2_sum, m_min
+        return comp, rp_max, rxi_max
 
-
-@numba.njit(cache=True, error_model="numpy")
-def prepare_hard(y, C, m, s, lam, xi, nu, sqD, V):
-    _prepare_pass(HARD, y, C, m, s, lam, xi, nu, sqD, V)
-
-
-@numba.njit(cache=True, error_model="numpy")
-def affine_hinge(X, E, y, C, m, s, lam, xi, nu, dz, dm_out, acc, buf):
-    return _affine_pass(HINGE, X, E, y, C, m, s, lam, xi, nu, dz, dm_out, acc, buf)
-
-
-@numba.njit(cache=True, error_model="numpy")
-def affine_squared_hinge(X, E, y, C, m, s, lam, xi, nu, dz, dm_out, acc, buf):
-    return _affine_pass(SQUARED_HINGE, X, E, y, C, m, s, lam, xi, nu, dz, dm_out, acc, buf)
-
-
-@numba.njit(cache=True, error_model="numpy")
-def affine_hard(X, E, y, C, m, s, lam, xi, nu, dz, dm_out, acc, buf):
-    return _affine_pass(HARD, X, E, y, C, m, s, lam, xi, nu, dz, dm_out, acc, buf)
-
-
-@numba.njit(cache=True, error_model="numpy")
-def corrector_hinge(X, E, y, C, m, s, lam, xi, nu, dm_aff, tau, dz, dm_out, acc, buf):
-    return _corrector_pass(HINGE, X, E, y, C, m, s, lam, xi, nu, dm_aff, tau, dz, dm_out, acc, buf)
-
-
-@numba.njit(cache=True, error_model="numpy")
-def corrector_squared_hinge(X, E, y, C, m, s, lam, xi, nu, dm_aff, tau, dz, dm_out, acc, buf):
-    return _corrector_pass(
-        SQUARED_HINGE, X, E, y, C, m, s, lam, xi, nu, dm_aff, tau, dz, dm_out, acc, buf
-    )
-
-
-@numba.njit(cache=True, error_model="numpy")
-def corrector_hard(X, E, y, C, m, s, lam, xi, nu, dm_aff, tau, dz, dm_out, acc, buf):
-    return _corrector_pass(HARD, X, E, y, C, m, s, lam, xi, nu, dm_aff, tau, dz, dm_out, acc, buf)
-
-
-@numba.njit(cache=True, error_model="numpy")
-def update_hinge(C, m, s, lam, xi, nu, dm_aff, dm, tau, step, buf, sums):
-    return _update_pass(HINGE, C, m, s, lam, xi, nu, dm_aff, dm, tau, step, buf, sums)
-
-
-@numba.njit(cache=True, error_model="numpy")
-def update_squared_hinge(C, m, s, lam, xi, nu, dm_aff, dm, tau, step, buf, sums):
-    return _update_pass(SQUARED_HINGE, C, m, s, lam, xi, nu, dm_aff, dm, tau, step, buf, sums)
-
-
-@numba.njit(cache=True, error_model="numpy")
-def update_hard(C, m, s, lam, xi, nu, dm_aff, dm, tau, step, buf, sums):
-    return _update_pass(HARD, C, m, s, lam, xi, nu, dm_aff, dm, tau, step, buf, sums)
+    return Passes(prepare, affine, corrector, update)
 
 
 class Passes(NamedTuple):
     """The four passes of one loss (jitted functions; ``xi``, ``nu`` are empty arrays but for
-    the hinge):
+    the hinge), built by :func:`_passes_of`:
 
-    - ``prepare(y, C, m, s, lam, xi, nu, sqD, V)``: :func:`_prepare_pass`;
-    - ``affine(X, E, y, C, m, s, lam, xi, nu, dz, dm_out, acc, buf)`` → ``(worst, lin, quad)``:
-      :func:`_affine_pass`;
+    - ``prepare(y, C, m, s, lam, xi, nu, sqD, V)``;
+    - ``affine(X, E, y, C, m, s, lam, xi, nu, dz, dm_out, acc, buf)`` → ``(worst, lin, quad)``;
     - ``corrector(X, E, y, C, m, s, lam, xi, nu, dm_aff, tau, dz, dm_out, acc, buf)`` →
-      ``worst``: :func:`_corrector_pass`;
+      ``worst``;
     - ``update(C, m, s, lam, xi, nu, dm_aff, dm, tau, step, buf, sums)`` →
-      ``(comp, ‖r_p‖_∞, ‖r_ξ‖_∞)``: :func:`_update_pass`.
+      ``(comp, ‖r_p‖_∞, ‖r_ξ‖_∞)``.
     """
 
     prepare: Callable
@@ -382,10 +326,4 @@ class Passes(NamedTuple):
 
 
 #: The passes of each loss code.
-PASSES = {
-    HINGE: Passes(prepare_hinge, affine_hinge, corrector_hinge, update_hinge),
-    SQUARED_HINGE: Passes(
-        prepare_squared_hinge, affine_squared_hinge, corrector_squared_hinge, update_squared_hinge
-    ),
-    HARD: Passes(prepare_hard, affine_hard, corrector_hard, update_hard),
-}
+PASSES = {loss: _passes_of(loss) for loss in (HINGE, SQUARED_HINGE, HARD)}

@@ -9,10 +9,11 @@ Dense rows: ``X`` is C-contiguous float64. A column is long work when ``len(idx)
 then :func:`kernel_column` hands it to :func:`kernel_column_parallel`, which splits it over the
 Numba threads with ``prange`` (each thread writes its own entries, no reduction).
 
-The jitted callers (:mod:`solvers._jit.smo_shrink`) take either kind of rows through :func:`column`,
-:func:`column_full` and :func:`dot_rows`, resolved when they are compiled (one specialization
-per kind); CSR rows travel as the tuple of :data:`CSR_FIELDS`, whose dot products sum in the
-dense loops' order (the same values bit for bit).
+The jitted callers (:mod:`solvers._jit.smo_shrink`) take either kind of rows through :func:`column`
+and :func:`column_full`, resolved when they are compiled (one specialization per kind, and per
+``threads``: None compiles the serial loops alone, :func:`parallel_threads`); CSR rows travel as
+the tuple of :data:`CSR_FIELDS`, whose dot products sum in the dense loops' order (the same
+values bit for bit).
 """
 
 from __future__ import annotations
@@ -104,7 +105,7 @@ def kernel_column(X, sqn, i, idx, out, kind, gamma, coef0, degree, threads):
         Numba threads available (``numba.get_num_threads()``, read by the caller: a jitted
         function that reads it cannot be cached); 1 keeps the serial loop.
     """
-    if threads > 1 and idx.shape[0] * X.shape[1] >= PARALLEL_MIN_WORK:
+    if threads is not None and threads > 1 and idx.shape[0] * X.shape[1] >= PARALLEL_MIN_WORK:
         kernel_column_parallel(X, sqn, i, idx, out, kind, gamma, coef0, degree)
     else:
         _kernel_column_serial(X, sqn, i, idx, out, kind, gamma, coef0, degree)
@@ -154,10 +155,16 @@ def kernel_column_full(XT, sqn, i, out, kind, gamma, coef0, degree, threads):
     Equal to :func:`kernel_column` on all indices to the last bit (same order of the sums), about
     twice as fast: the loops over t are contiguous and vectorize. ``out`` has length n.
     """
-    n = out.shape[0]
-    if threads > 1 and n * XT.shape[0] >= PARALLEL_MIN_WORK:
+    if threads is not None and threads > 1 and out.shape[0] * XT.shape[0] >= PARALLEL_MIN_WORK:
         kernel_column_full_parallel(XT, sqn, i, out, kind, gamma, coef0, degree)
-        return
+    else:
+        kernel_column_full_serial(XT, sqn, i, out, kind, gamma, coef0, degree)
+
+
+@numba.njit(cache=True)
+def kernel_column_full_serial(XT, sqn, i, out, kind, gamma, coef0, degree):
+    """:func:`kernel_column_full` in this thread alone (block after block)."""
+    n = out.shape[0]
     for lo in range(0, n, FULL_BLOCK):
         _full_block(XT, sqn, i, out, lo, min(n, lo + FULL_BLOCK), kind, gamma, coef0, degree)
 
@@ -229,15 +236,49 @@ def _is_dense(X) -> bool:
     return isinstance(X, numba.types.Array)
 
 
+def _serial(threads) -> bool:
+    return isinstance(threads, numba.types.NoneType)
+
+
+def parallel_threads(n: int, d: int, nnz: int | None, threads: int) -> int | None:
+    """The ``threads`` the jitted callers pass to :func:`column` and :func:`column_full` for n
+    rows of d entries (dense, or CSR with ``nnz`` non-zeros; d = n for a Gram matrix): None
+    when no column reaches the parallel loops' thresholds (:data:`PARALLEL_MIN_WORK`,
+    :data:`PARALLEL_MIN_N_CSR`), or for one thread. A caller compiled with None links no
+    parallel loop (they compile slowly, and small problems never run them); the values are the
+    same bit for bit either way."""
+    if threads <= 1:
+        return None
+    if nnz is None:
+        return threads if n * d >= PARALLEL_MIN_WORK else None
+    gathered = n * (nnz // max(1, n) + 1)  # kernel_column_csr's work on every index
+    return threads if gathered >= PARALLEL_MIN_WORK or n >= PARALLEL_MIN_N_CSR else None
+
+
+def column_threads(X, threads: int) -> int | None:
+    """:func:`parallel_threads` of the jitted callers' rows ``X`` (dense rows, Gram matrix, or
+    the CSR tuple of :data:`CSR_FIELDS`)."""
+    if isinstance(X, tuple):
+        n = X[0].shape[0] - 1
+        return parallel_threads(n, X[6].shape[0], int(X[0][-1]), threads)
+    return parallel_threads(X.shape[0], X.shape[1], None, threads)
+
+
 def column(X, sqn, i, idx, out, kind, gamma, coef0, degree, threads):
-    """:func:`kernel_column` (dense rows) or :func:`kernel_column_csr` (CSR tuple); jitted
-    callers only (the choice is made when the caller is compiled)."""
+    """:func:`kernel_column` (dense rows) or :func:`kernel_column_csr` (CSR tuple), their serial
+    loop alone when ``threads`` is None (:func:`column_threads`); jitted callers only (the
+    choice is made when the caller is compiled)."""
     raise NotImplementedError("column is resolved inside jitted code only")
 
 
-@overload(column)
+@overload(column, inline="always")
 def _column(X, sqn, i, idx, out, kind, gamma, coef0, degree, threads):
-    if _is_dense(X):
+    if _is_dense(X) and _serial(threads):
+
+        def impl(X, sqn, i, idx, out, kind, gamma, coef0, degree, threads):
+            _kernel_column_serial(X, sqn, i, idx, out, kind, gamma, coef0, degree)
+
+    elif _is_dense(X):
 
         def impl(X, sqn, i, idx, out, kind, gamma, coef0, degree, threads):
             kernel_column(X, sqn, i, idx, out, kind, gamma, coef0, degree, threads)
@@ -253,14 +294,22 @@ def _column(X, sqn, i, idx, out, kind, gamma, coef0, degree, threads):
 
 
 def column_full(XT, sqn, i, out, kind, gamma, coef0, degree, threads):
-    """:func:`kernel_column_full` (``XT`` dense) or :func:`kernel_column_full_csr` (CSR tuple);
-    jitted callers only."""
+    """:func:`kernel_column_full` (``XT`` dense) or :func:`kernel_column_full_csr` (CSR tuple),
+    serial when ``threads`` is None; jitted callers only."""
     raise NotImplementedError("column_full is resolved inside jitted code only")
 
 
-@overload(column_full)
+@overload(column_full, inline="always")
 def _column_full(XT, sqn, i, out, kind, gamma, coef0, degree, threads):
-    if _is_dense(XT):
+    if _is_dense(XT) and _serial(threads):
+
+        def impl(XT, sqn, i, out, kind, gamma, coef0, degree, threads):
+            n = out.shape[0]
+            for lo in range(0, n, FULL_BLOCK):
+                hi = min(n, lo + FULL_BLOCK)
+                _full_block(XT, sqn, i, out, lo, hi, kind, gamma, coef0, degree)
+
+    elif _is_dense(XT):
 
         def impl(XT, sqn, i, out, kind, gamma, coef0, degree, threads):
             kernel_column_full(XT, sqn, i, out, kind, gamma, coef0, degree, threads)
@@ -268,58 +317,7 @@ def _column_full(XT, sqn, i, out, kind, gamma, coef0, degree, threads):
     else:
 
         def impl(XT, sqn, i, out, kind, gamma, coef0, degree, threads):
-            kernel_column_full_csr(
-                XT[0],
-                XT[1],
-                XT[2],
-                XT[3],
-                XT[4],
-                XT[5],
-                sqn,
-                i,
-                out,
-                kind,
-                gamma,
-                coef0,
-                degree,
-                threads,
-            )
-
-    return impl
-
-
-def dot_rows(X, sqn, rows, cols, coef, kind, gamma, coef0, degree, shift):
-    """:func:`kernel_dot_rows` or :func:`kernel_dot_rows_csr`; jitted callers only."""
-    raise NotImplementedError("dot_rows is resolved inside jitted code only")
-
-
-@overload(dot_rows)
-def _dot_rows(X, sqn, rows, cols, coef, kind, gamma, coef0, degree, shift):
-    if _is_dense(X):
-
-        def impl(X, sqn, rows, cols, coef, kind, gamma, coef0, degree, shift):
-            return kernel_dot_rows(X, sqn, rows, cols, coef, kind, gamma, coef0, degree, shift)
-
-    else:
-
-        def impl(X, sqn, rows, cols, coef, kind, gamma, coef0, degree, shift):
-            return kernel_dot_rows_csr(
-                X[0],
-                X[1],
-                X[2],
-                X[3],
-                X[4],
-                X[5],
-                sqn,
-                rows,
-                cols,
-                coef,
-                kind,
-                gamma,
-                coef0,
-                degree,
-                shift,
-            )
+            kernel_column_full_csr(*XT[:6], sqn, i, out, kind, gamma, coef0, degree, threads)
 
     return impl
 

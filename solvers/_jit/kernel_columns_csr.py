@@ -92,7 +92,7 @@ def kernel_column_csr(
     scatter(indptr, indices, data, i, scratch, False)
     m = idx.shape[0]
     work = m * (indptr[-1] // max(1, indptr.shape[0] - 1) + 1)
-    if threads > 1 and work >= PARALLEL_MIN_WORK:
+    if threads is not None and threads > 1 and work >= PARALLEL_MIN_WORK:
         kernel_column_csr_parallel(
             indptr, indices, data, scratch, sqn, i, idx, out, kind, gamma, coef0, degree
         )
@@ -146,7 +146,7 @@ def kernel_column_full_csr(
     n = out.shape[0]
     if kind == 0:
         return
-    if threads > 1 and n >= PARALLEL_MIN_N_CSR:
+    if threads is not None and threads > 1 and n >= PARALLEL_MIN_N_CSR:
         from_dots_parallel(out, sqn, i, kind, gamma, coef0, degree)
         return
     from_dots_block(out, sqn, i, 0, n, kind, gamma, coef0, degree)

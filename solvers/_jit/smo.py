@@ -58,9 +58,11 @@ from svmbench.solvers._jit.smo_shrink import (  # noqa: F401 (the loops' helpers
     MISSES,
     N_ACTIVE,
     N_IST,
+    PARTIAL,
     RECONSTRUCTIONS,
     SHRINK_COUNTER,
     UNSHRUNK,
+    WHOLE,
     bound_status,
     fill,
     fill_full,
@@ -96,7 +98,7 @@ class Core(NamedTuple):
     X: np.ndarray | tuple  # dense rows (n × d), the CSR tuple of kernel_columns, or the Gram
     XT: np.ndarray | tuple  # X transposed, C-contiguous (d × n); X itself if CSR or Gram
     sqn: np.ndarray  # ‖x_t‖²
-    kint: np.ndarray  # (kernel code, degree, Numba threads)
+    kint: tuple  # (kernel code, degree, Numba threads or None: serial columns only)
     kflt: np.ndarray  # (γ, coef0, s²)
     y: np.ndarray
     C: np.ndarray  # upper bounds C_t (∞ for the squared hinge)
@@ -168,33 +170,34 @@ def smo_pairs(
     have_next = False
     next_i = np.int64(-1)
     next_gmax = -np.inf
-    # the arrays of the shrinking and of the growing back (the arguments of reconstruct)
-    shared = (
-        X,
-        sqn,
-        kint,
-        kflt,
-        y,
-        C,
-        alpha,
-        G,
-        Gbar,
-        active,
-        is_active,
-        all_idx,
-        slot_col,
-        col_slot,
-        slot_full,
-        ist,
-        rowmap,
-        p,
-    )
     while True:
         if shrinking:
             ist[SHRINK_COUNTER] -= 1
             if ist[SHRINK_COUNTER] <= 0:
                 have_next = False
-                shrink_active(eps, True, *shared, shrink_buf)
+                shrink_active(
+                    eps,
+                    True,
+                    X,
+                    sqn,
+                    kint,
+                    kflt,
+                    y,
+                    C,
+                    alpha,
+                    G,
+                    Gbar,
+                    active,
+                    is_active,
+                    all_idx,
+                    slot_col,
+                    col_slot,
+                    slot_full,
+                    ist,
+                    rowmap,
+                    p,
+                    shrink_buf,
+                )
         if done >= max_updates:
             return done, BUDGET
         # ---- working set: i by the maximal violation, j by WSS2
@@ -218,7 +221,7 @@ def smo_pairs(
         if i >= 0:
             si = get_column(
                 i,
-                False,
+                PARTIAL,
                 X,
                 XT,
                 sqn,
@@ -267,13 +270,32 @@ def smo_pairs(
                             j = t
         if j < 0 or gmax + gmax2 < eps:
             # check the shrunk variables too before declaring convergence
-            if grow_back(*shared):
+            if grow_back(
+                X,
+                sqn,
+                kint,
+                kflt,
+                y,
+                C,
+                alpha,
+                G,
+                Gbar,
+                active,
+                is_active,
+                all_idx,
+                slot_col,
+                col_slot,
+                slot_full,
+                ist,
+                rowmap,
+                p,
+            ):
                 continue
             return done, CONVERGED
         # ---- update along d_i = y_i, d_j = −y_j (keeps yᵀα)
         sj = get_column(
             j,
-            False,
+            PARTIAL,
             X,
             XT,
             sqn,
@@ -447,32 +469,33 @@ def smo_single(
 ):
     """Run at most ``max_updates`` single-variable updates; return ``(updates done, code)``."""
     done = 0
-    # the arrays of the shrinking and of the growing back (the arguments of reconstruct)
-    shared = (
-        X,
-        sqn,
-        kint,
-        kflt,
-        y,
-        C,
-        alpha,
-        G,
-        Gbar,
-        active,
-        is_active,
-        all_idx,
-        slot_col,
-        col_slot,
-        slot_full,
-        ist,
-        rowmap,
-        p,
-    )
     while True:
         if shrinking:
             ist[SHRINK_COUNTER] -= 1
             if ist[SHRINK_COUNTER] <= 0:
-                shrink_active(eps, False, *shared, shrink_buf)
+                shrink_active(
+                    eps,
+                    False,
+                    X,
+                    sqn,
+                    kint,
+                    kflt,
+                    y,
+                    C,
+                    alpha,
+                    G,
+                    Gbar,
+                    active,
+                    is_active,
+                    all_idx,
+                    slot_col,
+                    col_slot,
+                    slot_full,
+                    ist,
+                    rowmap,
+                    p,
+                    shrink_buf,
+                )
         if done >= max_updates:
             return done, BUDGET
         n_active = ist[N_ACTIVE]
@@ -497,12 +520,31 @@ def smo_single(
                 i = t
                 new_i = new
         if i < 0 or viol < eps:
-            if grow_back(*shared):
+            if grow_back(
+                X,
+                sqn,
+                kint,
+                kflt,
+                y,
+                C,
+                alpha,
+                G,
+                Gbar,
+                active,
+                is_active,
+                all_idx,
+                slot_col,
+                col_slot,
+                slot_full,
+                ist,
+                rowmap,
+                p,
+            ):
                 continue
             return done, CONVERGED
         si = get_column(
             i,
-            False,
+            PARTIAL,
             X,
             XT,
             sqn,

@@ -26,7 +26,7 @@ from __future__ import annotations
 import numba
 import numpy as np
 
-from svmbench.solvers._jit.smo_shrink import bound_status, get_column
+from svmbench.solvers._jit.smo_shrink import PARTIAL, bound_status, get_column
 
 #: Curvature used in place of a non-positive ``a`` (as :data:`solvers._jit.smo.TAU`).
 TAU = 1e-12
@@ -97,9 +97,9 @@ def smo_pairs_nu(
         Qp = krows[0]
         Qn = krows[0]
         if ip >= 0:
-            Qp = krows[get_column(ip, False, *column_args, *slots)]
+            Qp = krows[get_column(ip, PARTIAL, *column_args, *slots)]
         if i_n >= 0:
-            Qn = krows[get_column(i_n, False, *column_args, *slots)]
+            Qn = krows[get_column(i_n, PARTIAL, *column_args, *slots)]
         # ---- j by WSS2 within the group of each candidate
         gmax2_p = -np.inf
         gmax2_n = -np.inf
@@ -137,8 +137,8 @@ def smo_pairs_nu(
         i = ip if y[j] > 0.0 else i_n
         # ---- update along d_i = z_i, d_j = −z_j (z_i = z_j: both sums kept); i's column made
         # the most recent before j's is fetched, so that j's cannot evict it
-        get_column(i, False, *column_args, *slots)
-        sj = get_column(j, False, *column_args, *slots)
+        get_column(i, PARTIAL, *column_args, *slots)
+        sj = get_column(j, PARTIAL, *column_args, *slots)
         Qi = krows[krow_slot[rows[i]]]
         Qj = krows[sj]
         a = QD[i] + QD[j] - 2.0 * y[i] * y[j] * (y[i] * y[j] * Qi[rows[j]])

@@ -41,7 +41,7 @@ from __future__ import annotations
 import numba
 import numpy as np
 
-from svmbench.solvers._jit.kernel_columns import column, column_full, dot_rows, full_fraction
+from svmbench.solvers._jit.kernel_columns import column, column_full, full_fraction
 from svmbench.solvers._jit.smo_counters import (  # noqa: F401 (re-exported: the loops' counters)
     CLOCK,
     HITS,
@@ -60,9 +60,14 @@ from svmbench.solvers._jit.smo_rows import general_column
 #: alike (docs/measurements.md, "smo").
 FULL_FRACTION = 0.3
 
+# ``need_full`` of get_column, as NumPy booleans: the literals True and False would type (and
+# compile) get_column and its callees once for each.
+PARTIAL = np.bool_(False)
+WHOLE = np.bool_(True)
+
 
 # ---- kernel-column cache -------------------------------------------------------------------------
-@numba.njit(cache=True)
+@numba.njit(cache=True, inline="always")
 def fill(i, idx, row, tmp, X, sqn, kint, kflt, y, QD):
     """``row[k] = Q̃_ki`` for k in idx (``row[i] = Q̃_ii`` always)."""
     m = idx.shape[0]
@@ -75,7 +80,7 @@ def fill(i, idx, row, tmp, X, sqn, kint, kflt, y, QD):
     row[i] = QD[i]
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, inline="always")
 def fill_full(i, row, tmp, XT, sqn, kint, kflt, y, QD):
     """``row[k] = Q̃_ki`` for every k, from the transposed rows (contiguous loops)."""
     n = y.shape[0]
@@ -218,12 +223,19 @@ def reconstruct(
             if is_active[t] == 0:
                 rows[r] = t
                 r += 1
-        kcode, g, c0, deg, s2 = kint[0], kflt[0], kflt[1], kint[1], kflt[2]
-        if rowmap is None:
-            sums = dot_rows(X, sqn, rows, cols, coef, kcode, g, c0, deg, s2)
+        if rowmap is not None:  # the kernel's rows of X
+            rows_x, cols_x = rowmap[0][rows], rowmap[0][cols]
         else:
-            rmap = rowmap[0]
-            sums = dot_rows(X, sqn, rmap[rows], rmap[cols], coef, kcode, g, c0, deg, s2)
+            rows_x, cols_x = rows, cols
+        # Σ_j coef_j (K(x_t, x_j) + s²) over the free j, a kernel column per j on the rows t:
+        # each sum in the order of cols (the columns' own code, no other kernel loop to compile)
+        sums = np.zeros(rows.shape[0])
+        vals = np.empty(rows.shape[0])
+        s2 = kflt[2]
+        for j in range(n_free):
+            column(X, sqn, cols_x[j], rows_x, vals, kint[0], kflt[0], kflt[1], kint[1], kint[2])
+            for r in range(rows.shape[0]):
+                sums[r] += coef[j] * (vals[r] + s2)
         # inactive variables sit at a bound: at 0 they add nothing, at C_t they are in Ḡ
         if p is None:
             for r in range(rows.shape[0]):
@@ -260,7 +272,7 @@ def bound_status(yt, at, ct):
     return (1 if in_up(yt, at, ct) else 0) | (2 if in_low(yt, at, ct) else 0)
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, inline="always")
 def shrink_active(
     eps,
     pairs,
@@ -348,7 +360,7 @@ def shrink_active(
     ist[N_ACTIVE] = m
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, inline="always")
 def grow_back(
     X,
     sqn,
@@ -399,7 +411,7 @@ def grow_back(
 
 
 # ---- the violations of the native rules and Ḡ ----------------------------------------------------
-@numba.njit(cache=True)
+@numba.njit(cache=True, inline="always")
 def violation_pairs(y, C, alpha, G, active, n_active):
     """``(m(α), −M(α))`` on the active set: ``max_{I_up} −y_t G_t`` and ``max_{I_low} y_t G_t``."""
     gmax1 = -np.inf
@@ -428,7 +440,7 @@ def projected_gradient(g, a, c):
     return g
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, inline="always")
 def violation_single(C, alpha, G, active, n_active):
     """``max_t |PG_t|`` on the active set (projected gradient of the box)."""
     m = 0.0
@@ -438,7 +450,7 @@ def violation_single(C, alpha, G, active, n_active):
     return m
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, inline="always")
 def update_gbar(
     i,
     old,
@@ -472,7 +484,7 @@ def update_gbar(
         return
     s = get_column(
         i,
-        True,
+        WHOLE,
         X,
         XT,
         sqn,

@@ -69,7 +69,7 @@ def test_smo_compiles_and_announces_only_the_variant_a_problem_runs(
     assert solver.warm_up_for(_problem("csr")) >= 0.0
     err = capsys.readouterr().err
     assert err.count("svmbench: compiling smo for csr rows, float64 columns, pair updates") == 1
-    assert smo._WARM_VARIANTS == {("csr", np.float64, True)}
+    assert smo._WARM_VARIANTS == {("csr", np.float64, True, False)}
     assert not compile_notice.needs_compiling("smo-csr-float64-pairs")
     for other in ("smo-dense-float64-pairs", "smo-csr-float32-pairs", "smo-csr-float64-single"):
         assert compile_notice.needs_compiling(other)
@@ -91,7 +91,7 @@ def test_smo_compiles_the_fused_kernel_product_only_for_problems_that_may_take_i
     monkeypatch.setattr(smo, "_WARM_VARIANTS", set())
     solver = registry.get("smo")
     solver.warm_up_for(_problem("dense"))
-    assert smo._WARM_VARIANTS == {("dense", np.float64, True)} and not smo._WARM_PRODUCT
+    assert smo._WARM_VARIANTS == {("dense", np.float64, True, False)} and not smo._WARM_PRODUCT
     assert compile_notice.needs_compiling("kernel-product")
     monkeypatch.setattr(kernels, "NUMPY_MAX_ENTRIES", 24)  # 5 rows: 25 entries
     assert solver.warm_up_for(_problem("dense")) > 0.0

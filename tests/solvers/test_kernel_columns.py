@@ -92,3 +92,24 @@ def test_the_numpy_diagonal_is_the_jitted_one_bit_for_bit(rng, kernel):
     if kernel == "precomputed":
         got[0] = -1.0
         assert X[0, 0] != -1.0  # a copy, not a view of the Gram matrix
+
+
+def test_small_rows_compile_the_serial_columns_only():
+    """``threads`` is None (serial loops alone, no parallel loop compiled) unless a column can
+    reach the parallel thresholds with more than one thread."""
+    work = kc.PARALLEL_MIN_WORK
+    assert kc.parallel_threads(569, 30, None, 8) is None  # breast cancer: 17 070 < work
+    assert kc.parallel_threads(work // 50, 50, None, 8) == 8
+    assert kc.parallel_threads(work // 50, 50, None, 1) is None
+    assert kc.parallel_threads(work // 50 - 1, 50, None, 8) is None
+    # CSR: a gathered column's work n·(nnz/n + 1), or a whole column of PARALLEL_MIN_N_CSR rows
+    assert kc.parallel_threads(1000, 10**6, 5000, 4) is None
+    assert kc.parallel_threads(1000, 10**6, work, 4) == 4
+    assert kc.parallel_threads(kc.PARALLEL_MIN_N_CSR, 10**6, 0, 4) == 4
+    rng = np.random.default_rng(3)
+    X = rng.standard_normal((40, 5))
+    assert kc.column_threads(X, 8) is None
+    assert kc.column_threads(kc.csr_rows(sparse.csr_matrix(X)), 8) is None
+    big = np.zeros((work // 10, 10))  # n·d = work, n below PARALLEL_MIN_N_CSR
+    assert kc.column_threads(big, 2) == 2
+    assert kc.column_threads(kc.csr_rows(sparse.csr_matrix(big)), 2) is None  # no non-zeros

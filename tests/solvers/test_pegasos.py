@@ -403,3 +403,16 @@ def test_jitted_epochs_match_a_numpy_loop(bias, averaging, batch_size, E):
     else:
         assert r.b == pytest.approx(ba, rel=1e-9, abs=1e-11)
         assert r.info["last_b"] == pytest.approx(b, rel=1e-9, abs=1e-11)
+
+
+def test_warm_up_for_compiles_the_rows_of_the_problem_only(monkeypatch):
+    from svmbench.solvers import pegasos as module
+
+    monkeypatch.setattr(module, "_COMPILED_ROWS", set())
+    X, y = BINARY_SETS["gaussian_separable"]
+    solver = Pegasos()
+    assert solver.warm_up_for(SoftMarginPrimal(sparse.csr_matrix(X), y, C=1.0)) >= 0.0
+    assert module._COMPILED_ROWS == {"csr"}
+    solver.warm_up_for(SoftMarginPrimal(X, y, C=1.0))
+    assert module._COMPILED_ROWS == {"csr", "dense"}
+    assert solver.warm_up_for(SoftMarginPrimal(X, y, C=1.0)) < 0.5  # nothing left to compile

@@ -209,3 +209,15 @@ def test_bad_options_raise_value_error(option, value, match):
 def test_registered():
     assert isinstance(registry.get("perceptron", averaged=True), Perceptron)
     assert "perceptron" in registry.solvers_for(HardMarginPrimal(X_OVER, Y_OVER))
+
+
+def test_warm_up_for_compiles_the_rows_of_the_problem_only(monkeypatch):
+    from svmbench.solvers import perceptron as module
+
+    monkeypatch.setattr(module, "_COMPILED_ROWS", set())
+    X, y = BINARY_SETS["gaussian_separable"]
+    solver = Perceptron()
+    assert solver.warm_up_for(HardMarginPrimal(X, y)) >= 0.0
+    assert module._COMPILED_ROWS == {"dense"}
+    solver.warm_up_for(SoftMarginPrimal(sparse.csr_matrix(X), y, C=1.0))
+    assert module._COMPILED_ROWS == {"dense", "csr"}

@@ -56,3 +56,26 @@ def test_a_fit_imports_the_module_of_its_solver_only(tmp_path):
     assert not others & set(loaded)
     assert not set(registry.ANCHOR_HOMES.values()) & set(loaded)
     assert not any(m == "numba" or m.startswith("numba.") for m in loaded)
+
+
+def test_known_names_import_no_solver_module(tmp_path):
+    """``known`` answers from the tables (the regressors' and ν estimators' "auto" ask it):
+    listing the names would import every method and anchor."""
+    code = (
+        "import json, sys\n"
+        "from svmbench.solvers import registry\n"
+        "answers = [registry.known(n) for n in ('smo', 'libsvm', 'auto', 'smoo')]\n"
+        "print(json.dumps([answers, sorted(m for m in sys.modules"
+        " if m.startswith('svmbench.solvers.') and m != 'svmbench.solvers.registry')]))\n"
+    )
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
+    done = subprocess.run(
+        [sys.executable, "-c", code], cwd=tmp_path, env=env, capture_output=True, text=True,
+        timeout=120,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    answers, loaded = json.loads(done.stdout)
+    assert answers == [True, True, True, False]
+    assert not (set(registry.METHOD_HOMES.values()) | set(registry.ANCHOR_HOMES.values())) & set(
+        loaded
+    )

@@ -319,7 +319,7 @@ def test_cache_dir_is_keyed_on_the_sources(tmp_path):
         "import svmbench.solvers._jit as p\n"
         "from svmbench.solvers._jit import barrier, dcd, multiclass, pegasos, perceptron\n"
         "paths = [f._cache._cache_path for f in (dcd.dcd_epoch, multiclass.cs_dcd_epoch,"
-        " pegasos.pegasos_epoch, perceptron.perceptron_epoch, barrier.affine_hinge)]\n"
+        " pegasos.pegasos_epoch, perceptron.perceptron_epoch, barrier.PASSES[0].affine)]\n"
         "dirs = [str(p.CACHE_DIR), numba.config.CACHE_DIR, p._sources_digest()]\n"
         "print(json.dumps([*dirs, paths]))\n"
     )

@@ -15,6 +15,7 @@ from svmbench.problems import KernelDual, datasets
 from svmbench.problems.kernels import kernel_matrix
 from svmbench.solvers import clock, registry
 from svmbench.solvers._jit import kernel_columns as kc
+from svmbench.solvers._jit import smo as jit
 from svmbench.solvers._reference import reference_solution
 from svmbench.solvers.base import ConvergenceWarning, Status
 from svmbench.solvers.smo import DENSE_MAX_BYTES, use_dense_rows
@@ -508,3 +509,37 @@ def test_columns_are_float64_when_the_whole_matrix_fits_the_cache():
     for r in (tight, loose):
         assert r.status.value == "optimal" and r.certified and r.rel_gap <= 1e-8
     assert abs(tight.primal - loose.primal) <= 2e-8 * abs(loose.primal)
+
+
+@pytest.mark.parametrize("rows", ("dense", "csr"))
+def test_reconstruct_rebuilds_the_gradient_of_the_shrunk_variables(rows):
+    """The gradient of shrunk variables at a bound, rebuilt from Ḡ and the free variables'
+    kernel columns, is Q̃α − 1 from the kernel matrix in NumPy."""
+    problem = _problem("gaussian_overlap", "rbf")
+    if rows == "csr":
+        problem = KernelDual(
+            sparse.csr_matrix(problem.X), problem.y, C=problem.C, kernel="rbf", gamma=problem.gamma
+        )
+    solver = registry.get("smo", tol=1e-9, storage=rows)
+    alpha = solver.solve(problem).alpha
+    state = solver._make_state(problem, alpha, pairs=True, n_slots=2, storage=rows)
+    c = state.core
+    assert c.kint[2] is None  # a small problem: the serial columns' variant
+    at_bound = np.flatnonzero((alpha <= 0.0) | (alpha >= c.C))
+    free = np.flatnonzero((alpha > 0.0) & (alpha < c.C))
+    shrunk = at_bound[::2]
+    assert shrunk.size > 10 and free.size > 3
+    kept = np.setdiff1d(np.arange(problem.n_samples), shrunk)
+    c.active[: kept.size] = kept
+    c.is_active[:] = 1
+    c.is_active[shrunk] = 0
+    c.ist[jit.N_ACTIVE] = kept.size
+    c.G[shrunk] = np.nan
+    jit.reconstruct(
+        c.X, c.sqn, c.kint, c.kflt, c.y, c.C, c.alpha, c.G, c.Gbar, c.active, c.is_active,
+        c.all_idx, c.slot_col, c.col_slot, c.slot_full, c.ist, None, None,
+    )  # fmt: skip
+    assert c.ist[jit.N_ACTIVE] == problem.n_samples and c.ist[jit.RECONSTRUCTIONS] == 1
+    X = problem.X.toarray() if rows == "csr" else problem.X
+    Q = np.outer(c.y, c.y) * kernel_matrix(X, X, kernel="rbf", gamma=problem.gamma)
+    np.testing.assert_allclose(c.G, Q @ alpha - 1.0, rtol=1e-10, atol=1e-10)
