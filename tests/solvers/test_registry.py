@@ -68,11 +68,7 @@ def test_known_names_import_no_solver_module(tmp_path):
         "print(json.dumps([answers, sorted(m for m in sys.modules"
         " if m.startswith('svmbench.solvers.') and m != 'svmbench.solvers.registry')]))\n"
     )
-    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
-    done = subprocess.run(
-        [sys.executable, "-c", code], cwd=tmp_path, env=env, capture_output=True, text=True,
-        timeout=120,
-    )  # fmt: skip
+    done = run_python(code, tmp_path, timeout=120)
     assert done.returncode == 0, done.stderr
     answers, loaded = json.loads(done.stdout)
     assert answers == [True, True, True, False]
