@@ -49,6 +49,7 @@ first recomputes G in float64 from α. The reported gap is always the problem's.
 
 from __future__ import annotations
 
+import itertools
 import math
 import time
 from dataclasses import dataclass
@@ -76,7 +77,6 @@ from svmbench.solvers.smo_arrays import (
 )
 from svmbench.solvers.smo_batch_general import (
     GeneralBatchState,
-    accepts_form,
     general_batch_gap,
     general_batch_info,
     general_batch_init,
@@ -87,6 +87,11 @@ from svmbench.solvers.smo_batch_general import (
     general_refresh,
 )
 from svmbench.solvers.smo_batch_selection import select_working_set
+from svmbench.solvers.smo_batch_warm import (
+    VARIANT_DTYPES,
+    batch_warm_up_for,
+    batch_warm_up_variant,
+)
 
 
 @dataclass
@@ -196,8 +201,8 @@ class SMOBatch(IterativeSolver):
     iteration_unit = "pair updates"
     supported: ClassVar = {
         KernelDual: {},
-        SVRDual: {"kind": accepts_form},
-        OneClassDual: {"kind": accepts_form},
+        SVRDual: {},  # one equality or none: the ν forms' two stay on smo
+        OneClassDual: {},
     }
     default_max_iter = 10_000_000
     warm_start_uses = ("alpha",)
@@ -266,29 +271,23 @@ class SMOBatch(IterativeSolver):
     # ---- JIT -------------------------------------------------------------------------------------
     @announced("smo_batch", "dense, CSR and Gram rows, float32 and float64")
     def warm_up(self) -> float:
-        """Compile the jitted parts on a 6-point problem (pairs and single variables, float32
-        and float64 rows, dense, CSR and Gram rows), once per process; untimed."""
+        """Compile the jitted parts of every variant on a 6-point problem (pairs and single
+        variables, float32 and float64 rows, dense, CSR and Gram rows), once per process;
+        untimed."""
         global _WARM
         if _WARM:
             return 0.0
         start = time.perf_counter()
-        rng = np.random.default_rng(0)
-        X = rng.standard_normal((6, 2))
-        y = np.array([1.0, -1.0, 1.0, -1.0, 1.0, -1.0])
-        gram = KernelDual(X, y, C=1.0, kernel="rbf", gamma=0.5).gram
-        for kernel, data, storage in (
-            ("rbf", X, "dense"),
-            ("rbf", X, "csr"),
-            ("precomputed", gram, "auto"),
-        ):
-            for dtype in (np.float32, np.float64):
-                for bias in ("free", "none"):
-                    p = KernelDual(data, y, C=1.0, kernel=kernel, gamma=0.5, bias=bias)
-                    state = self._make_state(p, None, dtype=dtype, storage=storage, q=4, slots=4)
-                    self._outer(state, 10)
-                    self._refresh_gradient(state)
+        for variant in itertools.product(("dense", "csr", "gram"), VARIANT_DTYPES, (True, False)):
+            batch_warm_up_variant(self, (*variant, False))
         _WARM = True
         return time.perf_counter() - start
+
+    def warm_up_for(self, problem) -> float:
+        """Only the variant ``problem`` runs (:func:`solvers.smo_batch_warm.batch_warm_up_for`:
+        its rows, its cache's dtype, pair or single updates, the certificate's fused product
+        if it may take it); untimed, once per process and variant."""
+        return batch_warm_up_for(self, problem)
 
     # ---- state -----------------------------------------------------------------------------------
     def _make_state(self, problem: KernelDual, alpha0, *, dtype, storage, q, slots) -> State:

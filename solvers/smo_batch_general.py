@@ -48,9 +48,6 @@ from svmbench.solvers.smo_general import (
     row_cache_dtype,
 )
 
-#: The general forms the batched SMO solves: one equality or none (the ν forms' two stay on smo).
-EQUALITIES = ("one", "none")
-
 
 @dataclass
 class GeneralBatchState:
@@ -106,17 +103,6 @@ class GeneralBatchState:
     violation: float = math.inf
     certifications: int = 0
     refreshes: int = 0
-
-
-def accepts_form(problem: GeneralDualProblem) -> str | None:
-    """None when the batched SMO runs ``problem``'s general form, else why not."""
-    equality = problem.smo_form().equality
-    if equality not in EQUALITIES:
-        return (
-            f"its general form has the {equality!r} equalities; smo_batch runs "
-            f"{' or '.join(repr(e) for e in EQUALITIES)} (use smo)"
-        )
-    return None
 
 
 def general_slots(form: GeneralDual, q: int, cache_mb: float, dtype) -> int:
