@@ -181,14 +181,8 @@ def general_batch_init(solver, problem: GeneralDualProblem, warm_start) -> Gener
     form = problem.smo_form()
     check_feasible_start(form)
     alpha0 = form.alpha0
-    if warm_start is not None:
-        given = np.asarray(warm_start.alpha, dtype=float)
-        if given.shape != (form.n_variables,):
-            raise ValueError(
-                f"warm_start: alpha must have shape ({form.n_variables},) (the general form's "
-                f"variables), got {given.shape}"
-            )
-        alpha0 = project(form, given)
+    if warm_start is not None:  # its shape checked by the template (WarmStart.parse)
+        alpha0 = project(form, np.asarray(warm_start.alpha, dtype=float))
     return make_general_batch_state(
         form, alpha0, eps=max(solver.eps, EPS_FLOOR), q=solver.q, cache_mb=solver.cache_mb,
         storage=solver.storage,

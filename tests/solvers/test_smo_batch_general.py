@@ -114,6 +114,12 @@ def test_shrinking_on_a_general_form_is_refused_naming_it():
         registry.get("smo_batch", shrinking=True).solve(CASES["no_bias"])
 
 
+def test_a_warm_start_of_another_length_is_refused_naming_warm_start():
+    problem = CASES["large_C"]
+    with pytest.raises(ValueError, match=r"warm_start alpha must have shape \(120,\), got \(60,\)"):
+        registry.get("smo_batch").solve(problem, warm_start=np.zeros(N))
+
+
 _WARM_CHILD = r"""
 import json, sys
 from svmbench.problems import SVRDual, datasets
