@@ -45,6 +45,8 @@ problem's certificate only when the O(n) gap estimate from G,
 (hinge; the squared hinge's as in :mod:`solvers.smo`), is ``≤ tol·max(1, |P|)`` at a point where
 the native rule holds, and lowers ``eps`` otherwise. A refused certificate with float32 rows
 first recomputes G in float64 from α. The reported gap is always the problem's.
+
+ε-SVR and one-class: the general form on these parts (:mod:`solvers.smo_batch_general`).
 """
 
 from __future__ import annotations
@@ -157,7 +159,8 @@ _WARM = False
 @register
 class SMOBatch(IterativeSolver):
     """SMO on working sets of ``q`` variables with batched kernel rows, for
-    :class:`~problems.KernelDual` (every kernel, bias and loss that ``smo`` accepts).
+    :class:`~problems.KernelDual` (every kernel, bias and loss that ``smo`` accepts), and for
+    ε-SVR and one-class on their general form (the ν forms stay on ``smo``).
 
     Parameters
     ----------
@@ -400,8 +403,8 @@ class SMOBatch(IterativeSolver):
         steps = min(budget, self.inner_steps * m)
         run = jit.inner_pairs if s.pairs else jit.inner_single
         done = run(
-            s.ws, s.ws, False, m, s.slots, s.cache, s.y, s.C, s.QD, s.alpha, s.delta, s.G,
-            target, steps, s.work,
+            s.ws, None, m, s.slots, s.cache, s.y, s.C, s.QD, s.alpha, s.delta, s.G, target,
+            steps, s.work,
         )  # fmt: skip
         jit.update_gradient(s.G, s.cache, s.slots, s.delta, m, s.act)
         s.outer += 1

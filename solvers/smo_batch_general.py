@@ -16,7 +16,8 @@ has m variables on the rows of X (ε-SVR: m = 2n, α_r and α*_r on row r; one-c
   ``SVR_Q``): the missing ones computed in one batched call as kernel rows ``K(x_r, ·) + s²``
   over the n rows of X (one BLAS product per block of rows), each once however many of its
   variables are in B;
-- SMO on the q×q block reads ``Q_kc = z_k z_c K[r_k, r_c]`` from those rows;
+- SMO on the q×q block reads ``Q_kc = z_k z_c K[r_k, r_c]`` from those rows (the inner loops'
+  variant with a row map, compiled for the general forms only);
 - ``G += Q_:B Δα_B`` as ``h = Σ_{r ∈ R_B} c_r K[r, ·]`` with ``c_r = Σ_{k ∈ B, r_k = r} z_k Δα_k``
   (one pass over the rows of X), then ``G_t += z_t h[r_t]``: both copies of a row from the same
   kernel row.
@@ -194,8 +195,7 @@ def general_outer_updates(solver, s: GeneralBatchState, violation: float, budget
     the updates done."""
     m = s.m
     ws = s.ws[:m]
-    cols = np.ascontiguousarray(s.rowmap[ws])
-    rows, inv = np.unique(cols, return_inverse=True)
+    rows, inv = np.unique(s.rowmap[ws], return_inverse=True)
     n_rows = rows.shape[0]
     n_miss, s.clock = jit.assign_slots(
         rows, n_rows, s.row_slot, s.slot_row, s.stamp, s.clock, s.rslots, s.missing
@@ -220,7 +220,7 @@ def general_outer_updates(solver, s: GeneralBatchState, violation: float, budget
     steps = min(budget, solver.inner_steps * m)
     run = jit.inner_pairs if s.pairs else jit.inner_single
     done = run(
-        s.ws, cols, True, m, slots, s.cache, s.y_a, s.C, s.QD, s.alpha, s.delta, s.G, target,
+        s.ws, s.rowmap, m, slots, s.cache, s.y_a, s.C, s.QD, s.alpha, s.delta, s.G, target,
         steps, s.work,
     )  # fmt: skip
     coef = np.bincount(inv, weights=s.y_a[ws] * s.delta[:m], minlength=n_rows)
