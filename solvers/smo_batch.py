@@ -282,7 +282,7 @@ class SMOBatch(IterativeSolver):
             return 0.0
         start = time.perf_counter()
         for variant in itertools.product(("dense", "csr", "gram"), VARIANT_DTYPES, (True, False)):
-            batch_warm_up_variant(self, (*variant, False))
+            batch_warm_up_variant(self, (*variant, False), notice=False)
         _WARM = True
         return time.perf_counter() - start
 

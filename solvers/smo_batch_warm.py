@@ -19,7 +19,7 @@ from scipy import sparse
 from svmbench.problems import KernelDual, SVRDual
 from svmbench.problems.general_dual import GeneralDualProblem
 from svmbench.problems.kernels import compile_fused_product, needs_fused_product
-from svmbench.solvers.compile_notice import compiling
+from svmbench.solvers.compile_notice import compiling, mark_compiled
 from svmbench.solvers.smo_arrays import cache_dtype, use_dense_rows
 from svmbench.solvers.smo_batch_general import make_general_batch_state
 from svmbench.solvers.smo_general import row_cache_dtype
@@ -80,8 +80,10 @@ def batch_warm_up_for(solver, problem) -> float:
     return time.perf_counter() - start
 
 
-def batch_warm_up_variant(solver, variant: tuple) -> None:
-    """Compile one variant ``(rows, dtype, pairs, general)`` unless this process has."""
+def batch_warm_up_variant(solver, variant: tuple, *, notice: bool = True) -> None:
+    """Compile one variant ``(rows, dtype, pairs, general)`` unless this process has; with
+    ``notice``, a first compilation on this machine says so (``warm_up()`` says it once for
+    all of its variants, and leaves each one's marker)."""
     if variant in WARM_VARIANTS:
         return
     rows, dtype, pairs, general = variant
@@ -89,8 +91,12 @@ def batch_warm_up_variant(solver, variant: tuple) -> None:
     form = "general form" if general else "kernel dual"
     what = f"{rows} rows, {name} rows cached, {'pair' if pairs else 'single'} updates ({form})"
     tag = f"smo_batch-{rows}-{name}-{'pairs' if pairs else 'single'}-{int(general)}"
-    with compiling(tag, "smo_batch", what):
+    if notice:
+        with compiling(tag, "smo_batch", what):
+            _run_tiny(solver, *variant)
+    else:
         _run_tiny(solver, *variant)
+        mark_compiled(tag)
     WARM_VARIANTS.add(variant)
 
 
