@@ -260,7 +260,7 @@ RULES: tuple[Rule, ...] = (
         ("smo_batch", "smo", "barrier", "clarabel"),
         "friedman1 (d=10), C=1/100: smo_batch 0.41/1.5 s vs smo 0.90/2.3 s (n=1000), 6.7 vs "
         "10.6 s (n=5000, C=1); regression n=2000, d=50: 0.47/0.85 vs 3.1/5.3 s; diabetes "
-        "(n=442): 0.038/0.39 vs 0.039/0.84 s; n=10 000: 19 vs 76 s (LIBSVM 52 s); one-class "
+        "(n=442): 0.038/0.39 vs 0.039/0.84 s; n=10 000: 13.8 vs 32 s (LIBSVM 33 s); one-class "
         "(outliers n=3000, d=2/20) measured equal, left to smo",
     ),
     Rule(
