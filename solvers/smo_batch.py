@@ -45,10 +45,13 @@ problem's certificate only when the O(n) gap estimate from G,
 (hinge; the squared hinge's as in :mod:`solvers.smo`), is ``≤ tol·max(1, |P|)`` at a point where
 the native rule holds, and lowers ``eps`` otherwise. A refused certificate with float32 rows
 first recomputes G in float64 from α. The reported gap is always the problem's.
+
+ε-SVR and one-class: the general form on these parts (:mod:`solvers.smo_batch_general`).
 """
 
 from __future__ import annotations
 
+import itertools
 import math
 import time
 from dataclasses import dataclass
@@ -58,7 +61,8 @@ import numba
 import numpy as np
 from scipy import sparse
 
-from svmbench.problems import KernelDual
+from svmbench.problems import KernelDual, OneClassDual, SVRDual
+from svmbench.problems.general_dual import GeneralDualProblem
 from svmbench.problems.validation import check_int, check_option, check_real
 from svmbench.solvers._jit import kernel_columns as kc
 from svmbench.solvers._jit import smo_batch as jit
@@ -73,7 +77,23 @@ from svmbench.solvers.smo_arrays import (
     problem_arrays,
     use_dense_rows,
 )
+from svmbench.solvers.smo_batch_general import (
+    GeneralBatchState,
+    general_batch_gap,
+    general_batch_info,
+    general_batch_init,
+    general_batch_memory,
+    general_batch_trace,
+    general_batch_variables,
+    general_outer_updates,
+    general_refresh,
+)
 from svmbench.solvers.smo_batch_selection import select_working_set
+from svmbench.solvers.smo_batch_warm import (
+    VARIANT_DTYPES,
+    batch_warm_up_for,
+    batch_warm_up_variant,
+)
 
 
 @dataclass
@@ -139,7 +159,8 @@ _WARM = False
 @register
 class SMOBatch(IterativeSolver):
     """SMO on working sets of ``q`` variables with batched kernel rows, for
-    :class:`~problems.KernelDual` (every kernel, bias and loss that ``smo`` accepts).
+    :class:`~problems.KernelDual` (every kernel, bias and loss that ``smo`` accepts), and for
+    ε-SVR and one-class on their general form (the ν forms stay on ``smo``).
 
     Parameters
     ----------
@@ -181,7 +202,11 @@ class SMOBatch(IterativeSolver):
 
     name = "smo_batch"
     iteration_unit = "pair updates"
-    supported: ClassVar = {KernelDual: {}}
+    supported: ClassVar = {
+        KernelDual: {},
+        SVRDual: {},  # one equality or none: the ν forms' two stay on smo
+        OneClassDual: {},
+    }
     default_max_iter = 10_000_000
     warm_start_uses = ("alpha",)
 
@@ -230,6 +255,8 @@ class SMOBatch(IterativeSolver):
         Gram matrix), 18 vectors of n and the certificate's kernel blocks."""
         from svmbench.problems.kernels import BLOCK_ENTRIES
 
+        if isinstance(problem, GeneralDualProblem):
+            return general_batch_memory(problem, q, cache_mb)
         n, d, X = problem.n_samples, problem.n_features, problem.X
         q = min(int(q), n)
         itemsize = np.dtype(cache_dtype(problem, cache_mb)).itemsize
@@ -247,29 +274,23 @@ class SMOBatch(IterativeSolver):
     # ---- JIT -------------------------------------------------------------------------------------
     @announced("smo_batch", "dense, CSR and Gram rows, float32 and float64")
     def warm_up(self) -> float:
-        """Compile the jitted parts on a 6-point problem (pairs and single variables, float32
-        and float64 rows, dense, CSR and Gram rows), once per process; untimed."""
+        """Compile the jitted parts of every variant on a 6-point problem (pairs and single
+        variables, float32 and float64 rows, dense, CSR and Gram rows), once per process;
+        untimed."""
         global _WARM
         if _WARM:
             return 0.0
         start = time.perf_counter()
-        rng = np.random.default_rng(0)
-        X = rng.standard_normal((6, 2))
-        y = np.array([1.0, -1.0, 1.0, -1.0, 1.0, -1.0])
-        gram = KernelDual(X, y, C=1.0, kernel="rbf", gamma=0.5).gram
-        for kernel, data, storage in (
-            ("rbf", X, "dense"),
-            ("rbf", X, "csr"),
-            ("precomputed", gram, "auto"),
-        ):
-            for dtype in (np.float32, np.float64):
-                for bias in ("free", "none"):
-                    p = KernelDual(data, y, C=1.0, kernel=kernel, gamma=0.5, bias=bias)
-                    state = self._make_state(p, None, dtype=dtype, storage=storage, q=4, slots=4)
-                    self._outer(state, 10)
-                    self._refresh_gradient(state)
+        for variant in itertools.product(("dense", "csr", "gram"), VARIANT_DTYPES, (True, False)):
+            batch_warm_up_variant(self, (*variant, False), notice=False)
         _WARM = True
         return time.perf_counter() - start
+
+    def warm_up_for(self, problem) -> float:
+        """Only the variant ``problem`` runs (:func:`solvers.smo_batch_warm.batch_warm_up_for`:
+        its rows, its cache's dtype, pair or single updates, the certificate's fused product
+        if it may take it); untimed, once per process and variant."""
+        return batch_warm_up_for(self, problem)
 
     # ---- state -----------------------------------------------------------------------------------
     def _make_state(self, problem: KernelDual, alpha0, *, dtype, storage, q, slots) -> State:
@@ -324,7 +345,9 @@ class SMOBatch(IterativeSolver):
             G_ref=G.copy(),
         )
 
-    def _init_state(self, problem: KernelDual, warm_start) -> State:
+    def _init_state(self, problem: KernelDual, warm_start) -> State | GeneralBatchState:
+        if isinstance(problem, GeneralDualProblem):
+            return general_batch_init(self, problem, warm_start)
         alpha0 = None if warm_start is None else warm_start.dual_point(problem)
         dtype = cache_dtype(problem, self.cache_mb)
         n, q = problem.n_samples, min(self.q, problem.n_samples)
@@ -337,7 +360,7 @@ class SMOBatch(IterativeSolver):
     def _outer(self, s: State, budget: int) -> int:
         """One outer iteration with at most ``budget`` updates; returns the updates done (0 when
         the native rule holds, ``s.converged``)."""
-        n = s.y.shape[0]
+        n = s.alpha.shape[0]
         while True:
             violation = select_working_set(s)
             if s.act.shape[0] == n:
@@ -354,6 +377,9 @@ class SMOBatch(IterativeSolver):
             s.converged = True
             return 0
         s.converged = False
+        if isinstance(s, GeneralBatchState):
+            s.outer += 1
+            return general_outer_updates(self, s, violation, budget)
         m = s.m
         n_miss, s.clock = jit.assign_slots(
             s.ws, m, s.col_slot, s.slot_col, s.stamp, s.clock, s.slots, s.missing
@@ -377,8 +403,8 @@ class SMOBatch(IterativeSolver):
         steps = min(budget, self.inner_steps * m)
         run = jit.inner_pairs if s.pairs else jit.inner_single
         done = run(
-            s.ws, m, s.slots, s.cache, s.y, s.C, s.QD, s.alpha, s.delta, s.G, target, steps,
-            s.work,
+            s.ws, None, m, s.slots, s.cache, s.y, s.C, s.QD, s.alpha, s.delta, s.G, target,
+            steps, s.work,
         )  # fmt: skip
         jit.update_gradient(s.G, s.cache, s.slots, s.delta, m, s.act)
         s.outer += 1
@@ -484,6 +510,8 @@ class SMOBatch(IterativeSolver):
 
     def _refresh_gradient(self, s: State) -> None:
         """G in float64 from α (float32 rows make the maintained G drift by rounding)."""
+        if isinstance(s, GeneralBatchState):
+            return general_refresh(s)
         G, _ = gradients(s.X, s.sqn, s.kint, s.kflt, s.y, s.C, s.dplus, s.alpha)
         s.G[:] = G
         self._complete(s)
@@ -529,18 +557,26 @@ class SMOBatch(IterativeSolver):
         return P, gap
 
     def _gap_estimate(self, problem: KernelDual, s: State) -> float:
+        if isinstance(s, GeneralBatchState):
+            return general_batch_gap(s)
         P, gap = self._estimates(problem, s)
         return gap / max(1.0, abs(P))
 
     def _trace_estimate(self, problem: KernelDual, state: State) -> tuple[float, float]:
         """Trace points between certificates carry the O(n) estimate (``certified=False``)."""
+        if isinstance(state, GeneralBatchState):
+            return general_batch_trace(problem, state)
         P, gap = self._estimates(problem, state)
         return P, P - gap
 
     def _variables(self, problem: KernelDual, state: State) -> dict:
+        if isinstance(state, GeneralBatchState):
+            return general_batch_variables(problem, state)
         return {"alpha": state.alpha.copy(), "b": self._bias(problem, state)}
 
     def _info(self, state: State) -> dict:
+        if isinstance(state, GeneralBatchState):
+            return general_batch_info(state)
         return {
             "q": state.q,
             "outer_iterations": state.outer,

@@ -87,7 +87,10 @@ def kernel_matrix_seconds(problem, as_csc: bool = False) -> tuple[float, str] | 
     cached = problem.kernel == "precomputed" or "gram" in problem.__dict__
     if cached and not as_csc:
         return None
-    sample, signs = problem.X[:m], np.outer(problem.y[:m], problem.y[:m])
+    # the signs only shape the export's arithmetic: a one-class problem has no labels
+    labels = getattr(problem, "y", None)
+    z = np.ones(m) if labels is None else labels[:m]
+    sample, signs = problem.X[:m], np.outer(z, z)
 
     def build():
         K = problem.gram[:m, :m] if cached else problem.kernel_spec(sample)

@@ -108,6 +108,21 @@ UNFITTED = [
         )
         if bias == "regularized" or C == 1.0
     ],
+    *[
+        ({"kind": "svr_dual", "C": C, "epsilon": 0.1, "kernel": "rbf", "bias": "free"}, spec)
+        for C in (1.0, 100.0)
+        for spec in (
+            "friedman1:n=1000,seed=0",
+            "friedman1:n=5000,seed=0",
+            "regression:n=2000,d=50,noise=10,seed=0",
+            "diabetes",
+        )
+    ],
+    *[
+        ({"kind": "one_class", "nu": nu, "kernel": "rbf"}, spec)
+        for nu in (0.05, 0.5)
+        for spec in ("outliers:n=3000,d=2,seed=0", "outliers:n=3000,d=20,seed=0")
+    ],
 ]
 
 

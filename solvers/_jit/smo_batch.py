@@ -296,24 +296,34 @@ def _gather(ws, m, y, C, QD, alpha, G, a, g, yb, cb, qb, have):
 
 
 @numba.njit(cache=True, inline="always")
-def _block_row(Qb, have, k, ws, m, slots, cache):
-    """Row k of ``Q̃_BB``, gathered from its cached row on first use: an update reads the rows
+def _block_row(Qb, have, k, ws, rowmap, yb, m, slots, cache):
+    """Row k of the block, gathered from its cached row on first use: an update reads the rows
     of its two variables only, and the gather (scattered reads of rows of n) cost more than the
-    updates when it took all m rows up front."""
+    updates when it took all m rows up front. ``rowmap is None`` (C-SVC): the cached row is
+    ``Q̃``'s own; else (a general form, kernel rows cached by row of X) ``Q_kc = z_k z_c
+    row[rowmap[ws[c]]]``. Numba prunes the branch by the argument's type: C-SVC's variant
+    compiles none of the general form's reads."""
     if have[k] == 0.0:
         row = cache[slots[k]]
         out = Qb[k]
-        for c in range(m):
-            out[c] = row[ws[c]]
+        if rowmap is None:
+            for c in range(m):
+                out[c] = row[ws[c]]
+        else:
+            zk = yb[k]
+            for c in range(m):
+                out[c] = zk * yb[c] * row[rowmap[ws[c]]]
         have[k] = 1.0
     return Qb[k]
 
 
 @numba.njit(cache=True)
-def inner_pairs(ws, m, slots, cache, y, C, QD, alpha, delta, G, target, max_steps, work):
+def inner_pairs(ws, rowmap, m, slots, cache, y, C, QD, alpha, delta, G, target, max_steps, work):
     """WSS2 pair updates on the block ``Q̃_BB`` (B = ``ws[:m]``) until ``m_B(α) − M_B(α) ≤
     target`` or ``max_steps``; ``alpha[B]`` takes the new values, ``delta[:m]`` the changes
-    (G is left to :func:`update_gradient`). Returns the updates done."""
+    (G is left to :func:`update_gradient`). Member k's row is ``cache[slots[k]]``: Q̃'s own
+    (``rowmap`` None), or the kernel row of its row of X (a general form: :func:`_block_row`).
+    Returns the updates done."""
     Qb = work[: m * m].reshape((m, m))
     a, g = work[m * m : m * m + m], work[m * m + m : m * m + 2 * m]
     yb, cb = work[m * m + 2 * m : m * m + 3 * m], work[m * m + 3 * m : m * m + 4 * m]
@@ -334,7 +344,7 @@ def inner_pairs(ws, m, slots, cache, y, C, QD, alpha, delta, G, target, max_step
         j = -1
         gmax2 = -np.inf
         obj_min = np.inf
-        Qi = _block_row(Qb, have, i, ws, m, slots, cache)
+        Qi = _block_row(Qb, have, i, ws, rowmap, yb, m, slots, cache)
         for t in range(m):
             if (yb[t] > 0.0 and a[t] > 0.0) or (yb[t] < 0.0 and a[t] < cb[t]):  # I_low
                 v = yb[t] * g[t]
@@ -372,7 +382,7 @@ def inner_pairs(ws, m, slots, cache, y, C, QD, alpha, delta, G, target, max_step
             a[j] = old_j - yb[j] * step
         da_i = a[i] - old_i
         da_j = a[j] - old_j
-        Qj = _block_row(Qb, have, j, ws, m, slots, cache)
+        Qj = _block_row(Qb, have, j, ws, rowmap, yb, m, slots, cache)
         for t in range(m):
             g[t] += Qi[t] * da_i + Qj[t] * da_j
         steps += 1
@@ -384,7 +394,7 @@ def inner_pairs(ws, m, slots, cache, y, C, QD, alpha, delta, G, target, max_step
 
 
 @numba.njit(cache=True)
-def inner_single(ws, m, slots, cache, y, C, QD, alpha, delta, G, target, max_steps, work):
+def inner_single(ws, rowmap, m, slots, cache, y, C, QD, alpha, delta, G, target, max_steps, work):
     """Greedy single-variable updates on the block (no equality): the variable whose clipped
     Newton step decreases f most, until ``max |PG_B| ≤ target`` or ``max_steps``. As
     :func:`inner_pairs` otherwise."""
@@ -418,7 +428,7 @@ def inner_single(ws, m, slots, cache, y, C, QD, alpha, delta, G, target, max_ste
             break
         da = new_i - a[i]
         a[i] = new_i
-        Qi = _block_row(Qb, have, i, ws, m, slots, cache)
+        Qi = _block_row(Qb, have, i, ws, rowmap, yb, m, slots, cache)
         for t in range(m):
             g[t] += Qi[t] * da
         steps += 1

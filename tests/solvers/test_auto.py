@@ -106,6 +106,7 @@ CASES = {
     "logistic-free": (Logistic(OVERLAP.X, OVERLAP.y, C=1.0, bias="free"), "logistic_newton"),
     "multinomial": (MultinomialLogistic(BLOBS.X, BLOBS.y, C=1.0), "multinomial_newton"),
     "svr": (SVRDual(FRIEDMAN.X, FRIEDMAN.y, C=1.0, epsilon=0.1), "smo"),
+    "svr-rbf-large-n": (SVRDual(WIDE.X, np.sin(WIDE.X[:, 0]), C=1.0, epsilon=0.1), "smo_batch"),
     "nu_svc": (NuSVCDual(OVERLAP.X, OVERLAP.y, nu=0.3), "smo"),
     "one_class": (OneClassDual(OVERLAP.X, nu=0.2), "smo"),
     "linear-svr-squared": (

@@ -328,3 +328,13 @@ def test_an_interrupted_wait_does_not_leave_the_worker_running(monkeypatch):
     with pytest.raises(KeyboardInterrupt):
         worker.call_with_deadline(lambda: time.sleep(30) or {}, 60.0)
     assert time.perf_counter() - tic < 10
+
+
+def test_the_kernel_matrix_estimate_of_an_unlabelled_problem():
+    """A one-class problem has no labels: its export is priced as the others' (it raised
+    AttributeError for n²·d past the negligible size, failing Clarabel with a time limit)."""
+    from svmbench.problems import OneClassDual
+
+    X = np.random.default_rng(0).standard_normal((2300, 20))
+    seconds, how = time_budget.kernel_matrix_seconds(OneClassDual(X, nu=0.2), as_csc=True)
+    assert seconds > 0.0 and "256 examples" in how
