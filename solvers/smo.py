@@ -584,6 +584,8 @@ class SMO(IterativeSolver):
             "eps_final": state.eps,
             "gap_estimate": state.estimate,
             "native_converged": state.converged,
-            "numba_threads": int(state.core.kint[2]),  # the threads its loops were given
+            "numba_threads": int(
+                state.core.kint[2] or 1
+            ),  # the threads its loops were given (serial: 1)
             "rows": "csr" if isinstance(state.core.X, tuple) else "dense",
         }
