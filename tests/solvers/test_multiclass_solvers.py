@@ -387,3 +387,46 @@ def test_reduction_options_are_checked():
         registry.get("ovr", binary_solver="nope")
     with pytest.raises(ValueError, match="kernel"):
         registry.get("ovo", kernel="cubic")
+
+
+def test_warm_up_for_compiles_the_epoch_of_the_problems_rows_only(tmp_path):
+    """cs_dcd and cs_sgd compile (or load) one epoch signature for the rows the problem runs on
+    (cs_dcd: CSR for mostly-zero dense rows too); ``warm_up`` compiles both."""
+    import json
+
+    from tests.fresh_process import run_python
+
+    code = (
+        "import json, numpy as np\n"
+        "from svmbench.problems import MulticlassHinge\n"
+        "from svmbench.solvers import registry\n"
+        "from svmbench.solvers._jit import multiclass as jit\n"
+        "rng = np.random.default_rng(0)\n"
+        "X = rng.normal(size=(30, 4)); y = np.arange(30) % 3\n"
+        "sparse_X = X * (rng.random(X.shape) < 0.3)\n"
+        "seen = []\n"
+        "for name, epoch in (('cs_dcd', jit.cs_dcd_epoch), ('cs_sgd', jit.cs_sgd_epoch)):\n"
+        "    solver = registry.get(name)\n"
+        "    solver.warm_up_for(MulticlassHinge(X, y, C=1.0))\n"
+        "    one = [str(s[0]) for s in epoch.signatures]\n"
+        "    solver.warm_up()\n"
+        "    seen.append([one, len(epoch.signatures)])\n"
+        "print(json.dumps(seen))\n"
+    )
+    done = run_python(code, tmp_path, timeout=600)
+    assert done.returncode == 0, done.stderr
+    (dcd_one, dcd_all), (sgd_one, sgd_all) = json.loads(done.stdout)
+    assert len(dcd_one) == 1 and "array(float64, 2d" in dcd_one[0] and dcd_all == 2
+    assert len(sgd_one) == 1 and "array(float64, 2d" in sgd_one[0] and sgd_all == 2
+
+
+def test_cs_dcd_runs_mostly_zero_dense_rows_as_csr():
+    from svmbench.solvers import multiclass as module
+
+    rng = np.random.default_rng(1)
+    X = rng.normal(size=(20, 5))
+    assert not module._runs_on_csr(X)
+    X[rng.random(X.shape) < 0.5] = 0.0
+    assert module._runs_on_csr(X) and module._runs_on_csr(
+        sparse.csr_matrix(rng.normal(size=(4, 3)))
+    )
