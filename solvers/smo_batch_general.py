@@ -46,6 +46,7 @@ from svmbench.solvers.smo_general import (
     cached_rows,
     check_feasible_start,
     general_gradients,
+    libsvm_offset,
     row_cache_dtype,
 )
 
@@ -236,20 +237,6 @@ def general_refresh(s: GeneralBatchState) -> None:
     s.refreshes += 1
 
 
-def _offset(value, free, lower_side, upper_side) -> float:
-    """The mean of ``value`` over the free variables, else the midpoint of ``[max value[lower],
-    min value[upper]]`` (one end if the other is missing, 0 if both are): LIBSVM's rule."""
-    if free.any():
-        return float(value[free].mean())
-    lb = value[lower_side].max() if lower_side.any() else -np.inf
-    ub = value[upper_side].min() if upper_side.any() else np.inf
-    if np.isfinite(lb) and np.isfinite(ub):
-        return float(0.5 * (lb + ub))
-    if np.isfinite(lb) or np.isfinite(ub):
-        return float(lb if np.isfinite(lb) else ub)
-    return 0.0
-
-
 def general_rho(s: GeneralBatchState) -> float:
     """LIBSVM's ρ ("one": from ``z_t G_t``; "none": 0)."""
     if s.form.equality != "one":
@@ -258,7 +245,7 @@ def general_rho(s: GeneralBatchState) -> float:
     at_upper = a >= u
     at_lower = ~at_upper & (a <= 0)
     free = ~at_upper & ~at_lower
-    return _offset(
+    return libsvm_offset(
         z * G, free, (at_upper & (z > 0)) | (at_lower & (z < 0)),
         (at_upper & (z < 0)) | (at_lower & (z > 0)),
     )  # fmt: skip

@@ -324,7 +324,7 @@ def _tighten(state: GeneralState, wanted: float = 0.0) -> None:
     state.core.ist[jit.UNSHRUNK] = 0
 
 
-def _offset(value, free, lower_side, upper_side) -> float:
+def libsvm_offset(value, free, lower_side, upper_side) -> float:
     """LIBSVM's ``calculate_rho`` on one set: the mean of ``value`` over the free variables, else
     the midpoint of ``[max value[lower_side], min value[upper_side]]`` (one end if the other is
     missing, 0 if both are)."""
@@ -351,14 +351,14 @@ def general_offsets(state: GeneralState) -> tuple[float, float]:
     equality = state.form.equality
     if equality == "one":
         v = z * G
-        r = _offset(
+        r = libsvm_offset(
             v, free, (at_upper & (z > 0)) | (at_lower & (z < 0)),
             (at_upper & (z < 0)) | (at_lower & (z > 0)),
         )  # fmt: skip
         return r, r
     if equality == "nu":
         r1, r2 = (
-            _offset(G[g], free[g], at_upper[g], at_lower[g]) for g in (z > 0, z < 0)
+            libsvm_offset(G[g], free[g], at_upper[g], at_lower[g]) for g in (z > 0, z < 0)
         )  # fmt: skip
         return 0.5 * (r1 - r2), 0.5 * (r1 + r2)
     return 0.0, 0.0
