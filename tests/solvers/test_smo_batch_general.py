@@ -13,35 +13,20 @@ from scipy import sparse
 
 from svmbench.problems import NuSVCDual, OneClassDual, SVRDual, datasets
 from svmbench.solvers import registry
-
-N = 60
-
-
-def _data(n=N, d=4, seed=5):
-    rng = np.random.default_rng(seed)
-    X = rng.normal(size=(n, d))
-    y = np.sin(X[:, 0]) + 0.5 * X[:, 1] + 0.1 * rng.normal(size=n)
-    return X, y
+from tests.solvers.svr_cases import N, hard_svr_cases, regression_data
 
 
 def _cases():
-    X, y = _data()
+    X, y = regression_data()
     friedman = datasets.load("friedman1:n=200,seed=0")
-    dup_X = np.r_[X[:20], X[:20], X[20:40]]  # rows repeated: K singular, β not unique
-    dup_y = np.r_[y[:20], y[:20], y[20:40]]
-    wide_X, wide_y = _data(n=30, d=80, seed=6)  # d > n
     sparse_X = X * (np.abs(X) > 0.8)
     gram = SVRDual(X, y, C=1.0, epsilon=0.1, gamma=0.5).kernel_spec(X)
     return {
+        **hard_svr_cases(),
         "friedman1": SVRDual(friedman.X, friedman.y, C=1.0, epsilon=0.1),
-        "duplicated_rows": SVRDual(dup_X, dup_y, C=10.0, epsilon=0.05, gamma=0.5),
-        "large_C": SVRDual(X, y, C=1e3, epsilon=0.1, gamma=0.5),
-        "zero_epsilon": SVRDual(X, y, C=5.0, epsilon=0.0, gamma=0.5),
-        "d_above_n": SVRDual(wide_X, wide_y, C=2.0, epsilon=0.1),
         "csr": SVRDual(sparse.csr_matrix(sparse_X), y, C=2.0, epsilon=0.1, gamma=0.5),
         "polynomial": SVRDual(X, y, C=1.0, epsilon=0.1, kernel="poly", degree=2, gamma=0.3),
         "precomputed": SVRDual(gram, y, C=1.0, epsilon=0.1, kernel="precomputed"),
-        "no_bias": SVRDual(X, y, C=5.0, epsilon=0.1, gamma=0.5, bias="none"),
         "regularized_bias": SVRDual(X, y, C=5.0, epsilon=0.1, gamma=0.5, bias="regularized"),
         "one_class": OneClassDual(X, nu=0.2, gamma=0.5),
     }
@@ -103,7 +88,7 @@ def test_a_warm_start_from_the_optimum_needs_few_updates():
 
 
 def test_nu_forms_are_refused_naming_the_kinds_it_solves():
-    X, _ = _data()
+    X, _ = regression_data()
     y = np.where(X[:, 0] > 0, 1.0, -1.0)
     with pytest.raises(TypeError, match="'smo_batch'.*'nu_svc'.*svr_dual, one_class"):
         registry.get("smo_batch").solve(NuSVCDual(X, y, nu=0.3))

@@ -4,35 +4,10 @@ data (duplicated rows, large C, ε = 0, d > n), against Clarabel's certified opt
 import numpy as np
 import pytest
 
-from svmbench.problems import SVRDual
 from svmbench.solvers import registry
+from tests.solvers.svr_cases import N, hard_svr_cases
 
-N = 60
-
-
-def _data(n=N, d=4, seed=5):
-    rng = np.random.default_rng(seed)
-    X = rng.normal(size=(n, d))
-    y = np.sin(X[:, 0]) + 0.5 * X[:, 1] + 0.1 * rng.normal(size=n)
-    return X, y
-
-
-def _cases():
-    X, y = _data()
-    dup_X = np.r_[X[:20], X[:20], X[20:40]]  # rows repeated: K singular, β not unique
-    dup_y = np.r_[y[:20], y[:20], y[20:40]]
-    wide_X, wide_y = _data(n=30, d=80, seed=6)  # d > n
-    return {
-        "plain": SVRDual(X, y, C=1.0, epsilon=0.1, gamma=0.5),
-        "duplicated_rows": SVRDual(dup_X, dup_y, C=10.0, epsilon=0.05, gamma=0.5),
-        "large_C": SVRDual(X, y, C=1e3, epsilon=0.1, gamma=0.5),
-        "zero_epsilon": SVRDual(X, y, C=5.0, epsilon=0.0, gamma=0.5),
-        "d_above_n": SVRDual(wide_X, wide_y, C=2.0, epsilon=0.1),
-        "no_bias": SVRDual(X, y, C=5.0, epsilon=0.1, gamma=0.5, bias="none"),
-    }
-
-
-CASES = _cases()
+CASES = hard_svr_cases()
 
 
 @pytest.fixture(scope="module")
