@@ -20,6 +20,7 @@ from scipy.sparse.linalg import eigsh
 from svmbench.problems._binary import BinaryDualMixin
 from svmbench.problems._linear import BIASES, LOSSES, optimal_bias
 from svmbench.problems.base import QP, Certificate, Problem, make_certificate
+from svmbench.problems.kernel_rows import KernelRows
 from svmbench.problems.kernels import KERNELS, Kernel, resolve_gamma
 from svmbench.problems.kernels import squared_norms as _squared_norms
 from svmbench.problems.models import KernelModel, finite
@@ -76,6 +77,10 @@ class KernelDual(BinaryDualMixin, Problem):
     """
 
     kind: ClassVar[str] = "kernel_dual"
+    #: ``(table, rows, blocks)`` when the kernel entries come from rows shared with other
+    #: problems on rows of one X (:meth:`share_rows`; ``rows`` the table's rows of the examples,
+    #: ``blocks`` their groups); None: computed for this problem alone.
+    shared_rows: ClassVar[tuple[KernelRows, np.ndarray, np.ndarray] | None] = None
 
     X: np.ndarray
     y: np.ndarray
@@ -196,14 +201,42 @@ class KernelDual(BinaryDualMixin, Problem):
         """``‖x_i‖²`` of every example, computed once (the RBF kernel products use them)."""
         return _squared_norms(self.X)
 
+    def share_rows(self, table: KernelRows, rows: np.ndarray) -> None:
+        """Read this problem's kernel entries from ``table``, whose X holds this problem's
+        examples as its rows ``rows`` of X (a one-vs-one pair's rows of the multiclass X): the
+        certificate's ``K(αy)`` and SMO's columns then use the entries computed once for every
+        problem on that X (:class:`~svmbench.problems.kernel_rows.KernelRows`). Not for a
+        precomputed kernel or a regularized bias (the table holds K without ``s²``)."""
+        if not isinstance(table, KernelRows):
+            raise TypeError(f"table must be a KernelRows, got {type(table).__name__}")
+        rows = np.ascontiguousarray(rows, dtype=np.int64)
+        if self.kernel == "precomputed" or self.bias == "regularized":
+            raise ValueError("shared kernel rows need a kernel of rows and no regularized bias")
+        if table.kernel != self.kernel_spec:
+            raise ValueError(f"table's kernel {table.kernel} is not this problem's")
+        if rows.shape != (self.n_samples,) or table.X.shape[1] != self.n_features:
+            raise ValueError(
+                f"rows must index the table's X once per example ({self.n_samples} rows of "
+                f"{self.n_features} features), got {rows.shape[0]} rows of a table with "
+                f"{table.X.shape[1]} features"
+            )
+        if rows.size and (rows.min() < 0 or rows.max() >= table.n_rows):
+            raise ValueError(f"rows must lie in [0, {table.n_rows}), the table's rows")
+        rows = table.position[rows]
+        object.__setattr__(self, "shared_rows", (table, rows, table.blocks(rows)))
+
     def kernel_times(self, coef: np.ndarray) -> np.ndarray:
         """``K @ coef``, using only the non-zero coefficients, in bounded memory (fused, see
-        :func:`~svmbench.problems.kernels.kernel_dot`)."""
+        :func:`~svmbench.problems.kernels.kernel_dot`), or from the shared rows
+        (:meth:`share_rows`)."""
         if self.kernel == "precomputed" or "gram" in self.__dict__:
             return self.gram @ coef
         nz = np.flatnonzero(coef)
         if nz.size == 0:
             return np.zeros(self.n_samples)
+        if self.shared_rows is not None:
+            table, rows, blocks = self.shared_rows
+            return table.times(rows, rows[nz], coef[nz], blocks)
         return self._kernel_dot(self.X, nz, coef[nz], self.squared_norms)
 
     def _kernel_dot(self, X, nz, coef, sqn_X) -> np.ndarray:

@@ -38,7 +38,8 @@ from scipy import sparse
 
 from svmbench.problems import KernelDual, MulticlassHinge, SoftMarginDual, SoftMarginPrimal
 from svmbench.problems.base import Certificate, make_certificate
-from svmbench.problems.kernels import resolve_gamma
+from svmbench.problems.kernel_rows import KernelRows
+from svmbench.problems.kernels import Kernel, resolve_gamma
 from svmbench.problems.models import (
     BinaryModel,
     KernelModel,
@@ -112,6 +113,11 @@ def _binary_solve(binary: Solver, bp) -> SolveResult:
 
 
 _LINEAR_VIEWS = {"primal": SoftMarginPrimal, "dual": SoftMarginDual, "kernel": KernelDual}
+
+#: The binary solvers whose loops read shared kernel rows (``auto`` runs ``smo`` on the pairs).
+SHARED_ROW_SOLVERS = ("smo", "auto")
+#: The cache budget of a binary solver that names none (SMO's default ``cache_mb``).
+DEFAULT_CACHE_MB = 200.0
 
 
 class _Reduction(Solver):
@@ -230,6 +236,31 @@ class _Reduction(Solver):
         with validated_input(X):  # rows of the checked multiclass X: finite, no second scan
             return self._binary_view(problem, X, rows, pos, solver_cls, gamma)
 
+    def _shared_rows(self, problem: MulticlassHinge, gamma) -> KernelRows | None:
+        """One table of kernel rows for every binary problem (:class:`KernelRows`), or None.
+
+        Shared when the pairs' solver reads such rows (:data:`SHARED_ROW_SOLVERS`), the kernel
+        is computed from dense rows (not precomputed, the hinge loss, no regularized bias) and
+        the whole table, ``n² · 8`` bytes, fits the binary solver's ``cache_mb``: every kernel
+        entry is then computed at most once for all the pairs, by SMO's loops or by the
+        certificates, instead of once per pair and again per certificate."""
+        if (
+            self.name != "ovo"
+            or self.binary_solver not in SHARED_ROW_SOLVERS
+            or self.kernel in (None, "linear", "precomputed")
+            or self.loss != "hinge"
+            or (self.bias or problem.bias) == "regularized"
+            or sparse.issparse(problem.X)
+            or self.binary_options.get("storage", "auto") == "csr"
+        ):
+            return None
+        n = problem.n_samples
+        budget = float(self.binary_options.get("cache_mb", DEFAULT_CACHE_MB))
+        if 8.0 * n * n > budget * 2**20:
+            return None
+        kernel = Kernel(self.kernel, gamma, self.degree, self.coef0)
+        return KernelRows(np.ascontiguousarray(problem.X, dtype=np.float64), kernel, problem.y)
+
     def _binary_view(self, problem, X, rows, pos: int, solver_cls, gamma):
         """The binary problem on the rows ``X`` in the view the binary solver accepts: the
         kernel dual for a kernel, else the first linear view its ``supported`` table names."""
@@ -281,8 +312,11 @@ class _Reduction(Solver):
         # chosen method built) is paid once, not once per pair
         binary = registry.get(self.binary_solver, **options)
         binary.records_problem_key = False  # its records are read here and dropped
+        table = self._shared_rows(problem, gamma)
         for pos, neg in pairs:
             bp = self._binary_problem(problem, pos, neg, solver_cls, gamma)
+            if table is not None:
+                bp.share_rows(table, _rows(problem, pos, neg))
             tic = clock.elapsed
             res = _binary_solve(binary, bp)
             # the binary solver keeps its own clock: count its solve time, not its compilation

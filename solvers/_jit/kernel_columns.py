@@ -40,6 +40,7 @@ from svmbench.solvers._jit.kernel_columns_csr import (  # noqa: F401
     scatter,
     squared_norms_csr,
 )
+from svmbench.solvers._jit.kernel_table import is_table, table_column, table_column_full
 from svmbench.solvers._jit.kernel_values import (  # noqa: F401
     FULL_BLOCK,
     KERNEL_CODES,
@@ -273,7 +274,12 @@ def column(X, sqn, i, idx, out, kind, gamma, coef0, degree, threads):
 
 @overload(column, inline="always")
 def _column(X, sqn, i, idx, out, kind, gamma, coef0, degree, threads):
-    if _is_dense(X) and _serial(threads):
+    if is_table(X):  # shared kernel rows (solvers._jit.kernel_table)
+
+        def impl(X, sqn, i, idx, out, kind, gamma, coef0, degree, threads):
+            table_column(X, i, idx, out, kind, gamma, coef0, degree)
+
+    elif _is_dense(X) and _serial(threads):
 
         def impl(X, sqn, i, idx, out, kind, gamma, coef0, degree, threads):
             _kernel_column_serial(X, sqn, i, idx, out, kind, gamma, coef0, degree)
@@ -301,7 +307,12 @@ def column_full(XT, sqn, i, out, kind, gamma, coef0, degree, threads):
 
 @overload(column_full, inline="always")
 def _column_full(XT, sqn, i, out, kind, gamma, coef0, degree, threads):
-    if _is_dense(XT) and _serial(threads):
+    if is_table(XT):  # shared kernel rows (solvers._jit.kernel_table)
+
+        def impl(XT, sqn, i, out, kind, gamma, coef0, degree, threads):
+            table_column_full(XT, i, out, kind, gamma, coef0, degree)
+
+    elif _is_dense(XT) and _serial(threads):
 
         def impl(XT, sqn, i, out, kind, gamma, coef0, degree, threads):
             n = out.shape[0]
@@ -323,12 +334,13 @@ def _column_full(XT, sqn, i, out, kind, gamma, coef0, degree, threads):
 
 
 def full_fraction(X, dense_fraction):
-    """``dense_fraction`` for dense rows, :data:`FULL_FRACTION_CSR` for CSR; jitted only."""
+    """``dense_fraction`` for dense rows and shared kernel rows, :data:`FULL_FRACTION_CSR` for
+    CSR; jitted only."""
     raise NotImplementedError("full_fraction is resolved inside jitted code only")
 
 
 @overload(full_fraction)
 def _full_fraction(X, dense_fraction):
-    if _is_dense(X):
+    if _is_dense(X) or is_table(X):
         return lambda X, dense_fraction: dense_fraction
     return lambda X, dense_fraction: FULL_FRACTION_CSR

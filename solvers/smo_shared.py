@@ -1,0 +1,97 @@
+"""SMO on kernel rows shared between binary problems (a one-vs-one reduction's pairs).
+
+A :class:`~problems.KernelDual` whose kernel entries come from a
+:class:`~problems.kernel_rows.KernelRows` table (:meth:`KernelDual.share_rows`: the pair's
+examples are rows of the multiclass X) runs on C-SVC's loops and column cache; its rows are the
+table (:mod:`solvers._jit.kernel_table`): a missing column ``Q̃_:i = y_i y_t K[r_i, r_t]`` is
+the table row of i's row gathered over the pair's rows, and a block of that row missing from the
+table is computed once, for every pair that holds it. The hinge loss only (the squared hinge's
+diagonal term is no kernel entry); the pair's certificate reads the same float64 rows.
+"""
+
+from __future__ import annotations
+
+import time
+
+import numpy as np
+
+from svmbench.problems import KernelDual
+from svmbench.problems.kernel_rows import KernelRows
+from svmbench.problems.kernels import Kernel
+from svmbench.solvers._jit import smo as jit
+from svmbench.solvers.compile_notice import compiling
+
+#: The loops compiled in this process for shared rows: pair updates or single ones.
+_WARM_SHARED: set[bool] = set()
+
+
+def uses_shared_rows(problem, storage: str = "auto") -> bool:
+    """Whether SMO reads ``problem``'s kernel from its shared rows: a hinge-loss kernel dual
+    given a table (:meth:`~problems.KernelDual.share_rows`), rows not forced to CSR."""
+    return (
+        isinstance(problem, KernelDual)
+        and problem.shared_rows is not None
+        and problem.loss == "hinge"
+        and storage != "csr"
+    )
+
+
+def shared_core(problem: KernelDual, n_slots: int) -> jit.Core:
+    """The loops' record for a cold start (α = 0, G = −1, Ḡ = 0) of ``problem`` on its shared
+    rows (the table's tuple as X and Xᵀ, serial columns) with ``n_slots`` float64 columns."""
+    table, rows, blocks = problem.shared_rows
+    n = problem.n_samples
+    spec = table.kernel
+    y = np.ascontiguousarray(problem.y, dtype=np.float64)
+    C = np.ascontiguousarray(problem.upper_bounds, dtype=np.float64)
+    source = table.columns(rows, blocks)
+    ist = np.zeros(jit.N_IST, dtype=np.int64)
+    ist[jit.N_ACTIVE] = n
+    ist[jit.SHRINK_COUNTER] = min(n, 1000)
+    all_idx = np.arange(n, dtype=np.int64)
+    return jit.Core(
+        X=source,
+        XT=source,
+        sqn=table.sqn,
+        kint=(int(spec.code), int(spec.degree), None),
+        kflt=np.array([spec.gamma, spec.coef0, 0.0]),
+        y=y,
+        C=C,
+        QD=np.ascontiguousarray(table.diagonal[rows]),  # Q̃_tt = y_t² K_tt
+        alpha=np.zeros(n),
+        G=np.full(n, -1.0),
+        Gbar=np.zeros(n),
+        active=all_idx.copy(),
+        is_active=np.ones(n, dtype=np.uint8),
+        all_idx=all_idx,
+        cache=np.empty((n_slots, n)),
+        slot_col=np.full(n_slots, -1, dtype=np.int64),
+        col_slot=np.full(n, -1, dtype=np.int64),
+        slot_full=np.zeros(n_slots, dtype=np.uint8),
+        stamp=np.zeros(n_slots, dtype=np.int64),
+        ist=ist,
+        idx_buf=np.empty(n, dtype=np.int64),
+        tmp=np.empty(n),
+        shrink_buf=np.zeros(n, dtype=np.bool_),
+        # bit 0: t ∈ I_up, bit 1: t ∈ I_low at α = 0 (a box [0, 0] in neither)
+        status=((C > 0) * (2 - (y > 0))).astype(np.uint8),
+    )
+
+
+def warm_up_shared(problem: KernelDual) -> float:
+    """Compile the loop ``problem`` runs on shared rows (pair or single updates) on a 4-point
+    problem; untimed, once per process and variant."""
+    pairs = problem.bias == "free"
+    if pairs in _WARM_SHARED:
+        return 0.0
+    start = time.perf_counter()
+    what = f"shared kernel rows, float64 columns, {'pair' if pairs else 'single'} updates"
+    with compiling(f"smo-shared-{'pairs' if pairs else 'single'}", "smo", what):
+        X = np.array([[0.0, 1.0], [1.0, 0.0], [1.0, 1.0], [0.0, 0.0]])
+        y = np.array([1.0, -1.0, 1.0, -1.0])
+        tiny = KernelDual(X, y, kernel="rbf", gamma=0.5, bias="free" if pairs else "none")
+        tiny.share_rows(KernelRows(X, Kernel("rbf", 0.5), (y > 0).astype(np.int64)), np.arange(4))
+        run = jit.smo_pairs if pairs else jit.smo_single
+        run(50, 1e-3, True, *shared_core(tiny, 2))
+    _WARM_SHARED.add(pairs)
+    return time.perf_counter() - start
