@@ -24,8 +24,9 @@ def _pairs(X, y, C, gamma, **params):
     for i in range(k):
         for j in range(i + 1, k):
             rows = np.flatnonzero((y == i) | (y == j))
-            yield rows, KernelDual(
-                X[rows], np.where(y[rows] == i, 1.0, -1.0), C=C, gamma=gamma, **params
+            yield (
+                rows,
+                KernelDual(X[rows], np.where(y[rows] == i, 1.0, -1.0), C=C, gamma=gamma, **params),
             )
 
 
