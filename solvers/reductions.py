@@ -226,8 +226,11 @@ class _Reduction(Solver):
     def _pairs(self, k: int) -> list[tuple[int, int]]:
         raise NotImplementedError
 
-    def _binary_problem(self, problem: MulticlassHinge, pos: int, neg: int, solver_cls, gamma):
-        rows = _rows(problem, pos, neg)
+    def _binary_problem(
+        self, problem: MulticlassHinge, pos: int, neg: int, solver_cls, gamma, rows=None
+    ):
+        """The binary problem "pos against neg" on its rows (:func:`_rows`, if not given)."""
+        rows = _rows(problem, pos, neg) if rows is None else rows
         X = problem.X[rows]
         if self.kernel == "precomputed":
             X = X[:, rows]
@@ -314,9 +317,10 @@ class _Reduction(Solver):
         binary.records_problem_key = False  # its records are read here and dropped
         table = self._shared_rows(problem, gamma)
         for pos, neg in pairs:
-            bp = self._binary_problem(problem, pos, neg, solver_cls, gamma)
+            rows = _rows(problem, pos, neg)
+            bp = self._binary_problem(problem, pos, neg, solver_cls, gamma, rows)
             if table is not None:
-                bp.share_rows(table, _rows(problem, pos, neg))
+                bp.share_rows(table, rows)
             tic = clock.elapsed
             res = _binary_solve(binary, bp)
             # the binary solver keeps its own clock: count its solve time, not its compilation

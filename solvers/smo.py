@@ -73,7 +73,7 @@ from svmbench.solvers.smo_general import (
     general_variables,
     general_warm_up,
 )
-from svmbench.solvers.smo_shared import shared_core, uses_shared_rows, warm_up_shared
+from svmbench.solvers.smo_shared import rows_kind, shared_core, uses_shared_rows, warm_up_shared
 
 #: The native tolerance is never tightened below this (the gradient is O(1): rounding level).
 EPS_FLOOR = 1e-13
@@ -387,11 +387,11 @@ class SMO(IterativeSolver):
     def _init_state(self, problem: KernelDual, warm_start) -> _State | GeneralState:
         if isinstance(problem, GeneralDualProblem):
             return general_init_state(self, problem, warm_start)
-        if warm_start is None and uses_shared_rows(problem, self.storage):
-            # the kernel rows shared with the other problems on the same X (smo_shared)
+        if warm_start is None and uses_shared_rows(problem, self.storage):  # smo_shared
             core = shared_core(problem, self._n_slots(problem.n_samples))
-            eps = max(self.eps, EPS_FLOOR)
-            return _State(core, problem.bias == "free", core.C, np.zeros(core.C.size), eps=eps)
+            return _State(
+                core, problem.bias == "free", core.C, 0 * core.C, max(self.eps, EPS_FLOOR)
+            )
         # the box (and yᵀα = 0) of this problem: a result for another C fits
         alpha0 = None if warm_start is None else warm_start.dual_point(problem)
         dtype = cache_dtype(problem, self.cache_mb)
@@ -582,7 +582,6 @@ class SMO(IterativeSolver):
         if isinstance(state, GeneralState):
             return general_info(state)
         ist, cache = state.core.ist, state.core.cache
-        shared = isinstance(state.core.X, tuple) and state.core.X[1].ndim == 2  # a table
         return {
             "cache_columns": int(cache.shape[0]),
             "cache_bytes_per_entry": int(cache.itemsize),
@@ -596,5 +595,5 @@ class SMO(IterativeSolver):
             "numba_threads": int(
                 state.core.kint[2] or 1
             ),  # the threads its loops were given (serial: 1)
-            "rows": ("shared" if shared else "csr" if isinstance(state.core.X, tuple) else "dense"),
+            "rows": rows_kind(state.core.X),
         }

@@ -36,6 +36,14 @@ def uses_shared_rows(problem, storage: str = "auto") -> bool:
     )
 
 
+def rows_kind(X) -> str:
+    """What the loops' rows ``X`` are: ``"shared"`` (a table of kernel rows), ``"csr"`` or
+    ``"dense"`` (SMO's ``info["rows"]``)."""
+    if isinstance(X, tuple):
+        return "shared" if X[1].ndim == 2 else "csr"
+    return "dense"
+
+
 def shared_core(problem: KernelDual, n_slots: int) -> jit.Core:
     """The loops' record for a cold start (α = 0, G = −1, Ḡ = 0) of ``problem`` on its shared
     rows (the table's tuple as X and Xᵀ, serial columns) with ``n_slots`` float64 columns."""
