@@ -89,14 +89,17 @@ def _rows(problem: MulticlassHinge, pos: int, neg: int) -> np.ndarray:
     return np.flatnonzero((problem.y == pos) | (problem.y == neg))
 
 
-def _binary_solve(binary: Solver, bp) -> SolveResult:
+def _binary_solve(binary: Solver, bp, share=None) -> SolveResult:
     """``binary.solve(bp)``; for ``auto``, its first method run directly
     (:meth:`~solvers.auto.Auto.first_method`), and auto's next methods from that record
     (:meth:`~solvers.auto.Auto.go_on`) only when it stops at a limit or fails: a pair's
     record without auto's second pass of checks, certificate and record over the problem.
-    The record's solve and compile times then include the first method's."""
+    The record's solve and compile times then include the first method's. ``share(bp)`` is
+    called first when the method that runs is ``smo`` (which reads shared kernel rows)."""
     first_method = getattr(binary, "first_method", None)
     inner = None if first_method is None else first_method(bp)
+    if share is not None and (binary if inner is None else inner).name == "smo":
+        share(bp)
     if inner is None:
         return binary.solve(bp)
     with warnings.catch_warnings():
@@ -239,15 +242,15 @@ class _Reduction(Solver):
         with validated_input(X):  # rows of the checked multiclass X: finite, no second scan
             return self._binary_view(problem, X, rows, pos, solver_cls, gamma)
 
-    def _shared_rows(self, problem: MulticlassHinge, gamma) -> KernelRows | None:
-        """One table of kernel rows for every binary problem (:class:`KernelRows`), or None.
-
-        Shared when the pairs' solver reads such rows (:data:`SHARED_ROW_SOLVERS`), the kernel
-        is computed from dense rows (not precomputed, the hinge loss, no regularized bias) and
-        the whole table, ``n² · 8`` bytes, fits the binary solver's ``cache_mb``: every kernel
-        entry is then computed at most once for all the pairs, by SMO's loops or by the
-        certificates, instead of once per pair and again per certificate."""
-        if (
+    def _shares_rows(self, problem: MulticlassHinge) -> bool:
+        """Whether the pairs that ``smo`` solves share one table of kernel rows
+        (:class:`KernelRows`): a one-vs-one reduction whose solver may run ``smo``
+        (:data:`SHARED_ROW_SOLVERS`), a kernel computed from dense rows (not precomputed), the
+        hinge loss, no regularized bias, and the whole table, ``n² · 8`` bytes, within the
+        binary solver's ``cache_mb``. Every kernel entry is then computed at most once for all
+        those pairs, by SMO's loops or by the certificates, instead of once per pair and again
+        per certificate."""
+        return not (
             self.name != "ovo"
             or self.binary_solver not in SHARED_ROW_SOLVERS
             or self.kernel in (None, "linear", "precomputed")
@@ -255,11 +258,13 @@ class _Reduction(Solver):
             or (self.bias or problem.bias) == "regularized"
             or sparse.issparse(problem.X)
             or self.binary_options.get("storage", "auto") == "csr"
-        ):
-            return None
-        n = problem.n_samples
-        budget = float(self.binary_options.get("cache_mb", DEFAULT_CACHE_MB))
-        if 8.0 * n * n > budget * 2**20:
+            or 8.0 * problem.n_samples**2
+            > float(self.binary_options.get("cache_mb", DEFAULT_CACHE_MB)) * 2**20
+        )
+
+    def _shared_rows(self, problem: MulticlassHinge, gamma) -> KernelRows | None:
+        """The table of kernel rows of ``problem``'s X (None unless :meth:`_shares_rows`)."""
+        if not self._shares_rows(problem):
             return None
         kernel = Kernel(self.kernel, gamma, self.degree, self.coef0)
         return KernelRows(np.ascontiguousarray(problem.X, dtype=np.float64), kernel, problem.y)
@@ -315,14 +320,20 @@ class _Reduction(Solver):
         # chosen method built) is paid once, not once per pair
         binary = registry.get(self.binary_solver, **options)
         binary.records_problem_key = False  # its records are read here and dropped
-        table = self._shared_rows(problem, gamma)
+        shared = self._shares_rows(problem)
+        table = None
+
+        def share(bp):  # the pairs that run smo read one table, built for the first
+            nonlocal table
+            if table is None:
+                table = self._shared_rows(problem, gamma)
+            bp.share_rows(table, rows)
+
         for pos, neg in pairs:
             rows = _rows(problem, pos, neg)
             bp = self._binary_problem(problem, pos, neg, solver_cls, gamma, rows)
-            if table is not None:
-                bp.share_rows(table, rows)
             tic = clock.elapsed
-            res = _binary_solve(binary, bp)
+            res = _binary_solve(binary, bp, share if shared else None)
             # the binary solver keeps its own clock: count its solve time, not its compilation
             # nor its final certificate
             excluded += clock.elapsed - tic - res.solve_time
