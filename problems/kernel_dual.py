@@ -119,6 +119,7 @@ class KernelDual(BinaryDualMixin, Problem):
         kernel = Kernel(self.kernel, resolve_gamma(self.gamma, X, sw), self.degree, self.coef0)
         for name in ("gamma", "degree", "coef0"):
             object.__setattr__(self, name, getattr(kernel, name))
+        self.__dict__["kernel_spec"] = kernel  # the cached property's value, built once
         check_C_range(self.C, self.sample_weight)
         self._check_conditioning()
 
@@ -127,10 +128,12 @@ class KernelDual(BinaryDualMixin, Problem):
         regularized bias), naming C and the range that works."""
         if not self.n_samples:
             return
-        diag = float(np.max(np.abs(self.kernel_diagonal)))
+        # the RBF diagonal is 1: no array of ones built for its maximum
+        diag = 1.0 if self.kernel == "rbf" else float(np.max(np.abs(self.kernel_diagonal)))
         if self.bias == "regularized":
             diag += self.bias_scale**2
-        largest = float(np.max(self.upper_bounds))
+        sw = self.sample_weight  # max C·w_i = C·max w_i exactly (rounding is monotone)
+        largest = self.C * (1.0 if sw is None else float(np.max(sw)))
         if largest * diag > MAX_C_TIMES_DIAGONAL:
             raise ValueError(
                 f"C · max K̃_ii = {largest:.3g} · {diag:.3g} = {largest * diag:.3g} is over "
@@ -355,6 +358,31 @@ class KernelDual(BinaryDualMixin, Problem):
             primal_point={"alpha": a, "b": b},
             dual_point=a,
         )
+
+    def _repair_alpha(self, alpha) -> tuple[np.ndarray, dict[str, float]]:
+        """The projected α and how far the given one was (``BinaryDualMixin``'s), read
+        directly for a hinge with a free bias whose α is in its box and on ``yᵀα = 0`` up to
+        rounding (a solver's own point): the projection's residue step on one coordinate,
+        the same values as :func:`~problems._qp.project_box_hyperplane` gives, without its
+        bracket and the box's arrays."""
+        if self.bias != "free" or self.loss != "hinge":
+            return super()._repair_alpha(alpha)
+        raw = self._check_alpha(alpha)
+        upper = self.upper_bounds
+        if raw.min() < 0.0 or not np.all(raw <= upper):
+            return super()._repair_alpha(raw)
+        y = self.y
+        residue = float(y @ raw)
+        a = raw.copy()
+        if residue == 0.0:
+            return a, {"dual_infeasibility": 0.0}
+        if abs(residue) > 64 * np.finfo(float).eps * float(raw.sum()):
+            return super()._repair_alpha(raw)
+        free = np.flatnonzero((a > 0.0) & (a < upper))
+        if free.size:  # the residue onto the coordinate farthest inside its box
+            i = free[np.argmax(np.minimum(a[free], upper[free] - a[free]))]
+            a[i] = min(max(a[i] - y[i] * residue, 0.0), upper[i])
+        return a, {"dual_infeasibility": float(abs(a[i] - raw[i])) if free.size else 0.0}
 
     def to_qp(self) -> QP:
         """``min ½αᵀQ̃α − Σα_i`` (+ ``Σα_i²/(4C_i)``) over the box (and ``yᵀα = 0``).
