@@ -21,15 +21,18 @@ from sklearn.utils.validation import check_is_fitted, validate_data
 
 def _plain_rows(X) -> bool:
     """Whether X is a plain C-contiguous 2-D float64 ndarray of finite entries, not empty."""
-    return (
+    if not (
         type(X) is np.ndarray
         and X.ndim == 2
         and X.dtype == np.float64
         and X.flags.c_contiguous
         and X.shape[0] > 0
         and X.shape[1] > 0
-        and math.isfinite(X.sum())  # NaN or inf anywhere (or an overflow): the full check
-    )
+    ):
+        return False
+    with np.errstate(over="ignore", invalid="ignore"):
+        total = X.sum()
+    return math.isfinite(total)  # NaN or inf anywhere (or an overflow): the full check
 
 
 def _plain_labels(y, n: int) -> bool:

@@ -266,9 +266,14 @@ class Auto(Solver):
         variables, certificate and times (a reduction's binary problems) may run it directly
         and call :meth:`go_on` only when it stops at a limit or fails (:data:`RETRIED`): the
         same record as :meth:`solve`'s, without auto's second pass over the problem."""
-        if math.isfinite(self.time_limit) or self.unsupported_reason(problem) is not None:
+        if math.isfinite(self.time_limit) or not isinstance(problem, Problem):
+            return None
+        if problem.kind in _NO_EXACT:
             return None  # auto's own call says why it refuses
-        choice = choose(problem)
+        try:
+            choice = choose(problem)  # unsupported_reason's test, kept for the run
+        except TypeError:
+            return None
         return self._inner(choice.solvers[0], math.inf, choice.probe if self.fallback else 0)
 
     def go_on(self, problem: Problem, first: SolveResult) -> SolveResult:
