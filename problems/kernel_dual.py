@@ -20,7 +20,13 @@ from scipy.sparse.linalg import eigsh
 from svmbench.problems._binary import BinaryDualMixin
 from svmbench.problems._linear import BIASES, LOSSES, optimal_bias
 from svmbench.problems.base import QP, Certificate, Problem, make_certificate
-from svmbench.problems.kernels import KERNELS, Kernel, resolve_gamma
+from svmbench.problems.kernels import (
+    KERNELS,
+    NUMPY_MAX_ENTRIES,
+    Kernel,
+    kernel_block,
+    resolve_gamma,
+)
 from svmbench.problems.kernels import squared_norms as _squared_norms
 from svmbench.problems.models import KernelModel, finite
 from svmbench.problems.validation import (
@@ -47,6 +53,10 @@ EIGEN_CHECK_MAX_N = 6000
 #: kernel (C = 1, features scaled up), the barrier certified 1e-6 at 9.9e10 and stopped at
 #: ``max_iter`` at 9.9e12; Clarabel and OSQP gave up from 1e9 and 1e11, SMO's epochs grow with it.
 MAX_C_TIMES_DIAGONAL = 1e11
+
+
+#: A solver's α on ``yᵀα = 0`` up to rounding: ``|yᵀα| ≤ 64 ε Σα_i`` (the projection's test).
+_ROUNDING_RESIDUE = 64 * np.finfo(np.float64).eps
 
 
 @dataclass(frozen=True, eq=False)
@@ -210,9 +220,26 @@ class KernelDual(BinaryDualMixin, Problem):
         return self._kernel_dot(self.X, nz, coef[nz], self.squared_norms)
 
     def _kernel_dot(self, X, nz, coef, sqn_X) -> np.ndarray:
-        """``K(X, X_nz) @ coef`` with the training rows' cached norms."""
-        sqn_Z = self.squared_norms[nz] if self.kernel == "rbf" else None
-        return self.kernel_spec.dot(X, self.X[nz], coef, sqn_X=sqn_X, sqn_Z=sqn_Z)
+        """``K(X, X_nz) @ coef`` with the training rows' cached norms. A small dense product of
+        the training rows (:data:`~svmbench.problems.kernels.NUMPY_MAX_ENTRIES`, a kernel but
+        the linear one) is :func:`~svmbench.problems.kernels.kernel_dot`'s BLAS path, taken
+        without its checks of arrays the problem holds checked."""
+        rbf = self.kernel == "rbf"
+        sqn_Z = self.squared_norms[nz] if rbf else None
+        Z = self.X[nz]
+        if (
+            X is self.X
+            and (sqn_X is not None or not rbf)
+            and self.kernel in ("rbf", "poly", "sigmoid")
+            and not sparse.issparse(X)
+            and 0 < nz.size
+            and X.shape[0] * nz.size <= NUMPY_MAX_ENTRIES
+        ):
+            spec = self.kernel_spec
+            return kernel_block(
+                X @ Z.T, sqn_X, sqn_Z, self.kernel, spec.gamma, spec.degree, spec.coef0
+            ) @ np.ascontiguousarray(coef, dtype=np.float64)
+        return self.kernel_spec.dot(X, Z, coef, sqn_X=sqn_X, sqn_Z=sqn_Z)
 
     @cached_property
     def min_eigenvalue(self) -> float:
@@ -348,8 +375,9 @@ class KernelDual(BinaryDualMixin, Problem):
         a, residuals = self._repair_alpha(alpha)
         g, sum_ay = self._model(a)
         b = self._bias_of(a, g, sum_ay, b)
-        P = self._quadratic(a, g, sum_ay) + self._loss_term(self.y * (g + b))
-        D = self._dual_value(a, g, sum_ay)
+        quad = self._quadratic(a, g, sum_ay)  # once, for both sides
+        P = quad + self._loss_term(self.y * (g + b))
+        D = float(a.sum()) - quad - self._squared_hinge_term(a)
         return make_certificate(
             P,
             D,
@@ -376,7 +404,7 @@ class KernelDual(BinaryDualMixin, Problem):
         a = raw.copy()
         if residue == 0.0:
             return a, {"dual_infeasibility": 0.0}
-        if abs(residue) > 64 * np.finfo(float).eps * float(raw.sum()):
+        if abs(residue) > _ROUNDING_RESIDUE * float(raw.sum()):
             return super()._repair_alpha(raw)
         free = np.flatnonzero((a > 0.0) & (a < upper))
         if free.size:  # the residue onto the coordinate farthest inside its box
