@@ -249,12 +249,12 @@ class Auto(Solver):
     def _inner(self, name: str, time_left: float, probe: int = 0) -> Solver:
         """The chosen method's solver, built once per name and options, given the time left
         (spent: one chunk, then stop)."""
-        options = self._options(name, probe)
-        key = (name, tuple(sorted(options.items())))
+        # the options are those of (name, probe) and of auto's own tol, max_iter and trace
+        key = (name, probe, self.tol, self.max_iter, self.trace)
         cache = self.__dict__.setdefault("_solvers", {})
-        if key not in cache:
-            cache[key] = registry.get(name, **options)
-        solver = cache[key]
+        solver = cache.get(key)
+        if solver is None:
+            solver = cache[key] = registry.get(name, **self._options(name, probe))
         solver.time_limit = max(time_left, 1e-12) if math.isfinite(time_left) else math.inf
         solver.records_problem_key = self.records_problem_key
         return solver
