@@ -29,10 +29,9 @@ from sklearn.utils.validation import (
     _check_sample_weight,
     check_consistent_length,
     check_is_fitted,
-    validate_data,
 )
 
-from svmbench import kernel_functions, logistic_fit, solve_outcome, svc_layout
+from svmbench import input_checks, kernel_functions, logistic_fit, solve_outcome, svc_layout
 from svmbench.linear_attributes import LinearAttributesMixin
 from svmbench.parameter_checks import RememberedParameterChecks
 from svmbench.probability import ProbabilitiesMixin
@@ -57,6 +56,7 @@ class SVMClassifier(
     RememberedParameterChecks,
     ProbabilitiesMixin,
     LinearAttributesMixin,
+    input_checks.PlainScoreMixin,
     ClassifierMixin,
     BaseEstimator,
 ):
@@ -269,7 +269,7 @@ class SVMClassifier(
             check_consistent_length(X, y)
             self._fit_X = X
             X = kernel_functions.gram(self.kernel, X, X)
-        X, y = validate_data(self, X, y, accept_sparse="csr", dtype=np.float64, order="C")
+        X, y = input_checks.fit_input(self, X, y)  # validate_data's, short for plain arrays
         if callable(self.kernel):
             del self.n_features_in_  # the callable's inputs need not have features
         elif self.kernel != "precomputed":
@@ -541,10 +541,10 @@ class SVMClassifier(
 
     # ---- predicting ------------------------------------------------------------------------------
     def _validated(self, X):
-        check_is_fitted(self)
         if callable(self.kernel):
+            check_is_fitted(self)
             X = kernel_functions.predict_kernel(self.kernel, X, self._fit_X)
-        return validate_data(self, X, accept_sparse="csr", dtype=np.float64, order="C", reset=False)
+        return input_checks.predict_input(self, X)
 
     def decision_function(self, X):
         """Binary: ``f(x)`` of shape (n,), positive for ``classes_[1]``. Multiclass: (n, k) per
@@ -573,7 +573,7 @@ class SVMClassifier(
         argmax of the ``"ovr"`` decision function, as SVC."""
         if self.break_ties and self.decision_function_shape == "ovo":
             raise ValueError("break_ties must be False when decision_function_shape is 'ovo'")
-        check_is_fitted(self)
+        input_checks.check_fitted(self)
         if isinstance(self.model_, OneVsOneModel) and not self.break_ties:
             return self.classes_[self.model_.predict(self._validated(X))]
         f = self.decision_function(X)

@@ -21,7 +21,13 @@ from svmbench.problems._binary import BinaryDualMixin
 from svmbench.problems._linear import BIASES, LOSSES, optimal_bias
 from svmbench.problems.base import QP, Certificate, Problem, make_certificate
 from svmbench.problems.kernel_rows import KernelRows
-from svmbench.problems.kernels import KERNELS, Kernel, resolve_gamma
+from svmbench.problems.kernels import (
+    KERNELS,
+    NUMPY_MAX_ENTRIES,
+    Kernel,
+    kernel_block,
+    resolve_gamma,
+)
 from svmbench.problems.kernels import squared_norms as _squared_norms
 from svmbench.problems.models import KernelModel, finite
 from svmbench.problems.validation import (
@@ -48,6 +54,10 @@ EIGEN_CHECK_MAX_N = 6000
 #: kernel (C = 1, features scaled up), the barrier certified 1e-6 at 9.9e10 and stopped at
 #: ``max_iter`` at 9.9e12; Clarabel and OSQP gave up from 1e9 and 1e11, SMO's epochs grow with it.
 MAX_C_TIMES_DIAGONAL = 1e11
+
+
+#: A solver's α on ``yᵀα = 0`` up to rounding: ``|yᵀα| ≤ 64 ε Σα_i`` (the projection's test).
+_ROUNDING_RESIDUE = 64 * np.finfo(np.float64).eps
 
 
 @dataclass(frozen=True, eq=False)
@@ -124,6 +134,7 @@ class KernelDual(BinaryDualMixin, Problem):
         kernel = Kernel(self.kernel, resolve_gamma(self.gamma, X, sw), self.degree, self.coef0)
         for name in ("gamma", "degree", "coef0"):
             object.__setattr__(self, name, getattr(kernel, name))
+        self.__dict__["kernel_spec"] = kernel  # the cached property's value, built once
         check_C_range(self.C, self.sample_weight)
         self._check_conditioning()
 
@@ -132,10 +143,12 @@ class KernelDual(BinaryDualMixin, Problem):
         regularized bias), naming C and the range that works."""
         if not self.n_samples:
             return
-        diag = float(np.max(np.abs(self.kernel_diagonal)))
+        # the RBF diagonal is 1: no array of ones built for its maximum
+        diag = 1.0 if self.kernel == "rbf" else float(np.max(np.abs(self.kernel_diagonal)))
         if self.bias == "regularized":
             diag += self.bias_scale**2
-        largest = float(np.max(self.upper_bounds))
+        sw = self.sample_weight  # max C·w_i = C·max w_i exactly (rounding is monotone)
+        largest = self.C * (1.0 if sw is None else float(np.max(sw)))
         if largest * diag > MAX_C_TIMES_DIAGONAL:
             raise ValueError(
                 f"C · max K̃_ii = {largest:.3g} · {diag:.3g} = {largest * diag:.3g} is over "
@@ -240,9 +253,26 @@ class KernelDual(BinaryDualMixin, Problem):
         return self._kernel_dot(self.X, nz, coef[nz], self.squared_norms)
 
     def _kernel_dot(self, X, nz, coef, sqn_X) -> np.ndarray:
-        """``K(X, X_nz) @ coef`` with the training rows' cached norms."""
-        sqn_Z = self.squared_norms[nz] if self.kernel == "rbf" else None
-        return self.kernel_spec.dot(X, self.X[nz], coef, sqn_X=sqn_X, sqn_Z=sqn_Z)
+        """``K(X, X_nz) @ coef`` with the training rows' cached norms. A small dense product of
+        the training rows (:data:`~svmbench.problems.kernels.NUMPY_MAX_ENTRIES`, a kernel but
+        the linear one) is :func:`~svmbench.problems.kernels.kernel_dot`'s BLAS path, taken
+        without its checks of arrays the problem holds checked."""
+        rbf = self.kernel == "rbf"
+        sqn_Z = self.squared_norms[nz] if rbf else None
+        Z = self.X[nz]
+        if (
+            X is self.X
+            and (sqn_X is not None or not rbf)
+            and self.kernel in ("rbf", "poly", "sigmoid")
+            and not sparse.issparse(X)
+            and 0 < nz.size
+            and X.shape[0] * nz.size <= NUMPY_MAX_ENTRIES
+        ):
+            spec = self.kernel_spec
+            return kernel_block(
+                X @ Z.T, sqn_X, sqn_Z, self.kernel, spec.gamma, spec.degree, spec.coef0
+            ) @ np.ascontiguousarray(coef, dtype=np.float64)
+        return self.kernel_spec.dot(X, Z, coef, sqn_X=sqn_X, sqn_Z=sqn_Z)
 
     @cached_property
     def min_eigenvalue(self) -> float:
@@ -378,8 +408,9 @@ class KernelDual(BinaryDualMixin, Problem):
         a, residuals = self._repair_alpha(alpha)
         g, sum_ay = self._model(a)
         b = self._bias_of(a, g, sum_ay, b)
-        P = self._quadratic(a, g, sum_ay) + self._loss_term(self.y * (g + b))
-        D = self._dual_value(a, g, sum_ay)
+        quad = self._quadratic(a, g, sum_ay)  # once, for both sides
+        P = quad + self._loss_term(self.y * (g + b))
+        D = float(a.sum()) - quad - self._squared_hinge_term(a)
         return make_certificate(
             P,
             D,
@@ -388,6 +419,31 @@ class KernelDual(BinaryDualMixin, Problem):
             primal_point={"alpha": a, "b": b},
             dual_point=a,
         )
+
+    def _repair_alpha(self, alpha) -> tuple[np.ndarray, dict[str, float]]:
+        """The projected α and how far the given one was (``BinaryDualMixin``'s), read
+        directly for a hinge with a free bias whose α is in its box and on ``yᵀα = 0`` up to
+        rounding (a solver's own point): the projection's residue step on one coordinate,
+        the same values as :func:`~problems._qp.project_box_hyperplane` gives, without its
+        bracket and the box's arrays."""
+        if self.bias != "free" or self.loss != "hinge":
+            return super()._repair_alpha(alpha)
+        raw = self._check_alpha(alpha)
+        upper = self.upper_bounds
+        if raw.min() < 0.0 or not np.all(raw <= upper):
+            return super()._repair_alpha(raw)
+        y = self.y
+        residue = float(y @ raw)
+        a = raw.copy()
+        if residue == 0.0:
+            return a, {"dual_infeasibility": 0.0}
+        if abs(residue) > _ROUNDING_RESIDUE * float(raw.sum()):
+            return super()._repair_alpha(raw)
+        free = np.flatnonzero((a > 0.0) & (a < upper))
+        if free.size:  # the residue onto the coordinate farthest inside its box
+            i = free[np.argmax(np.minimum(a[free], upper[free] - a[free]))]
+            a[i] = min(max(a[i] - y[i] * residue, 0.0), upper[i])
+        return a, {"dual_infeasibility": float(abs(a[i] - raw[i])) if free.size else 0.0}
 
     def to_qp(self) -> QP:
         """``min ½αᵀQ̃α − Σα_i`` (+ ``Σα_i²/(4C_i)``) over the box (and ``yᵀα = 0``).

@@ -249,12 +249,12 @@ class Auto(Solver):
     def _inner(self, name: str, time_left: float, probe: int = 0) -> Solver:
         """The chosen method's solver, built once per name and options, given the time left
         (spent: one chunk, then stop)."""
-        options = self._options(name, probe)
-        key = (name, tuple(sorted(options.items())))
+        # the options are those of (name, probe) and of auto's own tol, max_iter and trace
+        key = (name, probe, self.tol, self.max_iter, self.trace)
         cache = self.__dict__.setdefault("_solvers", {})
-        if key not in cache:
-            cache[key] = registry.get(name, **options)
-        solver = cache[key]
+        solver = cache.get(key)
+        if solver is None:
+            solver = cache[key] = registry.get(name, **self._options(name, probe))
         solver.time_limit = max(time_left, 1e-12) if math.isfinite(time_left) else math.inf
         solver.records_problem_key = self.records_problem_key
         return solver
@@ -266,9 +266,14 @@ class Auto(Solver):
         variables, certificate and times (a reduction's binary problems) may run it directly
         and call :meth:`go_on` only when it stops at a limit or fails (:data:`RETRIED`): the
         same record as :meth:`solve`'s, without auto's second pass over the problem."""
-        if math.isfinite(self.time_limit) or self.unsupported_reason(problem) is not None:
+        if math.isfinite(self.time_limit) or not isinstance(problem, Problem):
+            return None
+        if problem.kind in _NO_EXACT:
             return None  # auto's own call says why it refuses
-        choice = choose(problem)
+        try:
+            choice = choose(problem)  # unsupported_reason's test, kept for the run
+        except TypeError:
+            return None
         return self._inner(choice.solvers[0], math.inf, choice.probe if self.fallback else 0)
 
     def go_on(self, problem: Problem, first: SolveResult) -> SolveResult:

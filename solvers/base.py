@@ -389,7 +389,7 @@ class Solver(abc.ABC):
                 trace[-1], primal=cert.primal, dual=cert.dual, gap=cert.gap, certified=True
             )
             trace = (*trace[:-1], last)
-        return replace(
+        return replaced(
             outcome,
             variables=variables,
             certificate=cert,

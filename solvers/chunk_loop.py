@@ -118,6 +118,7 @@ def run_chunks(
     limit_info: dict[str, Any] = {}
     last_chunk = 0.0
     while status is None:
+        variables = None  # the point, once built in this chunk (the record's, if it is the last)
         stage = f"chunk {chunks + 1}"
         refusal = _estimate_refusal(
             solver, clock, stage, "_chunk_seconds", problem, state, measured=last_chunk
@@ -208,7 +209,7 @@ def run_chunks(
             status = Status.MAX_ITER
         if status is None and clock.wall >= solver.time_limit:  # wall time: all included
             status = Status.TIME_LIMIT
-    final = solver._variables(problem, state)
+    final = variables if variables is not None else solver._variables(problem, state)
     if solver.trace and all_finite(final) and (not trace or trace[-1].iteration != iterations):
         # the trace ends at the result: its certificate is the record's, drawn once
         with clock.certifying():

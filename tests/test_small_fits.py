@@ -11,8 +11,7 @@ import numpy as np
 import pytest
 from sklearn.datasets import load_iris
 
-import svmbench.estimators as estimators
-from svmbench import SVMClassifier
+from svmbench import SVMClassifier, input_checks
 from svmbench.problems import KernelDual, SoftMarginPrimal, base, validation
 from svmbench.solvers import auto, registry
 from svmbench.solvers._reference import reference_solution
@@ -27,10 +26,16 @@ def binary():
 
 @pytest.fixture
 def counted(monkeypatch):
-    """Counts of scikit-learn's validate_data (the estimator's one validation) and of the
-    problems' finiteness scans of X."""
-    counts = {"validate_data": 0, "scan": 0}
-    validate, scan = estimators.validate_data, validation.check_finite
+    """Counts of the estimator's one validation of its input (``input_checks.fit_input``), of
+    scikit-learn's validate_data under it (not run for plain arrays) and of the problems'
+    finiteness scans of X."""
+    counts = {"fit_input": 0, "validate_data": 0, "scan": 0}
+    fit_input, validate = input_checks.fit_input, input_checks.validate_data
+    scan = validation.check_finite
+
+    def counting_fit_input(*args, **kwargs):
+        counts["fit_input"] += 1
+        return fit_input(*args, **kwargs)
 
     def counting_validate(*args, **kwargs):
         counts["validate_data"] += 1
@@ -40,7 +45,8 @@ def counted(monkeypatch):
         counts["scan"] += 1
         return scan(values, name)
 
-    monkeypatch.setattr(estimators, "validate_data", counting_validate)
+    monkeypatch.setattr(input_checks, "fit_input", counting_fit_input)
+    monkeypatch.setattr(input_checks, "validate_data", counting_validate)
     monkeypatch.setattr(validation, "check_finite", counting_scan)
     return counts
 
@@ -56,18 +62,18 @@ def counted(monkeypatch):
 )
 def test_a_binary_fit_validates_X_once(binary, counted, params):
     SVMClassifier(**params).fit(*binary)  # the solver's warm-up builds its own tiny problems
-    counted.update(validate_data=0, scan=0)
+    counted.update(fit_input=0, validate_data=0, scan=0)
     clf = SVMClassifier(**params).fit(*binary)
-    assert counted == {"validate_data": 1, "scan": 0}
+    assert counted == {"fit_input": 1, "validate_data": 0, "scan": 0}  # plain arrays
     assert clf.result_.status.value == "optimal" and clf.result_.rel_gap <= 1e-6
 
 
 def test_a_one_vs_one_fit_validates_X_once(counted):
     X, y = load_iris(return_X_y=True)
     SVMClassifier(kernel="rbf", gamma=0.5).fit(X, y)
-    counted.update(validate_data=0, scan=0)
+    counted.update(fit_input=0, validate_data=0, scan=0)
     clf = SVMClassifier(kernel="rbf", gamma=0.5).fit(X, y)
-    assert counted == {"validate_data": 1, "scan": 0}
+    assert counted == {"fit_input": 1, "validate_data": 0, "scan": 0}
     assert clf.result_.info["strategy"] == "ovo" and len(clf.result_.info["binary_status"]) == 3
     assert all(s == "optimal" for s in clf.result_.info["binary_status"])
 
