@@ -300,12 +300,15 @@ class StepOutcome:
 
     ``iterations`` in the solver's ``iteration_unit``; ``converged`` when the method's native
     rule holds; ``failure`` a sentence when the method cannot go on (it ends the run as
-    ``numerical_error`` with the certified point so far).
+    ``numerical_error`` with the certified point so far); ``certificate`` the problem's
+    certificate of the current point when the chunk drew it already (the barrier's early
+    finish), which the stopping test then reads instead of drawing it again.
     """
 
     iterations: int
     converged: bool = False
     failure: str | None = None
+    certificate: Certificate | None = None
 
 
 @dataclass(frozen=True)
