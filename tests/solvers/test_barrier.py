@@ -426,14 +426,18 @@ def test_jitted_iteration_matches_the_numpy_iteration(loss, bias, fmt, rng):
 
 
 @pytest.mark.parametrize("loss", ["hinge", "squared_hinge"])
-def test_jitted_passes_give_dense_and_csr_rows_the_same_iterates(loss, rng):
-    """One body of the passes for both storages: from the same start, dense rows (four partial
+def test_jitted_passes_give_dense_and_csr_rows_the_same_iterates(loss, rng, monkeypatch):
+    """One body of the passes for both storages: from the same start (z = 0: the hinge's
+    least-squares start, for small dense rows only, is turned off), dense rows (four partial
     sums per dot product) and their CSR form (one) give the same iterates to rounding, and the
     whole solve the same Newton steps and certified gap."""
     from svmbench.solvers.barrier import BarrierSolver
+    from svmbench.solvers.barrier import primal_dual_margins as margins
     from svmbench.solvers.barrier.forms import linear_features
     from svmbench.solvers.barrier.primal_dual import PD_TO_BOUNDARY
     from svmbench.solvers.barrier.primal_dual_margins import ppd_fused_iteration, ppd_start
+
+    monkeypatch.setattr(margins, "_least_squares_start", lambda *args: None)
 
     n, d = 150, 13  # d mod 4 = 1: the dense tail is summed too
     X = rng.standard_normal((n, d)) * (rng.random((n, d)) < 0.4)
@@ -779,10 +783,12 @@ def test_the_lean_normal_system_of_small_dense_rows_gives_the_blocked_iterates(
 ):
     """Small dense rows factor ``P + X̃ᵀDX̃`` from one copy of ``[X E]`` by syrk and LAPACK
     (``_RowPasses.normal_system``); the blocked products of ``Features.gram_tdot`` give the
-    same iterates to rounding, and the solves the same Newton steps and certified optimum."""
+    same iterates to rounding, and the solves the same Newton steps and certified optimum (both
+    from z = 0: the hinge's least-squares start reads the lean rows)."""
     from svmbench.solvers.barrier import BarrierSolver
     from svmbench.solvers.barrier import primal_dual_margins as pdm
 
+    monkeypatch.setattr(pdm, "_least_squares_start", lambda *args: None)
     X = rng.standard_normal((200, 7))
     y = np.where(X @ rng.standard_normal(7) + 0.3 * rng.standard_normal(200) > 0, 1.0, -1.0)
     problem = SoftMarginPrimal(X, y, C=5.0, loss=loss, bias=bias)
