@@ -357,7 +357,8 @@ class SquaredHingeNewton(IterativeSolver):
             v[: objective.d] = w
             if objective.has_bias:
                 v[-1] = (0.0 if b is None else float(b)) / objective.col
-        m = problem.y * objective.scores(v)
+        # margins y ∘ X̃v: 0 at the cold start, with no pass over X
+        m = problem.y * objective.scores(v) if warm_start is not None else np.zeros(len(problem.y))
         f, g, alpha, loss = objective.evaluate(v, m)
         gnorm = float(np.linalg.norm(g))
         return _State(objective, v, m, f, g, alpha, loss, gnorm if gnorm > 0 else 1.0)
