@@ -199,9 +199,7 @@ def ppd_start(feat, y, C, loss, p, z, active, equality) -> PrimalPDState:
 
 
 #: The least-squares start's slack beyond the margin: ``ξ_i = max(0, 1 − m_i) + LS_SLACK``.
-#: Over breast cancer, overlapping, duplicated, d > n and separable sets at C = 0.01 to 1e4, 1,
-#: 2 and 3 took 184, 170 and 174 Newton steps against 189 from ``z = 0`` (0.5: 214, 0.1: 288);
-#: breast cancer at C = 1: 10 instead of 12 (docs/measurements.md, "barrier").
+#: (docs/measurements.md, "barrier": the Newton steps of each choice).
 LS_SLACK = 1.0
 
 
