@@ -7,7 +7,7 @@ import hashlib
 import json
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, fields
-from functools import cached_property, lru_cache
+from functools import cached_property, lru_cache, partial
 from typing import Any, ClassVar
 
 import numpy as np
@@ -136,6 +136,17 @@ def _hash_array(h, a) -> None:
         h.update(_byte_view(a))
 
 
+def _key_of(kind: str, arrays, params) -> str:
+    """SHA-256 of the kind, each ``(name, array)`` (its dtype, shape and bytes) and the
+    parameters as sorted JSON: :attr:`Problem.key`, 24 hexadecimal digits."""
+    h = hashlib.sha256(kind.encode())
+    for name, value in arrays:
+        h.update(name.encode())
+        _hash_array(h, value)
+    h.update(json.dumps(params, sort_keys=True, default=str).encode())
+    return h.hexdigest()[:24]
+
+
 @lru_cache(maxsize=64)
 def _dtype_text(dtype: np.dtype) -> str:
     """``str(dtype)``, remembered: NumPy builds the text anew on every call (10 µs, a large part
@@ -196,14 +207,22 @@ class Problem(abc.ABC):
     @cached_property
     def key(self) -> str:
         """Stable hash of the data bytes and parameters: the cache key of reference optima."""
-        h = hashlib.sha256(self.kind.encode())
+        return self.deferred_key()()
+
+    def deferred_key(self) -> Callable[[], str]:
+        """A function of no arguments returning :attr:`key`, which holds the hashed arrays and
+        parameters only (not the problem and its caches, a Gram matrix say): a record asks it
+        when its ``problem_key`` is first read, so that a fit whose key nobody reads hashes
+        nothing."""
+        known = self.__dict__.get("key")
+        if known is not None:
+            return lambda: known
+        arrays = []
         for f in fields(self):  # type: ignore[arg-type]
             v = getattr(self, f.name)
             if isinstance(v, np.ndarray) or sparse.issparse(v) or v is None:
-                h.update(f.name.encode())
-                _hash_array(h, v)
-        h.update(json.dumps(self.params(), sort_keys=True, default=str).encode())
-        return h.hexdigest()[:24]
+                arrays.append((f.name, v))
+        return partial(_key_of, self.kind, tuple(arrays), self.params())
 
     def describe(self) -> str:
         """One line naming the problem and its parameters."""

@@ -467,7 +467,7 @@ class Solver(abc.ABC):
         return SolveResult(
             solver=self.name,
             problem=problem.kind,
-            problem_key=problem.key if self.records_problem_key else "",
+            problem_key=problem.deferred_key() if self.records_problem_key else "",
             status=status,
             primal=cert.primal if cert else (inf if status is Status.INFEASIBLE else math.nan),
             dual=cert.dual if cert else math.nan,

@@ -173,7 +173,7 @@ def run_chunks(
                 status, message = Status.NUMERICAL_ERROR, "the iterates contain NaN or inf"
                 break
         if solver.stop_rule == "gap" and due:
-            cert = problem.certificate(**variables)
+            cert = step.certificate or problem.certificate(**variables)
             if cert.certified and cert.rel_gap <= solver.tol:
                 status = Status.OPTIMAL
             elif not problem.convex and step.converged:  # no certificate can ever hold

@@ -43,7 +43,7 @@ from typing import Any
 
 import numpy as np
 from scipy import sparse
-from scipy.linalg import lstsq
+from scipy.linalg import get_lapack_funcs
 
 from svmbench.problems import KernelDual, SoftMarginDual, SoftMarginPrimal
 from svmbench.problems._qp import absorb_label_sum, exact_label_sum
@@ -323,9 +323,8 @@ def _kkt_solve(problem, alpha, free, x0, b0, K_FF, r_F):
         M, start = Q, x0
     residual = rhs - M @ start
     cut = RANK_RTOL * max(1.0, float(np.max(np.abs(M))))
-    try:
-        delta = lstsq(M, residual, cond=cut, lapack_driver="gelsy", check_finite=False)[0]
-    except (np.linalg.LinAlgError, ValueError):
+    delta = _min_norm_solution(M, residual, cut)
+    if delta is None:
         return None
     x = start + delta
     if not np.all(np.isfinite(x)):
@@ -333,6 +332,21 @@ def _kkt_solve(problem, alpha, free, x0, b0, K_FF, r_F):
     if problem.bias == "free":
         return x[:m], float(x[m])
     return x, None
+
+
+def _min_norm_solution(M: np.ndarray, rhs: np.ndarray, cond: float) -> np.ndarray | None:
+    """The minimum-norm least-squares solution of the square system ``M δ = rhs``, singular
+    values below ``cond`` times the largest dropped: LAPACK's rank-revealing ``gelsy`` called
+    directly (SciPy's ``lstsq`` around it costs several times the solve of a small system);
+    None when LAPACK fails."""
+    gelsy, gelsy_lwork = get_lapack_funcs(("gelsy", "gelsy_lwork"), (M, rhs))
+    m = M.shape[0]
+    lwork, info = gelsy_lwork(m, m, 1, cond)
+    if info != 0:
+        return None
+    pivots = np.zeros(m, dtype=np.int32)
+    _, x, _, _, info = gelsy(M, rhs, pivots, cond, int(lwork))
+    return x if info == 0 else None
 
 
 def _kernel_blocks(problem, alpha, free):

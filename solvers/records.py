@@ -75,6 +75,27 @@ class Checkpoint:
         return self.gap / max(1.0, abs(self.primal))
 
 
+class _Deferred:
+    """A record field that may be given as a function of no arguments, called when the field is
+    first read and replaced by its value (``problem_key``: the SHA-256 of the data, which a fit
+    that nobody asks for it need not compute). Pickling stores the value."""
+
+    def __set_name__(self, owner, name: str) -> None:
+        self.slot = f"_{name}"
+
+    def __get__(self, record, owner=None):
+        if record is None:
+            raise AttributeError(self.slot)  # the field has no default
+        value = record.__dict__[self.slot]
+        if callable(value):
+            value = value()
+            record.__dict__[self.slot] = value
+        return value
+
+    def __set__(self, record, value) -> None:
+        record.__dict__[self.slot] = value
+
+
 @dataclass(frozen=True)
 class SolveResult:
     """The record every solver returns, references included.
@@ -84,7 +105,8 @@ class SolveResult:
     solver : str
         Registry name of the solver.
     problem : str
-        ``problem.kind``; ``problem_key`` is the problem's hash.
+        ``problem.kind``; ``problem_key`` is the problem's hash (given as
+        ``problem.deferred_key()``, it is computed when first read).
     status : Status
     primal, dual, gap, rel_gap : float
         Certified by the problem (``certified`` says whether weak duality vouches for them).
@@ -112,7 +134,7 @@ class SolveResult:
 
     solver: str
     problem: str
-    problem_key: str
+    problem_key: str = _Deferred()  # type: ignore[assignment]
     status: Status
     primal: float
     dual: float
@@ -136,6 +158,11 @@ class SolveResult:
     residuals: Mapping[str, float] = field(default_factory=dict)
     message: str = ""
     info: Mapping[str, Any] = field(default_factory=dict, repr=False)
+
+    def __getstate__(self) -> dict[str, Any]:
+        state = dict(self.__dict__)
+        state["_problem_key"] = self.problem_key  # the value, never the function
+        return state
 
     @property
     def variables(self) -> dict[str, Any]:
@@ -273,12 +300,15 @@ class StepOutcome:
 
     ``iterations`` in the solver's ``iteration_unit``; ``converged`` when the method's native
     rule holds; ``failure`` a sentence when the method cannot go on (it ends the run as
-    ``numerical_error`` with the certified point so far).
+    ``numerical_error`` with the certified point so far); ``certificate`` the problem's
+    certificate of the current point when the chunk drew it already (the barrier's early
+    finish), which the stopping test then reads instead of drawing it again.
     """
 
     iterations: int
     converged: bool = False
     failure: str | None = None
+    certificate: Certificate | None = None
 
 
 @dataclass(frozen=True)

@@ -65,6 +65,9 @@ SPARSE_MAX_D = 200
 CERTIFY_FACTOR = 10.0
 #: A step that changes f by less than this fraction of ``max(1, |f|)`` is rounding.
 ROUNDING = 1e-15
+#: The dense Newton matrix is updated by the rows that entered or left the active set when they
+#: are at most this share of the active rows, and formed anew from them otherwise.
+UPDATE_SHARE = 0.5
 
 
 class _Objective:
@@ -88,6 +91,9 @@ class _Objective:
         self.Xt = self.X.T.tocsr() if self.sparse else None  # Xᵀu as a CSR product
         n = problem.n_samples
         self.times, self.rows = np.empty(n), np.empty(n, dtype=np.int64)  # line search scratch
+        #: dense exact solve: the rows ``√(2C_i) x̃_i`` (built at the first step), and the last
+        #: step's active set and Hessian (lower triangle), updated by the rows that changed
+        self.Z = self.last_active = self.last_H = None
 
     @property
     def dim(self) -> int:
@@ -101,7 +107,12 @@ class _Objective:
     def back(self, u: np.ndarray) -> np.ndarray:
         """``X̃ᵀu``."""
         g = self.Xt @ u if self.sparse else u @ self.X
-        return np.append(g, self.col * u.sum()) if self.has_bias else g
+        if not self.has_bias:
+            return g
+        out = np.empty(self.dim)
+        out[: self.d] = g
+        out[self.d] = self.col * u.sum()
+        return out
 
     def regularized(self, v: np.ndarray) -> np.ndarray:
         """``Rv``."""
@@ -132,26 +143,38 @@ class _Objective:
             return self._exact_direction(g, active), 0
         return self._cg_direction(g, active, xi, max_cg)
 
-    def _exact_direction(self, g, active) -> np.ndarray:
+    def _dense_hessian(self, active) -> np.ndarray:
+        """``R + X̃_Iᵀ diag(2C_I) X̃_I`` (lower triangle) for dense rows: from the last step's
+        matrix plus ``Z_EᵀZ_E − Z_LᵀZ_L`` over the rows that entered (E) or left (L) the active
+        set, ``Z`` the rows ``√(2C_i) x̃_i``, when they are at most ``UPDATE_SHARE`` of the active
+        rows (a few per step near the optimum); else from every active row."""
         d, dim = self.d, self.dim
-        root = np.sqrt(self.C2[active])
-        H = np.empty((dim, dim))
-        if self.sparse:
-            Y = sparse.diags(root) @ self.X[active]
-            H[:d, :d] = (Y.T @ Y).toarray()
+        if self.Z is None:
+            root = np.sqrt(self.C2)
+            self.Z = np.empty((self.X.shape[0], dim))
+            np.multiply(self.X, root[:, None], out=self.Z[:, :d])
+            if self.has_bias:
+                self.Z[:, d] = self.col * root
+        prev, count = self.last_active, int(np.count_nonzero(active))
+        if prev is not None and count:
+            entered, left = active & ~prev, prev & ~active
+            changed = int(np.count_nonzero(entered)) + int(np.count_nonzero(left))
+        if prev is None or not count or changed > UPDATE_SHARE * count:
+            H = blas.dsyrk(1.0, self.Z[active].T, trans=0, lower=1)
+            H.flat[:: dim + 1] += self.regularized(np.ones(dim))
         else:
-            Y = self.X[active]
-            Y *= root[:, None]
-            # YᵀY, its lower triangle, from Yᵀ: a Fortran-ordered view BLAS reads without a copy
-            H[:d, :d] = blas.dsyrk(1.0, Y.T, trans=0, lower=1)
-        H.flat[: d * dim : dim + 1] += 1.0
-        if self.has_bias:
-            col = self.col * np.asarray(Y.T @ root).ravel()
-            H[d, :d] = col  # the lower triangle is all LAPACK reads
-            curvature = self.col * self.col * float(root @ root)
-            H[d, d] = curvature + (1.0 if self.reg_bias else 0.0)
-            if H[d, d] <= 0.0:  # free bias, empty active set: its gradient is 0, its step 0
-                H[d, d] = 1.0
+            H = self.last_H.copy()
+            if entered.any():
+                H += blas.dsyrk(1.0, self.Z[entered].T, trans=0, lower=1)
+            if left.any():
+                H -= blas.dsyrk(1.0, self.Z[left].T, trans=0, lower=1)
+        self.last_active, self.last_H = active, H.copy()
+        if self.free_bias and not count:  # empty active set: b's gradient is 0, its step 0
+            H[d, d] = 1.0
+        return H
+
+    def _exact_direction(self, g, active) -> np.ndarray:
+        H = self._dense_hessian(active) if not self.sparse else self._sparse_hessian(active)
         factor, info = lapack.dpotrf(H, lower=True, overwrite_a=True)
         if info != 0:
             raise np.linalg.LinAlgError("the Newton system is not positive definite")
@@ -159,6 +182,22 @@ class _Objective:
         if info != 0:
             raise np.linalg.LinAlgError("the Newton system could not be solved")
         return delta
+
+    def _sparse_hessian(self, active) -> np.ndarray:
+        """The Newton matrix of CSR rows, from their sparse product (lower triangle)."""
+        d, dim = self.d, self.dim
+        root = np.sqrt(self.C2[active])
+        H = np.empty((dim, dim))
+        Y = sparse.diags(root) @ self.X[active]
+        H[:d, :d] = (Y.T @ Y).toarray()
+        H.flat[: d * dim : dim + 1] += 1.0
+        if self.has_bias:
+            H[d, :d] = self.col * np.asarray(Y.T @ root).ravel()  # LAPACK reads the lower half
+            curvature = self.col * self.col * float(root @ root)
+            H[d, d] = curvature + (1.0 if self.reg_bias else 0.0)
+            if H[d, d] <= 0.0:  # free bias, empty active set: its gradient is 0, its step 0
+                H[d, d] = 1.0
+        return H
 
     def _cg_direction(self, g, active, xi, max_cg) -> tuple[np.ndarray, int]:
         rows = np.flatnonzero(active)
@@ -318,7 +357,8 @@ class SquaredHingeNewton(IterativeSolver):
             v[: objective.d] = w
             if objective.has_bias:
                 v[-1] = (0.0 if b is None else float(b)) / objective.col
-        m = problem.y * objective.scores(v)
+        # margins y ∘ X̃v: 0 at the cold start, with no pass over X
+        m = problem.y * objective.scores(v) if warm_start is not None else np.zeros(len(problem.y))
         f, g, alpha, loss = objective.evaluate(v, m)
         gnorm = float(np.linalg.norm(g))
         return _State(objective, v, m, f, g, alpha, loss, gnorm if gnorm > 0 else 1.0)

@@ -275,30 +275,53 @@ def test_the_parameter_names_are_scikit_learns():
 
 def test_a_reduction_hashes_its_own_problem_only(monkeypatch):
     """The binary records a reduction reads and drops carry no problem key (no SHA-256 of each
-    pair's rows); the reduction's record keeps the multiclass problem's, and a binary problem
-    solved on its own still gets its key."""
+    pair's rows); the reduction's record keeps the multiclass problem's, hashed when first
+    read, and a binary problem solved on its own still gets its key."""
     from svmbench.problems import MulticlassHinge
 
     X, y = load_iris(return_X_y=True)
     problem = MulticlassHinge(X, y, C=10.0, bias="regularized")
     hashed = []
-    key = base.Problem.key.func
+    key_of = base._key_of
 
-    def counting(self):
-        hashed.append(self.kind)
-        return key(self)
+    def counting(kind, arrays, params):
+        hashed.append(kind)
+        return key_of(kind, arrays, params)
 
-    monkeypatch.setattr(base.Problem, "key", property(counting))
+    def key(problem):
+        return key_of(problem.kind, *problem.deferred_key().args[1:])
+
+    monkeypatch.setattr(base, "_key_of", counting)
     result = registry.get("ovo", binary_solver="auto", kernel="rbf", gamma=0.5, bias="free").solve(
         problem
     )
-    assert hashed == ["multiclass_hinge"] and result.problem_key == key(problem)
+    assert hashed == []  # the record's key is computed when first read
+    assert result.problem_key == key(problem) and hashed == ["multiclass_hinge"]
     assert result.status.value == "optimal" and max(result.info["binary_rel_gaps"]) <= 1e-6
     hashed.clear()
     rows = y > 0
     bp = KernelDual(X[rows], np.where(y[rows] == 1, 1.0, -1.0), C=10.0, gamma=0.5)
     single = registry.get("auto").solve(bp)
     assert single.problem_key == key(bp) and len(single.problem_key) == 24
+    assert hashed == ["kernel_dual"]
+
+
+def test_a_record_hashes_its_problem_when_its_key_is_read(binary):
+    """``problem_key`` is given to the record as ``problem.deferred_key()``: a fit computes no
+    SHA-256; reading the key, pickling the record or copying it gives the problem's key, and a
+    pickled record holds the text, not the function and the arrays."""
+    import pickle
+
+    X, y = binary
+    clf = SVMClassifier(kernel="linear", loss="squared_hinge", bias="regularized").fit(X, y)
+    assert callable(clf.result_.__dict__["_problem_key"])
+    problem = SoftMarginPrimal(
+        X, np.where(y == 2, 1.0, -1.0), loss="squared_hinge", bias="regularized"
+    )
+    copied = pickle.loads(pickle.dumps(clf.result_))
+    assert copied.__dict__["_problem_key"] == problem.key == clf.result_.problem_key
+    assert dataclasses.replace(clf.result_, solver="x").problem_key == problem.key
+    assert clf.result_.__dict__["_problem_key"] == problem.key
 
 
 def test_an_rbf_fit_is_the_reference_optimum(binary):

@@ -53,6 +53,7 @@ from dataclasses import replace
 from typing import Any, ClassVar
 
 import numpy as np
+from scipy import sparse
 
 from svmbench.problems import HardMarginPrimal, KernelDual, SoftMarginDual, SoftMarginPrimal
 from svmbench.problems.general_dual import GeneralDualProblem
@@ -366,8 +367,6 @@ class BarrierSolver(IterativeSolver):
         matrices (r = d + 2) and a scaled copy of the data; d > n: five n×n (XXᵀ, M, its factor,
         a ridge retry). A low-rank kernel factor of rank r: the ``low_rank`` solver's estimate
         (F, its blocks, the barrier's n×r blocks), then this model of the primal form on F."""
-        from scipy import sparse
-
         from svmbench.solvers.barrier.forms import dense_dual_is_cheaper
 
         if isinstance(problem, GeneralDualProblem):
@@ -416,6 +415,9 @@ class BarrierSolver(IterativeSolver):
             problem, (SoftMarginPrimal, HardMarginPrimal)
         ):
             return 0.0
+        loss = "hard" if isinstance(problem, HardMarginPrimal) else problem.loss
+        if not sparse.issparse(problem.X) and ("dense", loss) in compiled_passes():
+            return 0.0  # dense rows run the dense passes, compiled: no rows built to ask
         variant = passes_variant(problem)
         if variant is None or variant in compiled_passes():
             return 0.0
@@ -465,7 +467,9 @@ class BarrierSolver(IterativeSolver):
             estimate = ppd_gap_estimate(state)
             if estimate <= PD_CERTIFY_FACTOR * self.tol:
                 return StepOutcome(1, converged=True)
-            return StepOutcome(1, converged=self._finished_early(problem, state, estimate))
+            if self._finished_early(problem, state, estimate):  # its certificate, drawn once
+                return StepOutcome(1, converged=True, certificate=state.finished[1])
+            return StepOutcome(1)
         every_chunk = self.stop_rule == "gap" and self._auto_check
         if isinstance(state, GeneralPathState):
             steps, native, failure = path_outer_step(

@@ -171,26 +171,84 @@ def ppd_start(feat, y, C, loss, p, z, active, equality) -> PrimalPDState:
 
     Soft margin: ``z = 0``, so ``m = 0``; hinge ``ξ = 2``, ``s = 1`` (``r_p = 0``),
     ``λ = ν = C/2`` (``r_ξ = 0``); squared hinge ``s = 1``, ``λ = C``. (Multipliers capped at 1
-    took more iterations over a range of C: docs/measurements.md, "barrier".) Hard margin: z
-    of phase I (smallest margin 1.1), ``s = m − 1``, ``λ_i = max(1, f₀)/(n s_i)`` (the
-    multipliers of the barrier's centre at ``m/t = f₀``).
+    took more iterations over a range of C: docs/measurements.md, "barrier".) The hinge on small
+    dense rows (``[X E]`` within ``LEAN_BYTES``) starts instead from the least-squares fit of
+    the margins (:func:`_least_squares_start`). Hard margin: z of phase I (smallest margin
+    1.1), ``s = m − 1``, ``λ_i = max(1, f₀)/(n s_i)`` (the multipliers of the barrier's centre
+    at ``m/t = f₀``).
     """
+    passes = _RowPasses(feat) if feat.d <= feat.n else None
     m = y * feat.dot(z)
     if loss == "hard":
         sl = m - 1.0
         f0 = 0.5 * float(z @ (p * z))
         state = PrimalPDState(feat, y, C, loss, p, z, m, sl, max(f0, 1.0) / (len(y) * sl))
     elif loss == "hinge":
-        xi = np.maximum(1.0 - m, 0.0) + 1.0
-        state = PrimalPDState(feat, y, C, loss, p, z, m, m + xi - 1.0, 0.5 * C, xi=xi, nu=0.5 * C)
+        state = _least_squares_start(passes, y, C, p) if passes is not None else None
+        if state is None:
+            xi = np.maximum(1.0 - m, 0.0) + 1.0
+            lam, nu = 0.5 * C, 0.5 * C
+            state = PrimalPDState(feat, y, C, loss, p, z, m, m + xi - 1.0, lam, xi=xi, nu=nu)
+        state.feat = feat
     else:
         sl = np.maximum(m - 1.0, 0.0) + 1.0
         state = PrimalPDState(feat, y, C, loss, p, z, m, sl, C.copy())
-    state.active, state.equality = active, equality
-    if feat.d <= feat.n:
-        state.passes = _RowPasses(feat)
+    state.active, state.equality, state.passes = active, equality, passes
     state.update_residuals()
     return state
+
+
+#: The least-squares start's slack beyond the margin: ``ξ_i = max(0, 1 − m_i) + LS_SLACK``.
+#: (docs/measurements.md, "barrier": the Newton steps of each choice).
+LS_SLACK = 1.0
+
+
+def _best_multiple(q: float, m: np.ndarray, C: np.ndarray) -> float:
+    """The minimizer ``t ≥ 0`` of the hinge's ``½t²q + Σ C_i max(0, 1 − t m_i)`` (the primal
+    objective along the ray of a point with ``zᵀPz = q`` and margins m): the root of its
+    slope ``qt − Σ_{t m_i < 1} C_i m_i``, whose sum drops at the breakpoints ``1/m_i``
+    (``m_i > 0``) swept in order."""
+    pos = m > 0.0
+    breaks = 1.0 / m[pos]
+    order = np.argsort(breaks)
+    breaks, drops = breaks[order], (C[pos] * m[pos])[order]
+    sums = float(C @ m) - np.concatenate(([0.0], np.cumsum(drops)))  # the sum on each piece
+    if not q > 0.0:
+        return 0.0
+    roots = sums / q
+    ends = np.append(breaks, np.inf)
+    k = int(np.argmax(roots < ends))  # the first piece whose root is before its end
+    starts = np.concatenate(([0.0], breaks))
+    return float(max(roots[k], starts[k]))
+
+
+def _least_squares_start(passes: _RowPasses | None, y, C, p) -> PrimalPDState | None:
+    """The hinge's start from ``z`` fitting the margins to 1, ``(P + X̃ᵀX̃) z = X̃ᵀy``, on the
+    lean rows ``[X E]``, scaled by the best multiple (:func:`_best_multiple`):
+    ``ξ = max(0, 1 − m) + LS_SLACK``, ``s = m + ξ − 1`` (``r_p = 0``),
+    ``λ = Cξ/(s + ξ)`` and ``ν = C − λ`` (``r_ξ = 0``; ``λs = νξ``: a point violating its
+    margin starts with λ near C, one beyond it near 0). None without lean rows, or when the
+    system cannot be solved (the caller starts from ``z = 0``)."""
+    if passes is None or passes.Z is None:
+        return None
+    Z = passes.Z
+    H = Z.T @ Z
+    H.flat[:: H.shape[0] + 1] += p
+    try:
+        z = np.linalg.solve(H, Z.T @ y)
+    except np.linalg.LinAlgError:
+        return None
+    m = y * (Z @ z)
+    if not np.all(np.isfinite(m)):
+        return None
+    t = _best_multiple(float(z @ (p * z)), m, C)
+    if not t > 0.0:
+        return None
+    z, m = t * z, t * m
+    xi = np.maximum(1.0 - m, 0.0) + LS_SLACK
+    sl = m + xi - 1.0
+    lam = C * xi / (sl + xi)
+    return PrimalPDState(None, y, C, "hinge", p, z, m, sl, lam, xi=xi, nu=C - lam)
 
 
 def _ppd_estimate(s: PrimalPDState) -> float:

@@ -426,14 +426,18 @@ def test_jitted_iteration_matches_the_numpy_iteration(loss, bias, fmt, rng):
 
 
 @pytest.mark.parametrize("loss", ["hinge", "squared_hinge"])
-def test_jitted_passes_give_dense_and_csr_rows_the_same_iterates(loss, rng):
-    """One body of the passes for both storages: from the same start, dense rows (four partial
+def test_jitted_passes_give_dense_and_csr_rows_the_same_iterates(loss, rng, monkeypatch):
+    """One body of the passes for both storages: from the same start (z = 0: the hinge's
+    least-squares start, for small dense rows only, is turned off), dense rows (four partial
     sums per dot product) and their CSR form (one) give the same iterates to rounding, and the
     whole solve the same Newton steps and certified gap."""
     from svmbench.solvers.barrier import BarrierSolver
+    from svmbench.solvers.barrier import primal_dual_margins as margins
     from svmbench.solvers.barrier.forms import linear_features
     from svmbench.solvers.barrier.primal_dual import PD_TO_BOUNDARY
     from svmbench.solvers.barrier.primal_dual_margins import ppd_fused_iteration, ppd_start
+
+    monkeypatch.setattr(margins, "_least_squares_start", lambda *args: None)
 
     n, d = 150, 13  # d mod 4 = 1: the dense tail is summed too
     X = rng.standard_normal((n, d)) * (rng.random((n, d)) < 0.4)
@@ -779,10 +783,12 @@ def test_the_lean_normal_system_of_small_dense_rows_gives_the_blocked_iterates(
 ):
     """Small dense rows factor ``P + X̃ᵀDX̃`` from one copy of ``[X E]`` by syrk and LAPACK
     (``_RowPasses.normal_system``); the blocked products of ``Features.gram_tdot`` give the
-    same iterates to rounding, and the solves the same Newton steps and certified optimum."""
+    same iterates to rounding, and the solves the same Newton steps and certified optimum (both
+    from z = 0: the hinge's least-squares start reads the lean rows)."""
     from svmbench.solvers.barrier import BarrierSolver
     from svmbench.solvers.barrier import primal_dual_margins as pdm
 
+    monkeypatch.setattr(pdm, "_least_squares_start", lambda *args: None)
     X = rng.standard_normal((200, 7))
     y = np.where(X @ rng.standard_normal(7) + 0.3 * rng.standard_normal(200) > 0, 1.0, -1.0)
     problem = SoftMarginPrimal(X, y, C=5.0, loss=loss, bias=bias)
@@ -794,3 +800,47 @@ def test_the_lean_normal_system_of_small_dense_rows_gives_the_blocked_iterates(
     np.testing.assert_allclose(lean.w, blocked.w, rtol=0, atol=1e-9 * np.abs(blocked.w).max())
     ref = reference_solution(problem)
     assert abs(lean.primal - ref.primal) <= 1e-7 * max(1.0, abs(ref.primal))
+
+
+@pytest.mark.parametrize("C", [0.01, 1.0, 1e4])
+def test_the_best_multiple_minimizes_the_hinge_along_its_ray(C):
+    """``_best_multiple(q, m, C)`` is the minimizer over t ≥ 0 of ``½t²q + Σ C_i max(0,
+    1 − t m_i)``: no point of a fine grid around it is lower, and it is on that grid's
+    minimum to the grid's spacing."""
+    from svmbench.solvers.barrier.primal_dual_margins import _best_multiple
+
+    rng = np.random.default_rng(5)
+    m = rng.normal(0.5, 1.5, 300)
+    weights = C * rng.uniform(0.5, 2.0, 300)
+    q = 40.0
+
+    def objective(t):
+        return 0.5 * t * t * q + float(weights @ np.maximum(0.0, 1.0 - t * m))
+
+    best = _best_multiple(q, m, weights)
+    grid = np.linspace(0.0, 3.0 * max(best, 1e-3), 30001)
+    values = np.array([objective(t) for t in grid])
+    assert best >= 0.0
+    assert objective(best) <= values.min() + 1e-12 * max(1.0, abs(values.min()))
+    assert abs(grid[np.argmin(values)] - best) <= 2 * (grid[1] - grid[0])
+
+
+@pytest.mark.parametrize("C", [0.01, 1.0, 1e4])
+@pytest.mark.parametrize("name", ["gaussian_overlap", "duplicated", "breast_cancer", "quadrant"])
+def test_the_least_squares_start_is_interior_and_ends_at_the_optimum(name, C):
+    """The hinge on small dense rows starts from the scaled least-squares point: strictly
+    interior (s, ξ, λ, ν > 0), ``r_p = 0`` and ``λ + ν = C``; the run then ends at Clarabel's
+    optimum (overlapping classes, duplicated rows, large C)."""
+    from svmbench.solvers.barrier.forms import active_rows
+    from svmbench.solvers.barrier.primal_dual_margins import ppd_start
+
+    X, y = BINARY_SETS[name]
+    problem = SoftMarginPrimal(X, y, C=C)
+    feat, p, yy, upper, active = active_rows(problem)
+    state = ppd_start(feat, yy, upper, "hinge", p, np.zeros(feat.dim), active, True)
+    assert np.any(state.z != 0.0)  # not the zero start
+    for part in (state.s, state.xi, state.lam, state.nu):
+        assert np.all(part > 0.0)
+    assert np.allclose(state.lam + state.nu, upper, rtol=1e-14, atol=0.0)
+    assert np.max(np.abs(state.r_p)) <= 1e-12 * max(1.0, float(np.max(np.abs(state.m))))
+    _check_against_reference(problem, _solve(problem), newton_budget=None)

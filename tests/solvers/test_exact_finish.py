@@ -337,3 +337,21 @@ def test_a_loose_coordinate_descent_point_is_finished_and_a_tight_one_kept():
     assert abs(loose.b) <= 1e-12  # the symmetric toy's bias is 0
     tight = registry.get("dcd", tol=1e-9).solve(problem)
     assert tight.info["exact_finish"]["skipped"].startswith("already exact")
+
+
+def test_the_minimum_norm_solve_is_scipys_gelsy():
+    """The KKT solve's direct ``gelsy`` call gives SciPy's ``lstsq(..., "gelsy")`` answer on
+    singular systems (duplicated rows: α not unique), bit for bit."""
+    from scipy.linalg import lstsq
+
+    rng = np.random.default_rng(2)
+    for _ in range(5):
+        A = rng.normal(size=(12, 5))
+        K = A @ A.T  # rank 5: the Gram block of duplicated or dependent rows
+        M = np.block([[K, np.ones((12, 1))], [np.ones((1, 12)), np.zeros((1, 1))]])
+        rhs = rng.normal(size=13)
+        cut = finish_module.RANK_RTOL * float(np.abs(M).max())
+        ours = finish_module._min_norm_solution(M, rhs, cut)
+        theirs = lstsq(M, rhs, cond=cut, lapack_driver="gelsy", check_finite=False)[0]
+        assert np.array_equal(ours, theirs)
+        assert np.linalg.norm(M @ ours - rhs) < np.linalg.norm(rhs)  # a least-squares fit

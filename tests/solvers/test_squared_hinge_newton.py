@@ -181,3 +181,33 @@ def test_a_warm_start_of_the_wrong_shape_names_warm_start():
     problem = problem_on("overlap", "regularized")
     with pytest.raises(ValueError, match="warm_start"):
         registry.get("squared_hinge_newton").solve(problem, warm_start=np.ones(3))
+
+
+@pytest.mark.parametrize("bias", ["free", "regularized", "none"])
+@pytest.mark.parametrize("name", ["overlap_large_C", "weighted", "duplicated"])
+def test_the_updated_newton_matrix_is_the_one_formed_anew(name, bias):
+    """Dense rows: each step's Newton matrix, updated by the rows that entered or left the
+    active set, equals ``R + X̃_Iᵀ diag(2C_I) X̃_I`` formed from the active rows (lower
+    triangle, to rounding), and the steps end at Clarabel's optimum."""
+    problem = problem_on(name, bias)
+    solver = registry.get("squared_hinge_newton", tol=TOL)
+    state = solver._init_state(problem, None)
+    obj, updates = state.objective, 0
+    X, C = problem.X, problem.upper_bounds
+    for _ in range(60):
+        active = obj.active_set(state.m)
+        previous = obj.last_active
+        if state.stable or not np.any(active):
+            break
+        solver._step(problem, state)
+        changed = 0 if previous is None else int(np.count_nonzero(previous ^ active))
+        updates += 0 < changed <= newton.UPDATE_SHARE * np.count_nonzero(active)
+        Xt = np.hstack([X, np.full((X.shape[0], 1), obj.col)]) if obj.has_bias else X
+        rows = Xt[active]
+        ridge = np.diag(obj.regularized(np.ones(obj.dim)))
+        expected = rows.T @ (2.0 * C[active, None] * rows) + ridge
+        got = np.tril(obj.last_H)
+        assert np.allclose(got, np.tril(expected), rtol=1e-11, atol=1e-9 * np.abs(expected).max())
+    assert updates >= 1  # some step's matrix was updated, not formed anew
+    result = solver.solve(problem)
+    _check_optimum(problem, result)
