@@ -105,7 +105,7 @@ class State:
     X: np.ndarray | tuple  # dense rows, the CSR tuple or the Gram matrix (solvers.smo._rows)
     XT: np.ndarray | tuple
     sqn: np.ndarray
-    kint: np.ndarray  # (kernel code, degree, Numba threads)
+    kint: tuple  # (kernel code, degree, Numba threads or None: solvers.smo_arrays)
     kflt: np.ndarray  # (gamma, coef0, s²)
     y: np.ndarray
     C: np.ndarray  # upper bounds (∞ for the squared hinge)
@@ -275,14 +275,14 @@ class SMOBatch(IterativeSolver):
     @announced("smo_batch", "dense, CSR and Gram rows, float32 and float64")
     def warm_up(self) -> float:
         """Compile the jitted parts of every variant on a 6-point problem (pairs and single
-        variables, float32 and float64 rows, dense, CSR and Gram rows), once per process;
-        untimed."""
+        variables, float32 and float64 rows, dense, CSR and Gram rows; the serial loops, as
+        ``smo``), once per process; untimed."""
         global _WARM
         if _WARM:
             return 0.0
         start = time.perf_counter()
         for variant in itertools.product(("dense", "csr", "gram"), VARIANT_DTYPES, (True, False)):
-            batch_warm_up_variant(self, (*variant, False), notice=False)
+            batch_warm_up_variant(self, (*variant, False, False), notice=False)
         _WARM = True
         return time.perf_counter() - start
 
@@ -388,16 +388,17 @@ class SMOBatch(IterativeSolver):
         s.row_hits += m - n_miss
         code, degree = int(s.kint[0]), int(s.kint[1])
         gamma, coef0, s2 = float(s.kflt[0]), float(s.kflt[1]), float(s.kflt[2])
+        fill_rows_dense, update_gradient = jit.row_passes(s.kint[2])
         if n_miss:
             if s.batched:
-                jit.fill_rows_dense(
+                fill_rows_dense(
                     s.X, s.XT_a, s.act, s.sqn_a, s.y_a, s.sqn, s.y, s.QD, s.ws, s.slots,
                     s.missing, n_miss, s.cache, code, gamma, coef0, degree, s2,
                 )  # fmt: skip
             else:
                 jit.fill_rows_columns(
                     s.XT, s.sqn, s.y, s.QD, s.ws, s.slots, s.missing, n_miss, s.cache, s.tmp,
-                    code, gamma, coef0, degree, s2, numba.get_num_threads(),
+                    code, gamma, coef0, degree, s2, s.kint[2],
                 )  # fmt: skip
         target = max(self.inner_tol * violation, s.eps)
         steps = min(budget, self.inner_steps * m)
@@ -406,7 +407,7 @@ class SMOBatch(IterativeSolver):
             s.ws, None, m, s.slots, s.cache, s.y, s.C, s.QD, s.alpha, s.delta, s.G, target,
             steps, s.work,
         )  # fmt: skip
-        jit.update_gradient(s.G, s.cache, s.slots, s.delta, m, s.act)
+        update_gradient(s.G, s.cache, s.slots, s.delta, m, s.act)
         s.outer += 1
         if self.shrinking:
             self.shrink_active(s)

@@ -40,6 +40,7 @@ from svmbench.problems.general_dual import GeneralDual, GeneralDualProblem
 from svmbench.problems.general_qp import project
 from svmbench.problems.svr import SVRDual
 from svmbench.solvers._jit import smo_batch as jit
+from svmbench.solvers._jit.kernel_columns import column_threads
 from svmbench.solvers.smo_arrays import kernel_rows_arrays
 from svmbench.solvers.smo_general import (
     EPS_FLOOR,
@@ -121,7 +122,9 @@ def make_general_batch_state(
     X, XT, sqn, diag = kernel_rows_arrays(form.X, form.kernel, storage)
     n_rows = sqn.shape[0]
     spec = form.kernel
-    kint = np.array([spec.code, spec.degree, numba.get_num_threads()], dtype=np.int64)
+    # the threads of the parallel row loops, 0 when no column of these rows reaches their thresholds
+    threads = column_threads(X, numba.get_num_threads()) or 0
+    kint = np.array([spec.code, spec.degree, threads], dtype=np.int64)
     kflt = np.array([spec.gamma, spec.coef0, form.s2], dtype=np.float64)
     sqn = np.ascontiguousarray(sqn, dtype=np.float64)
     rowmap = np.ascontiguousarray(form.rows, dtype=np.int64)
@@ -205,16 +208,18 @@ def general_outer_updates(solver, s: GeneralBatchState, violation: float, budget
     s.row_hits += n_rows - n_miss
     code, degree = int(s.kint[0]), int(s.kint[1])
     gamma, coef0, s2 = float(s.kflt[0]), float(s.kflt[1]), float(s.kflt[2])
+    threads = int(s.kint[2]) or None  # 0: rows too small for the parallel loops
+    fill_rows_dense, update_gradient = jit.row_passes(threads)
     if n_miss:
         if s.batched:
-            jit.fill_rows_dense(
+            fill_rows_dense(
                 s.X, s.XT, s.all_rows, s.sqn, s.ones, s.sqn, s.ones, s.kdiag, rows, s.rslots,
                 s.missing, n_miss, s.cache, code, gamma, coef0, degree, s2,
             )  # fmt: skip
         else:
             jit.fill_rows_columns(
                 s.XT, s.sqn, s.ones, s.kdiag, rows, s.rslots, s.missing, n_miss, s.cache, s.tmp,
-                code, gamma, coef0, degree, s2, numba.get_num_threads(),
+                code, gamma, coef0, degree, s2, threads,
             )  # fmt: skip
     slots = np.ascontiguousarray(s.rslots[inv])
     target = max(solver.inner_tol * violation, s.eps)
@@ -226,7 +231,7 @@ def general_outer_updates(solver, s: GeneralBatchState, violation: float, budget
     )  # fmt: skip
     coef = np.bincount(inv, weights=s.y_a[ws] * s.delta[:m], minlength=n_rows)
     s.h[:] = 0.0
-    jit.update_gradient(s.h, s.cache, s.rslots, coef, n_rows, s.all_rows)
+    update_gradient(s.h, s.cache, s.rslots, coef, n_rows, s.all_rows)
     s.G += s.y_a * s.h[s.rowmap]
     return done
 

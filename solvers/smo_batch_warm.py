@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import time
 
+import numba
 import numpy as np
 from scipy import sparse
 
@@ -20,7 +21,7 @@ from svmbench.problems import KernelDual, SVRDual
 from svmbench.problems.general_dual import GeneralDualProblem
 from svmbench.problems.kernels import compile_fused_product, needs_fused_product
 from svmbench.solvers.compile_notice import compiling, mark_compiled
-from svmbench.solvers.smo_arrays import cache_dtype, use_dense_rows
+from svmbench.solvers.smo_arrays import cache_dtype, rows_threads, use_dense_rows
 from svmbench.solvers.smo_batch_general import make_general_batch_state
 from svmbench.solvers.smo_general import row_cache_dtype
 
@@ -32,8 +33,10 @@ WARM_VARIANTS: set[tuple] = set()
 _PRODUCT: list[bool] = []  # the certificate's fused product compiled (one entry once it is)
 
 
-def batch_variant(solver, problem) -> tuple[str, type, bool, bool]:
-    """``(rows, dtype, pairs, general)`` of the parts solving ``problem`` runs."""
+def batch_variant(solver, problem) -> tuple[str, type, bool, bool, bool]:
+    """``(rows, dtype, pairs, general, parallel)`` of the parts solving ``problem`` runs
+    (``parallel``: rows large enough for the parallel loops,
+    :func:`~solvers.smo_arrays.rows_threads` not None)."""
     general = isinstance(problem, GeneralDualProblem)
     if general:
         form = problem.smo_form()
@@ -48,7 +51,8 @@ def batch_variant(solver, problem) -> tuple[str, type, bool, bool]:
         rows = "gram"
     else:
         rows = "dense" if use_dense_rows(X, solver.storage) else "csr"
-    return rows, np.dtype(dtype).type, pairs, general
+    parallel = rows_threads(X, "csr" if rows == "csr" else "dense") is not None
+    return rows, np.dtype(dtype).type, pairs, general, parallel
 
 
 def _needs_product(problem) -> bool:
@@ -81,16 +85,18 @@ def batch_warm_up_for(solver, problem) -> float:
 
 
 def batch_warm_up_variant(solver, variant: tuple, *, notice: bool = True) -> None:
-    """Compile one variant ``(rows, dtype, pairs, general)`` unless this process has; with
+    """Compile one variant ``(rows, dtype, pairs, general, parallel)`` unless this process has; with
     ``notice``, a first compilation on this machine says so (``warm_up()`` says it once for
     all of its variants, and leaves each one's marker)."""
     if variant in WARM_VARIANTS:
         return
-    rows, dtype, pairs, general = variant
+    rows, dtype, pairs, general, parallel = variant
     name = np.dtype(dtype).name
     form = "general form" if general else "kernel dual"
     what = f"{rows} rows, {name} rows cached, {'pair' if pairs else 'single'} updates ({form})"
     tag = f"smo_batch-{rows}-{name}-{'pairs' if pairs else 'single'}-{int(general)}"
+    if parallel:
+        what, tag = f"{what}, parallel loops", f"{tag}-parallel"
     if notice:
         with compiling(tag, "smo_batch", what):
             _run_tiny(solver, *variant)
@@ -100,8 +106,10 @@ def batch_warm_up_variant(solver, variant: tuple, *, notice: bool = True) -> Non
     WARM_VARIANTS.add(variant)
 
 
-def _run_tiny(solver, rows: str, dtype, pairs: bool, general: bool) -> None:
-    """One variant's parts on a 6-point problem: an outer iteration and G recomputed."""
+def _run_tiny(solver, rows: str, dtype, pairs: bool, general: bool, parallel: bool) -> None:
+    """One variant's parts on a 6-point problem: an outer iteration and G recomputed; with the
+    parallel loops (rows and columns) when ``parallel``, which the 6 points alone would not
+    reach."""
     rng = np.random.default_rng(0)
     X = rng.standard_normal((6, 2))
     y = np.array([1.0, -1.0, 1.0, -1.0, 1.0, -1.0])
@@ -118,8 +126,12 @@ def _run_tiny(solver, rows: str, dtype, pairs: bool, general: bool) -> None:
         state = make_general_batch_state(
             form, form.alpha0, eps=1e-3, q=4, cache_mb=0.0, storage=storage, dtype=dtype
         )
+        if parallel:
+            state.kint[2] = numba.get_num_threads()
     else:
         problem = KernelDual(X, y, C=1.0, kernel=kernel, gamma=0.5, bias=bias)
         state = solver._make_state(problem, None, dtype=dtype, storage=storage, q=4, slots=4)
+        if parallel:
+            state.kint = (*state.kint[:2], numba.get_num_threads())
     solver._outer(state, 10)
     solver._refresh_gradient(state)

@@ -157,23 +157,17 @@ class SVRDualCoordinateDescent(IterativeSolver):
     @once_per_process
     def warm_up(self) -> float:
         """Compile the epochs on a 2×2 problem: dense rows and CSR with uint32 indices."""
-        t0 = time.perf_counter()
-        X = np.array([[1.0, 0.0], [0.0, 1.0]])
-        for data in (X, _rows(sparse.csr_matrix(X))):
-            _compile_epochs(data)
-        return time.perf_counter() - t0
+        return _warm_rows("dense") + _warm_rows("uint32")
 
     def warm_up_for(self, problem) -> float:
-        """:meth:`warm_up`, and the CSR epochs with int64 indices for data beyond uint32's
-        range."""
-        seconds = self.warm_up()
+        """Compile the epochs for the rows ``problem`` has only (dense, CSR with uint32 indices,
+        or int64 ones for data beyond uint32's range), once per process and kind; untimed."""
         X = getattr(problem, "X", None)
-        if sparse.issparse(X) and not _fits_uint32(X):
-            t0 = time.perf_counter()
-            indptr, indices, data = as_rows(sparse.csr_matrix(np.eye(2)), index_dtype=np.int64)
-            _compile_epochs((indptr, indices, data))
-            seconds += time.perf_counter() - t0
-        return seconds
+        if X is None:
+            return self.warm_up()
+        if not sparse.issparse(X):
+            return _warm_rows("dense")
+        return _warm_rows("uint32" if _fits_uint32(X) else "int64")
 
     def _init_state(self, problem: SVRPrimal, warm_start) -> _State:
         data = _rows(problem.X)
@@ -262,6 +256,26 @@ class SVRDualCoordinateDescent(IterativeSolver):
             "estimates_refused": st.estimates_refused,
             "seed": self.seed,
         }
+
+
+#: The rows ("dense", "uint32", "int64": CSR indices) whose epochs this process compiled.
+_WARM_ROWS: set[str] = set()
+
+
+def _warm_rows(kind: str) -> float:
+    """Compile the epochs for 2×2 rows of ``kind`` unless this process has; the seconds."""
+    if kind in _WARM_ROWS:
+        return 0.0
+    t0 = time.perf_counter()
+    X = np.array([[1.0, 0.0], [0.0, 1.0]])
+    if kind == "dense":
+        _compile_epochs(X)
+    elif kind == "uint32":
+        _compile_epochs(_rows(sparse.csr_matrix(X)))
+    else:
+        _compile_epochs(as_rows(sparse.csr_matrix(X), index_dtype=np.int64))
+    _WARM_ROWS.add(kind)
+    return time.perf_counter() - t0
 
 
 def _compile_epochs(data) -> None:

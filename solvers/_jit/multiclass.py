@@ -249,7 +249,8 @@ def cs_dcd_epoch(
             stopping = viol
         index[keep] = i
         keep += 1
-    index[keep : keep + n_shrunk] = shrunk[:n_shrunk]
+    for t in range(n_shrunk):  # a loop: a slice assigned from an array compiles a message formatter
+        index[keep + t] = shrunk[t]
     return keep, stopping
 
 

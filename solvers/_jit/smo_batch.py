@@ -102,6 +102,32 @@ def _store(row, dots, tmp, i, act, sqn_a, y_a, sqn, y, kind, gamma, coef0, degre
     row[i] = qdi
 
 
+@numba.njit(cache=True)
+def _fill_block(
+    X, XT_a, act, sqn_a, y_a, sqn, y, QD, ws, slots, missing, lo, hi, cache, kind, gamma, coef0,
+    degree, s2,
+):  # fmt: skip
+    """Misses ``missing[lo:hi]`` of :func:`fill_rows_dense`: one BLAS product of their rows
+    with ``XT_a``, then the kernel (the rows gathered by loops: an array assigned to a slice
+    compiles NumPy's shape-mismatch message, a string formatter, into every caller)."""
+    d = X.shape[1]
+    A = np.empty((hi - lo, d))
+    for r in range(lo, hi):
+        src = X[ws[missing[r]]]
+        dst = A[r - lo]
+        for f in range(d):
+            dst[f] = src[f]
+    D = np.dot(A, XT_a)
+    tmp = np.empty(act.shape[0])
+    for r in range(lo, hi):
+        k = missing[r]
+        i = ws[k]
+        _store(
+            cache[slots[k]], D[r - lo], tmp, i, act, sqn_a, y_a, sqn, y, kind, gamma, coef0,
+            degree, s2, QD[i],
+        )  # fmt: skip
+
+
 @numba.njit(cache=True, parallel=True)
 def fill_rows_dense(
     X, XT_a, act, sqn_a, y_a, sqn, y, QD, ws, slots, missing, n_miss, cache, kind, gamma, coef0,
@@ -110,25 +136,28 @@ def fill_rows_dense(
     """``cache[slots[k]][act] = Q̃_{ws[k], act}`` for the misses ``k ∈ missing[:n_miss]`` (dense
     rows, kinds 0-3) on the active indices ``act`` (``XT_a``: their rows transposed, d × |act|,
     C-contiguous): blocks of ``GEMM_ROWS`` rows, each one BLAS product ``X_block · XT_a``
-    followed by the kernel, the blocks shared among the Numba threads."""
-    d = X.shape[1]
-    na = act.shape[0]
+    followed by the kernel (:func:`_fill_block`), the blocks shared among the Numba threads."""
     nc = (n_miss + GEMM_ROWS - 1) // GEMM_ROWS
     for c in numba.prange(nc):
         lo = c * GEMM_ROWS
-        hi = min(n_miss, lo + GEMM_ROWS)
-        A = np.empty((hi - lo, d))
-        for r in range(lo, hi):
-            A[r - lo] = X[ws[missing[r]]]
-        D = np.dot(A, XT_a)
-        tmp = np.empty(na)
-        for r in range(lo, hi):
-            k = missing[r]
-            i = ws[k]
-            _store(
-                cache[slots[k]], D[r - lo], tmp, i, act, sqn_a, y_a, sqn, y, kind, gamma, coef0,
-                degree, s2, QD[i],
-            )  # fmt: skip
+        _fill_block(
+            X, XT_a, act, sqn_a, y_a, sqn, y, QD, ws, slots, missing, lo,
+            min(n_miss, lo + GEMM_ROWS), cache, kind, gamma, coef0, degree, s2,
+        )  # fmt: skip
+
+
+@numba.njit(cache=True)
+def fill_rows_dense_serial(
+    X, XT_a, act, sqn_a, y_a, sqn, y, QD, ws, slots, missing, n_miss, cache, kind, gamma, coef0,
+    degree, s2,
+):  # fmt: skip
+    """:func:`fill_rows_dense` in this thread alone, block after block (the same values bit for
+    bit; no parallel loop to compile for problems too small to split)."""
+    for lo in range(0, n_miss, GEMM_ROWS):
+        _fill_block(
+            X, XT_a, act, sqn_a, y_a, sqn, y, QD, ws, slots, missing, lo,
+            min(n_miss, lo + GEMM_ROWS), cache, kind, gamma, coef0, degree, s2,
+        )  # fmt: skip
 
 
 @numba.njit(cache=True)
@@ -151,13 +180,9 @@ def fill_rows_columns(
 
 
 # ---- the gradient --------------------------------------------------------------------------------
-@numba.njit(cache=True, parallel=True)
-def update_gradient(G, cache, slots, delta, m, act):
-    """``G[act] += Σ_k delta[k] · cache[slots[k]][act]`` over the k with ``delta[k] ≠ 0``, all
-    threads over blocks of the active indices (each writes its own entries; rows are summed in a
-    fixed order). ``act`` of length n means every index, in order (contiguous loops)."""
-    n = G.shape[0]
-    na = act.shape[0]
+@numba.njit(cache=True)
+def _nonzero_changes(delta, m):
+    """The k < m with ``delta[k] ≠ 0``, in order."""
     nz = 0
     for k in range(m):
         if delta[k] != 0.0:
@@ -168,32 +193,69 @@ def update_gradient(G, cache, slots, delta, m, act):
         if delta[k] != 0.0:
             ks[nz] = k
             nz += 1
+    return ks
+
+
+@numba.njit(cache=True)
+def _gradient_block(G, cache, slots, delta, ks, act, lo, hi):
+    """``G[act[lo:hi]] += Σ_k delta[k] · cache[slots[k]][act[lo:hi]]`` over ``k ∈ ks``, two rows
+    a pass, in the order of ``ks``."""
+    nz = ks.shape[0]
+    full = act.shape[0] == G.shape[0]
+    w = hi - lo
+    c = 0
+    while c + 2 <= nz:
+        k0, k1 = ks[c], ks[c + 1]
+        d0, d1 = delta[k0], delta[k1]
+        r0, r1 = cache[slots[k0]], cache[slots[k1]]
+        if full:
+            g, s0, s1 = G[lo:hi], r0[lo:hi], r1[lo:hi]
+            for t in range(w):
+                g[t] += d0 * s0[t] + d1 * s1[t]
+        else:
+            for t in range(lo, hi):
+                j = act[t]
+                G[j] += d0 * r0[j] + d1 * r1[j]
+        c += 2
+    if c < nz:
+        k0 = ks[c]
+        d0 = delta[k0]
+        r0 = cache[slots[k0]]
+        for t in range(lo, hi):
+            j = act[t]
+            G[j] += d0 * r0[j]
+
+
+@numba.njit(cache=True, parallel=True)
+def update_gradient(G, cache, slots, delta, m, act):
+    """``G[act] += Σ_k delta[k] · cache[slots[k]][act]`` over the k with ``delta[k] ≠ 0``, all
+    threads over blocks of the active indices (each writes its own entries; rows are summed in a
+    fixed order). ``act`` of length n means every index, in order (contiguous loops)."""
+    ks = _nonzero_changes(delta, m)
+    na = act.shape[0]
     nb = (na + BLOCK - 1) // BLOCK
     for b in numba.prange(nb):
         lo = b * BLOCK
-        hi = min(na, lo + BLOCK)
-        w = hi - lo
-        c = 0
-        while c + 2 <= nz:
-            k0, k1 = ks[c], ks[c + 1]
-            d0, d1 = delta[k0], delta[k1]
-            r0, r1 = cache[slots[k0]], cache[slots[k1]]
-            if na == n:
-                g, s0, s1 = G[lo:hi], r0[lo:hi], r1[lo:hi]
-                for t in range(w):
-                    g[t] += d0 * s0[t] + d1 * s1[t]
-            else:
-                for t in range(lo, hi):
-                    j = act[t]
-                    G[j] += d0 * r0[j] + d1 * r1[j]
-            c += 2
-        if c < nz:
-            k0 = ks[c]
-            d0 = delta[k0]
-            r0 = cache[slots[k0]]
-            for t in range(lo, hi):
-                j = act[t]
-                G[j] += d0 * r0[j]
+        _gradient_block(G, cache, slots, delta, ks, act, lo, min(na, lo + BLOCK))
+
+
+@numba.njit(cache=True)
+def update_gradient_serial(G, cache, slots, delta, m, act):
+    """:func:`update_gradient` in this thread alone, block after block (the same values bit for
+    bit)."""
+    ks = _nonzero_changes(delta, m)
+    na = act.shape[0]
+    for lo in range(0, na, BLOCK):
+        _gradient_block(G, cache, slots, delta, ks, act, lo, min(na, lo + BLOCK))
+
+
+def row_passes(threads):
+    """``(fill_rows_dense, update_gradient)`` for the kernel columns' ``threads``
+    (:func:`~solvers._jit.kernel_columns.column_threads`): the parallel loops, or for None (rows
+    too small to split, or one thread) their serial twins, which compile several times faster."""
+    if threads is None:
+        return fill_rows_dense_serial, update_gradient_serial
+    return fill_rows_dense, update_gradient
 
 
 # ---- selection -----------------------------------------------------------------------------------

@@ -27,10 +27,25 @@ def kkt_map(m, C, alpha):
     return loss
 
 
-@numba.njit(cache=True)
 def exact_line_search(m, dm, C, a0, q0, times, rows):
     """The minimizer ``t ≥ 0`` of ``f(v + tδ)``; ``a0 = vᵀRδ``, ``q0 = δᵀRδ`` (the regularizer's
-    part of ``φ'(t) = a + tq``); ``times`` (float64) and ``rows`` (int64) are scratch of n."""
+    part of ``φ'(t) = a + tq``); ``times`` (float64) and ``rows`` (int64) are scratch of n. The
+    breakpoints are sorted by NumPy between two jitted passes (:func:`breakpoints`,
+    :func:`sweep`): a sort compiled into the search cost more to compile than the rest of it."""
+    k, a, q = breakpoints(m, dm, C, a0, q0, times, rows)
+    if k == 0:
+        return -a / q if q > 0.0 else 1.0
+    first = times[:k].min()
+    if q > 0.0 and -a / q <= first:
+        return max(-a / q, 0.0)
+    return sweep(m, dm, C, a, q, times, rows, np.argsort(times[:k]))
+
+
+@numba.njit(cache=True)
+def breakpoints(m, dm, C, a0, q0, times, rows):
+    """``φ'(0) = a`` and its slope q, and the k breakpoints ``t_i > 0`` where an example leaves
+    or enters the active set into ``times[:k]``, their examples into ``rows[:k]``; returns
+    ``(k, a, q)``."""
     a, q = a0, q0
     k = 0
     for i in range(m.shape[0]):
@@ -46,13 +61,15 @@ def exact_line_search(m, dm, C, a0, q0, times, rows):
             times[k] = (1.0 - m[i]) / dm[i]
             rows[k] = i
             k += 1
-    if k == 0:
-        return -a / q if q > 0.0 else 1.0
-    first = np.min(times[:k])
-    if q > 0.0 and -a / q <= first:
-        return max(-a / q, 0.0)
+    return k, a, q
+
+
+@numba.njit(cache=True)
+def sweep(m, dm, C, a, q, times, rows, order):
+    """The root of φ' from ``φ'(t) = a + tq`` at ``t = 0``, the breakpoints visited in
+    ``order`` (increasing times), φ' updated at each."""
     start = 0.0
-    for j in np.argsort(times[:k]):
+    for j in order:
         t = times[j]
         if a + t * q >= 0.0:  # the root lies on [start, t]
             return start if q <= 0.0 else max(start, -a / q)

@@ -200,6 +200,11 @@ def test_filled_rows_equal_the_dense_matrix(kernel, threads):
                 np.testing.assert_allclose(a[slots][:, act], Q[ws][:, act], rtol=tol, atol=atol)
                 rest = np.setdiff1d(np.arange(700), act)
                 assert np.isnan(a[:, rest]).all()
+                # the serial twin (rows too small for the parallel loops): the same bits
+                c = np.full((m, 700), np.nan, dtype=dtype)
+                fill_serial, _ = jit.row_passes(None)
+                fill_serial(X, XT_a, act, sqn[act], y[act], *args, c, code, 0.1, 0.5, 3, s2)
+                np.testing.assert_array_equal(c, a)
     finally:
         numba.set_num_threads(previous)
 
@@ -221,6 +226,14 @@ def test_gradient_update_and_slot_assignment():
     np.testing.assert_allclose(G[act], expected[act], rtol=1e-13, atol=1e-13)
     rest = np.setdiff1d(np.arange(n), act)
     np.testing.assert_array_equal(G[rest], G0[rest])
+    # the serial twin sums the rows in the same order: the same bits, on every index or a subset
+    _, update_serial = jit.row_passes(None)
+    for subset in (np.arange(n, dtype=np.int64), act):
+        G_par, G_ser = G0.copy(), G0.copy()
+        jit.update_gradient(G_par, cache, slots, delta, q, subset)
+        update_serial(G_ser, cache, slots, delta, q, subset)
+        np.testing.assert_array_equal(G_ser, G_par)
+    assert jit.row_passes(2) == (jit.fill_rows_dense, jit.update_gradient)
     # a cache of 3 rows: the working set's rows are never evicted by its own misses
     col_slot = np.full(10, -1, dtype=np.int64)
     slot_col = np.full(3, -1, dtype=np.int64)

@@ -116,8 +116,8 @@ solver.warm_up_for(problem)
 again = solver.warm_up_for(problem)
 print(json.dumps({
     "variants": sorted(
-        [rows, dt.__name__, pairs, general]
-        for rows, dt, pairs, general in smo_batch_warm.WARM_VARIANTS
+        [rows, dt.__name__, pairs, general, parallel]
+        for rows, dt, pairs, general, parallel in smo_batch_warm.WARM_VARIANTS
     ),
     "all": smo_batch._WARM,
     "again": again,
@@ -127,12 +127,13 @@ print(json.dumps({
 
 def test_warm_up_for_compiles_only_the_problems_variant():
     """A fresh process warmed up for a dense ε-SVR of 2000 rows (float32 rows in 10 MB, a free
-    bias) compiles that variant alone, not all of ``warm_up()``; a second call does nothing."""
+    bias; one thread: the serial loops) compiles that variant alone, not all of ``warm_up()``;
+    a second call does nothing."""
     env = dict(os.environ, NUMBA_NUM_THREADS="1", OPENBLAS_NUM_THREADS="1")
     out = subprocess.run(
         [sys.executable, "-c", _WARM_CHILD], env=env, capture_output=True, text=True, check=True
     )
     report = json.loads(out.stdout.splitlines()[-1])
-    assert report["variants"] == [["dense", "float32", True, True]]
+    assert report["variants"] == [["dense", "float32", True, True, False]]
     assert report["all"] is False
     assert report["again"] == 0.0
