@@ -171,11 +171,11 @@ def ppd_start(feat, y, C, loss, p, z, active, equality) -> PrimalPDState:
 
     Soft margin: ``z = 0``, so ``m = 0``; hinge ``ξ = 2``, ``s = 1`` (``r_p = 0``),
     ``λ = ν = C/2`` (``r_ξ = 0``); squared hinge ``s = 1``, ``λ = C``. (Multipliers capped at 1
-    took more iterations over a range of C: docs/measurements.md, "barrier".) The hinge on small
-    dense rows (``[X E]`` within ``LEAN_BYTES``) starts instead from the least-squares fit of
-    the margins (:func:`_least_squares_start`). Hard margin: z of phase I (smallest margin
-    1.1), ``s = m − 1``, ``λ_i = max(1, f₀)/(n s_i)`` (the multipliers of the barrier's centre
-    at ``m/t = f₀``).
+    took more iterations over a range of C: docs/measurements.md, "barrier".) The hinge on
+    small rows (``[X E]`` within ``LEAN_BYTES``, dense or CSR) starts instead from the
+    least-squares fit of the margins (:func:`_least_squares_start`). Hard margin: z of phase I
+    (smallest margin 1.1), ``s = m − 1``, ``λ_i = max(1, f₀)/(n s_i)`` (the multipliers of the
+    barrier's centre at ``m/t = f₀``).
     """
     passes = _RowPasses(feat) if feat.d <= feat.n else None
     m = y * feat.dot(z)
@@ -184,7 +184,7 @@ def ppd_start(feat, y, C, loss, p, z, active, equality) -> PrimalPDState:
         f0 = 0.5 * float(z @ (p * z))
         state = PrimalPDState(feat, y, C, loss, p, z, m, sl, max(f0, 1.0) / (len(y) * sl))
     elif loss == "hinge":
-        state = _least_squares_start(passes, y, C, p) if passes is not None else None
+        state = _least_squares_start(feat, passes, y, C, p) if passes is not None else None
         if state is None:
             xi = np.maximum(1.0 - m, 0.0) + 1.0
             lam, nu = 0.5 * C, 0.5 * C
@@ -222,23 +222,31 @@ def _best_multiple(q: float, m: np.ndarray, C: np.ndarray) -> float:
     return float(max(roots[k], starts[k]))
 
 
-def _least_squares_start(passes: _RowPasses | None, y, C, p) -> PrimalPDState | None:
-    """The hinge's start from ``z`` fitting the margins to 1, ``(P + X̃ᵀX̃) z = X̃ᵀy``, on the
-    lean rows ``[X E]``, scaled by the best multiple (:func:`_best_multiple`):
-    ``ξ = max(0, 1 − m) + LS_SLACK``, ``s = m + ξ − 1`` (``r_p = 0``),
-    ``λ = Cξ/(s + ξ)`` and ``ν = C − λ`` (``r_ξ = 0``; ``λs = νξ``: a point violating its
-    margin starts with λ near C, one beyond it near 0). None without lean rows, or when the
-    system cannot be solved (the caller starts from ``z = 0``)."""
-    if passes is None or passes.Z is None:
+def _least_squares_start(feat, passes: _RowPasses | None, y, C, p) -> PrimalPDState | None:
+    """The hinge's start from ``z`` fitting the margins to 1, ``(P + X̃ᵀX̃) z = X̃ᵀy``, on small
+    rows (``[X E]`` within ``LEAN_BYTES`` as dense, for dense and CSR X alike, so that both
+    storages of one problem take the same path), scaled by the best multiple
+    (:func:`_best_multiple`): ``ξ = max(0, 1 − m) + LS_SLACK``, ``s = m + ξ − 1``
+    (``r_p = 0``), ``λ = Cξ/(s + ξ)`` and ``ν = C − λ`` (``r_ξ = 0``; ``λs = νξ``: a point
+    violating its margin starts with λ near C, one beyond it near 0). None for larger rows, or
+    when the system cannot be solved (the caller starts from ``z = 0``)."""
+    if passes is None:
         return None
-    Z = passes.Z
-    H = Z.T @ Z
+    if passes.Z is not None:
+        Z = passes.Z
+        H = Z.T @ Z
+        rhs = Z.T @ y
+    elif feat.sparse and 8 * feat.n * feat.dim <= LEAN_BYTES:
+        H, B = feat.gram_tdot(np.ones(feat.n), y[:, None])
+        rhs = B[:, 0]
+    else:
+        return None
     H.flat[:: H.shape[0] + 1] += p
     try:
-        z = np.linalg.solve(H, Z.T @ y)
+        z = np.linalg.solve(H, rhs)
     except np.linalg.LinAlgError:
         return None
-    m = y * (Z @ z)
+    m = y * (passes.Z @ z if passes.Z is not None else feat.dot(z))
     if not np.all(np.isfinite(m)):
         return None
     t = _best_multiple(float(z @ (p * z)), m, C)

@@ -844,3 +844,25 @@ def test_the_least_squares_start_is_interior_and_ends_at_the_optimum(name, C):
     assert np.allclose(state.lam + state.nu, upper, rtol=1e-14, atol=0.0)
     assert np.max(np.abs(state.r_p)) <= 1e-12 * max(1.0, float(np.max(np.abs(state.m))))
     _check_against_reference(problem, _solve(problem), newton_budget=None)
+
+
+@pytest.mark.parametrize("name", ["gaussian_overlap", "duplicated", "breast_cancer"])
+def test_dense_and_csr_rows_take_the_same_least_squares_start(name):
+    """One problem stored dense or as CSR starts from the same point (up to rounding), so the
+    two runs stop at the same Newton step with the same support at a loose tol, as
+    scikit-learn's sparse and dense SVC tests ask of one fit."""
+    from svmbench.solvers.barrier.forms import active_rows
+    from svmbench.solvers.barrier.primal_dual_margins import ppd_start
+
+    X, y = BINARY_SETS[name]
+    starts, results = [], []
+    for rows in (X, sparse.csr_matrix(X)):
+        problem = SoftMarginPrimal(rows, y, C=1.0)
+        feat, p, yy, upper, active = active_rows(problem)
+        state = ppd_start(feat, yy, upper, "hinge", p, np.zeros(feat.dim), active, True)
+        starts.append(state.z)
+        results.append(registry.get("barrier", tol=1e-3).solve(problem))
+    assert np.any(starts[0] != 0.0)
+    np.testing.assert_allclose(starts[1], starts[0], rtol=1e-10, atol=1e-12)
+    assert results[0].iterations == results[1].iterations
+    np.testing.assert_allclose(results[1].w, results[0].w, rtol=1e-7, atol=1e-10)
