@@ -47,6 +47,35 @@ def test_the_problems_and_the_estimator_module_load_without_numba(tmp_path):
     assert json.loads(done.stdout) == []
 
 
+def test_a_fit_of_the_estimator_loads_no_scoring_module(tmp_path):
+    """scikit-learn's metrics (its scorers and pairwise kernels) load when a kernel matrix is
+    built, not with the problems or the estimators."""
+    code = (
+        "import json, sys, svmbench.problems, svmbench.estimators, svmbench.solvers.auto;"
+        "print(json.dumps('sklearn.metrics' in sys.modules))"
+    )
+    done = _python(code, tmp_path)
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout) is False
+
+
+@pytest.mark.parametrize("collecting", [True, False])
+def test_the_jitted_package_loads_numba_and_leaves_the_collector_as_it_was(tmp_path, collecting):
+    """``svmbench.solvers._jit`` imports Numba and loads its registries (what the first cache
+    load needs: Numba's array and math implementations) with the garbage collector paused, and
+    resumes it only if it ran before."""
+    code = (
+        "import gc, json, sys\n"
+        f"{'' if collecting else 'gc.disable()'}\n"
+        "import svmbench.solvers._jit\n"
+        "print(json.dumps([gc.isenabled(), 'numba.np.arraymath' in sys.modules,"
+        " 'numba.cpython.mathimpl' in sys.modules]))"
+    )
+    done = _python(code, tmp_path)
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout) == [collecting, True, True]
+
+
 @pytest.mark.parametrize("name", ["problems", "solvers", "benchmarks"])
 def test_no_generic_top_level_names(tmp_path, name):
     done = _python(f"import {name}", tmp_path)

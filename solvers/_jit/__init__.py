@@ -9,11 +9,35 @@ of the jitted files of ``problems`` they call: any edit there starts a fresh cac
 
 from __future__ import annotations
 
+import gc
 import hashlib
+import importlib
 import os
 from pathlib import Path
 
-import numba
+
+def _load_numba():
+    """Import Numba and load its typing and lowering registries, with Python's cyclic garbage
+    collector paused.
+
+    The first call of any jitted function, even one loaded from the cache, loads those
+    registries (``BaseContext.refresh``); importing Numba and loading them build some 80 000
+    long-lived objects and next to no garbage, over which the collector would otherwise run its
+    generational passes many times (the full ones across everything the process holds,
+    scikit-learn and SciPy included). The collector resumes as it was; the objects are then
+    traversed once, as any new objects are."""
+    collecting = gc.isenabled()
+    gc.disable()
+    try:
+        numba = importlib.import_module("numba")
+        importlib.import_module("numba.core.registry").cpu_target.target_context.refresh()
+    finally:
+        if collecting:
+            gc.enable()
+    return numba
+
+
+numba = _load_numba()
 
 #: Jitted sources outside this package that the cores here call (and inline): the kernel values
 #: from inner products and the exponential of the certificates.
