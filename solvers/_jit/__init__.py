@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import gc
 import hashlib
-import importlib
 import os
 from pathlib import Path
 
@@ -29,8 +28,12 @@ def _load_numba():
     collecting = gc.isenabled()
     gc.disable()
     try:
-        numba = importlib.import_module("numba")
-        importlib.import_module("numba.core.registry").cpu_target.target_context.refresh()
+        import numba
+        from numba.core.compiler_lock import global_compiler_lock
+        from numba.core.registry import cpu_target
+
+        with global_compiler_lock:  # as Numba holds it around its own refresh
+            cpu_target.target_context.refresh()
     finally:
         if collecting:
             gc.enable()
