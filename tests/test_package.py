@@ -59,21 +59,27 @@ def test_a_fit_of_the_estimator_loads_no_scoring_module(tmp_path):
     assert json.loads(done.stdout) is False
 
 
-@pytest.mark.parametrize("collecting", [True, False])
-def test_the_jitted_package_loads_numba_and_leaves_the_collector_as_it_was(tmp_path, collecting):
+@pytest.mark.parametrize(("collecting", "frozen"), [(True, False), (False, False), (True, True)])
+def test_the_jitted_package_loads_numba_and_leaves_the_collector_as_it_was(
+    tmp_path, collecting, frozen
+):
     """``svmbench.solvers._jit`` imports Numba and loads its registries (what the first cache
-    load needs: Numba's array and math implementations) with the garbage collector paused, and
-    resumes it only if it ran before."""
+    load needs: Numba's array and math implementations) with the garbage collector paused,
+    resumes it only if it ran before, and leaves nothing frozen that was not (a freeze of the
+    caller's stays as it was)."""
     code = (
         "import gc, json, sys\n"
         f"{'' if collecting else 'gc.disable()'}\n"
+        "marker = [object()]\n"
+        f"{'gc.freeze()' if frozen else ''}\n"
         "import svmbench.solvers._jit\n"
-        "print(json.dumps([gc.isenabled(), 'numba.np.arraymath' in sys.modules,"
-        " 'numba.cpython.mathimpl' in sys.modules]))"
+        "still_frozen = not any(o is marker for o in gc.get_objects())\n"
+        "print(json.dumps([gc.isenabled(), still_frozen, gc.get_freeze_count() > 0,"
+        " 'numba.np.arraymath' in sys.modules, 'numba.cpython.mathimpl' in sys.modules]))"
     )
     done = _python(code, tmp_path)
     assert done.returncode == 0, done.stderr
-    assert json.loads(done.stdout) == [collecting, True, True]
+    assert json.loads(done.stdout) == [collecting, frozen, frozen, True, True]
 
 
 @pytest.mark.parametrize("name", ["problems", "solvers", "benchmarks"])

@@ -23,8 +23,9 @@ def _load_numba():
     registries (``BaseContext.refresh``); importing Numba and loading them build some 80 000
     long-lived objects and next to no garbage, over which the collector would otherwise run its
     generational passes many times (the full ones across everything the process holds,
-    scikit-learn and SciPy included). The collector resumes as it was; the objects are then
-    traversed once, as any new objects are."""
+    scikit-learn and SciPy included). They are then moved into the oldest generation, where
+    only a full collection traverses them (the objects the process held before move with them,
+    as if they had survived two collections), and the collector resumes as it was."""
     collecting = gc.isenabled()
     gc.disable()
     try:
@@ -34,6 +35,9 @@ def _load_numba():
 
         with global_compiler_lock:  # as Numba holds it around its own refresh
             cpu_target.target_context.refresh()
+        if gc.get_freeze_count() == 0:  # nothing frozen by anyone: no freeze of theirs undone
+            gc.freeze()  # every tracked object to the permanent generation,
+            gc.unfreeze()  # and back into the oldest one (two list splices, no traversal)
     finally:
         if collecting:
             gc.enable()
