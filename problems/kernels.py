@@ -25,7 +25,6 @@ from dataclasses import dataclass
 
 import numpy as np
 from scipy import sparse
-from sklearn.metrics import pairwise
 
 from svmbench.problems.validation import check_int, check_option, check_real
 
@@ -54,6 +53,8 @@ def kernel_matrix(
     X, Y=None, *, kernel: str, gamma: float = 1.0, degree: int = 3, coef0: float = 0.0
 ) -> np.ndarray:
     """Dense ``K(X, Y)`` of shape (n_X, n_Y) for a kernel other than ``"precomputed"``."""
+    from sklearn.metrics import pairwise  # only here: a fit may never build a kernel matrix
+
     Y = X if Y is None else Y
     if kernel == "linear":
         K = pairwise.linear_kernel(X, Y)

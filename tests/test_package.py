@@ -47,6 +47,41 @@ def test_the_problems_and_the_estimator_module_load_without_numba(tmp_path):
     assert json.loads(done.stdout) == []
 
 
+def test_a_fit_of_the_estimator_loads_no_scoring_module(tmp_path):
+    """scikit-learn's metrics (its scorers and pairwise kernels) load when a kernel matrix is
+    built, not with the problems or the estimators."""
+    code = (
+        "import json, sys, svmbench.problems, svmbench.estimators, svmbench.solvers.auto;"
+        "print(json.dumps('sklearn.metrics' in sys.modules))"
+    )
+    done = _python(code, tmp_path)
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout) is False
+
+
+@pytest.mark.parametrize(("collecting", "frozen"), [(True, False), (False, False), (True, True)])
+def test_the_jitted_package_loads_numba_and_leaves_the_collector_as_it_was(
+    tmp_path, collecting, frozen
+):
+    """``svmbench.solvers._jit`` imports Numba and loads its registries (what the first cache
+    load needs: Numba's array and math implementations) with the garbage collector paused,
+    resumes it only if it ran before, and leaves nothing frozen that was not (a freeze of the
+    caller's stays as it was)."""
+    code = (
+        "import gc, json, sys\n"
+        f"{'' if collecting else 'gc.disable()'}\n"
+        "marker = [object()]\n"
+        f"{'gc.freeze()' if frozen else ''}\n"
+        "import svmbench.solvers._jit\n"
+        "still_frozen = not any(o is marker for o in gc.get_objects())\n"
+        "print(json.dumps([gc.isenabled(), still_frozen, gc.get_freeze_count() > 0,"
+        " 'numba.np.arraymath' in sys.modules, 'numba.cpython.mathimpl' in sys.modules]))"
+    )
+    done = _python(code, tmp_path)
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout) == [collecting, frozen, frozen, True, True]
+
+
 @pytest.mark.parametrize("name", ["problems", "solvers", "benchmarks"])
 def test_no_generic_top_level_names(tmp_path, name):
     done = _python(f"import {name}", tmp_path)

@@ -146,7 +146,8 @@ def main(argv: list[str] | None = None) -> None:
     for kernel, cold, warm, notices, status in rows:
         print(f"first fit, {kernel:6}, empty cache   {_median(cold)}, {notices} notice line(s)")
         print(f"first fit, {kernel:6}, warm cache    {_median(warm)}, {status}")
-    for label, record in zip(("empty cache", "warm cache "), runs, strict=True):
+    labels = ("empty cache", "warm cache ") if runs else ()  # without --default-run: none
+    for label, record in zip(labels, runs, strict=True):
         slowest = ", ".join(f"{name} {seconds:.1f} s" for name, seconds in record["slowest"])
         print(f"default run's warm-up, {label}   {_median([record])} (slowest: {slowest})")
 

@@ -9,11 +9,42 @@ of the jitted files of ``problems`` they call: any edit there starts a fresh cac
 
 from __future__ import annotations
 
+import gc
 import hashlib
 import os
 from pathlib import Path
 
-import numba
+
+def _load_numba():
+    """Import Numba and load its typing and lowering registries, with Python's cyclic garbage
+    collector paused.
+
+    The first call of any jitted function, even one loaded from the cache, loads those
+    registries (``BaseContext.refresh``); importing Numba and loading them build some 80 000
+    long-lived objects and next to no garbage, over which the collector would otherwise run its
+    generational passes many times (the full ones across everything the process holds,
+    scikit-learn and SciPy included). They are then moved into the oldest generation, where
+    only a full collection traverses them (the objects the process held before move with them,
+    as if they had survived two collections), and the collector resumes as it was."""
+    collecting = gc.isenabled()
+    gc.disable()
+    try:
+        import numba
+        from numba.core.compiler_lock import global_compiler_lock
+        from numba.core.registry import cpu_target
+
+        with global_compiler_lock:  # as Numba holds it around its own refresh
+            cpu_target.target_context.refresh()
+        if gc.get_freeze_count() == 0:  # nothing frozen by anyone: no freeze of theirs undone
+            gc.freeze()  # every tracked object to the permanent generation,
+            gc.unfreeze()  # and back into the oldest one (two list splices, no traversal)
+    finally:
+        if collecting:
+            gc.enable()
+    return numba
+
+
+numba = _load_numba()
 
 #: Jitted sources outside this package that the cores here call (and inline): the kernel values
 #: from inner products and the exponential of the certificates.
