@@ -6,6 +6,7 @@ compared with a plain NumPy loop fed the same permutation.
 
 from __future__ import annotations
 
+import dataclasses
 import math
 
 import numpy as np
@@ -134,7 +135,7 @@ def test_warm_start_from_a_nearby_C_takes_fewer_epochs(name, loss):
 def test_warm_start_from_a_primal_only_result():
     problem = problem_on("quadrant", loss="squared_hinge", bias="none")
     ref = reference_of(problem)
-    only_w = SolveResult(**{**ref.__dict__, "alpha": None})
+    only_w = dataclasses.replace(ref, alpha=None)
     r = dcd(check_every=1).solve(problem, warm_start=only_w)
     cold = dcd(check_every=1).solve(problem)
     assert r.status is Status.OPTIMAL and rel(r.primal, ref.primal) <= RTOL_OPT
