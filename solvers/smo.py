@@ -58,6 +58,7 @@ from svmbench.solvers.smo_arrays import DENSE_MAX_BYTES as DENSE_MAX_BYTES
 from svmbench.solvers.smo_arrays import (
     STORAGES,
     cache_dtype,
+    new_core,
     problem_arrays,
     problem_threads,
     use_dense_rows,
@@ -343,7 +344,6 @@ class SMO(IterativeSolver):
     ) -> _State:
         n = problem.n_samples
         X, XT, sqn, kint, kflt, y, Cw, C, dplus, QD = problem_arrays(problem, storage)
-        all_idx = np.arange(n, dtype=np.int64)
         alpha = np.zeros(n) if alpha0 is None else np.array(alpha0, dtype=np.float64)
         # a warm start's gradients wait for _reuse_columns, which may update the last solve's;
         # at α = 0, G = Q̃α − 1 = −1 and Ḡ = 0 without a kernel product (the same bits)
@@ -353,35 +353,8 @@ class SMO(IterativeSolver):
             G, Gbar = _gradients(X, sqn, kint, kflt, y, C, dplus, alpha)
         else:
             G, Gbar = np.full(n, np.nan), np.zeros(n)
-        ist = np.zeros(jit.N_IST, dtype=np.int64)
-        ist[jit.N_ACTIVE] = n
-        ist[jit.SHRINK_COUNTER] = min(n, 1000)
-        core = jit.Core(
-            X=X,
-            XT=XT,
-            sqn=sqn,
-            kint=kint,
-            kflt=kflt,
-            y=y,
-            C=C,
-            QD=QD,
-            alpha=alpha,
-            G=G,
-            Gbar=Gbar,
-            active=all_idx.copy(),
-            is_active=np.ones(n, dtype=np.uint8),
-            all_idx=all_idx,
-            cache=np.empty((n_slots, n), dtype=dtype),
-            slot_col=np.full(n_slots, -1, dtype=np.int64),
-            col_slot=np.full(n, -1, dtype=np.int64),
-            slot_full=np.zeros(n_slots, dtype=np.uint8),
-            stamp=np.zeros(n_slots, dtype=np.int64),
-            ist=ist,
-            idx_buf=np.empty(n, dtype=np.int64),
-            tmp=np.empty(n),
-            shrink_buf=np.zeros(n, dtype=np.bool_),
-            status=_bound_status(y, None if alpha0 is None else alpha, C),
-        )
+        status = _bound_status(y, None if alpha0 is None else alpha, C)
+        core = new_core(X, XT, sqn, kint, kflt, y, C, QD, alpha, G, Gbar, status, n_slots, dtype)
         return _State(core, pairs, Cw, dplus, eps=max(self.eps, EPS_FLOOR))
 
     def _init_state(self, problem: KernelDual, warm_start) -> _State | GeneralState:

@@ -31,6 +31,7 @@ from scipy import sparse
 from svmbench.problems import KernelDual
 from svmbench.problems.kernels import kernel_dot
 from svmbench.solvers._jit import kernel_columns as kc
+from svmbench.solvers._jit import smo as jit
 
 #: Largest ``|Q̃_tk|`` (off the diagonal) whose columns are cached in single precision.
 FLOAT32_MAX_ENTRY = 2.0
@@ -228,3 +229,43 @@ def gradients(X, sqn, kint, kflt, y, C, dplus, alpha, previous=None):
         coef = C[upper] * y[upper]
         Gbar = y * _kernel_times(X, sqn, upper, coef, code, gamma, coef0, degree, s2)
     return G, Gbar
+
+
+def new_core(X, XT, sqn, kint, kflt, y, C, QD, alpha, G, Gbar, status, n_slots, dtype, **extra):
+    """The loops' record (:class:`~solvers._jit.smo.Core`) of n = ``len(y)`` variables at
+    ``alpha`` with gradients ``G``, ``Ḡ``: all active, a column cache of ``n_slots`` empty
+    columns of ``dtype``, fresh counters and scratch. ``extra`` sets the general form's
+    fields (``p``, ``rowmap``, a longer ``tmp``, an unused one-entry ``cache``) instead."""
+    n = len(y)
+    ist = np.zeros(jit.N_IST, dtype=np.int64)
+    ist[jit.N_ACTIVE] = n
+    ist[jit.SHRINK_COUNTER] = min(n, 1000)
+    all_idx = np.arange(n, dtype=np.int64)
+    fields = dict(
+        X=X,
+        XT=XT,
+        sqn=sqn,
+        kint=kint,
+        kflt=kflt,
+        y=y,
+        C=C,
+        QD=QD,
+        alpha=alpha,
+        G=G,
+        Gbar=Gbar,
+        active=all_idx.copy(),
+        is_active=np.ones(n, dtype=np.uint8),
+        all_idx=all_idx,
+        cache=None if "cache" in extra else np.empty((n_slots, n), dtype=dtype),
+        slot_col=np.full(n_slots, -1, dtype=np.int64),
+        col_slot=np.full(n, -1, dtype=np.int64),
+        slot_full=np.zeros(n_slots, dtype=np.uint8),
+        stamp=np.zeros(n_slots, dtype=np.int64),
+        ist=ist,
+        idx_buf=np.empty(n, dtype=np.int64),
+        tmp=None if "tmp" in extra else np.empty(n),
+        shrink_buf=np.zeros(n, dtype=np.bool_),
+        status=status,
+    )
+    fields.update(extra)
+    return jit.Core(**fields)

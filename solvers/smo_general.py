@@ -52,6 +52,7 @@ from svmbench.solvers.smo_arrays import (
     FLOAT32_MAX_ENTRY,
     kernel_rows_arrays,
     kernel_times,
+    new_core,
     rows_threads,
     use_dense_rows,
 )
@@ -144,43 +145,19 @@ def make_general_state(
         np.stack([np.full(n_row_slots, -1, dtype=np.int64), np.zeros(n_row_slots, dtype=np.int64)]),
         np.full(n_rows, -1, dtype=np.int64),
     )
-    ist = np.zeros(jit.N_IST, dtype=np.int64)
-    ist[jit.N_ACTIVE] = m
-    ist[jit.SHRINK_COUNTER] = min(m, 1000)
-    all_idx = np.arange(m, dtype=np.int64)
     # bit 0: t ∈ I_up, bit 1: t ∈ I_low (as jit.bound_status)
     up = ((z > 0) & (alpha < upper)) | ((z < 0) & (alpha > 0))
     low = ((z > 0) & (alpha > 0)) | ((z < 0) & (alpha < upper))
     status = (up.astype(np.uint8) | (low.astype(np.uint8) << 1)).astype(np.uint8)
-    core = jit.Core(
-        X=X,
-        XT=XT,
-        sqn=sqn,
-        kint=kint,
-        kflt=kflt,
-        y=z,
-        C=upper,
-        QD=np.ascontiguousarray(diag[rowmap] + form.s2),
-        alpha=alpha,
-        G=G,
-        Gbar=Gbar,
-        active=all_idx.copy(),
-        is_active=np.ones(m, dtype=np.uint8),
-        all_idx=all_idx,
+    QD = np.ascontiguousarray(diag[rowmap] + form.s2)
+    core = new_core(
+        X, XT, sqn, kint, kflt, z, upper, QD, alpha, G, Gbar, status, 1, dtype,
         # the variables' columns are read from the kernel rows: C-SVC's column cache stays empty
         cache=np.empty((1, 1), dtype=dtype),
-        slot_col=np.full(1, -1, dtype=np.int64),
-        col_slot=np.full(m, -1, dtype=np.int64),
-        slot_full=np.zeros(1, dtype=np.uint8),
-        stamp=np.zeros(1, dtype=np.int64),
-        ist=ist,
-        idx_buf=np.empty(m, dtype=np.int64),
         tmp=np.empty(max(m, n_rows)),  # a kernel column on the rows of X
-        shrink_buf=np.zeros(m, dtype=np.bool_),
-        status=status,
         p=np.ascontiguousarray(form.p, dtype=np.float64),
         rowmap=rowcache,
-    )
+    )  # fmt: skip
     return GeneralState(core, form, eps=max(eps, EPS_FLOOR))
 
 

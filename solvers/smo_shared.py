@@ -20,6 +20,7 @@ from svmbench.problems.kernel_rows import KernelRows
 from svmbench.problems.kernels import Kernel
 from svmbench.solvers._jit import smo as jit
 from svmbench.solvers.compile_notice import compiling
+from svmbench.solvers.smo_arrays import new_core
 
 #: The loops compiled in this process for shared rows: pair updates or single ones.
 _WARM_SHARED: set[bool] = set()
@@ -53,37 +54,16 @@ def shared_core(problem: KernelDual, n_slots: int) -> jit.Core:
     y = np.ascontiguousarray(problem.y, dtype=np.float64)
     C = np.ascontiguousarray(problem.upper_bounds, dtype=np.float64)
     source = table.columns(rows, blocks)
-    ist = np.zeros(jit.N_IST, dtype=np.int64)
-    ist[jit.N_ACTIVE] = n
-    ist[jit.SHRINK_COUNTER] = min(n, 1000)
-    all_idx = np.arange(n, dtype=np.int64)
-    return jit.Core(
-        X=source,
-        XT=source,
-        sqn=table.sqn,
-        kint=(int(spec.code), int(spec.degree), None),
-        kflt=np.array([spec.gamma, spec.coef0, 0.0]),
-        y=y,
-        C=C,
-        QD=np.ascontiguousarray(table.diagonal[rows]),  # Q̃_tt = y_t² K_tt
-        alpha=np.zeros(n),
-        G=np.full(n, -1.0),
-        Gbar=np.zeros(n),
-        active=all_idx.copy(),
-        is_active=np.ones(n, dtype=np.uint8),
-        all_idx=all_idx,
-        cache=np.empty((n_slots, n)),
-        slot_col=np.full(n_slots, -1, dtype=np.int64),
-        col_slot=np.full(n, -1, dtype=np.int64),
-        slot_full=np.zeros(n_slots, dtype=np.uint8),
-        stamp=np.zeros(n_slots, dtype=np.int64),
-        ist=ist,
-        idx_buf=np.empty(n, dtype=np.int64),
-        tmp=np.empty(n),
-        shrink_buf=np.zeros(n, dtype=np.bool_),
-        # bit 0: t ∈ I_up, bit 1: t ∈ I_low at α = 0 (a box [0, 0] in neither)
-        status=((C > 0) * (2 - (y > 0))).astype(np.uint8),
-    )
+    # bit 0: t ∈ I_up, bit 1: t ∈ I_low at α = 0 (a box [0, 0] in neither)
+    status = ((C > 0) * (2 - (y > 0))).astype(np.uint8)
+    kint = (int(spec.code), int(spec.degree), None)
+    kflt = np.array([spec.gamma, spec.coef0, 0.0])
+    QD = np.ascontiguousarray(table.diagonal[rows])  # Q̃_tt = y_t² K_tt
+    G, Gbar = np.full(n, -1.0), np.zeros(n)
+    return new_core(
+        source, source, table.sqn, kint, kflt, y, C, QD, np.zeros(n), G, Gbar, status, n_slots,
+        np.float64,
+    )  # fmt: skip
 
 
 def warm_up_shared(problem: KernelDual) -> float:
