@@ -7,8 +7,8 @@
 Breast cancer (569×30, standardized), the cases of ``bench_small_fits``: the linear hinge against
 ``SVC(kernel="linear")``, the squared hinge with a regularized bias against ``LinearSVC()``, RBF
 against ``SVC()``. Both sides are fitted alternately ``--repeats`` times (wall and CPU seconds,
-medians); the fits of svmbench run with timers around public stages (scikit-learn's
-``validate_data``, each ``Solver.solve``, its memory check, ``run_chunks`` (an iterative
+medians); the fits of svmbench run with timers around public stages (the input checks,
+``input_checks.fit_input``, each ``Solver.solve``, its memory check, ``run_chunks`` (an iterative
 method's chunks and stopping tests), the problem's certificates, the exact finish, the fitted
 attributes), whose totals per fit are printed (nested stages counted in each
 enclosing one; a wrapped call costs about a microsecond). ``--profile N`` adds cProfile's 30
@@ -30,7 +30,7 @@ from sklearn.datasets import load_breast_cancer
 from sklearn.preprocessing import StandardScaler
 from sklearn.svm import SVC, LinearSVC
 
-import svmbench.estimators as estimators
+import svmbench.input_checks as input_checks
 import svmbench.svc_layout as svc_layout
 from svmbench import SVMClassifier
 from svmbench.benchmarks.harness.environment import summary
@@ -78,7 +78,7 @@ class Spans:
 
 
 def _wrap_stages(spans: Spans) -> None:
-    spans.wrap(estimators, "validate_data", "validate_data (scikit-learn)")
+    spans.wrap(input_checks, "fit_input", "fit_input (X and y checks)")
     spans.wrap(base.Solver, "solve", "Solver.solve (auto's and the method's)")
     spans.wrap(base.Solver, "check_memory", "Solver.check_memory")
     spans.wrap(base, "run_chunks", "run_chunks (the iterations)")
