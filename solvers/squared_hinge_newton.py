@@ -46,7 +46,7 @@ from typing import Any, ClassVar
 
 import numpy as np
 from scipy import sparse
-from scipy.linalg import blas, lapack
+from scipy.linalg import lapack
 
 from svmbench.problems import SoftMarginDual, SoftMarginPrimal
 from svmbench.problems.validation import check_int, check_real
@@ -65,7 +65,7 @@ ROUNDING = 1e-15
 #: are at most this share of the active rows, and formed anew from them otherwise.
 UPDATE_SHARE = 0.5
 #: That update is made by jitted rank-one updates when ``changed rows × dim²`` is at most this
-#: (a few rows near the optimum: no BLAS call's fixed cost), else by two syrks.
+#: (a few rows near the optimum: no BLAS call's fixed cost), else by BLAS products.
 RANK_UPDATE_WORK = 1 << 18
 
 
@@ -186,8 +186,8 @@ class _Objective:
     def _follow_active_set(self, count: int, n_in: int, n_out: int) -> None:
         """The dense Newton matrix of the new active set: unchanged, updated by the rows that
         entered or left it when they are at most ``UPDATE_SHARE`` of its rows (by the jitted
-        rank-one updates when they are few, :data:`RANK_UPDATE_WORK`, else by two syrks), or
-        left to be formed anew."""
+        rank-one updates when they are few, :data:`RANK_UPDATE_WORK`, else by the products
+        ``Z_EᵀZ_E`` and ``Z_LᵀZ_L``), or left to be formed anew."""
         H, changed = self.H, n_in + n_out
         if H is None or not changed:
             return
@@ -198,9 +198,11 @@ class _Objective:
         else:
             n = self.changed.shape[0]
             if n_in:
-                H += blas.dsyrk(1.0, self.Z[self.changed[:n_in]].T, trans=0, lower=1)
+                entered = self.Z[self.changed[:n_in]]
+                H += entered.T @ entered
             if n_out:
-                H -= blas.dsyrk(1.0, self.Z[self.changed[n - n_out :]].T, trans=0, lower=1)
+                left = self.Z[self.changed[n - n_out :]]
+                H -= left.T @ left
 
     def newton_direction(self, st: _State, xi, max_cg) -> tuple[np.ndarray, int]:
         """``δ`` with ``∇²f δ = −∇f`` on the active set: exactly, or by conjugate gradients to
@@ -218,8 +220,8 @@ class _Objective:
 
     def newton_matrix(self) -> np.ndarray:
         """``R + X̃_Iᵀ diag(2C_I) X̃_I`` (lower triangle) of dense rows: kept from the last step
-        (updated, :meth:`_follow_active_set`), or formed anew by a syrk of the rows ``Z_I``,
-        ``Z`` the rows ``√(2C_i) x̃_i``."""
+        (updated, :meth:`_follow_active_set`), or formed anew as ``Z_IᵀZ_I``, ``Z`` the rows
+        ``√(2C_i) x̃_i``."""
         if self.H is None:
             d, dim = self.d, self.dim
             if self.Z is None:
@@ -228,7 +230,8 @@ class _Objective:
                 np.multiply(self.X, root[:, None], out=self.Z[:, :d])
                 if self.has_bias:
                     self.Z[:, d] = self.col * root
-            H = blas.dsyrk(1.0, self.Z[self.active].T, trans=0, lower=1)
+            rows = self.Z[self.active]
+            H = rows.T @ rows  # NumPy's product of a matrix with its transpose: a syrk
             H.flat[:: dim + 1] += self.regularized(np.ones(dim))
             self.H = H
         return self.H
