@@ -103,10 +103,9 @@ class _Objective:
         #: last step (entered first, left from the end; :func:`_jit.advance`)
         self.active = np.zeros(n, dtype=np.bool_)
         self.changed = np.empty(n, dtype=np.int64)
-        #: dense exact solve: the rows ``√(2C_i) x̃_i`` (built when the Newton matrix is first
-        #: formed) and the Newton matrix of the current active set (lower triangle; None: to
-        #: be formed anew)
-        self.Z = self.H = None
+        #: dense exact solve: the Newton matrix of the current active set (lower triangle;
+        #: None: to be formed anew)
+        self.H = None
 
     @property
     def dim(self) -> int:
@@ -187,7 +186,7 @@ class _Objective:
         """The dense Newton matrix of the new active set: unchanged, updated by the rows that
         entered or left it when they are at most ``UPDATE_SHARE`` of its rows (by the jitted
         rank-one updates when they are few, :data:`RANK_UPDATE_WORK`, else by the products
-        ``Z_EᵀZ_E`` and ``Z_LᵀZ_L``), or left to be formed anew."""
+        ``Z_EᵀZ_E`` and ``Z_LᵀZ_L``, :meth:`scaled_rows`), or left to be formed anew."""
         H, changed = self.H, n_in + n_out
         if H is None or not changed:
             return
@@ -198,10 +197,10 @@ class _Objective:
         else:
             n = self.changed.shape[0]
             if n_in:
-                entered = self.Z[self.changed[:n_in]]
+                entered = self.scaled_rows(self.changed[:n_in])
                 H += entered.T @ entered
             if n_out:
-                left = self.Z[self.changed[n - n_out :]]
+                left = self.scaled_rows(self.changed[n - n_out :])
                 H -= left.T @ left
 
     def newton_direction(self, st: _State, xi, max_cg) -> tuple[np.ndarray, int]:
@@ -220,21 +219,26 @@ class _Objective:
 
     def newton_matrix(self) -> np.ndarray:
         """``R + X̃_Iᵀ diag(2C_I) X̃_I`` (lower triangle) of dense rows: kept from the last step
-        (updated, :meth:`_follow_active_set`), or formed anew as ``Z_IᵀZ_I``, ``Z`` the rows
-        ``√(2C_i) x̃_i``."""
+        (updated, :meth:`_follow_active_set`), or formed anew as ``Z_IᵀZ_I``."""
         if self.H is None:
-            d, dim = self.d, self.dim
-            if self.Z is None:
-                root = np.sqrt(self.C2)
-                self.Z = np.empty((self.X.shape[0], dim))
-                np.multiply(self.X, root[:, None], out=self.Z[:, :d])
-                if self.has_bias:
-                    self.Z[:, d] = self.col * root
-            rows = self.Z[self.active]
+            dim = self.dim
+            rows = self.scaled_rows(self.active)
             H = rows.T @ rows  # NumPy's product of a matrix with its transpose: a syrk
             H.flat[:: dim + 1] += self.regularized(np.ones(dim))
             self.H = H
         return self.H
+
+    def scaled_rows(self, rows) -> np.ndarray:
+        """``Z_R``, the rows ``√(2C_i) x̃_i`` of ``rows`` (a mask or indices) of dense X, made
+        when needed (every row at a cold start, without a gather)."""
+        every = rows.dtype == np.bool_ and rows.shape[0] == self.X.shape[0] and rows.all()
+        X = self.X if every else self.X[rows]
+        root = np.sqrt(self.C2 if every else self.C2[rows])
+        Z = np.empty((X.shape[0], self.dim))
+        np.multiply(X, root[:, None], out=Z[:, : self.d])
+        if self.has_bias:
+            np.multiply(root, self.col, out=Z[:, self.d])
+        return Z
 
     def _sparse_hessian(self, active) -> np.ndarray:
         """The Newton matrix of CSR rows, from their sparse product (lower triangle)."""
