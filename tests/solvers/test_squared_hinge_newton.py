@@ -129,7 +129,7 @@ def test_the_line_search_is_the_exact_minimizer_along_the_direction(bias, storag
         t, dm = obj.line_search(st, delta)
         assert np.allclose(dm, problem.y * obj.scores(delta), rtol=1e-12, atol=1e-12)
 
-        def f(s, v=v, delta=delta):
+        def f(s, obj=obj, v=v, delta=delta):
             return problem.primal_objective(*_wb(obj, v + s * delta))
 
         grid = np.linspace(0.0, 3.0 * max(t, 1e-3), 601)
@@ -150,7 +150,7 @@ def test_a_step_computes_what_the_problem_does(bias, storage):
     st = _state_at(problem, 0.1 * rng.standard_normal(problem.n_features + (bias != "none")))
     obj = st.objective
     delta = 0.05 * rng.standard_normal(obj.dim)
-    t, dm = obj.line_search(st, delta)
+    _, dm = obj.line_search(st, delta)
     assert obj.advance(st, 0.7, delta, dm)  # any step length
     w, b = _wb(obj, st.v)
     m = problem.margins(w, b)
