@@ -8,7 +8,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from svmbench.solvers.auto_features import Features
-from svmbench.solvers.squared_hinge_newton import DENSE_MAX_D, SPARSE_MAX_D
+from svmbench.solvers.squared_hinge_sizes import DENSE_MAX_D, SPARSE_MAX_D
 
 
 @dataclass(frozen=True)

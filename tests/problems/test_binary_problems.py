@@ -450,3 +450,31 @@ def test_the_primal_and_dual_views_are_siblings_with_one_certificate():
     assert primal.certificate(alpha=alpha).gap == dual.certificate(alpha=alpha).gap
     assert registry.solver_class("pegasos").unsupported_reason(dual) is not None
     assert registry.solver_class("pegasos").unsupported_reason(primal) is None
+
+
+@pytest.mark.parametrize("storage", ["dense", "csr"])
+@pytest.mark.parametrize("given_b", [True, False])
+@pytest.mark.parametrize("bias", BIASES)
+@pytest.mark.parametrize("view", [SoftMarginPrimal, SoftMarginDual])
+def test_the_squared_hinge_certificate_of_a_primal_point_is_its_parts(
+    rng, view, bias, given_b, storage
+):
+    """The squared hinge's certificate of ``(w, b)`` (one pass of margins for a regularized
+    bias or none) against its parts: ``P(w, b)``, the dual point of ``dual_from_primal`` and
+    ``D`` at it; sample weights with zeros, a missing b the exact minimizer."""
+    X, y = BINARY_SETS["gaussian_overlap"]
+    X = sparse.csr_matrix(X) if storage == "csr" else X
+    sw = rng.uniform(0.0, 2.0, y.size)
+    sw[:5] = 0.0
+    p = view(X, y, C=3.0, loss="squared_hinge", bias=bias, bias_scale=2.0, sample_weight=sw)
+    for _ in range(5):
+        w = 0.3 * rng.normal(size=p.n_features)
+        b = (0.0 if bias == "none" else float(rng.normal())) if given_b else None
+        cert = p.certificate(w=w, b=b)
+        b_used = p.best_bias(w) if b is None else b
+        alpha = p.dual_from_primal(w, b_used)
+        assert cert.primal_point["b"] == pytest.approx(b_used, rel=1e-12, abs=1e-12)
+        assert cert.primal == pytest.approx(p.primal_objective(w, b_used), rel=1e-12)
+        assert np.allclose(cert.dual_point, alpha, rtol=1e-12, atol=1e-12)
+        assert cert.dual == pytest.approx(p.dual_objective(alpha), rel=1e-12, abs=1e-12)
+        assert cert.certified and cert.gap >= 0.0

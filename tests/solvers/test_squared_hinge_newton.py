@@ -105,24 +105,74 @@ def test_the_method_ends_in_a_handful_of_exact_steps():
     assert result.rel_gap <= 1e-12
 
 
-def test_the_line_search_is_the_exact_minimizer_along_the_direction():
-    problem = problem_on("overlap", "free")
+def _state_at(problem, v):
+    """The solver's state at the point ``v = (w, β)``."""
     obj = newton._Objective(problem)
+    st = newton._State(obj, v, problem.y * obj.scores(v))
+    assert obj.advance(st, 0.0, np.zeros_like(v), np.zeros_like(st.m))
+    return st
+
+
+def _wb(obj, v):
+    return v[: obj.d], obj.col * float(v[obj.d]) if obj.has_bias else 0.0
+
+
+@pytest.mark.parametrize("storage", ["dense", "csr"])
+@pytest.mark.parametrize("bias", ["free", "regularized", "none"])
+def test_the_line_search_is_the_exact_minimizer_along_the_direction(bias, storage):
+    problem = problem_on("overlap", bias, storage=storage)
     rng = np.random.default_rng(0)
     for _ in range(5):
-        v = rng.standard_normal(obj.dim)
-        m = problem.y * obj.scores(v)
-        _, g, _, _ = obj.evaluate(v, m)
-        delta = -g + 0.3 * rng.standard_normal(obj.dim)  # any descent direction
-        dm = problem.y * obj.scores(delta)
-        t = obj.line_search(v, m, delta, dm)
+        st = _state_at(problem, rng.standard_normal(problem.n_features + (bias != "none")))
+        obj, v = st.objective, st.v
+        delta = -st.g + 0.3 * rng.standard_normal(obj.dim)  # any descent direction
+        t, dm = obj.line_search(st, delta)
+        assert np.allclose(dm, problem.y * obj.scores(delta), rtol=1e-12, atol=1e-12)
 
-        def f(s, v=v, m=m, delta=delta, dm=dm):
-            return obj.evaluate(v + s * delta, m + s * dm)[0]
+        def f(s, obj=obj, v=v, delta=delta):
+            return problem.primal_objective(*_wb(obj, v + s * delta))
 
         grid = np.linspace(0.0, 3.0 * max(t, 1e-3), 601)
         assert f(t) <= min(f(s) for s in grid) + 1e-12 * max(1.0, abs(f(t)))
         assert f(t) < f(0.0)
+
+
+@pytest.mark.parametrize("storage", ["dense", "csr"])
+@pytest.mark.parametrize("bias", ["free", "regularized", "none"])
+def test_a_step_computes_what_the_problem_does(bias, storage):
+    """The step's pass (jitted for dense rows) against the problem's own NumPy arithmetic: f is
+    P(w, b), α the KKT map, ∇f by central differences of P, the active set ``m_i < 1`` with
+    ``C_i > 0``, and the dual estimate D(α) (without the bias's equality for a free bias)."""
+    X, y, sw, C = SETS["weighted"]
+    X = sparse.csr_matrix(X) if storage == "csr" else X
+    problem = SoftMarginPrimal(X, y, C=C, loss="squared_hinge", bias=bias, sample_weight=sw)
+    rng = np.random.default_rng(3)
+    st = _state_at(problem, 0.1 * rng.standard_normal(problem.n_features + (bias != "none")))
+    obj = st.objective
+    delta = 0.05 * rng.standard_normal(obj.dim)
+    _, dm = obj.line_search(st, delta)
+    assert obj.advance(st, 0.7, delta, dm)  # any step length
+    w, b = _wb(obj, st.v)
+    m = problem.margins(w, b)
+    assert np.allclose(st.m, m, rtol=1e-12, atol=1e-12)
+    assert rel(st.f, problem.primal_objective(w, b)) <= 1e-12
+    upper = problem.upper_bounds
+    assert np.allclose(st.alpha, 2.0 * upper * np.maximum(0.0, 1.0 - m), rtol=1e-12, atol=1e-12)
+    assert np.array_equal(obj.active, (m < 1.0) & (upper > 0.0))
+    assert st.count == np.count_nonzero(obj.active)
+    h = 1e-6
+    numeric = [
+        (
+            problem.primal_objective(*_wb(obj, st.v + h * e))
+            - problem.primal_objective(*_wb(obj, st.v - h * e))
+        )
+        / (2.0 * h)
+        for e in np.eye(obj.dim)
+    ]
+    assert np.allclose(st.g, numeric, rtol=1e-5, atol=1e-5)
+    assert st.gnorm == pytest.approx(np.linalg.norm(st.g), rel=1e-12)
+    if bias != "free":
+        assert rel(st.dual, problem.dual_objective(st.alpha)) <= 1e-12
 
 
 def test_a_warm_start_from_the_optimum_stops_at_once():
@@ -183,30 +233,35 @@ def test_a_warm_start_of_the_wrong_shape_names_warm_start():
         registry.get("squared_hinge_newton").solve(problem, warm_start=np.ones(3))
 
 
+@pytest.mark.parametrize("rank_one", [True, False])
 @pytest.mark.parametrize("bias", ["free", "regularized", "none"])
 @pytest.mark.parametrize("name", ["overlap_large_C", "weighted", "duplicated"])
-def test_the_updated_newton_matrix_is_the_one_formed_anew(name, bias):
-    """Dense rows: each step's Newton matrix, updated by the rows that entered or left the
-    active set, equals ``R + X̃_Iᵀ diag(2C_I) X̃_I`` formed from the active rows (lower
-    triangle, to rounding), and the steps end at Clarabel's optimum."""
+def test_the_updated_newton_matrix_is_the_one_formed_anew(name, bias, rank_one, monkeypatch):
+    """Dense rows: the Newton matrix kept after each step, updated by the rows that entered or
+    left the active set (jitted rank-one updates, or two syrks), equals
+    ``R + X̃_Iᵀ diag(2C_I) X̃_I`` formed from the active rows (lower triangle, to rounding), and
+    the steps end at Clarabel's optimum."""
+    if not rank_one:
+        monkeypatch.setattr(newton, "RANK_UPDATE_WORK", 0)
     problem = problem_on(name, bias)
     solver = registry.get("squared_hinge_newton", tol=TOL)
     state = solver._init_state(problem, None)
     obj, updates = state.objective, 0
     X, C = problem.X, problem.upper_bounds
     for _ in range(60):
-        active = obj.active_set(state.m)
-        previous = obj.last_active
-        if state.stable or not np.any(active):
+        if state.stable or not state.count:
             break
         solver._step(problem, state)
-        changed = 0 if previous is None else int(np.count_nonzero(previous ^ active))
-        updates += 0 < changed <= newton.UPDATE_SHARE * np.count_nonzero(active)
+        active = obj.active_set(state.m)
+        assert np.array_equal(obj.active, active)
+        if obj.H is None:
+            continue  # to be formed anew from the active rows
+        updates += not state.stable_set
         Xt = np.hstack([X, np.full((X.shape[0], 1), obj.col)]) if obj.has_bias else X
         rows = Xt[active]
         ridge = np.diag(obj.regularized(np.ones(obj.dim)))
         expected = rows.T @ (2.0 * C[active, None] * rows) + ridge
-        got = np.tril(obj.last_H)
+        got = np.tril(obj.H)
         assert np.allclose(got, np.tril(expected), rtol=1e-11, atol=1e-9 * np.abs(expected).max())
     assert updates >= 1  # some step's matrix was updated, not formed anew
     result = solver.solve(problem)
