@@ -190,8 +190,9 @@ def _knapsack_root(v, lower, upper, a, rhs, t_lo, t_hi) -> float:
     up to the next float, as a bisection to machine precision finds it, in a few passes over
     the data instead of about 60. h is piecewise linear of slope −(number of coordinates
     strictly inside their box): Newton steps from 0 land on its root once they start on the
-    root's piece (a step that leaves the bracket is a bisection instead); the bisection then
-    runs in a bracket of a few ulps around that root."""
+    root's piece (a step that leaves the bracket, or one from a flat piece where every
+    coordinate is at a bound, is a bisection instead); the bisection then runs in a bracket of
+    a few ulps around that root."""
 
     def h(t: float) -> float:
         return float(a @ np.clip(v - t * a, lower, upper)) - rhs
@@ -207,7 +208,13 @@ def _knapsack_root(v, lower, upper, a, rhs, t_lo, t_hi) -> float:
             break
         z = v - t * a
         slope = int(np.count_nonzero((z > lower) & (z < upper)))
-        new = t + value / slope if slope else t
+        if not slope:  # h is flat at t (every coordinate at a bound): bisect the bracket
+            new = 0.5 * (t_lo + t_hi)
+            if new in (t_lo, t_hi):
+                return t_lo
+            t = new
+            continue
+        new = t + value / slope
         if abs(new - t) <= 4 * _EPS * abs(t):  # rounding steps: h's noise floor
             break
         if not t_lo < new < t_hi:

@@ -39,7 +39,7 @@ from __future__ import annotations
 import math
 import time
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 from scipy import sparse
@@ -122,8 +122,9 @@ def exact_finish(
     alpha = np.asarray(cert.dual_point, dtype=np.float64)
     _, upper = problem.dual_box()
     eps0 = min(max(math.sqrt(max(cert.rel_gap, 0.0)), EPS_MIN), EPS_MAX)  # a float: no np.clip
-    at0, atC = _active_set(alpha, upper, eps0)
-    n0, nC = int(np.count_nonzero(at0)), int(np.count_nonzero(atC))
+    sets = _threshold_sets(alpha, upper, eps0)
+    at0, atC = sets.at0[0], sets.atC[0]
+    n0, nC = int(sets.n0[0]), int(sets.nC[0])
     report: dict[str, Any] = {
         "fixed_at_0": n0,
         "fixed_at_C": nC,
@@ -143,13 +144,14 @@ def exact_finish(
         return variables, cert, report
     b0 = cert.primal_point.get("b")
     limit = MAX_FREE if max_free is None else max_free
-    candidates, too_many = _candidates(alpha, upper, eps0, limit)
+    candidates, too_many = _candidates(sets, limit)
     best, tried = None, []
     for eps, at0, atC, free in _then_margins(problem, cert, upper, candidates, limit):
         fixed = np.where(atC, upper, 0.0)
         finished, b, method = _solve_free_set(problem, fixed, free, alpha[free], b0, upper)
         # a multiplier within rounding of 0 is at 0 (dense and sparse products then agree)
-        finished[np.abs(finished) <= ROUNDING_ZERO * np.max(np.abs(finished), initial=0.0)] = 0.0
+        size = np.abs(finished)
+        finished[size <= ROUNDING_ZERO * size.max()] = 0.0  # n ≥ 1 multipliers
         finished = _zero_label_sum(problem, finished, upper)
         new_vars = _variables_of(problem, finished, b)
         new_cert = problem.certificate(**new_vars)
@@ -193,22 +195,50 @@ def _then_margins(problem, cert, upper, candidates, max_free: int):
     yield from _margin_candidates(problem, cert, upper, candidates, max_free)
 
 
-def _candidates(alpha, upper, eps0: float, max_free: int):
-    """The distinct active sets of the thresholds ε₀, 10ε₀, … up to EPS_LOOSE, as ``(ε, at0,
-    atC, free)``, the smallest free set first (the cheapest solve: a loose threshold's set, right
-    at a loose gap, is tried before the tight one's, which is larger and, there, wrong); and the
-    largest free set left out for being over MAX_FREE (0: none)."""
-    eps, out, seen, too_many = eps0, [], set(), 0
+class _ThresholdSets(NamedTuple):
+    """The active sets of the thresholds ``eps`` (ε₀, 10ε₀, … up to EPS_LOOSE), one row each:
+    the k×n masks ``at0``, ``atC`` and their sizes ``n0``, ``nC``."""
+
+    eps: list
+    at0: np.ndarray
+    atC: np.ndarray
+    n0: np.ndarray
+    nC: np.ndarray
+
+
+def _threshold_sets(alpha, upper, eps0: float) -> _ThresholdSets:
+    """The active set of every threshold ε = ε₀, 10ε₀, … up to EPS_LOOSE, in one k×n comparison:
+    ``α_i ≤ ε·min(C_i, max α)`` (or a box [0, 0]) → ``at0`` and, of the others,
+    ``α_i ≥ (1 − ε)·C_i`` → ``atC``."""
+    eps_list, eps = [], eps0
     while eps <= EPS_LOOSE * (1.0 + 1e-9):
-        at0, atC = _active_set(alpha, upper, eps)
-        key = (at0.tobytes(), atC.tobytes())
-        free = np.flatnonzero(~at0 & ~atC)
-        if key not in seen and free.size > max_free:
-            too_many = max(too_many, int(free.size))
-        elif key not in seen:
-            out.append((eps, at0, atC, free))
-        seen.add(key)
+        eps_list.append(eps)
         eps *= 10.0
+    column = np.array(eps_list)[:, None]
+    scale = float(np.max(alpha, initial=0.0))
+    at0 = (alpha <= column * np.minimum(upper, scale)) | (upper <= 0)
+    atC = np.isfinite(upper) & ~at0 & (alpha >= (1.0 - column) * upper)
+    return _ThresholdSets(eps_list, at0, atC, at0.sum(axis=1), atC.sum(axis=1))
+
+
+def _candidates(sets: _ThresholdSets, max_free: int):
+    """The distinct active sets of the thresholds, as ``(ε, at0, atC, free)``, the smallest free
+    set first (the cheapest solve: a loose threshold's set, right at a loose gap, is tried before
+    the tight one's, which is larger and, there, wrong); and the largest free set left out for
+    being over MAX_FREE (0: none).
+
+    Both masks only grow with ε (``atC`` once ``at0`` stays put), so two thresholds give the
+    same sets exactly when their sizes agree, and a set can only repeat its predecessor's."""
+    out, too_many, n = [], 0, sets.at0.shape[1]
+    for k, eps in enumerate(sets.eps):
+        if k and sets.n0[k] == sets.n0[k - 1] and sets.nC[k] == sets.nC[k - 1]:
+            continue
+        n_free = n - int(sets.n0[k]) - int(sets.nC[k])
+        if n_free > max_free:
+            too_many = max(too_many, n_free)
+            continue
+        at0, atC = sets.at0[k], sets.atC[k]
+        out.append((eps, at0, atC, np.flatnonzero(~(at0 | atC))))
     out.sort(key=lambda c: c[3].size)  # stable: among equal sizes, the smaller ε first
     return out, too_many
 
@@ -243,15 +273,6 @@ def _margin_candidates(problem, cert, upper, known, max_free: int) -> list:
     return out
 
 
-def _active_set(alpha, upper, eps: float):
-    """``(at0, atC)``: ``α_i ≤ ε·min(C_i, max α)`` (or a box [0, 0]) and, of the others,
-    ``α_i ≥ (1 − ε)·C_i``."""
-    scale = float(np.max(alpha, initial=0.0))
-    at0 = (alpha <= eps * np.minimum(upper, scale)) | (upper <= 0)
-    atC = np.isfinite(upper) & ~at0 & (alpha >= (1.0 - eps) * upper)
-    return at0, atC
-
-
 def _solve_free_set(problem, fixed, free, alpha_free, b0, upper):
     """α with the bounded multipliers at their bounds and the free ones from the KKT equations
     (``method="kkt"``), or at their own values when the equations do not settle in the box
@@ -277,7 +298,8 @@ def _solve_free_set(problem, fixed, free, alpha_free, b0, upper):
         r_loc = r[loc]
         if moved.any():
             r_loc = r_loc + K[np.ix_(loc, moved)] @ (upper[free[moved]] * y[free[moved]])
-        sol = _kkt_solve(problem, alpha, idx, x_loc, b0, K[np.ix_(loc, loc)], r_loc)
+        K_loc = K if loc.size == free.size else K[np.ix_(loc, loc)]  # the first round: all
+        sol = _kkt_solve(problem, alpha, idx, x_loc, b0, K_loc, r_loc)
         if sol is None:
             break
         x, b = sol
@@ -286,7 +308,7 @@ def _solve_free_set(problem, fixed, free, alpha_free, b0, upper):
         if not (low.any() or high.any()):
             alpha[idx] = x
             if b is not None:  # LIBSVM's b: the mean over the free set of what its margins ask
-                g = K[np.ix_(loc, loc)] @ (x * y[idx]) + r_loc
+                g = K_loc @ (x * y[idx]) + r_loc
                 target = 1.0 if problem.loss == "hinge" else 1.0 - x / (2.0 * up)
                 b = float(np.mean(y[idx] * target - g))
             return alpha, b, "kkt"
@@ -317,17 +339,19 @@ def _kkt_solve(problem, alpha, free, x0, b0, K_FF, r_F):
         M[:m, m] = yF
         M[m, :m] = yF
         M[m, m] = 0.0
-        rhs = np.append(rhs, -float(y @ alpha))
-        start = np.append(x0, 0.0 if b0 is None else float(b0))
+        tail, rhs = rhs, np.empty(m + 1)
+        rhs[:m], rhs[m] = tail, -float(y @ alpha)
+        start = np.empty(m + 1)
+        start[:m], start[m] = x0, 0.0 if b0 is None else float(b0)
     else:
         M, start = Q, x0
     residual = rhs - M @ start
-    cut = RANK_RTOL * max(1.0, float(np.max(np.abs(M))))
+    cut = RANK_RTOL * max(1.0, float(abs(M).max()))
     delta = _min_norm_solution(M, residual, cut)
     if delta is None:
         return None
     x = start + delta
-    if not np.all(np.isfinite(x)):
+    if not np.isfinite(x).all():
         return None
     if problem.bias == "free":
         return x[:m], float(x[m])
@@ -339,7 +363,7 @@ def _min_norm_solution(M: np.ndarray, rhs: np.ndarray, cond: float) -> np.ndarra
     values below ``cond`` times the largest dropped: LAPACK's rank-revealing ``gelsy`` called
     directly (SciPy's ``lstsq`` around it costs several times the solve of a small system);
     None when LAPACK fails."""
-    gelsy, gelsy_lwork = get_lapack_funcs(("gelsy", "gelsy_lwork"), (M, rhs))
+    gelsy, gelsy_lwork = _GELSY if M.dtype == rhs.dtype == np.float64 else _gelsy_of(M, rhs)
     m = M.shape[0]
     lwork, info = gelsy_lwork(m, m, 1, cond)
     if info != 0:
@@ -347,6 +371,14 @@ def _min_norm_solution(M: np.ndarray, rhs: np.ndarray, cond: float) -> np.ndarra
     pivots = np.zeros(m, dtype=np.int32)
     _, x, _, _, info = gelsy(M, rhs, pivots, cond, int(lwork))
     return x if info == 0 else None
+
+
+def _gelsy_of(M, rhs):
+    return get_lapack_funcs(("gelsy", "gelsy_lwork"), (M, rhs))
+
+
+#: LAPACK's gelsy for float64 systems, looked up once.
+_GELSY = _gelsy_of(np.zeros((1, 1)), np.zeros(1))
 
 
 def _kernel_blocks(problem, alpha, free):

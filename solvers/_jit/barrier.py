@@ -223,6 +223,23 @@ def _update_rows(loss, a, b, C, m, s, lam, xi, nu, dm_aff, dm, tau, step, buf):
         buf[2, i - a] = r_xi
 
 
+# ---- small dense rows: the scaled copy and the right-hand sides in one pass -------------------
+@numba.njit(cache=True, error_model="numpy")
+def scale_rows(Z, sqD, V, Y, B):
+    """``Y = diag(√D) Z`` and ``B = ZᵀV`` (Z, Y n×r in Fortran order, V n×2, B r×2), column by
+    column: the lean normal system's scaled copy (``X̃ᵀDX̃ = YᵀY``) and both right-hand sides'
+    products read Z once. Loss-free: one compiled variant for every loss."""
+    n, r = Z.shape
+    for j in range(r):
+        b0, b1 = 0.0, 0.0
+        for i in range(n):
+            z = Z[i, j]
+            Y[i, j] = z * sqD[i]
+            b0 += z * V[i, 0]
+            b1 += z * V[i, 1]
+        B[j, 0], B[j, 1] = b0, b1
+
+
 # ---- entry points: the four passes of each loss, the loss a constant of each ------------------
 def _passes_of(loss: int):
     """The four passes of ``loss`` (:class:`Passes`), jitted with ``loss`` a constant of their

@@ -178,19 +178,21 @@ def ppd_start(feat, y, C, loss, p, z, active, equality) -> PrimalPDState:
     barrier's centre at ``m/t = f₀``).
     """
     passes = _RowPasses(feat) if feat.d <= feat.n else None
-    m = y * feat.dot(z)
     if loss == "hard":
+        m = y * feat.dot(z)
         sl = m - 1.0
         f0 = 0.5 * float(z @ (p * z))
         state = PrimalPDState(feat, y, C, loss, p, z, m, sl, max(f0, 1.0) / (len(y) * sl))
     elif loss == "hinge":
         state = _least_squares_start(feat, passes, y, C, p) if passes is not None else None
         if state is None:
+            m = y * feat.dot(z)
             xi = np.maximum(1.0 - m, 0.0) + 1.0
             lam, nu = 0.5 * C, 0.5 * C
             state = PrimalPDState(feat, y, C, loss, p, z, m, m + xi - 1.0, lam, xi=xi, nu=nu)
         state.feat = feat
     else:
+        m = y * feat.dot(z)
         sl = np.maximum(m - 1.0, 0.0) + 1.0
         state = PrimalPDState(feat, y, C, loss, p, z, m, sl, C.copy())
     state.active, state.equality, state.passes = active, equality, passes
@@ -242,6 +244,8 @@ def _least_squares_start(feat, passes: _RowPasses | None, y, C, p) -> PrimalPDSt
     else:
         return None
     H.flat[:: H.shape[0] + 1] += p
+    # LU for both storages: syrk and a Cholesky factor here gave CSR rows a start a few ulps off
+    # the dense one's, enough to flip a tie of one-vs-one votes (scikit-learn's sparse tests)
     try:
         z = np.linalg.solve(H, rhs)
     except np.linalg.LinAlgError:
@@ -392,24 +396,27 @@ class _RowPasses:
         self.Z = self.Y = None
         if not feat.sparse and 8 * n * dim <= LEAN_BYTES:
             # Fortran order: BLAS reads it as it is (a C-ordered copy is transposed per call)
-            self.Z = np.asfortranarray(np.hstack([feat.X, feat.E]))
+            self.Z = np.empty((n, dim), order="F")
+            self.Z[:, : feat.d], self.Z[:, feat.d :] = feat.X, feat.E
             self.Y = np.empty_like(self.Z)
+            self.B = np.empty((dim, 2))
 
     def normal_system(self, feat: Features, p: np.ndarray):
         """Factor ``P + X̃ᵀDX̃`` (``√D`` in ``sqD``) and return ``(solve, X̃ᵀV)``. Small dense rows
-        (``[X E]`` within ``LEAN_BYTES``) take one scaled copy, BLAS ``syrk`` into the lower
-        triangle and LAPACK's Cholesky without SciPy's checks: their iteration costs a few
-        array calls rather than :meth:`Features.gram_tdot`'s blocks, two
+        (``[X E]`` within ``LEAN_BYTES``) take one jitted pass for the scaled copy and ``X̃ᵀV``
+        (:func:`~solvers._jit.barrier.scale_rows`), BLAS ``syrk`` into the lower triangle and
+        LAPACK's Cholesky without SciPy's checks: their iteration costs a few array calls
+        rather than :meth:`Features.gram_tdot`'s blocks, two
         :func:`~scipy.linalg.cho_solve` and a diagonal index."""
         if self.Z is None:
             H, B = feat.gram_tdot(self.sqD, self.V)
             H.flat[:: H.shape[0] + 1] += p
             cf = cholesky(H)
             return (lambda rhs: sla.cho_solve(cf, rhs, check_finite=False)), B
-        np.multiply(self.Z, self.sqD[:, None], out=self.Y)
+        jit.scale_rows(self.Z, self.sqD, self.V, self.Y, self.B)
+        B = self.B
         H = blas.dsyrk(1.0, self.Y, trans=1, lower=1)
         H.flat[:: H.shape[0] + 1] += p
-        B = self.Z.T @ self.V
         factor, info = lapack.dpotrf(H, lower=1, overwrite_a=1)
         if info != 0:  # the ridge retries of cholesky() on the whole symmetric matrix
             H = blas.dsyrk(1.0, self.Y, trans=1, lower=1)
@@ -469,7 +476,7 @@ def ppd_fused_iteration(s: PrimalPDState, fraction: float) -> None:
     s.z = s.z + st * dz
     s.a_lam = s.a_lam + st * rp.acc
     s.r_z = s.p * s.z - s.a_lam
-    s.residual_dual = max(float(np.max(np.abs(s.r_z), initial=0.0)), rxi_max)
+    s.residual_dual = max(float(np.abs(s.r_z).max()), rxi_max)  # z has d + k ≥ 1 entries
     s.residual_primal = rp_max
     s.complementarity, s.mu = comp, comp / (2 * len(s.lam) if s.loss == "hinge" else len(s.lam))
     s.step, s.sigma = st, sigma

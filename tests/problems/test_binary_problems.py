@@ -225,6 +225,40 @@ def test_projection_meets_its_optimality_conditions_in_few_passes(rng, scale, mo
         assert np.all(z[at_upper] >= upper[at_upper] - tol)
 
 
+def test_projection_from_every_coordinate_at_a_bound_takes_few_passes(monkeypatch):
+    """α at 0 or C_i everywhere (a thresholded point) with yᵀα = C ≠ 0: h is flat at t = 0, so
+    no Newton step can start there; the projection bisects the bracket instead (it widened a
+    bracket of denormal width from 0, about 500 passes), and lands where a bisection to machine
+    precision puts the root."""
+    from svmbench.problems import _qp
+
+    n, C = 569, 0.1
+    a = np.where(np.arange(n) % 3 == 0, 1.0, -1.0)
+    upper = np.full(n, C)
+    v = np.zeros(n)
+    v[np.flatnonzero(a > 0)[:40]] = C  # 40 at C in the class +1, 39 in the class −1
+    v[np.flatnonzero(a < 0)[:39]] = C
+    clips = []
+    clip = np.clip
+    monkeypatch.setattr(_qp.np, "clip", lambda *args, **kw: clips.append(1) or clip(*args, **kw))
+    x = project_box_hyperplane(v, np.zeros(n), upper, a, 0.0)
+    assert len(clips) <= 80
+    assert np.all(x >= 0) and np.all(x <= upper)
+    assert abs(a @ x) <= 8 * np.finfo(float).eps * np.abs(x).sum()
+    # the root by bisection over [0, C]: the 40 at C of the class +1 move down to C − t, the
+    # class −1's multipliers at 0 up to t, its 39 at C stay: 40(C − t) = 39C + k t
+    lo, hi = 0.0, C
+    for _ in range(200):
+        mid = 0.5 * (lo + hi)
+        if mid in (lo, hi):
+            break
+        lo, hi = (mid, hi) if a @ np.clip(v - mid * a, 0.0, upper) > 0 else (lo, mid)
+    k = int(np.count_nonzero((a < 0) & (v == 0)))
+    assert np.isclose(lo, C / (40 + k), rtol=1e-12)
+    assert np.allclose(x, np.clip(v - lo * a, 0.0, upper), rtol=0, atol=1e-15)
+    assert np.array_equal(x[np.flatnonzero(a < 0)[:39]], np.full(39, C))
+
+
 def test_projection_keeps_a_point_feasible_up_to_rounding_but_one_coordinate(rng):
     """A solver's optimum satisfies yᵀα = 0 only up to rounding: its projection (a warm start
     of the next C) moves at most one coordinate, by the residue, and lands on the hyperplane."""
