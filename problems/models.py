@@ -27,7 +27,7 @@ import numpy as np
 from scipy import sparse
 
 from svmbench.problems.chain_decoding import viterbi
-from svmbench.problems.kernels import KERNELS, kernel_dot
+from svmbench.problems.kernels import KERNELS, kernel_dot, squared_norms
 from svmbench.problems.validation import check_int, check_option, check_real
 
 
@@ -259,13 +259,16 @@ class KernelModel(BinaryModel):
             return _finite_scores(f, self)
         return self.checked_decision_function(_check_X(X, self.n_features))
 
-    def checked_decision_function(self, X) -> np.ndarray:
+    def checked_decision_function(self, X, sqn_X: np.ndarray | None = None) -> np.ndarray:
         """:meth:`decision_function` of rows ``X`` that ``_check_X`` returned already (a
-        one-vs-one model checks its X once for all its pairs); not for a precomputed kernel."""
+        one-vs-one model checks its X once for all its pairs), ``sqn_X`` their squared norms
+        if known (RBF); not for a precomputed kernel."""
         if self.dual_coef.size == 0:
             return np.full(X.shape[0], self.b)
-        f = kernel_dot(X, self.support_vectors, self.dual_coef, **self.kernel_params) + self.b
-        return _finite_scores(f, self)
+        f = kernel_dot(
+            X, self.support_vectors, self.dual_coef, **self.kernel_params, sqn_X=sqn_X
+        )  # fmt: skip
+        return _finite_scores(f + self.b, self)
 
 
 @dataclass(frozen=True, eq=False)
@@ -398,9 +401,13 @@ class OneVsOneModel(MulticlassModel):
         models = self.models
         if all(type(m) is KernelModel and m.kernel != "precomputed" for m in models):
             X = _check_X(X, self.n_features)  # once for every pair, with the pairs' words
+            dense_rbf = not sparse.issparse(X) and all(m.kernel == "rbf" for m in models)
+            if dense_rbf:  # the norms of the rows the products read (C order, as kernel_dot's)
+                X = np.ascontiguousarray(X)
+            sqn_X = squared_norms(X) if dense_rbf else None
             values = np.empty((X.shape[0], len(models)))
             for p, m in enumerate(models):
-                values[:, p] = m.checked_decision_function(X)
+                values[:, p] = m.checked_decision_function(X, sqn_X)
             return values
         return np.column_stack([m.decision_function(X) for m in models])
 
