@@ -96,8 +96,13 @@ def _one_vs_one(model: OneVsOneModel, X, y_index, k: int) -> dict:
         if rows.size != m.n_train:  # not the reduction's rows: no layout
             return out
         local.append(rows[m.support])
-    union = np.unique(np.concatenate(local)) if local else np.empty(0, dtype=np.int64)
-    support = union[np.lexsort((union, y_index[union]))]
+    # the union of the pairs' support vectors, by class in classes_ order, by index within one
+    # (a mask is read in index order; a stable sort by class keeps it)
+    used = np.zeros(y_index.size, dtype=bool)
+    for g in local:
+        used[g] = True
+    union = np.flatnonzero(used)
+    support = union[np.argsort(y_index[union], kind="stable")]
     position = np.empty(y_index.size, dtype=np.int64)
     position[support] = np.arange(support.size)
     dual = np.zeros((k - 1, support.size))

@@ -27,7 +27,7 @@ import numpy as np
 from scipy import sparse
 
 from svmbench.problems.chain_decoding import viterbi
-from svmbench.problems.kernels import KERNELS, kernel_dot
+from svmbench.problems.kernels import KERNELS, kernel_dot, squared_norms
 from svmbench.problems.validation import check_int, check_option, check_real
 
 
@@ -257,11 +257,18 @@ class KernelModel(BinaryModel):
             else:
                 f = K[:, self.support] @ self.dual_coef + self.b
             return _finite_scores(f, self)
-        X = _check_X(X, self.n_features)
+        return self.checked_decision_function(_check_X(X, self.n_features))
+
+    def checked_decision_function(self, X, sqn_X: np.ndarray | None = None) -> np.ndarray:
+        """:meth:`decision_function` of rows ``X`` that ``_check_X`` returned already (a
+        one-vs-one model checks its X once for all its pairs), ``sqn_X`` their squared norms
+        if known (RBF); not for a precomputed kernel."""
         if self.dual_coef.size == 0:
             return np.full(X.shape[0], self.b)
-        f = kernel_dot(X, self.support_vectors, self.dual_coef, **self.kernel_params) + self.b
-        return _finite_scores(f, self)
+        f = kernel_dot(
+            X, self.support_vectors, self.dual_coef, **self.kernel_params, sqn_X=sqn_X
+        )  # fmt: skip
+        return _finite_scores(f + self.b, self)
 
 
 @dataclass(frozen=True, eq=False)
@@ -391,7 +398,18 @@ class OneVsOneModel(MulticlassModel):
     def pair_decision_function(self, X) -> np.ndarray:
         """The binary decision values ``f_p(x)`` of the pairs, in the order of ``pairs``, each
         positive for the first class of its pair: ndarray of shape (n_samples, n_pairs)."""
-        return np.column_stack([m.decision_function(X) for m in self.models])
+        models = self.models
+        if all(type(m) is KernelModel and m.kernel != "precomputed" for m in models):
+            X = _check_X(X, self.n_features)  # once for every pair, with the pairs' words
+            dense_rbf = not sparse.issparse(X) and all(m.kernel == "rbf" for m in models)
+            if dense_rbf:  # the norms of the rows the products read (C order, as kernel_dot's)
+                X = np.ascontiguousarray(X)
+            sqn_X = squared_norms(X) if dense_rbf else None
+            values = np.empty((X.shape[0], len(models)))
+            for p, m in enumerate(models):
+                values[:, p] = m.checked_decision_function(X, sqn_X)
+            return values
+        return np.column_stack([m.decision_function(X) for m in models])
 
     def decision_function(self, X) -> np.ndarray:
         """Votes plus the tie-break term in (−⅓, ⅓): ndarray of shape (n_samples, n_classes)."""
@@ -401,6 +419,20 @@ class OneVsOneModel(MulticlassModel):
             k = self.n_classes
             return votes + (k - 1 - np.arange(k)) / (3.0 * k)
         return votes + conf / (3.0 * (np.abs(conf) + 1.0))
+
+    def predict(self, X) -> np.ndarray:
+        """The argmax of :meth:`decision_function`; with ``tie_break="first"`` the argmax of the
+        votes alone (the first of the classes with most votes, which the term in (0, ⅓) that
+        decreases with the class index picks too)."""
+        if self.tie_break != "first":
+            return super().predict(X)
+        values = self.pair_decision_function(X)
+        votes = np.zeros((values.shape[0], self.n_classes), dtype=np.intp)
+        for p, (i, j) in enumerate(self.pairs):
+            first = values[:, p] > 0
+            votes[:, i] += first
+            votes[:, j] += ~first
+        return np.argmax(votes, axis=1)
 
 
 def pair_votes(values: np.ndarray, pairs, k: int, *, zero_votes_first: bool):

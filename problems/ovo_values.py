@@ -9,6 +9,8 @@
 
 from __future__ import annotations
 
+from functools import cache
+
 import numpy as np
 
 from svmbench.problems.models import OneVsOneModel, pair_votes
@@ -16,13 +18,20 @@ from svmbench.problems.models import OneVsOneModel, pair_votes
 
 def canonical_pairs(k: int) -> list[tuple[int, int]]:
     """LIBSVM's pair order: (0, 1), (0, 2), …, (0, k−1), (1, 2), …"""
-    return [(i, j) for i in range(k) for j in range(i + 1, k)]
+    return list(_canonical(k))
+
+
+@cache
+def _canonical(k: int) -> tuple[tuple[int, int], ...]:
+    return tuple((i, j) for i in range(k) for j in range(i + 1, k))
 
 
 def pair_order(model: OneVsOneModel) -> list[tuple[int, int]] | None:
     """For each canonical pair, ``(index in model.pairs, sign)``: the sign is −1 where the model
     holds the pair as (j, i), whose decision value is positive for j. None unless the model holds
     every pair once."""
+    if model.pairs == _canonical(model.n_classes):  # the reductions' own order
+        return [(p, 1.0) for p in range(len(model.pairs))]
     where = {}
     for p, (i, j) in enumerate(model.pairs):
         key = (min(i, j), max(i, j))

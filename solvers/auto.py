@@ -119,10 +119,27 @@ def choose(problem: Problem) -> Choice:
     return choice
 
 
+#: ``(RULES, {kind: ((index, rule), ...)})``: the rows of each kind, rebuilt when the table is
+#: another object (a test may replace it).
+_ROWS_OF_KIND: list = [None, {}]
+
+
+def _rows_of(kind: str) -> tuple:
+    """The ``(index, rule)`` rows of :data:`RULES` that name ``kind``, in order."""
+    if _ROWS_OF_KIND[0] is not RULES:
+        _ROWS_OF_KIND[:] = [RULES, {}]
+    rows = _ROWS_OF_KIND[1].get(kind)
+    if rows is None:
+        rows = _ROWS_OF_KIND[1][kind] = tuple(
+            (index, rule) for index, rule in enumerate(RULES) if kind in rule.kinds
+        )
+    return rows
+
+
 def _choose(problem: Problem) -> Choice:
     f = Features.of(problem)
-    for index, rule in enumerate(RULES):
-        if f.kind not in rule.kinds or not rule.when(f):
+    for index, rule in _rows_of(f.kind):
+        if not rule.when(f):
             continue
         accepted = (name for name in rule.solvers if _accepts(name, problem))
         first = next(accepted, None)

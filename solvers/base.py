@@ -94,6 +94,12 @@ def own_memory_estimate(cls: type, problem: Problem, options: Mapping[str, Any])
     return cls.memory_estimate(problem, **options)
 
 
+@functools.cache
+def _machine_memory() -> int | None:
+    """The machine's physical memory (:func:`machine_memory`), read once per process."""
+    return machine_memory()
+
+
 class Solver(abc.ABC):
     """Base of every solver: one entry point, :meth:`solve`, for all of them.
 
@@ -202,10 +208,13 @@ class Solver(abc.ABC):
         """``MemoryError`` before anything is allocated when :meth:`memory_estimate` (with this
         solver's options) exceeds the machine's physical memory: such a run cannot finish."""
         named, _ = _estimate_options(type(self))
+        # the options it names (what own_memory_estimate passes on)
         options = {name: getattr(self, name) for name in named if hasattr(self, name)}
-        estimate = own_memory_estimate(type(self), problem, options)
-        total = machine_memory()
-        if estimate is not None and total is not None and estimate > total:
+        estimate = type(self).memory_estimate(problem, **options)
+        if estimate is None:
+            return
+        total = _machine_memory()
+        if total is not None and estimate > total:
             raise MemoryError(
                 f"solver {self.name!r} would need about {estimate / 2**30:.1f} GiB for "
                 f"{problem.describe()} (its memory model), more than this machine's "

@@ -57,9 +57,12 @@ def all_finite(variables: Mapping[str, Any]) -> bool:
         if isinstance(v, float | int):  # a bias: no array built for one number
             if not math.isfinite(v):
                 return False
-        elif not np.isfinite(np.asarray(v, dtype=float)).all():
+        elif not _all(_isfinite(v if type(v) is np.ndarray else np.asarray(v, dtype=float)), None):
             return False
     return True
+
+
+_isfinite, _all = np.isfinite, np.logical_and.reduce
 
 
 def _guarded_step(solver, problem: Problem, state) -> StepOutcome:

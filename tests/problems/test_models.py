@@ -662,3 +662,31 @@ def test_kernel_anchor_models_predict_as_the_library_does(name):
         sign = 1.0 if trained.get_labels()[0] == 1 else -1.0  # positive: labels[0]
         library = sign * np.asarray(values)[:, 0]
     np.testing.assert_allclose(model.decision_function(BIN.X_test), library, atol=1e-8)
+
+
+def test_one_vs_one_checks_X_once_with_the_pairs_own_values():
+    """The pairs' values of a one-vs-one model over RBF kernel models, whose X is checked once
+    for all pairs, are each pair's own ``decision_function`` bit for bit (C and Fortran order,
+    CSR); its prediction is the argmax of its decision function, ties to the lowest class; a
+    bad X gets the pairs' words."""
+    rng = np.random.default_rng(0)
+    k, d = 4, 3
+    pairs = [(i, j) for i in range(k) for j in range(i + 1, k)]
+    sizes, biases = rng.integers(0, 6, size=len(pairs)), rng.normal(size=len(pairs))
+    models = tuple(
+        KernelModel(rng.normal(size=(m, d)), rng.normal(size=m), b, "rbf", np.arange(m), 50)
+        for m, b in zip(sizes, biases, strict=True)
+    )
+    model = OneVsOneModel(models, pairs, k)
+    X = rng.uniform(-3.0, 3.0, size=(400, d))
+    for Z in (X, np.asfortranarray(X), sparse.csr_matrix(X)):
+        own = np.column_stack([m.decision_function(Z) for m in models])
+        assert np.array_equal(model.pair_decision_function(Z), own)
+        F = model.decision_function(Z)
+        assert np.array_equal(model.predict(Z), np.argmax(F, axis=1))
+    votes = np.floor(model.decision_function(X) + 1 / 3)
+    assert np.any((votes == votes.max(axis=1, keepdims=True)).sum(axis=1) > 1)  # ties tested
+    with pytest.raises(ValueError, match="X must have 3 features"):
+        model.predict(X[:, :2])
+    with pytest.raises(ValueError, match="finite"):
+        model.predict(np.full((2, d), np.nan))

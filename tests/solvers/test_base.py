@@ -287,3 +287,25 @@ def test_an_uncertified_hard_margin_is_explained_by_its_margin_not_by_convexity(
     why = uncertified_reason(problem, cert)
     assert "primal point is not feasible" in why and "no scaling repairs" in why
     assert "convex" not in why
+
+
+def test_clock_pauses_and_counts_certificates():
+    """The solver clock stops within ``paused()`` and ``certifying()`` (and runs on after them
+    only if it ran before); ``certifying()`` adds its seconds to ``certify_time``, unless the
+    block raised."""
+    from svmbench.solvers.clock import Clock
+
+    clock = Clock().start()
+    with clock.certifying():
+        time.sleep(0.02)
+    assert clock.certify_time >= 0.02
+    assert clock.elapsed < clock.wall - 0.015  # the sleep was paused out
+    before = clock.certify_time
+    with pytest.raises(RuntimeError), clock.certifying():
+        raise RuntimeError("inside")
+    assert clock.certify_time == before
+    assert clock._started is not None  # running again after the block
+    clock.stop()
+    with clock.paused():
+        assert clock._started is None
+    assert clock._started is None  # stopped before: stays stopped
