@@ -158,6 +158,10 @@ def project_box_hyperplane(
     (:func:`_knapsack_root`: Newton steps, then a bisection of a few ulps). Raises ``ValueError``
     when the set is empty.
     """
+    clipped = np.clip(v, lower, upper)
+    h0 = float(a @ clipped) - rhs  # h(0): the clipped point is feasible when it is 0
+    if h0 == 0.0:
+        return clipped
     lo_sum = np.sum(np.where(a > 0, lower, -upper))
     hi_sum = np.sum(np.where(a > 0, upper, -lower))
     if not (lo_sum <= rhs <= hi_sum):
@@ -166,9 +170,6 @@ def project_box_hyperplane(
     def h(t: float) -> float:
         return float(a @ np.clip(v - t * a, lower, upper)) - rhs
 
-    h0 = h(0.0)
-    if h0 == 0.0:
-        return np.clip(v, lower, upper)
     inside = bool(np.all((v >= lower) & (v <= upper)))
     if inside and abs(h0) <= 64 * np.finfo(float).eps * float(np.abs(v).sum()):
         # feasible up to rounding (a solver's own point): its residue goes onto one coordinate

@@ -102,6 +102,8 @@ class _SoftMargin(LinearBinaryMixin):
                 cert = self._squared_hinge_certificate(w, b)
                 if cert is not None:
                     return cert
+        if self.loss == "hinge" and w is not None and b is not None and alpha is not None:
+            return self._hinge_certificate(w, b, alpha)
         w, b, a, residuals = self._certificate_points(w, b, alpha)
         P = self.primal_objective(w, b)
         if a is None:
@@ -134,6 +136,34 @@ class _SoftMargin(LinearBinaryMixin):
         if not (np.isfinite(P) and np.isfinite(D)):
             return None
         return make_certificate(P, D, primal_point={"w": w, "b": b}, dual_point=alpha)
+
+    def _hinge_certificate(self, w, b, alpha) -> Certificate:
+        """The hinge's certificate of a full point ``(w, b, α)``, the values of the general
+        path with fewer array calls: ``C_i`` built once, α checked once, and an α already in
+        its box (hence finite) and, for a free bias, exactly on ``yᵀα = 0`` taken as its own
+        projection (a solver's point, the exact finish's) instead of searched for.
+        ``P = ½‖w̃‖² + Σ C_i max(0, 1 − m_i)``, ``D = Σα_i − ½‖Σ α_i y_i x̃_i‖²``."""
+        C = self.upper_bounds
+        raw = np.asarray(alpha, dtype=np.float64).ravel()
+        feasible = (
+            raw.shape[0] == self.n_samples
+            and raw.min() >= 0.0  # False for NaN
+            and (raw <= C).all()
+            and (self.bias != "free" or float(self.y @ raw) == 0.0)
+        )
+        if feasible:
+            a, residuals = raw.copy(), {"dual_infeasibility": 0.0}
+        else:
+            a, residuals = self._repair_alpha(raw)  # the checks and the projection
+        w, b = self._check_w_b(w, b)
+        P = self.regularizer(w, b) + float(C @ np.maximum(0.0, 1.0 - self.margins(w, b)))
+        v, sum_ay = self._weights_from_alpha(a)
+        D = float(a.sum()) - 0.5 * float(v @ v)
+        if self.bias == "regularized":
+            D -= 0.5 * (self.bias_scale * sum_ay) ** 2
+        return make_certificate(
+            P, D, residuals=residuals, primal_point={"w": w, "b": b}, dual_point=a
+        )
 
 
 @dataclass(frozen=True, eq=False)

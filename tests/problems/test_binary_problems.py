@@ -330,6 +330,39 @@ def test_certificate_projects_an_infeasible_alpha():
     assert c.certified and c.gap >= 0
 
 
+@pytest.mark.parametrize("bias", BIASES)
+def test_hinge_certificate_of_a_full_point_matches_its_definition(rng, bias):
+    """A feasible α is its own projection (kept as given); an infeasible one is projected as
+    project_dual does; bad α is refused as before. Values from the formulas, by hand."""
+    X, y = BINARY_SETS["gaussian_overlap"]
+    weights = np.linspace(0.5, 1.5, len(y))
+    p = SoftMarginPrimal(X, y, C=0.7, bias=bias, bias_scale=2.0, sample_weight=weights)
+    C = 0.7 * weights
+    alpha = p.project_dual(rng.uniform(0, 1.0, size=len(y)))
+    w, b = rng.normal(size=X.shape[1]), (0.0 if bias == "none" else 0.4)
+    if bias == "free":
+        assert float(y @ alpha) == 0.0  # the projection leaves yᵀα = 0 exactly here
+    m = y * (X @ w + b)
+    v = X.T @ (alpha * y)
+    s2 = 0.5 * (b / 2.0) ** 2 if bias == "regularized" else 0.0
+    P = 0.5 * w @ w + s2 + C @ np.maximum(0.0, 1.0 - m)
+    D = alpha.sum() - 0.5 * v @ v
+    if bias == "regularized":
+        D -= 0.5 * (2.0 * (alpha @ y)) ** 2
+    c = p.certificate(w=w, b=b, alpha=alpha)
+    assert c.primal == pytest.approx(P, rel=1e-12) and c.dual == pytest.approx(D, rel=1e-12)
+    assert np.array_equal(c.dual_point, alpha) and c.dual_point is not alpha
+    assert c.residuals["dual_infeasibility"] == 0.0
+    outside = alpha.copy()
+    outside[0] = C[0] + 0.25
+    c = p.certificate(w=w, b=b, alpha=outside)
+    assert c.residuals["dual_infeasibility"] > 0.0
+    np.testing.assert_array_equal(c.dual_point, p.project_dual(outside))
+    for bad, match in ((np.r_[alpha[:-1], np.nan], "finite"), (alpha[:-1], "length")):
+        with pytest.raises(ValueError, match=match):
+            p.certificate(w=w, b=b, alpha=bad)
+
+
 def test_to_qp_stays_sparse_for_linear_problems():
     X, y = BINARY_SETS["digits"]
     n, d = X.shape
