@@ -102,6 +102,8 @@ class KernelRows:
         the shared rows of ``cols`` (computed first where a block is missing), in float64."""
         if cols.size == 0:
             return np.zeros(rows.size)
+        if cols.size == 1 and self.done[cols[0], want].all():  # one computed row: a gather
+            return coef[0] * self.krows[cols[0], rows]
         self._ensure(cols, want)
         g = np.empty(self.n_rows)  # K = Kᵀ: the rows of cols, block by block, over rows
         for w in want:

@@ -237,6 +237,23 @@ class KernelModel(BinaryModel):
         object.__setattr__(self, "degree", check_int("degree", self.degree, low=1))
         object.__setattr__(self, "coef0", check_real("coef0", self.coef0))
 
+    @classmethod
+    def of_checked(cls, support_vectors, dual_coef, b, kernel, support, n_train, gamma, degree,
+                   coef0) -> KernelModel:  # fmt: skip
+        """The model of a problem's own checked numbers, taken as they are (no checks, no
+        copies): ``support_vectors`` rows of its float64 X (None for a precomputed kernel),
+        ``dual_coef`` float64, ``support`` int64 indices in ``[0, n_train)``, ``b`` a finite
+        float and the kernel parameters the problem validated. Anything else: the
+        constructor."""
+        model = object.__new__(cls)
+        fields = dict(
+            support_vectors=support_vectors, dual_coef=dual_coef, b=b, kernel=kernel,
+            support=support, n_train=n_train, gamma=gamma, degree=degree, coef0=coef0,
+        )  # fmt: skip
+        for name, value in fields.items():
+            object.__setattr__(model, name, value)
+        return model
+
     @property
     def n_features(self) -> int:
         if self.kernel == "precomputed":
