@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import abc
 import itertools
+import threading
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
@@ -31,8 +32,15 @@ from svmbench.problems.kernels import KERNELS, kernel_dot
 from svmbench.problems.validation import check_int, check_option, check_real
 
 
+#: The arrays a multiclass model has checked for the binary models it asks (:func:`_values_of`).
+_CHECKED = threading.local()
+
+
 def _check_X(X, n_features: int, what: str = "features"):
-    """Dense float64 or CSR ``X`` with ``n_features`` columns (ValueError naming ``X``)."""
+    """Dense float64 or CSR ``X`` with ``n_features`` columns (ValueError naming ``X``); an
+    array the enclosing multiclass model has just checked is returned as it is."""
+    if any(X is a for a in getattr(_CHECKED, "arrays", ())) and X.shape[1] == n_features:
+        return X
     if sparse.issparse(X):
         X = sparse.csr_matrix(X, dtype=np.float64)
     else:
@@ -317,6 +325,20 @@ class CrammerSingerModel(MulticlassModel):
         return _finite_scores(np.asarray(X @ self.W.T) + self.b, self)
 
 
+def _values_of(models, X) -> np.ndarray:
+    """The decision values of the binary ``models`` on the rows of ``X``, one column each, X
+    checked once for all of them (a precomputed kernel's by each model, in its own words)."""
+    if getattr(models[0], "kernel", None) == "precomputed":
+        return np.column_stack([m.decision_function(X) for m in models])
+    X = _check_X(X, models[0].n_features)
+    stack = _CHECKED.__dict__.setdefault("arrays", [])
+    stack.append(X)
+    try:
+        return np.column_stack([m.decision_function(X) for m in models])
+    finally:
+        stack.pop()
+
+
 def _check_binary_models(models, n: int, what: str) -> tuple[BinaryModel, ...]:
     models = tuple(models)
     if len(models) != n:
@@ -357,7 +379,7 @@ class OneVsRestModel(MulticlassModel):
 
     def decision_function(self, X) -> np.ndarray:
         """``F[:, r] = f_r(x)``: ndarray of shape (n_samples, n_classes)."""
-        return np.column_stack([m.decision_function(X) for m in self.models])
+        return _values_of(self.models, X)
 
 
 @dataclass(frozen=True, eq=False)
@@ -408,7 +430,7 @@ class OneVsOneModel(MulticlassModel):
     def pair_decision_function(self, X) -> np.ndarray:
         """The binary decision values ``f_p(x)`` of the pairs, in the order of ``pairs``, each
         positive for the first class of its pair: ndarray of shape (n_samples, n_pairs)."""
-        return np.column_stack([m.decision_function(X) for m in self.models])
+        return _values_of(self.models, X)
 
     def decision_function(self, X) -> np.ndarray:
         """Votes plus the tie-break term in (−⅓, ⅓): ndarray of shape (n_samples, n_classes)."""
