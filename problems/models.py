@@ -31,7 +31,6 @@ from svmbench.problems.chain_decoding import viterbi
 from svmbench.problems.kernels import KERNELS, kernel_dot
 from svmbench.problems.validation import check_int, check_option, check_real
 
-
 #: The arrays a multiclass model has checked for the binary models it asks (:func:`_values_of`).
 _CHECKED = threading.local()
 
