@@ -27,7 +27,9 @@ for it only when its own O(n) estimate of the gap from the maintained gradient `
 
 (hinge; ``α_t r_t − α_t²/(4C_t) + C_t max(0, α_t/(2C_t) − r_t)²`` for the squared hinge), is
 ``≤ tol·max(1, |P|)`` at a point where the native rule holds; if the certified gap is still above
-``tol``, ``eps`` is divided by 10 and SMO goes on. The reported gap is always the problem's.
+``tol``, ``eps`` is divided by 10 and SMO goes on. The reported gap is always the problem's; where
+G is exact to rounding and complete (float64 columns, nothing shrunk, a convex problem) that
+certificate reads ``K(αy)`` from G instead of a kernel product (:meth:`SMO._gradient_certificate`).
 
 The bias: ``b = mean(−y_t G_t)`` over the free support vectors (``0 < α_t < C_t``), the midpoint
 of the feasible interval ``[m(α), M(α)]`` when there are none; ``b = s² Σ α_t y_t`` (regularized)
