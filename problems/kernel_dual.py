@@ -392,23 +392,16 @@ class KernelDual(BinaryDualMixin, Problem):
             g = self._kernel_dot(X, nz, ay[nz], None)
         return g + b
 
-    def certificate(self, *, alpha=None, b=None, products=None) -> Certificate:
+    def certificate(self, *, alpha=None, b=None) -> Certificate:
         """Gap of the model ``(α, b)`` against the projected α.
 
         The given α is projected onto the dual feasible set (``residuals["dual_infeasibility"]``)
         and the projected point serves as both the model's coefficients and the dual point.
-        ``products``: ``g = K(αy)`` at the given α when the caller maintains it (SMO's gradient,
-        ``g_t = y_t (G_t + 1)``), so that no kernel product is computed; the coordinates the
-        projection moves are added from their kernel columns. A record's certificate is drawn
-        anew, without it, by ``Solver.certify_result``.
         """
         if alpha is None:
             raise TypeError("certificate needs alpha for a kernel problem")
         a, residuals = self._repair_alpha(alpha)
-        if products is None:
-            g, sum_ay = self._model(a)
-        else:
-            g, sum_ay = self._model_from_products(alpha, a, products)
+        g, sum_ay = self._model(a)
         b = self._bias_of(a, g, sum_ay, b)
         quad = self._quadratic(a, g, sum_ay)  # once, for both sides
         P = quad + self._loss_term(self.y * (g + b))
@@ -421,20 +414,6 @@ class KernelDual(BinaryDualMixin, Problem):
             primal_point={"alpha": a, "b": b},
             dual_point=a,
         )
-
-    def _model_from_products(self, alpha, a, products) -> tuple[np.ndarray, float]:
-        """``(K(a y), Σ a_i y_i)`` from ``products = K(αy)`` at the given α (before its
-        projection ``a``): ``K((a − α) y)`` added over the coordinates that moved."""
-        g = np.asarray(products, dtype=np.float64)
-        if g.shape != (self.n_samples,):
-            raise ValueError(
-                f"products must be K(αy), {self.n_samples} numbers, got shape {g.shape}"
-            )
-        ay = a * self.y
-        delta = ay - np.asarray(alpha, dtype=np.float64) * self.y
-        if np.any(delta):
-            g = g + self.kernel_times(delta)
-        return g, float(ay.sum())
 
     def _repair_alpha(self, alpha) -> tuple[np.ndarray, dict[str, float]]:
         """The projected α and how far the given one was (``BinaryDualMixin``'s), read

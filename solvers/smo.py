@@ -27,9 +27,7 @@ for it only when its own O(n) estimate of the gap from the maintained gradient `
 
 (hinge; ``α_t r_t − α_t²/(4C_t) + C_t max(0, α_t/(2C_t) − r_t)²`` for the squared hinge), is
 ``≤ tol·max(1, |P|)`` at a point where the native rule holds; if the certified gap is still above
-``tol``, ``eps`` is divided by 10 and SMO goes on. The reported gap is always the problem's; where
-G is exact to rounding and complete (float64 columns, nothing shrunk, a convex problem) that
-certificate reads ``K(αy)`` from G instead of a kernel product (:meth:`SMO._gradient_certificate`).
+``tol``, ``eps`` is divided by 10 and SMO goes on. The reported gap is always the problem's.
 
 The bias: ``b = mean(−y_t G_t)`` over the free support vectors (``0 < α_t < C_t``), the midpoint
 of the feasible interval ``[m(α), M(α)]`` when there are none; ``b = s² Σ α_t y_t`` (regularized)
@@ -448,27 +446,10 @@ class SMO(IterativeSolver):
             if state.estimate <= self.tol or state.eps <= EPS_FLOOR:
                 state.asked = True
                 state.certifications += 1
-                cert = self._gradient_certificate(problem, state)
-                return StepOutcome(total, converged=True, certificate=cert)
+                return StepOutcome(total, converged=True)
             self._tighten(state, self.tol / state.estimate)
             if total >= self.chunk or state.iterations >= self.max_iter:
                 return StepOutcome(total)
-
-    def _gradient_certificate(self, problem: KernelDual, state: _State):
-        """The problem's certificate of ``(α, b)`` with ``K(αy)`` read from the maintained
-        ``G = Q̃α − 1``: ``K(αy)_t = y_t (G_t + 1 − δ_t α_t) − s² Σ α_j y_j`` (δ the squared
-        hinge's diagonal), an O(n) pass instead of a kernel product over the support. Only
-        where G is exact to rounding and complete: float64 columns, no variable shrunk, a
-        convex problem; None otherwise (the estimate and the full certificate then)."""
-        c = state.core
-        if c.cache.dtype != np.float64 or c.ist[jit.N_ACTIVE] != c.y.shape[0]:
-            return None
-        if not problem.convex:
-            return None
-        g = c.y * (c.G + 1.0 - state.dplus * c.alpha)
-        if c.kflt[2]:
-            g -= c.kflt[2] * float(c.alpha @ c.y)
-        return problem.certificate(alpha=c.alpha, b=self._bias(problem, state), products=g)
 
     @staticmethod
     def _refresh_gradient(state: _State) -> None:
