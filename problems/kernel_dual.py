@@ -259,6 +259,14 @@ class KernelDual(BinaryDualMixin, Problem):
         rows = table.position[rows]
         object.__setattr__(self, "shared_rows", (table, rows, table.blocks(rows)))
 
+    def _share_checked_rows(self, table: KernelRows, rows: np.ndarray, blocks) -> None:
+        """:meth:`share_rows` for rows a reduction computed itself, trusted: ``rows`` the int64
+        rows of the table's X holding this problem's examples in order (a pair's rows of the
+        checked multiclass X the table was built from, with this problem's kernel), ``blocks``
+        their groups, ascending. No checks; anything else goes through :meth:`share_rows`."""
+        rows = table.position[rows]
+        object.__setattr__(self, "shared_rows", (table, rows, np.asarray(blocks, dtype=np.int64)))
+
     def kernel_times(self, coef: np.ndarray) -> np.ndarray:
         """``K @ coef``, using only the non-zero coefficients, in bounded memory (fused, see
         :func:`~svmbench.problems.kernels.kernel_dot`), or from the shared rows

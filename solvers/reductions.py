@@ -338,7 +338,8 @@ class _Reduction(Solver):
             nonlocal table
             if table is None:
                 table = self._shared_rows(problem, gamma)
-            bp.share_rows(table, rows)
+            # the rows and classes of the pair on the table built here: nothing to check
+            bp._share_checked_rows(table, rows, (min(pos, neg), max(pos, neg)))
 
         like = None  # the first kernel pair, checked by the constructor
         for pos, neg in pairs:
