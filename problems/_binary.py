@@ -15,7 +15,8 @@ class BinaryDualMixin:
     """Checks, the feasible set and its projection for α.
 
     The host class provides ``n_samples``, ``y``, ``bias``, ``upper_bounds`` (``C_i``, or ``+inf``
-    for the hard margin) and ``loss_kind`` (``"hinge"``, ``"squared_hinge"`` or ``"hard"``).
+    for the hard margin; a new array on each read) and ``loss_kind`` (``"hinge"``,
+    ``"squared_hinge"`` or ``"hard"``).
     """
 
     def _check_alpha(self, alpha) -> np.ndarray:
@@ -31,7 +32,7 @@ class BinaryDualMixin:
     def dual_box(self) -> tuple[np.ndarray, np.ndarray]:
         """Lower and upper bounds of α (``[0, C_i]``; ``[0, ∞)`` for the squared hinge and the
         hard margin; 0 where ``C_i = 0``)."""
-        upper = self.upper_bounds.copy()
+        upper = self.upper_bounds  # a new array in every host: no copy
         if self.loss_kind == "squared_hinge":
             upper = np.where(upper > 0, np.inf, 0.0)
         return np.zeros(self.n_samples), upper

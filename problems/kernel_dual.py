@@ -138,6 +138,27 @@ class KernelDual(BinaryDualMixin, Problem):
         check_C_range(self.C, self.sample_weight)
         self._check_conditioning()
 
+    def _on_checked_rows(self, X: np.ndarray, y: np.ndarray) -> KernelDual:
+        """This problem's C, kernel, loss and bias on other rows, trusted: the constructor
+        without the checks that ``X`` and ``y`` already passed. Only for what a reduction builds
+        from a checked multiclass problem: ``X`` C-contiguous float64 rows of its checked X
+        (same features, finite), ``y`` float64 in {−1, +1} with both classes, no sample
+        weights and a kernel of rows; ``max C_i · max K̃_ii`` is still checked (it depends on
+        the rows). Anything else goes through the constructor."""
+        if self.kernel == "precomputed" or self.sample_weight is not None:
+            raise TypeError("a trusted pair needs a kernel of rows and no sample weights")
+        pair = object.__new__(type(self))
+        fields = dict(
+            X=X, y=y, C=self.C, kernel=self.kernel, gamma=self.gamma, degree=self.degree,
+            coef0=self.coef0, loss=self.loss, bias=self.bias, bias_scale=self.bias_scale,
+            sample_weight=None,
+        )  # fmt: skip
+        for name, value in fields.items():
+            object.__setattr__(pair, name, value)
+        pair.__dict__["kernel_spec"] = self.kernel_spec  # γ resolved once, for every pair
+        pair._check_conditioning()
+        return pair
+
     def _check_conditioning(self) -> None:
         """Refuse ``max C_i · max K̃_ii`` above :data:`MAX_C_TIMES_DIAGONAL` (K̃ = K + s² for a
         regularized bias), naming C and the range that works."""
@@ -238,6 +259,14 @@ class KernelDual(BinaryDualMixin, Problem):
         rows = table.position[rows]
         object.__setattr__(self, "shared_rows", (table, rows, table.blocks(rows)))
 
+    def _share_checked_rows(self, table: KernelRows, rows: np.ndarray, blocks) -> None:
+        """:meth:`share_rows` for rows a reduction computed itself, trusted: ``rows`` the int64
+        rows of the table's X holding this problem's examples in order (a pair's rows of the
+        checked multiclass X the table was built from, with this problem's kernel), ``blocks``
+        their groups, ascending. No checks; anything else goes through :meth:`share_rows`."""
+        rows = table.position[rows]
+        object.__setattr__(self, "shared_rows", (table, rows, np.asarray(blocks, dtype=np.int64)))
+
     def kernel_times(self, coef: np.ndarray) -> np.ndarray:
         """``K @ coef``, using only the non-zero coefficients, in bounded memory (fused, see
         :func:`~svmbench.problems.kernels.kernel_dot`), or from the shared rows
@@ -313,9 +342,14 @@ class KernelDual(BinaryDualMixin, Problem):
         return quad
 
     def _loss_term(self, m) -> float:
-        xi = np.maximum(0.0, 1.0 - m)
+        """``Σ C_i loss(m_i)`` of the margins ``m``: ``C Σ max(0, 1 − m_i)`` (squared) when
+        every ``C_i = C``, without the array of C_i."""
+        xi = np.subtract(1.0, m)
+        np.maximum(xi, 0.0, out=xi)
         if self.loss == "squared_hinge":
-            xi = xi * xi
+            xi *= xi
+        if self.sample_weight is None:
+            return self.C * float(xi.sum())
         return float(self.upper_bounds @ xi)
 
     def _bias_of(self, alpha, g, sum_ay, b) -> float:
@@ -367,21 +401,16 @@ class KernelDual(BinaryDualMixin, Problem):
         if alpha is None or not finite(alpha, b):
             return None
         alpha = np.asarray(alpha, dtype=np.float64)
-        support = np.flatnonzero(alpha)
+        support = np.flatnonzero(alpha).astype(np.int64, copy=False)
         vectors = None if self.kernel == "precomputed" else self.X[support]
         if vectors is not None and not sparse.issparse(vectors):
             vectors = np.ascontiguousarray(vectors)
-        return KernelModel(
-            support_vectors=vectors,
-            dual_coef=alpha[support] * self.y[support],
-            b=0.0 if b is None else float(b),
-            kernel=self.kernel,
-            support=support,
-            n_train=self.n_samples,
-            gamma=float(self.gamma),
-            degree=self.degree,
-            coef0=float(self.coef0),
-        )
+        # the problem's checked rows, labels and kernel parameters: no second check
+        return KernelModel.of_checked(
+            vectors, alpha[support] * self.y[support], 0.0 if b is None else float(b),
+            self.kernel, support, self.n_samples, float(self.gamma), int(self.degree),
+            float(self.coef0),
+        )  # fmt: skip
 
     def decision_function(self, alpha, b: float = 0.0, X=None) -> np.ndarray:
         """``f(x) = Σ_j α_j y_j K(x_j, x) + b`` on the training data or on ``X`` (for a
@@ -406,10 +435,16 @@ class KernelDual(BinaryDualMixin, Problem):
         if alpha is None:
             raise TypeError("certificate needs alpha for a kernel problem")
         a, residuals = self._repair_alpha(alpha)
-        g, sum_ay = self._model(a)
+        ay = a * self.y
+        g = self.kernel_times(ay)  # K(αy): the kernel's own entries, never a solver's sums
+        sum_ay = float(ay.sum()) if self.bias == "regularized" else 0.0  # read only there
         b = self._bias_of(a, g, sum_ay, b)
-        quad = self._quadratic(a, g, sum_ay)  # once, for both sides
-        P = quad + self._loss_term(self.y * (g + b))
+        quad = 0.5 * float(ay @ g)  # ½ αᵀQ̃α, once for both sides
+        if self.bias == "regularized":
+            quad += 0.5 * (self.bias_scale * sum_ay) ** 2
+        m = g + b
+        m *= self.y  # the margins y_i f(x_i)
+        P = quad + self._loss_term(m)
         D = float(a.sum()) - quad - self._squared_hinge_term(a)
         return make_certificate(
             P,
@@ -425,12 +460,20 @@ class KernelDual(BinaryDualMixin, Problem):
         directly for a hinge with a free bias whose α is in its box and on ``yᵀα = 0`` up to
         rounding (a solver's own point): the projection's residue step on one coordinate,
         the same values as :func:`~problems._qp.project_box_hyperplane` gives, without its
-        bracket and the box's arrays."""
+        bracket and the box's arrays.
+
+        ``room_i = min(α_i, C_i − α_i)`` says all of it: ``min room ≥ 0`` is the box (NaN and
+        ±inf fail it and go to the general path, which refuses them), and the free coordinate
+        farthest inside its box, which absorbs the residue, is ``argmax room`` when
+        ``room > 0`` there."""
         if self.bias != "free" or self.loss != "hinge":
             return super()._repair_alpha(alpha)
-        raw = self._check_alpha(alpha)
-        upper = self.upper_bounds
-        if raw.min() < 0.0 or not np.all(raw <= upper):
+        n = self.n_samples
+        plain = type(alpha) is np.ndarray and alpha.dtype == np.float64 and alpha.shape == (n,)
+        raw = alpha if plain else self._check_alpha(alpha)
+        upper = self.C if self.sample_weight is None else self.upper_bounds
+        room = np.minimum(raw, upper - raw)
+        if not room.min() >= 0.0:  # out of the box, or not finite
             return super()._repair_alpha(raw)
         y = self.y
         residue = float(y @ raw)
@@ -439,11 +482,12 @@ class KernelDual(BinaryDualMixin, Problem):
             return a, {"dual_infeasibility": 0.0}
         if abs(residue) > _ROUNDING_RESIDUE * float(raw.sum()):
             return super()._repair_alpha(raw)
-        free = np.flatnonzero((a > 0.0) & (a < upper))
-        if free.size:  # the residue onto the coordinate farthest inside its box
-            i = free[np.argmax(np.minimum(a[free], upper[free] - a[free]))]
-            a[i] = min(max(a[i] - y[i] * residue, 0.0), upper[i])
-        return a, {"dual_infeasibility": float(abs(a[i] - raw[i])) if free.size else 0.0}
+        i = int(room.argmax())
+        if not room[i] > 0.0:  # no free coordinate: the residue stays (as the projection's)
+            return a, {"dual_infeasibility": 0.0}
+        cap = upper if self.sample_weight is None else upper[i]
+        a[i] = min(max(a[i] - y[i] * residue, 0.0), cap)
+        return a, {"dual_infeasibility": float(abs(a[i] - raw[i]))}
 
     def to_qp(self) -> QP:
         """``min ½αᵀQ̃α − Σα_i`` (+ ``Σα_i²/(4C_i)``) over the box (and ``yᵀα = 0``).

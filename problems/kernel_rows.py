@@ -99,12 +99,14 @@ class KernelRows:
     def times(self, rows, cols, coef, want) -> np.ndarray:
         """``Σ_j coef_j K(x_{rows_i}, x_{cols_j})`` for every i: ``K(X_rows, X_cols) @ coef``
         over the table's rows ``rows`` (of the blocks ``want``) and ``cols`` (distinct), from
-        the shared rows of ``cols`` (computed first where a block is missing), in float64."""
+        the shared rows of ``cols`` (computed first where a block is missing), in float64:
+        per block, one gather of the stored entries and one product."""
         if cols.size == 0:
             return np.zeros(rows.size)
-        self._ensure(cols, want)
+        if not self.done[cols[:, None], want].all():
+            self._ensure(cols, want)
         g = np.empty(self.n_rows)  # K = Kᵀ: the rows of cols, block by block, over rows
         for w in want:
             lo, hi = self.starts[w], self.starts[w + 1]
-            g[lo:hi] = coef @ self.krows[cols, lo:hi]
+            np.dot(coef, self.krows[cols, lo:hi], out=g[lo:hi])
         return g[rows]

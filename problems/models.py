@@ -237,6 +237,23 @@ class KernelModel(BinaryModel):
         object.__setattr__(self, "degree", check_int("degree", self.degree, low=1))
         object.__setattr__(self, "coef0", check_real("coef0", self.coef0))
 
+    @classmethod
+    def of_checked(cls, support_vectors, dual_coef, b, kernel, support, n_train, gamma, degree,
+                   coef0) -> KernelModel:  # fmt: skip
+        """The model of a problem's own checked numbers, taken as they are (no checks, no
+        copies): ``support_vectors`` rows of its float64 X (None for a precomputed kernel),
+        ``dual_coef`` float64, ``support`` int64 indices in ``[0, n_train)``, ``b`` a finite
+        float and the kernel parameters the problem validated. Anything else: the
+        constructor."""
+        model = object.__new__(cls)
+        fields = dict(
+            support_vectors=support_vectors, dual_coef=dual_coef, b=b, kernel=kernel,
+            support=support, n_train=n_train, gamma=gamma, degree=degree, coef0=coef0,
+        )  # fmt: skip
+        for name, value in fields.items():
+            object.__setattr__(model, name, value)
+        return model
+
     @property
     def n_features(self) -> int:
         if self.kernel == "precomputed":
@@ -307,6 +324,23 @@ class CrammerSingerModel(MulticlassModel):
         return _finite_scores(np.asarray(X @ self.W.T) + self.b, self)
 
 
+def _values_of(models, X) -> np.ndarray:
+    """The decision values of the binary ``models`` on the rows of ``X``, one column each. Over
+    kernel models (not precomputed) X is checked once for all of them, with their words, and
+    the rows' squared norms computed once for RBF models; any other model checks X itself."""
+    if not all(type(m) is KernelModel and m.kernel != "precomputed" for m in models):
+        return np.column_stack([m.decision_function(X) for m in models])
+    X = _check_X(X, models[0].n_features)
+    dense_rbf = not sparse.issparse(X) and all(m.kernel == "rbf" for m in models)
+    if dense_rbf:  # the norms of the rows the products read (C order, as kernel_dot's)
+        X = np.ascontiguousarray(X)
+    sqn_X = squared_norms(X) if dense_rbf else None
+    values = np.empty((X.shape[0], len(models)))
+    for p, m in enumerate(models):
+        values[:, p] = m.checked_decision_function(X, sqn_X)
+    return values
+
+
 def _check_binary_models(models, n: int, what: str) -> tuple[BinaryModel, ...]:
     models = tuple(models)
     if len(models) != n:
@@ -347,7 +381,7 @@ class OneVsRestModel(MulticlassModel):
 
     def decision_function(self, X) -> np.ndarray:
         """``F[:, r] = f_r(x)``: ndarray of shape (n_samples, n_classes)."""
-        return np.column_stack([m.decision_function(X) for m in self.models])
+        return _values_of(self.models, X)
 
 
 @dataclass(frozen=True, eq=False)
@@ -398,18 +432,7 @@ class OneVsOneModel(MulticlassModel):
     def pair_decision_function(self, X) -> np.ndarray:
         """The binary decision values ``f_p(x)`` of the pairs, in the order of ``pairs``, each
         positive for the first class of its pair: ndarray of shape (n_samples, n_pairs)."""
-        models = self.models
-        if all(type(m) is KernelModel and m.kernel != "precomputed" for m in models):
-            X = _check_X(X, self.n_features)  # once for every pair, with the pairs' words
-            dense_rbf = not sparse.issparse(X) and all(m.kernel == "rbf" for m in models)
-            if dense_rbf:  # the norms of the rows the products read (C order, as kernel_dot's)
-                X = np.ascontiguousarray(X)
-            sqn_X = squared_norms(X) if dense_rbf else None
-            values = np.empty((X.shape[0], len(models)))
-            for p, m in enumerate(models):
-                values[:, p] = m.checked_decision_function(X, sqn_X)
-            return values
-        return np.column_stack([m.decision_function(X) for m in models])
+        return _values_of(self.models, X)
 
     def decision_function(self, X) -> np.ndarray:
         """Votes plus the tie-break term in (−⅓, ⅓): ndarray of shape (n_samples, n_classes)."""

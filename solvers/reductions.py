@@ -230,15 +230,26 @@ class _Reduction(Solver):
         raise NotImplementedError
 
     def _binary_problem(
-        self, problem: MulticlassHinge, pos: int, neg: int, solver_cls, gamma, rows=None
-    ):
-        """The binary problem "pos against neg" on its rows (:func:`_rows`, if not given)."""
+        self, problem: MulticlassHinge, pos: int, neg: int, solver_cls, gamma, rows=None,
+        like=None,
+    ):  # fmt: skip
+        """The binary problem "pos against neg" on its rows (:func:`_rows`, if not given).
+        ``like``: a kernel pair of this reduction already built by the constructor; without
+        sample weights the next pairs take its checked parameters and skip the checks of rows
+        and labels built here from the checked multiclass problem
+        (``KernelDual._on_checked_rows``)."""
         rows = _rows(problem, pos, neg) if rows is None else rows
         X = problem.X[rows]
         if self.kernel == "precomputed":
             X = X[:, rows]
         if sparse.issparse(X) and self.kernel is not None:
             X = X.toarray()
+        trusted = (
+            like is not None and problem.sample_weight is None and self.kernel != "precomputed"
+        )
+        if trusted:  # labels in {−1, +1}, both classes present: pos's and neg's rows
+            y = np.where(problem.y[rows] == pos, 1.0, -1.0)
+            return like._on_checked_rows(np.ascontiguousarray(X, dtype=np.float64), y)
         with validated_input(X):  # rows of the checked multiclass X: finite, no second scan
             return self._binary_view(problem, X, rows, pos, solver_cls, gamma)
 
@@ -327,11 +338,15 @@ class _Reduction(Solver):
             nonlocal table
             if table is None:
                 table = self._shared_rows(problem, gamma)
-            bp.share_rows(table, rows)
+            # the rows and classes of the pair on the table built here: nothing to check
+            bp._share_checked_rows(table, rows, (min(pos, neg), max(pos, neg)))
 
+        like = None  # the first kernel pair, checked by the constructor
         for pos, neg in pairs:
             rows = _rows(problem, pos, neg)
-            bp = self._binary_problem(problem, pos, neg, solver_cls, gamma, rows)
+            bp = self._binary_problem(problem, pos, neg, solver_cls, gamma, rows, like)
+            if like is None and isinstance(bp, KernelDual) and self.kernel is not None:
+                like = bp
             tic = clock.elapsed
             res = _binary_solve(binary, bp, share if shared else None)
             # the binary solver keeps its own clock: count its solve time, not its compilation

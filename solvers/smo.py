@@ -58,6 +58,7 @@ from svmbench.solvers.smo_arrays import DENSE_MAX_BYTES as DENSE_MAX_BYTES
 from svmbench.solvers.smo_arrays import (
     STORAGES,
     cache_dtype,
+    column_key,
     new_core,
     problem_arrays,
     problem_threads,
@@ -74,25 +75,16 @@ from svmbench.solvers.smo_general import (
     general_variables,
     general_warm_up,
 )
-from svmbench.solvers.smo_shared import rows_kind, shared_core, uses_shared_rows, warm_up_shared
+from svmbench.solvers.smo_shared import (
+    column_buffer,
+    rows_kind,
+    shared_core,
+    uses_shared_rows,
+    warm_up_shared,
+)
 
 #: The native tolerance is never tightened below this (the gradient is O(1): rounding level).
 EPS_FLOOR = 1e-13
-
-
-def _column_key(state: _State) -> str:
-    """A hash of everything a cached column depends on (rows, labels, diagonal, kernel)."""
-    import hashlib
-
-    h = hashlib.sha256()
-    c = state.core
-    parts = c.X if isinstance(c.X, tuple) else (c.X,)
-    for part in (*parts, c.y, c.QD, c.kint[:2], c.kflt):
-        a = np.ascontiguousarray(part)
-        h.update(f"{a.dtype}{a.shape}".encode())
-        h.update(a.tobytes())
-    h.update(f"{c.cache.dtype}{c.cache.shape}".encode())
-    return h.hexdigest()
 
 
 def _bound_status(y, alpha, C) -> np.ndarray:
@@ -213,6 +205,7 @@ class SMO(IterativeSolver):
             raise TypeError(f"shrinking must be a bool, got {type(shrinking).__name__}")
         self.shrinking = check_bool("shrinking", shrinking)
         self._columns = None  # (key, state) of the last warm-startable solve: see _reuse_columns
+        self._buffer = None  # the column memory that problems on shared rows reuse in turn
         self.chunk = check_int("chunk", chunk, low=1)
         self.storage = check_option("storage", storage, STORAGES)
 
@@ -361,7 +354,9 @@ class SMO(IterativeSolver):
         if isinstance(problem, GeneralDualProblem):
             return general_init_state(self, problem, warm_start)
         if warm_start is None and uses_shared_rows(problem, self.storage):  # smo_shared
-            core = shared_core(problem, self._n_slots(problem.n_samples))
+            n, n_slots = problem.n_samples, self._n_slots(problem.n_samples)
+            self._buffer = column_buffer(self._buffer, n_slots * n)  # one for every pair
+            core = shared_core(problem, n_slots, self._buffer)
             return _State(
                 core, problem.bias == "free", core.C, 0 * core.C, max(self.eps, EPS_FLOOR)
             )
@@ -391,7 +386,7 @@ class SMO(IterativeSolver):
         The gradients follow: ``G`` is updated from the last solve's (complete, i.e. no variable
         shrunk, as at a certified stop) over the coordinates of α that changed, which saves a
         kernel product per solve along a path (docs/measurements.md, "smo")."""
-        key = _column_key(state)
+        key = column_key(state.core)
         memo = self._columns
         same = memo is not None and memo[0] == key
         c = state.core

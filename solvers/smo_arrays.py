@@ -269,3 +269,18 @@ def new_core(X, XT, sqn, kint, kflt, y, C, QD, alpha, G, Gbar, status, n_slots, 
     )
     fields.update(extra)
     return jit.Core(**fields)
+
+
+def column_key(core) -> str:
+    """A hash of everything a cached column of ``core`` depends on (rows, labels, diagonal,
+    kernel): a warm start of the same matrix reuses the columns (:mod:`solvers.smo`)."""
+    import hashlib
+
+    h = hashlib.sha256()
+    parts = core.X if isinstance(core.X, tuple) else (core.X,)
+    for part in (*parts, core.y, core.QD, core.kint[:2], core.kflt):
+        a = np.ascontiguousarray(part)
+        h.update(f"{a.dtype}{a.shape}".encode())
+        h.update(a.tobytes())
+    h.update(f"{core.cache.dtype}{core.cache.shape}".encode())
+    return h.hexdigest()

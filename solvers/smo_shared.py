@@ -45,9 +45,11 @@ def rows_kind(X) -> str:
     return "dense"
 
 
-def shared_core(problem: KernelDual, n_slots: int) -> jit.Core:
+def shared_core(problem: KernelDual, n_slots: int, buffer: np.ndarray | None = None) -> jit.Core:
     """The loops' record for a cold start (α = 0, G = −1, Ḡ = 0) of ``problem`` on its shared
-    rows (the table's tuple as X and Xᵀ, serial columns) with ``n_slots`` float64 columns."""
+    rows (the table's tuple as X and Xᵀ, serial columns) with ``n_slots`` float64 columns,
+    held in ``buffer`` (float64, at least ``n_slots · n`` entries: the memory of the previous
+    pair's columns, already mapped, reused) or in a new array."""
     table, rows, blocks = problem.shared_rows
     n = problem.n_samples
     spec = table.kernel
@@ -60,10 +62,21 @@ def shared_core(problem: KernelDual, n_slots: int) -> jit.Core:
     kflt = np.array([spec.gamma, spec.coef0, 0.0])
     QD = np.ascontiguousarray(table.diagonal[rows])  # Q̃_tt = y_t² K_tt
     G, Gbar = np.full(n, -1.0), np.zeros(n)
+    extra = {}
+    if buffer is not None and buffer.size >= n_slots * n:
+        extra["cache"] = buffer[: n_slots * n].reshape(n_slots, n)  # no slot is read unfilled
     return new_core(
         source, source, table.sqn, kint, kflt, y, C, QD, np.zeros(n), G, Gbar, status, n_slots,
-        np.float64,
+        np.float64, **extra,
     )  # fmt: skip
+
+
+def column_buffer(previous: np.ndarray | None, entries: int) -> np.ndarray:
+    """A float64 buffer of at least ``entries`` for the columns of one problem after another
+    (a reduction's pairs on one solver): ``previous`` when large enough, else a new one."""
+    if previous is not None and previous.size >= entries:
+        return previous
+    return np.empty(entries)
 
 
 def warm_up_shared(problem: KernelDual) -> float:
