@@ -31,13 +31,13 @@ rules live in :mod:`solvers._jit.smo_shrink`, which both loops share (:func:`shr
 :func:`grow_back`, :func:`get_column`, :func:`update_gbar`); their names are re-exported here.
 
 LIBSVM's general dual (:mod:`solvers.smo_general`: ``min ½αᵀQα + pᵀα``, signs z in ``y``, bounds
-u in ``C``, a row of X per variable) runs on the same loops: the record's ``p`` (the linear term,
-read where the gradient is rebuilt: ``G = Qα + p``) and ``rowmap`` (the row of each variable and
-the kernel rows cached by row of X, :mod:`solvers._jit.smo_rows`, LIBSVM's ``SVR_Q``; the loops
-read ``Q_ti = z_t z_i K[r_i, r_t]`` from the kernel row of i's row) are None for the kernel dual.
-Every read of them sits in a branch on ``p is None`` or ``rowmap is None``, written in the loop
-itself, which Numba prunes by the argument's type when it compiles that variant: the kernel dual's
-code is what it was, with no helper compiled for the general form's reads.
+u in ``C``, a row of X per variable) runs on the same loops, compiled once for both: the record's
+``p`` (the linear term, read where the gradient is rebuilt: ``G = Qα + p``; empty for C-SVC, whose
+term is −1) and ``rowmap`` (the row of each variable and the kernel rows cached by row of X,
+:mod:`solvers._jit.smo_rows`, LIBSVM's ``SVR_Q``; empty arrays for C-SVC). The general form's
+columns ``Q_ti = z_t z_i K[r_i, r_t]`` are expanded from its kernel rows into the loops' column
+cache (:func:`~solvers._jit.smo_rows.general_column`), so that the loops read ``cache[slot]``
+either way; only :func:`get_column` and :func:`reconstruct` ask which kind they run.
 
 The driver keeps the loops' arrays as one record, :class:`Core`, unpacked into the loops'
 arguments (the record passed whole into the jitted code ran as fast but compiled 1.5x slower: see
@@ -51,6 +51,7 @@ from typing import NamedTuple
 import numba
 import numpy as np
 
+from svmbench.solvers._jit.smo_rows import no_rows  # noqa: F401 (C-SVC's empty row map)
 from svmbench.solvers._jit.smo_shrink import (  # noqa: F401 (the loops' helpers, re-exported)
     CLOCK,
     FULL_FRACTION,
@@ -119,10 +120,10 @@ class Core(NamedTuple):
     tmp: np.ndarray  # float64 scratch of n
     shrink_buf: np.ndarray  # bool scratch of n
     status: np.ndarray  # uint8: bit 0 t ∈ I_up, bit 1 t ∈ I_low (free bias only)
-    p: np.ndarray | None = None  # the general form's linear term (None: −1, C-SVC)
+    p: np.ndarray  # the general form's linear term (empty: −1, C-SVC)
     # the general form's row of each variable and its kernel rows cached by row, the tuple
-    # ``(rows, krows, kslots, krow_slot)`` of :mod:`solvers._jit.smo_rows` (None: C-SVC)
-    rowmap: tuple | None = None
+    # ``(rows, krows, kslots, krow_slot)`` of :mod:`solvers._jit.smo_rows` (C-SVC: ``no_rows``)
+    rowmap: tuple
 
 
 # ---- free bias: pair updates ---------------------------------------------------------------------
@@ -242,12 +243,7 @@ def smo_pairs(
                 tmp,
                 rowmap,
             )
-            # C-SVC reads the cached column; the general form the kernel row of i's row,
-            # Q_ti = z_t z_i K[r_i, r_t] (solvers._jit.smo_rows); Numba prunes by rowmap's type
-            if rowmap is None:
-                Qi = cache[si]
-            else:
-                Qi = rowmap[1][si]
+            Qi = cache[si]
             obj_min = np.inf
             for s in range(n_active):
                 t = active[s]
@@ -257,11 +253,7 @@ def smo_pairs(
                         gmax2 = v
                     b = gmax + v
                     if b > 0.0:
-                        if rowmap is None:
-                            q = Qi[t]
-                        else:
-                            q = y[i] * y[t] * Qi[rowmap[0][t]]
-                        a = QD[i] + QD[t] - 2.0 * y[i] * y[t] * q
+                        a = QD[i] + QD[t] - 2.0 * y[i] * y[t] * Qi[t]
                         if a <= 0.0:
                             a = TAU
                         obj = -b * b / a
@@ -316,16 +308,10 @@ def smo_pairs(
             tmp,
             rowmap,
         )
-        # i's column (or its row's kernel row) is still cached: the most recent before j's
-        if rowmap is None:
-            Qi = cache[col_slot[i]]
-            Qj = cache[sj]
-            q = Qi[j]
-        else:
-            Qi = rowmap[1][rowmap[3][rowmap[0][i]]]
-            Qj = rowmap[1][sj]
-            q = y[i] * y[j] * Qi[rowmap[0][j]]
-        a = QD[i] + QD[j] - 2.0 * y[i] * y[j] * q
+        # i's column is still cached: the most recent before j's
+        Qi = cache[col_slot[i]]
+        Qj = cache[sj]
+        a = QD[i] + QD[j] - 2.0 * y[i] * y[j] * Qi[j]
         if a <= 0.0:
             a = TAU
         b = -y[i] * G[i] + y[j] * G[j]
@@ -352,25 +338,15 @@ def smo_pairs(
         da_i = alpha[i] - old_i
         da_j = alpha[j] - old_j
         if ist[N_ACTIVE] == n:  # contiguous: the loop vectorizes
-            if rowmap is None:
-                for t in range(n):
-                    G[t] += Qi[t] * da_i + Qj[t] * da_j
-            else:
-                rows = rowmap[0]
-                for t in range(n):
-                    r = rows[t]
-                    G[t] += y[i] * y[t] * Qi[r] * da_i + y[j] * y[t] * Qj[r] * da_j
+            for t in range(n):
+                G[t] += Qi[t] * da_i + Qj[t] * da_j
         else:
             # with the scan for the next i (the same order and ties as the scan above)
             next_gmax = -np.inf
             next_i = np.int64(-1)
             for s in range(ist[N_ACTIVE]):
                 t = active[s]
-                if rowmap is None:
-                    g = G[t] + (Qi[t] * da_i + Qj[t] * da_j)
-                else:
-                    r = rowmap[0][t]
-                    g = G[t] + (y[i] * y[t] * Qi[r] * da_i + y[j] * y[t] * Qj[r] * da_j)
+                g = G[t] + (Qi[t] * da_i + Qj[t] * da_j)
                 G[t] = g
                 if status[t] & 1:
                     v = -y[t] * g
@@ -568,17 +544,10 @@ def smo_single(
         old = alpha[i]
         alpha[i] = new_i
         da = new_i - old
-        if rowmap is None:  # C-SVC's column, or the kernel row of i's row (as in smo_pairs)
-            Qi = cache[si]
-            for s in range(ist[N_ACTIVE]):
-                t = active[s]
-                G[t] += Qi[t] * da
-        else:
-            Qi = rowmap[1][si]
-            rows = rowmap[0]
-            for s in range(ist[N_ACTIVE]):
-                t = active[s]
-                G[t] += y[i] * y[t] * Qi[rows[t]] * da
+        Qi = cache[si]
+        for s in range(ist[N_ACTIVE]):
+            t = active[s]
+            G[t] += Qi[t] * da
         if shrinking:
             update_gbar(
                 i,
