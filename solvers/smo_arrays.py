@@ -235,7 +235,8 @@ def new_core(X, XT, sqn, kint, kflt, y, C, QD, alpha, G, Gbar, status, n_slots, 
     """The loops' record (:class:`~solvers._jit.smo.Core`) of n = ``len(y)`` variables at
     ``alpha`` with gradients ``G``, ``Ḡ``: all active, a column cache of ``n_slots`` empty
     columns of ``dtype``, fresh counters and scratch, no linear term and no row map (C-SVC).
-    ``extra`` sets the general form's fields (``p``, ``rowmap``, a longer ``tmp``) instead."""
+    ``extra`` sets the general form's fields (``p``, ``rowmap``, a longer ``tmp``, an unused
+    one-entry ``cache``) instead."""
     n = len(y)
     ist = np.zeros(jit.N_IST, dtype=np.int64)
     ist[jit.N_ACTIVE] = n
@@ -256,7 +257,7 @@ def new_core(X, XT, sqn, kint, kflt, y, C, QD, alpha, G, Gbar, status, n_slots, 
         active=all_idx.copy(),
         is_active=np.ones(n, dtype=np.uint8),
         all_idx=all_idx,
-        cache=np.empty((n_slots, n), dtype=dtype),
+        cache=None if "cache" in extra else np.empty((n_slots, n), dtype=dtype),
         slot_col=np.full(n_slots, -1, dtype=np.int64),
         col_slot=np.full(n, -1, dtype=np.int64),
         slot_full=np.zeros(n_slots, dtype=np.uint8),

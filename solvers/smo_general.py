@@ -113,10 +113,6 @@ def row_cache_dtype(form: GeneralDual, cache_mb: float = math.inf) -> type:
     return np.float64
 
 
-#: Columns of m variables kept, expanded from the cached kernel rows (solvers._jit.smo_rows).
-COLUMN_SLOTS = 8
-
-
 def cached_rows(form: GeneralDual, cache_mb: float, dtype) -> int:
     """Kernel rows (n entries of ``dtype``) that fit ``cache_mb``: at least 2, at most n."""
     n_rows = form.X.shape[0]
@@ -155,7 +151,9 @@ def make_general_state(
     status = (up.astype(np.uint8) | (low.astype(np.uint8) << 1)).astype(np.uint8)
     QD = np.ascontiguousarray(diag[rowmap] + form.s2)
     core = new_core(
-        X, XT, sqn, kint, kflt, z, upper, QD, alpha, G, Gbar, status, COLUMN_SLOTS, dtype,
+        X, XT, sqn, kint, kflt, z, upper, QD, alpha, G, Gbar, status, 1, dtype,
+        # the variables' columns are read from the kernel rows: C-SVC's column cache stays empty
+        cache=np.empty((1, 1), dtype=dtype),
         tmp=np.empty(max(m, n_rows)),  # a kernel column on the rows of X
         p=np.ascontiguousarray(form.p, dtype=np.float64),
         rowmap=rowcache,
@@ -243,8 +241,7 @@ def _like(X, dense: np.ndarray):
 
 
 def general_memory(problem: GeneralDualProblem, cache_mb: float) -> float:
-    """The kernel rows (:func:`cached_rows`), X and its transpose, 24 vectors of m and the
-    :data:`COLUMN_SLOTS` expanded columns."""
+    """The kernel rows (:func:`cached_rows`), X and its transpose, 24 vectors of m."""
     form = problem.smo_form()
     m, n_rows = form.n_variables, form.X.shape[0]
     dtype = row_cache_dtype(form, cache_mb)
@@ -252,8 +249,7 @@ def general_memory(problem: GeneralDualProblem, cache_mb: float) -> float:
     X = form.X
     rows = 0 if form.kernel.name == "precomputed" else 16.0 * np.prod(X.shape)
     cached = np.dtype(dtype).itemsize * kernel_rows * n_rows
-    columns = np.dtype(dtype).itemsize * COLUMN_SLOTS * m
-    return float(cached + rows + columns + 24 * 8 * m)
+    return float(cached + rows + 24 * 8 * m)
 
 
 def general_step(solver, problem: GeneralDualProblem, state: GeneralState) -> StepOutcome:

@@ -16,9 +16,8 @@ Neural Computation 13, 2001; LIBSVM's ``Solver_NU::select_working_set``, WSS2 of
 then the update of :func:`solvers._jit.smo.smo_pairs` (``d_i = z_i, d_j = −z_j``: both sums kept).
 The stopping rule is ``max_g (m_g − M_g) < eps``, ``M_g = min_{t ∈ I_low, z_t = g} −z_t G_t``.
 The kernel rows, their cache and the row map are those of :mod:`solvers._jit.smo_rows`
-(``rowmap = (rows, krows, kslots, krow_slot)``, always given here): the column
-``Q_ti = z_t z_i K[r_i, r_t]`` of a variable is read from the loops' column cache, expanded from
-the kernel row of its row.
+(``rowmap = (rows, krows, kslots, krow_slot)``, always given here): ``Q_ti = z_t z_i K[r_i, r_t]``
+is read from the kernel row of i's row.
 No shrinking: the active set is every variable (``shrinking`` is accepted and ignored).
 """
 
@@ -76,6 +75,7 @@ def smo_pairs_nu(
     done = 0
     column_args = (X, XT, sqn, kint, kflt, y, QD, active, is_active, all_idx, cache)
     slots = (slot_col, col_slot, slot_full, stamp, ist, idx_buf, tmp, rowmap)
+    rows, krows, _, krow_slot = rowmap
     while True:
         if done >= max_updates:
             return done, BUDGET
@@ -94,12 +94,12 @@ def smo_pairs_nu(
                 elif v >= gmax_n:
                     gmax_n = v
                     i_n = t
-        Qp = cache[0]
-        Qn = cache[0]
+        Qp = krows[0]
+        Qn = krows[0]
         if ip >= 0:
-            Qp = cache[get_column(ip, PARTIAL, *column_args, *slots)]
+            Qp = krows[get_column(ip, PARTIAL, *column_args, *slots)]
         if i_n >= 0:
-            Qn = cache[get_column(i_n, PARTIAL, *column_args, *slots)]
+            Qn = krows[get_column(i_n, PARTIAL, *column_args, *slots)]
         # ---- j by WSS2 within the group of each candidate
         gmax2_p = -np.inf
         gmax2_n = -np.inf
@@ -113,7 +113,7 @@ def smo_pairs_nu(
                         gmax2_p = v
                     b = gmax_p + v
                     if b > 0.0:
-                        a = QD[ip] + QD[t] - 2.0 * Qp[t]
+                        a = QD[ip] + QD[t] - 2.0 * (y[ip] * y[t] * Qp[rows[t]])
                         if a <= 0.0:
                             a = TAU
                         obj = -b * b / a
@@ -125,7 +125,7 @@ def smo_pairs_nu(
                         gmax2_n = v
                     b = gmax_n + v
                     if b > 0.0:
-                        a = QD[i_n] + QD[t] - 2.0 * Qn[t]
+                        a = QD[i_n] + QD[t] - 2.0 * (y[i_n] * y[t] * Qn[rows[t]])
                         if a <= 0.0:
                             a = TAU
                         obj = -b * b / a
@@ -137,11 +137,11 @@ def smo_pairs_nu(
         i = ip if y[j] > 0.0 else i_n
         # ---- update along d_i = z_i, d_j = −z_j (z_i = z_j: both sums kept); i's column made
         # the most recent before j's is fetched, so that j's cannot evict it
-        si = get_column(i, PARTIAL, *column_args, *slots)
+        get_column(i, PARTIAL, *column_args, *slots)
         sj = get_column(j, PARTIAL, *column_args, *slots)
-        Qi = cache[si]
-        Qj = cache[sj]
-        a = QD[i] + QD[j] - 2.0 * y[i] * y[j] * Qi[j]
+        Qi = krows[krow_slot[rows[i]]]
+        Qj = krows[sj]
+        a = QD[i] + QD[j] - 2.0 * y[i] * y[j] * (y[i] * y[j] * Qi[rows[j]])
         if a <= 0.0:
             a = TAU
         b = -y[i] * G[i] + y[j] * G[j]
@@ -167,5 +167,6 @@ def smo_pairs_nu(
         da_i = alpha[i] - old_i
         da_j = alpha[j] - old_j
         for t in range(n):
-            G[t] += Qi[t] * da_i + Qj[t] * da_j
+            r = rows[t]
+            G[t] += y[i] * y[t] * Qi[r] * da_i + y[j] * y[t] * Qj[r] * da_j
         done += 1

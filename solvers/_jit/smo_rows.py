@@ -1,20 +1,19 @@
-"""The general form's kernel columns: kernel rows cached by row of X, expanded per variable.
+"""The general form's kernel columns: kernel rows cached by row of X, read through the row map.
 
 LIBSVM's general dual (:mod:`solvers.smo_general`) has m variables on the rows of X (ε-SVR: 2n
 variables, α_r and α*_r on row r), ``Q_st = z_s z_t (K(x_{r_s}, x_{r_t}) + s²)``. As LIBSVM's
 ``SVR_Q`` (Chang & Lin, ACM TIST 2011, §4), the kernel row ``K(x_r, ·) + s²`` over the n rows is
 computed once per row and cached by row (float32 as LIBSVM's ``Qfloat`` when the driver chooses
 so, else float64; LRU): the variables of one row share one kernel evaluation, and the cache holds
-twice as many rows per byte as it would columns of m. A variable's column ``Q_:i`` is expanded
-from its row's kernel row into a few column slots of the loops' own column cache
-(``Q_ti = z_t z_i krow[r_t]``, exact: the signs are ±1), so that the loops of
-:mod:`solvers._jit.smo` and :mod:`solvers._jit.smo_nu` read ``cache[slot]`` for C-SVC and the
-general form alike and compile once for both.
+twice as many rows per byte as it would columns of m. The loops read ``Q_ti`` as
+``z_t z_i krow_i[r_t]`` instead of expanding a column of m per fetch (LIBSVM's ``get_Q`` does,
+which took a quarter more time per ε-SVR solve here).
 
-The general form's ``rowmap = (rows, krows, kslots, krow_slot)`` holds the row of each variable;
-the cached kernel rows, slots × n; each slot's row (−1 free) and its LRU stamp; each row's slot
-(−1 not cached). C-SVC passes :func:`no_rows` (every array empty): :func:`has_rows` tells the two
-apart at run time.
+The loops of :mod:`solvers._jit.smo` and :mod:`solvers._jit.smo_nu` read the general form's
+``rowmap = (rows, krows, kslots, krow_slot)`` (the row of each variable; the cached kernel rows,
+slots × n; each slot's row, −1 free, and its LRU stamp; each row's slot, −1 not cached). C-SVC
+passes :func:`no_rows` (every array empty, the same types), so that one compiled loop serves
+both: :func:`has_rows` tells them apart at run time, outside the loops over the variables.
 """
 
 from __future__ import annotations
@@ -23,7 +22,7 @@ import numba
 import numpy as np
 
 from svmbench.solvers._jit.kernel_columns import column_full
-from svmbench.solvers._jit.smo_counters import CLOCK, HITS, MISSES, N_ACTIVE
+from svmbench.solvers._jit.smo_counters import CLOCK, HITS, MISSES
 
 
 def no_rows(dtype) -> tuple:
@@ -87,63 +86,8 @@ def kernel_row_slot(r, XT, sqn, kint, kflt, ist, tmp, krows, kslots, krow_slot):
 
 
 @numba.njit(cache=True)
-def expand(i, idx, out, y, XT, sqn, kint, kflt, ist, tmp, rowmap):
-    """``out[t] = Q_ti = z_t z_i krow[r_t]`` for t in ``idx``, from the kernel row of i's row."""
-    rows, krows, kslots, krow_slot = rowmap
-    krow = krows[kernel_row_slot(rows[i], XT, sqn, kint, kflt, ist, tmp, krows, kslots, krow_slot)]
-    zi = y[i]
-    for s in range(idx.shape[0]):
-        t = idx[s]
-        out[t] = zi * y[t] * krow[rows[t]]
-
-
-@numba.njit(cache=True)
-def general_column(
-    i,
-    need_full,
-    XT,
-    sqn,
-    kint,
-    kflt,
-    y,
-    active,
-    is_active,
-    all_idx,
-    cache,
-    slot_col,
-    col_slot,
-    slot_full,
-    stamp,
-    ist,
-    idx_buf,
-    tmp,
-    rowmap,
-):
-    """The general form's :func:`~solvers._jit.smo_shrink.get_column`: the slot of ``cache``
-    holding ``Q_:i`` on the active set (on every variable if ``need_full``), expanded from the
-    kernel row of i's row on a miss (:func:`expand`). The hits and misses counted are the kernel
-    rows' (:func:`kernel_row_slot`)."""
-    m = y.shape[0]
-    n_active = ist[N_ACTIVE]
-    ist[CLOCK] += 1
-    slot = col_slot[i]
-    if slot >= 0:
-        stamp[slot] = ist[CLOCK]
-        if need_full and slot_full[slot] == 0:
-            # the entries missing: those of variables inactive when the column was expanded
-            k = 0
-            for t in range(m):
-                if is_active[t] == 0:
-                    idx_buf[k] = t
-                    k += 1
-            expand(i, idx_buf[:k], cache[slot], y, XT, sqn, kint, kflt, ist, tmp, rowmap)
-            slot_full[slot] = 1
-        return slot
-    slot = lru_slot(i, slot_col, col_slot, stamp, ist[CLOCK])
-    if need_full or n_active == m:
-        expand(i, all_idx, cache[slot], y, XT, sqn, kint, kflt, ist, tmp, rowmap)
-        slot_full[slot] = 1
-    else:
-        expand(i, active[:n_active], cache[slot], y, XT, sqn, kint, kflt, ist, tmp, rowmap)
-        slot_full[slot] = 0
-    return slot
+def general_column(i, XT, sqn, kint, kflt, ist, tmp, rowcache):
+    """The general form's :func:`~solvers._jit.smo_shrink.get_column`: the slot of the kernel
+    row of variable i's row (computed on a miss, :func:`kernel_row_slot`)."""
+    rows, krows, kslots, krow_slot = rowcache
+    return kernel_row_slot(rows[i], XT, sqn, kint, kflt, ist, tmp, krows, kslots, krow_slot)

@@ -25,8 +25,8 @@ convergence, :func:`grow_back`).
 Kernel columns ``Q̃_:i`` live in an LRU cache of ``n_slots`` rows of length n (:func:`get_column`).
 Between two reconstructions the active set only shrinks, so a column computed on an earlier active
 set is valid on the current one; a column is "full" when computed on every index (needed for Ḡ).
-Columns that are not full are dropped when the active set grows back. The general form expands
-its columns from kernel rows cached by row instead (:mod:`solvers._jit.smo_rows`). A column
+Columns that are not full are dropped when the active set grows back. The general form reads
+kernel rows cached by row instead (:mod:`solvers._jit.smo_rows`). A column
 wanted on at least ``FULL_FRACTION·n`` indices is computed whole from the transposed rows ``XT``
 (contiguous loops that vectorize, the same sums in the same order) rather than gathered over the
 active list. ``X`` and ``XT`` are dense arrays, or both the CSR tuple of
@@ -120,31 +120,12 @@ def get_column(
     """Slot of ``cache`` holding column ``Q̃_:i``, valid on the active set (on all if need_full).
 
     A miss takes a free slot or evicts the least recently used one (smallest ``stamp``). The
-    general form (``rowmap`` a row map, :func:`~solvers._jit.smo_rows.has_rows`) expands its
-    column from the kernel row of i's row instead (:func:`~solvers._jit.smo_rows.general_column`).
+    general form (``rowmap`` a row map, :func:`~solvers._jit.smo_rows.has_rows`) gives the slot
+    of the kernel row of i's row instead (:func:`~solvers._jit.smo_rows.general_column`; the
+    loops read it in their branches on the row map).
     """
     if has_rows(rowmap):
-        return general_column(
-            i,
-            need_full,
-            XT,
-            sqn,
-            kint,
-            kflt,
-            y,
-            active,
-            is_active,
-            all_idx,
-            cache,
-            slot_col,
-            col_slot,
-            slot_full,
-            stamp,
-            ist,
-            idx_buf,
-            tmp,
-            rowmap,
-        )
+        return general_column(i, XT, sqn, kint, kflt, ist, tmp, rowmap)
     n = y.shape[0]
     n_active = ist[N_ACTIVE]
     ist[CLOCK] += 1
@@ -511,6 +492,12 @@ def update_gbar(
         rowmap,
     )
     c = C[i] if is_up else -C[i]
-    Qi = cache[s]
-    for t in range(y.shape[0]):
-        Gbar[t] += c * Qi[t]
+    if has_rows(rowmap):  # the kernel row of i's row: Q_ti = z_t z_i K[r_i, r_t]
+        Qi = rowmap[1][s]
+        rows = rowmap[0]
+        for t in range(y.shape[0]):
+            Gbar[t] += c * (y[i] * y[t] * Qi[rows[t]])
+    else:
+        Qi = cache[s]
+        for t in range(y.shape[0]):
+            Gbar[t] += c * Qi[t]
