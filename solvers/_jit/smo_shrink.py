@@ -130,33 +130,35 @@ def get_column(
     n_active = ist[N_ACTIVE]
     ist[CLOCK] += 1
     slot = col_slot[i]
+    # one fill_full and one fill below (each is inlined: one copy of each in this function)
     if slot >= 0:
         stamp[slot] = ist[CLOCK]
         ist[HITS] += 1
-        if need_full and slot_full[slot] == 0:
-            # entries missing are those of indices inactive when the column was computed, a
-            # subset of the indices inactive now
-            m = n - n_active
-            if m >= full_fraction(X, FULL_FRACTION) * n:
-                fill_full(i, cache[slot], tmp, XT, sqn, kint, kflt, y, QD)
-            else:
-                m = 0
-                for k in range(n):
-                    if is_active[k] == 0:
-                        idx_buf[m] = k
-                        m += 1
-                fill(i, idx_buf[:m], cache[slot], tmp, X, sqn, kint, kflt, y, QD)
-            slot_full[slot] = 1
-        return slot
-    ist[MISSES] += 1
-    slot = lru_slot(i, slot_col, col_slot, stamp, ist[CLOCK])
-    if need_full or n_active >= full_fraction(X, FULL_FRACTION) * n:
-        # the whole column costs less than the active part gathered: it is then full
-        fill_full(i, cache[slot], tmp, XT, sqn, kint, kflt, y, QD)
-        slot_full[slot] = 1
+        if not need_full or slot_full[slot] == 1:
+            return slot
+        # entries missing are those of indices inactive when the column was computed, a subset
+        # of the indices inactive now; the column is full afterwards either way
+        whole = n - n_active >= full_fraction(X, FULL_FRACTION) * n
+        m = 0
+        if not whole:
+            for k in range(n):
+                if is_active[k] == 0:
+                    idx_buf[m] = k
+                    m += 1
+        idx = idx_buf[:m]
+        full = 1
     else:
-        fill(i, active[:n_active], cache[slot], tmp, X, sqn, kint, kflt, y, QD)
-        slot_full[slot] = 0
+        ist[MISSES] += 1
+        slot = lru_slot(i, slot_col, col_slot, stamp, ist[CLOCK])
+        # the whole column costs less than the active part gathered: it is then full
+        whole = need_full or n_active >= full_fraction(X, FULL_FRACTION) * n
+        idx = active[:n_active]
+        full = 1 if whole else 0
+    if whole:
+        fill_full(i, cache[slot], tmp, XT, sqn, kint, kflt, y, QD)
+    else:
+        fill(i, idx, cache[slot], tmp, X, sqn, kint, kflt, y, QD)
+    slot_full[slot] = full
     return slot
 
 
@@ -211,8 +213,12 @@ def reconstruct(
                 rows[r] = t
                 r += 1
         rows_x, cols_x = rows, cols
-        if has_rows(rowmap):  # the kernel's rows of X
-            rows_x, cols_x = rowmap[0][rows], rowmap[0][cols]
+        if has_rows(rowmap):  # the kernel's rows of X (by loops: no fancy indexing to compile)
+            rows_x = np.empty(rows.shape[0], dtype=np.int64)
+            for r in range(rows.shape[0]):
+                rows_x[r] = rowmap[0][rows[r]]
+            for f in range(n_free):
+                cols_x[f] = rowmap[0][cols[f]]
         # Σ_j coef_j (K(x_t, x_j) + s²) over the free j, a kernel column per j on the rows t:
         # each sum in the order of cols (the columns' own code, no other kernel loop to compile)
         sums = np.zeros(rows.shape[0])
