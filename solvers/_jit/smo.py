@@ -34,10 +34,11 @@ LIBSVM's general dual (:mod:`solvers.smo_general`: ``min ½αᵀQα + pᵀα``, 
 u in ``C``, a row of X per variable) runs on the same loops, compiled once for both: the record's
 ``p`` (the linear term, read where the gradient is rebuilt: ``G = Qα + p``; empty for C-SVC, whose
 term is −1) and ``rowmap`` (the row of each variable and the kernel rows cached by row of X,
-:mod:`solvers._jit.smo_rows`, LIBSVM's ``SVR_Q``; empty arrays for C-SVC). The general form's
-columns ``Q_ti = z_t z_i K[r_i, r_t]`` are expanded from its kernel rows into the loops' column
-cache (:func:`~solvers._jit.smo_rows.general_column`), so that the loops read ``cache[slot]``
-either way; only :func:`get_column` and :func:`reconstruct` ask which kind they run.
+:mod:`solvers._jit.smo_rows`, LIBSVM's ``SVR_Q``; empty arrays for C-SVC, ``no_rows``). The loops
+read ``Q_ti = z_t z_i K[r_i, r_t]`` from the kernel row of i's row; they test the row map at run
+time outside their scans over the variables (:func:`second_index` and :func:`pair_gradient` are
+inlined once per kind, the kind a constant in each copy), so that C-SVC reads its cached column
+as before.
 
 The driver keeps the loops' arrays as one record, :class:`Core`, unpacked into the loops'
 arguments (the record passed whole into the jitted code ran as fast but compiled 1.5x slower: see
