@@ -234,8 +234,9 @@ def gradients(X, sqn, kint, kflt, y, C, dplus, alpha, previous=None):
 def new_core(X, XT, sqn, kint, kflt, y, C, QD, alpha, G, Gbar, status, n_slots, dtype, **extra):
     """The loops' record (:class:`~solvers._jit.smo.Core`) of n = ``len(y)`` variables at
     ``alpha`` with gradients ``G``, ``Ḡ``: all active, a column cache of ``n_slots`` empty
-    columns of ``dtype``, fresh counters and scratch. ``extra`` sets the general form's
-    fields (``p``, ``rowmap``, a longer ``tmp``, an unused one-entry ``cache``) instead."""
+    columns of ``dtype``, fresh counters and scratch, no linear term and no row map (C-SVC).
+    ``extra`` sets the general form's fields (``p``, ``rowmap``, a longer ``tmp``, an unused
+    one-entry ``cache``) instead."""
     n = len(y)
     ist = np.zeros(jit.N_IST, dtype=np.int64)
     ist[jit.N_ACTIVE] = n
@@ -266,6 +267,8 @@ def new_core(X, XT, sqn, kint, kflt, y, C, QD, alpha, G, Gbar, status, n_slots, 
         tmp=None if "tmp" in extra else np.empty(n),
         shrink_buf=np.zeros(n, dtype=np.bool_),
         status=status,
+        p=np.empty(0),
+        rowmap=jit.no_rows(dtype),
     )
     fields.update(extra)
     return jit.Core(**fields)

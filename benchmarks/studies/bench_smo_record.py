@@ -85,8 +85,12 @@ def make_core(spec: str, kernel: str, C: float, bias: str, *, dtype=None, storag
 def fresh(core):
     """A copy of the record whose mutable arrays are new (the rows and the problem shared)."""
     shared = {"X", "XT", "sqn", "kint", "kflt", "y", "C", "QD", "all_idx"}
+
+    def copy(v):
+        return tuple(a.copy() for a in v) if isinstance(v, tuple) else v.copy()
+
     return type(core)(
-        *(v if k in shared or v is None else v.copy() for k, v in core._asdict().items())
+        *(v if k in shared or v is None else copy(v) for k, v in core._asdict().items())
     )
 
 

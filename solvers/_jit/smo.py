@@ -31,13 +31,14 @@ rules live in :mod:`solvers._jit.smo_shrink`, which both loops share (:func:`shr
 :func:`grow_back`, :func:`get_column`, :func:`update_gbar`); their names are re-exported here.
 
 LIBSVM's general dual (:mod:`solvers.smo_general`: ``min ½αᵀQα + pᵀα``, signs z in ``y``, bounds
-u in ``C``, a row of X per variable) runs on the same loops: the record's ``p`` (the linear term,
-read where the gradient is rebuilt: ``G = Qα + p``) and ``rowmap`` (the row of each variable and
-the kernel rows cached by row of X, :mod:`solvers._jit.smo_rows`, LIBSVM's ``SVR_Q``; the loops
-read ``Q_ti = z_t z_i K[r_i, r_t]`` from the kernel row of i's row) are None for the kernel dual.
-Every read of them sits in a branch on ``p is None`` or ``rowmap is None``, written in the loop
-itself, which Numba prunes by the argument's type when it compiles that variant: the kernel dual's
-code is what it was, with no helper compiled for the general form's reads.
+u in ``C``, a row of X per variable) runs on the same loops, compiled once for both: the record's
+``p`` (the linear term, read where the gradient is rebuilt: ``G = Qα + p``; empty for C-SVC, whose
+term is −1) and ``rowmap`` (the row of each variable and the kernel rows cached by row of X,
+:mod:`solvers._jit.smo_rows`, LIBSVM's ``SVR_Q``; empty arrays for C-SVC, ``no_rows``). The loops
+read ``Q_ti = z_t z_i K[r_i, r_t]`` from the kernel row of i's row; they test the row map at run
+time outside their scans over the variables (:func:`second_index` and :func:`pair_gradient` are
+inlined once per kind, the kind a constant in each copy), so that C-SVC reads its cached column
+as before.
 
 The driver keeps the loops' arrays as one record, :class:`Core`, unpacked into the loops'
 arguments (the record passed whole into the jitted code ran as fast but compiled 1.5x slower: see
@@ -51,6 +52,7 @@ from typing import NamedTuple
 import numba
 import numpy as np
 
+from svmbench.solvers._jit.smo_rows import has_rows, no_rows  # noqa: F401 (no_rows: C-SVC's)
 from svmbench.solvers._jit.smo_shrink import (  # noqa: F401 (the loops' helpers, re-exported)
     CLOCK,
     FULL_FRACTION,
@@ -119,13 +121,74 @@ class Core(NamedTuple):
     tmp: np.ndarray  # float64 scratch of n
     shrink_buf: np.ndarray  # bool scratch of n
     status: np.ndarray  # uint8: bit 0 t ∈ I_up, bit 1 t ∈ I_low (free bias only)
-    p: np.ndarray | None = None  # the general form's linear term (None: −1, C-SVC)
+    p: np.ndarray  # the general form's linear term (empty: −1, C-SVC)
     # the general form's row of each variable and its kernel rows cached by row, the tuple
-    # ``(rows, krows, kslots, krow_slot)`` of :mod:`solvers._jit.smo_rows` (None: C-SVC)
-    rowmap: tuple | None = None
+    # ``(rows, krows, kslots, krow_slot)`` of :mod:`solvers._jit.smo_rows` (C-SVC: ``no_rows``)
+    rowmap: tuple
 
 
 # ---- free bias: pair updates ---------------------------------------------------------------------
+@numba.njit(cache=True, inline="always")
+def second_index(i, gmax, Qi, rows, general, y, G, QD, status, active, n_active):
+    """j by WSS2 over the active set and ``−M(α) = max_{I_low} y_t G_t``: ``(j, −M(α))``.
+    ``Qi`` is i's cached column (``general`` False) or the kernel row of i's row, read at
+    ``rows[t]`` (``Q_ti = z_t z_i K[r_i, r_t]``); inlined once per kind with ``general`` a
+    constant, so that each scan reads its column directly."""
+    j = np.int64(-1)
+    gmax2 = -np.inf
+    obj_min = np.inf
+    for s in range(n_active):
+        t = active[s]
+        if status[t] & 2:  # t ∈ I_low
+            v = y[t] * G[t]
+            if v > gmax2:
+                gmax2 = v
+            b = gmax + v
+            if b > 0.0:
+                q = y[i] * y[t] * Qi[rows[t]] if general else Qi[t]
+                a = QD[i] + QD[t] - 2.0 * y[i] * y[t] * q
+                if a <= 0.0:
+                    a = TAU
+                obj = -b * b / a
+                if obj <= obj_min:
+                    obj_min = obj
+                    j = t
+    return j, gmax2
+
+
+@numba.njit(cache=True, inline="always")
+def pair_gradient(i, j, da_i, da_j, Qi, Qj, rows, general, y, G, status, active, n_active):
+    """``G += Q_:i Δα_i + Q_:j Δα_j`` on the active set (columns read as in
+    :func:`second_index`); with a shrunk active set, the same pass finds the next i, the maximal
+    violation over I_up in the scan's order and ties. Returns ``(found, next i, its value)``."""
+    n = y.shape[0]
+    if n_active == n:  # contiguous: the loop vectorizes
+        if general:
+            for t in range(n):
+                r = rows[t]
+                G[t] += y[i] * y[t] * Qi[r] * da_i + y[j] * y[t] * Qj[r] * da_j
+        else:
+            for t in range(n):
+                G[t] += Qi[t] * da_i + Qj[t] * da_j
+        return False, np.int64(-1), -np.inf
+    next_gmax = -np.inf
+    next_i = np.int64(-1)
+    for s in range(n_active):
+        t = active[s]
+        if general:
+            r = rows[t]
+            g = G[t] + (y[i] * y[t] * Qi[r] * da_i + y[j] * y[t] * Qj[r] * da_j)
+        else:
+            g = G[t] + (Qi[t] * da_i + Qj[t] * da_j)
+        G[t] = g
+        if status[t] & 1:
+            v = -y[t] * g
+            if v >= next_gmax:
+                next_gmax = v
+                next_i = t
+    return True, next_i, next_gmax
+
+
 @numba.njit(cache=True)
 def smo_pairs(
     max_updates,
@@ -163,7 +226,7 @@ def smo_pairs(
     ``code`` is ``CONVERGED`` when ``m(α) − M(α) < eps`` on all variables (gradient complete),
     ``BUDGET`` otherwise. Arrays are updated in place.
     """
-    n = y.shape[0]
+    general = has_rows(rowmap)
     done = 0
     # i of the next update found during the gradient update (the same scan, fused), valid until
     # the active set or G changes otherwise (shrinking, reconstruction)
@@ -243,31 +306,15 @@ def smo_pairs(
                 rowmap,
             )
             # C-SVC reads the cached column; the general form the kernel row of i's row,
-            # Q_ti = z_t z_i K[r_i, r_t] (solvers._jit.smo_rows); Numba prunes by rowmap's type
-            if rowmap is None:
-                Qi = cache[si]
+            # Q_ti = z_t z_i K[r_i, r_t] (solvers._jit.smo_rows): one scan each
+            if general:
+                j, gmax2 = second_index(
+                    i, gmax, rowmap[1][si], rowmap[0], True, y, G, QD, status, active, n_active
+                )
             else:
-                Qi = rowmap[1][si]
-            obj_min = np.inf
-            for s in range(n_active):
-                t = active[s]
-                if status[t] & 2:  # t ∈ I_low
-                    v = y[t] * G[t]
-                    if v > gmax2:
-                        gmax2 = v
-                    b = gmax + v
-                    if b > 0.0:
-                        if rowmap is None:
-                            q = Qi[t]
-                        else:
-                            q = y[i] * y[t] * Qi[rowmap[0][t]]
-                        a = QD[i] + QD[t] - 2.0 * y[i] * y[t] * q
-                        if a <= 0.0:
-                            a = TAU
-                        obj = -b * b / a
-                        if obj <= obj_min:
-                            obj_min = obj
-                            j = t
+                j, gmax2 = second_index(
+                    i, gmax, cache[si], rowmap[0], False, y, G, QD, status, active, n_active
+                )
         if j < 0 or gmax + gmax2 < eps:
             # check the shrunk variables too before declaring convergence
             if grow_back(
@@ -317,14 +364,14 @@ def smo_pairs(
             rowmap,
         )
         # i's column (or its row's kernel row) is still cached: the most recent before j's
-        if rowmap is None:
-            Qi = cache[col_slot[i]]
-            Qj = cache[sj]
-            q = Qi[j]
-        else:
+        if general:
             Qi = rowmap[1][rowmap[3][rowmap[0][i]]]
             Qj = rowmap[1][sj]
             q = y[i] * y[j] * Qi[rowmap[0][j]]
+        else:
+            Qi = cache[col_slot[i]]
+            Qj = cache[sj]
+            q = Qi[j]
         a = QD[i] + QD[j] - 2.0 * y[i] * y[j] * q
         if a <= 0.0:
             a = TAU
@@ -351,33 +398,14 @@ def smo_pairs(
         status[j] = bound_status(y[j], alpha[j], C[j])
         da_i = alpha[i] - old_i
         da_j = alpha[j] - old_j
-        if ist[N_ACTIVE] == n:  # contiguous: the loop vectorizes
-            if rowmap is None:
-                for t in range(n):
-                    G[t] += Qi[t] * da_i + Qj[t] * da_j
-            else:
-                rows = rowmap[0]
-                for t in range(n):
-                    r = rows[t]
-                    G[t] += y[i] * y[t] * Qi[r] * da_i + y[j] * y[t] * Qj[r] * da_j
+        if general:
+            have_next, next_i, next_gmax = pair_gradient(
+                i, j, da_i, da_j, Qi, Qj, rowmap[0], True, y, G, status, active, ist[N_ACTIVE]
+            )
         else:
-            # with the scan for the next i (the same order and ties as the scan above)
-            next_gmax = -np.inf
-            next_i = np.int64(-1)
-            for s in range(ist[N_ACTIVE]):
-                t = active[s]
-                if rowmap is None:
-                    g = G[t] + (Qi[t] * da_i + Qj[t] * da_j)
-                else:
-                    r = rowmap[0][t]
-                    g = G[t] + (y[i] * y[t] * Qi[r] * da_i + y[j] * y[t] * Qj[r] * da_j)
-                G[t] = g
-                if status[t] & 1:
-                    v = -y[t] * g
-                    if v >= next_gmax:
-                        next_gmax = v
-                        next_i = t
-            have_next = True
+            have_next, next_i, next_gmax = pair_gradient(
+                i, j, da_i, da_j, Qi, Qj, rowmap[0], False, y, G, status, active, ist[N_ACTIVE]
+            )
         if shrinking:
             update_gbar(
                 i,
@@ -568,17 +596,17 @@ def smo_single(
         old = alpha[i]
         alpha[i] = new_i
         da = new_i - old
-        if rowmap is None:  # C-SVC's column, or the kernel row of i's row (as in smo_pairs)
-            Qi = cache[si]
-            for s in range(ist[N_ACTIVE]):
-                t = active[s]
-                G[t] += Qi[t] * da
-        else:
+        if has_rows(rowmap):  # the kernel row of i's row (as in smo_pairs)
             Qi = rowmap[1][si]
             rows = rowmap[0]
             for s in range(ist[N_ACTIVE]):
                 t = active[s]
                 G[t] += y[i] * y[t] * Qi[rows[t]] * da
+        else:
+            Qi = cache[si]
+            for s in range(ist[N_ACTIVE]):
+                t = active[s]
+                G[t] += Qi[t] * da
         if shrinking:
             update_gbar(
                 i,

@@ -26,7 +26,8 @@ from __future__ import annotations
 import numba
 import numpy as np
 
-from svmbench.solvers._jit.smo_shrink import PARTIAL, bound_status, get_column
+from svmbench.solvers._jit.smo_rows import general_column
+from svmbench.solvers._jit.smo_shrink import bound_status
 
 #: Curvature used in place of a non-positive ``a`` (as :data:`solvers._jit.smo.TAU`).
 TAU = 1e-12
@@ -73,8 +74,8 @@ def smo_pairs_nu(
     bounds u); every variable must be active."""
     n = y.shape[0]
     done = 0
-    column_args = (X, XT, sqn, kint, kflt, y, QD, active, is_active, all_idx, cache)
-    slots = (slot_col, col_slot, slot_full, stamp, ist, idx_buf, tmp, rowmap)
+    # the kernel row of a variable's row (the general form's get_column, called directly)
+    row_args = (XT, sqn, kint, kflt, ist, tmp, rowmap)
     rows, krows, _, krow_slot = rowmap
     while True:
         if done >= max_updates:
@@ -97,9 +98,9 @@ def smo_pairs_nu(
         Qp = krows[0]
         Qn = krows[0]
         if ip >= 0:
-            Qp = krows[get_column(ip, PARTIAL, *column_args, *slots)]
+            Qp = krows[general_column(ip, *row_args)]
         if i_n >= 0:
-            Qn = krows[get_column(i_n, PARTIAL, *column_args, *slots)]
+            Qn = krows[general_column(i_n, *row_args)]
         # ---- j by WSS2 within the group of each candidate
         gmax2_p = -np.inf
         gmax2_n = -np.inf
@@ -137,8 +138,8 @@ def smo_pairs_nu(
         i = ip if y[j] > 0.0 else i_n
         # ---- update along d_i = z_i, d_j = −z_j (z_i = z_j: both sums kept); i's column made
         # the most recent before j's is fetched, so that j's cannot evict it
-        get_column(i, PARTIAL, *column_args, *slots)
-        sj = get_column(j, PARTIAL, *column_args, *slots)
+        general_column(i, *row_args)
+        sj = general_column(j, *row_args)
         Qi = krows[krow_slot[rows[i]]]
         Qj = krows[sj]
         a = QD[i] + QD[j] - 2.0 * y[i] * y[j] * (y[i] * y[j] * Qi[rows[j]])

@@ -6,22 +6,61 @@ variables, α_r and α*_r on row r), ``Q_st = z_s z_t (K(x_{r_s}, x_{r_t}) + s²
 computed once per row and cached by row (float32 as LIBSVM's ``Qfloat`` when the driver chooses
 so, else float64; LRU): the variables of one row share one kernel evaluation, and the cache holds
 twice as many rows per byte as it would columns of m. The loops read ``Q_ti`` as
-``z_t z_i krow_i[r_t]`` instead of expanding a column of m per fetch.
+``z_t z_i krow_i[r_t]`` instead of expanding a column of m per fetch (LIBSVM's ``get_Q`` does,
+which took a quarter more time per ε-SVR solve here).
 
 The loops of :mod:`solvers._jit.smo` and :mod:`solvers._jit.smo_nu` read the general form's
 ``rowmap = (rows, krows, kslots, krow_slot)`` (the row of each variable; the cached kernel rows,
-slots × n; each slot's row, −1 free, and its LRU stamp; each row's slot, −1 not cached) in
-branches on ``rowmap is None``, which Numba prunes by the argument's type: C-SVC's variant
-(None) reads its cached column ``cache[slot]`` as before and compiles none of the general form's
-reads.
+slots × n; each slot's row, −1 free, and its LRU stamp; each row's slot, −1 not cached). C-SVC
+passes :func:`no_rows` (every array empty, the same types), so that one compiled loop serves
+both: :func:`has_rows` tells them apart at run time, outside the loops over the variables.
 """
 
 from __future__ import annotations
 
 import numba
+import numpy as np
 
 from svmbench.solvers._jit.kernel_columns import column_full
 from svmbench.solvers._jit.smo_counters import CLOCK, HITS, MISSES
+
+
+def no_rows(dtype) -> tuple:
+    """The row map of a problem without one (C-SVC): empty arrays of the general form's types,
+    the kernel rows in the column cache's ``dtype``, so that both share the loops' signature."""
+    return (
+        np.empty(0, dtype=np.int64),
+        np.empty((0, 0), dtype=dtype),
+        np.empty((2, 0), dtype=np.int64),
+        np.empty(0, dtype=np.int64),
+    )
+
+
+@numba.njit(cache=True, inline="always")
+def has_rows(rowmap):
+    """Whether ``rowmap`` is a general form's row map (not :func:`no_rows`)."""
+    return rowmap[0].shape[0] > 0
+
+
+@numba.njit(cache=True)
+def lru_slot(key, slot_key, key_slot, stamp, clock):
+    """A slot for ``key``: a free one (``slot_key`` −1), else the least recently used (smallest
+    ``stamp``), whose key is unlinked; ``key`` is linked to it and stamped with ``clock``."""
+    slot = 0
+    oldest = clock + 1
+    for s in range(slot_key.shape[0]):
+        if slot_key[s] < 0:
+            slot = s
+            break
+        if stamp[s] < oldest:
+            oldest = stamp[s]
+            slot = s
+    if slot_key[slot] >= 0:
+        key_slot[slot_key[slot]] = -1
+    slot_key[slot] = key
+    key_slot[key] = slot
+    stamp[slot] = clock
+    return slot
 
 
 @numba.njit(cache=True)
@@ -36,20 +75,7 @@ def kernel_row_slot(r, XT, sqn, kint, kflt, ist, tmp, krows, kslots, krow_slot):
         ist[HITS] += 1
         return ks
     ist[MISSES] += 1
-    ks = 0
-    oldest = ist[CLOCK] + 1
-    for s in range(kslots.shape[1]):
-        if kslots[0, s] < 0:
-            ks = s
-            break
-        if kslots[1, s] < oldest:
-            oldest = kslots[1, s]
-            ks = s
-    if kslots[0, ks] >= 0:
-        krow_slot[kslots[0, ks]] = -1
-    kslots[0, ks] = r
-    kslots[1, ks] = ist[CLOCK]
-    krow_slot[r] = ks
+    ks = lru_slot(r, kslots[0], krow_slot, kslots[1], ist[CLOCK])
     n_rows = krows.shape[1]
     column_full(XT, sqn, r, tmp[:n_rows], kint[0], kflt[0], kflt[1], kint[1], kint[2])
     s2 = kflt[2]

@@ -26,14 +26,15 @@ Kernel columns ``Q̃_:i`` live in an LRU cache of ``n_slots`` rows of length n (
 Between two reconstructions the active set only shrinks, so a column computed on an earlier active
 set is valid on the current one; a column is "full" when computed on every index (needed for Ḡ).
 Columns that are not full are dropped when the active set grows back. The general form reads
-kernel rows cached by row instead (:mod:`solvers._jit.smo_rows`). A column wanted on at least
-``FULL_FRACTION·n`` indices is computed whole from the transposed rows ``XT`` (contiguous loops
-that vectorize, the same sums in the same order) rather than gathered over the active list. ``X``
-and ``XT`` are dense arrays, or both the CSR tuple of :mod:`solvers._jit.kernel_columns` (then a
-column is computed whole from ``FULL_FRACTION_CSR·n`` wanted entries on). The cache is float32
-(LIBSVM's ``Qfloat``) or float64, as the driver chose (``solvers.smo``); the gradient arithmetic
-is float64 either way. The integer counters ``ist`` (positions :data:`N_ACTIVE` …
-:data:`RECONSTRUCTIONS`) hold the size of the active set, the LRU clock and the statistics.
+kernel rows cached by row instead (:mod:`solvers._jit.smo_rows`). A column
+wanted on at least ``FULL_FRACTION·n`` indices is computed whole from the transposed rows ``XT``
+(contiguous loops that vectorize, the same sums in the same order) rather than gathered over the
+active list. ``X`` and ``XT`` are dense arrays, or both the CSR tuple of
+:mod:`solvers._jit.kernel_columns` (then a column is computed whole from ``FULL_FRACTION_CSR·n``
+wanted entries on). The cache is float32 (LIBSVM's ``Qfloat``) or float64, as the driver chose
+(``solvers.smo``); the gradient arithmetic is float64 either way. The integer counters ``ist``
+(positions :data:`N_ACTIVE` … :data:`RECONSTRUCTIONS`) hold the size of the active set, the LRU
+clock and the statistics.
 """
 
 from __future__ import annotations
@@ -52,7 +53,7 @@ from svmbench.solvers._jit.smo_counters import (  # noqa: F401 (re-exported: the
     SHRINK_COUNTER,
     UNSHRUNK,
 )
-from svmbench.solvers._jit.smo_rows import general_column
+from svmbench.solvers._jit.smo_rows import general_column, has_rows, lru_slot
 
 #: A missing column is computed whole (contiguous, from ``XT``) when at least this fraction of
 #: its entries is wanted: an entry over a gathered index list costs about twice one of a whole
@@ -119,57 +120,45 @@ def get_column(
     """Slot of ``cache`` holding column ``Q̃_:i``, valid on the active set (on all if need_full).
 
     A miss takes a free slot or evicts the least recently used one (smallest ``stamp``). The
-    general form (``rowmap`` its row map and row cache, not None) gives the slot of the kernel row
-    of i's row instead (:func:`~solvers._jit.smo_rows.general_column`; the loops read it in their
-    ``rowmap`` branches).
+    general form (``rowmap`` a row map, :func:`~solvers._jit.smo_rows.has_rows`) gives the slot
+    of the kernel row of i's row instead (:func:`~solvers._jit.smo_rows.general_column`; the
+    loops read it in their branches on the row map).
     """
-    if rowmap is not None:
+    if has_rows(rowmap):
         return general_column(i, XT, sqn, kint, kflt, ist, tmp, rowmap)
     n = y.shape[0]
     n_active = ist[N_ACTIVE]
     ist[CLOCK] += 1
     slot = col_slot[i]
+    # one fill_full and one fill below (each is inlined: one copy of each in this function)
     if slot >= 0:
         stamp[slot] = ist[CLOCK]
         ist[HITS] += 1
-        if need_full and slot_full[slot] == 0:
-            # entries missing are those of indices inactive when the column was computed, a
-            # subset of the indices inactive now
-            m = n - n_active
-            if m >= full_fraction(X, FULL_FRACTION) * n:
-                fill_full(i, cache[slot], tmp, XT, sqn, kint, kflt, y, QD)
-            else:
-                m = 0
-                for k in range(n):
-                    if is_active[k] == 0:
-                        idx_buf[m] = k
-                        m += 1
-                fill(i, idx_buf[:m], cache[slot], tmp, X, sqn, kint, kflt, y, QD)
-            slot_full[slot] = 1
-        return slot
-    ist[MISSES] += 1
-    n_slots = slot_col.shape[0]
-    slot = -1
-    oldest = ist[CLOCK] + 1
-    for s in range(n_slots):
-        if slot_col[s] < 0:
-            slot = s
-            break
-        if stamp[s] < oldest:
-            oldest = stamp[s]
-            slot = s
-    if slot_col[slot] >= 0:
-        col_slot[slot_col[slot]] = -1
-    slot_col[slot] = i
-    col_slot[i] = slot
-    stamp[slot] = ist[CLOCK]
-    if need_full or n_active >= full_fraction(X, FULL_FRACTION) * n:
-        # the whole column costs less than the active part gathered: it is then full
-        fill_full(i, cache[slot], tmp, XT, sqn, kint, kflt, y, QD)
-        slot_full[slot] = 1
+        if not need_full or slot_full[slot] == 1:
+            return slot
+        # entries missing are those of indices inactive when the column was computed, a subset
+        # of the indices inactive now; the column is full afterwards either way
+        whole = n - n_active >= full_fraction(X, FULL_FRACTION) * n
+        m = 0
+        if not whole:
+            for k in range(n):
+                if is_active[k] == 0:
+                    idx_buf[m] = k
+                    m += 1
+        idx = idx_buf[:m]
+        full = 1
     else:
-        fill(i, active[:n_active], cache[slot], tmp, X, sqn, kint, kflt, y, QD)
-        slot_full[slot] = 0
+        ist[MISSES] += 1
+        slot = lru_slot(i, slot_col, col_slot, stamp, ist[CLOCK])
+        # the whole column costs less than the active part gathered: it is then full
+        whole = need_full or n_active >= full_fraction(X, FULL_FRACTION) * n
+        idx = active[:n_active]
+        full = 1 if whole else 0
+    if whole:
+        fill_full(i, cache[slot], tmp, XT, sqn, kint, kflt, y, QD)
+    else:
+        fill(i, idx, cache[slot], tmp, X, sqn, kint, kflt, y, QD)
+    slot_full[slot] = full
     return slot
 
 
@@ -197,7 +186,7 @@ def reconstruct(
 ):
     """Rebuild G on the inactive set, make every variable active, drop partial columns.
 
-    ``G_t = Ḡ_t + p_t + Σ_{j free} α_j Q̃_tj`` with the linear term p (−1 when ``p`` is None:
+    ``G_t = Ḡ_t + p_t + Σ_{j free} α_j Q̃_tj`` with the linear term p (−1 when ``p`` is empty:
     C-SVC); with the general form's row map (``rowmap[0]``), the kernel is read on the
     variables' rows."""
     n = y.shape[0]
@@ -223,10 +212,13 @@ def reconstruct(
             if is_active[t] == 0:
                 rows[r] = t
                 r += 1
-        if rowmap is not None:  # the kernel's rows of X
-            rows_x, cols_x = rowmap[0][rows], rowmap[0][cols]
-        else:
-            rows_x, cols_x = rows, cols
+        rows_x, cols_x = rows, cols
+        if has_rows(rowmap):  # the kernel's rows of X (by loops: no fancy indexing to compile)
+            rows_x = np.empty(rows.shape[0], dtype=np.int64)
+            for r in range(rows.shape[0]):
+                rows_x[r] = rowmap[0][rows[r]]
+            for f in range(n_free):
+                cols_x[f] = rowmap[0][cols[f]]
         # Σ_j coef_j (K(x_t, x_j) + s²) over the free j, a kernel column per j on the rows t:
         # each sum in the order of cols (the columns' own code, no other kernel loop to compile)
         sums = np.zeros(rows.shape[0])
@@ -237,7 +229,7 @@ def reconstruct(
             for r in range(rows.shape[0]):
                 sums[r] += coef[j] * (vals[r] + s2)
         # inactive variables sit at a bound: at 0 they add nothing, at C_t they are in Ḡ
-        if p is None:
+        if p.shape[0] == 0:
             for r in range(rows.shape[0]):
                 t = rows[r]
                 G[t] = Gbar[t] - 1.0 + y[t] * sums[r]
@@ -506,12 +498,12 @@ def update_gbar(
         rowmap,
     )
     c = C[i] if is_up else -C[i]
-    if rowmap is None:
-        Qi = cache[s]
-        for t in range(y.shape[0]):
-            Gbar[t] += c * Qi[t]
-    else:  # the kernel row of i's row: Q_ti = z_t z_i K[r_i, r_t]
+    if has_rows(rowmap):  # the kernel row of i's row: Q_ti = z_t z_i K[r_i, r_t]
         Qi = rowmap[1][s]
         rows = rowmap[0]
         for t in range(y.shape[0]):
             Gbar[t] += c * (y[i] * y[t] * Qi[rows[t]])
+    else:
+        Qi = cache[s]
+        for t in range(y.shape[0]):
+            Gbar[t] += c * Qi[t]

@@ -537,7 +537,7 @@ def test_reconstruct_rebuilds_the_gradient_of_the_shrunk_variables(rows):
     c.G[shrunk] = np.nan
     jit.reconstruct(
         c.X, c.sqn, c.kint, c.kflt, c.y, c.C, c.alpha, c.G, c.Gbar, c.active, c.is_active,
-        c.all_idx, c.slot_col, c.col_slot, c.slot_full, c.ist, None, None,
+        c.all_idx, c.slot_col, c.col_slot, c.slot_full, c.ist, c.rowmap, c.p,
     )  # fmt: skip
     assert c.ist[jit.N_ACTIVE] == problem.n_samples and c.ist[jit.RECONSTRUCTIONS] == 1
     X = problem.X.toarray() if rows == "csr" else problem.X
