@@ -122,9 +122,8 @@ def exact_finish(
     alpha = np.asarray(cert.dual_point, dtype=np.float64)
     _, upper = problem.dual_box()
     eps0 = min(max(math.sqrt(max(cert.rel_gap, 0.0)), EPS_MIN), EPS_MAX)  # a float: no np.clip
-    sets = _threshold_sets(alpha, upper, eps0)
-    at0, atC = sets.at0[0], sets.atC[0]
-    n0, nC = int(sets.n0[0]), int(sets.nC[0])
+    at0, atC = _active_set(alpha, upper, eps0)
+    n0, nC = int(np.count_nonzero(at0)), int(np.count_nonzero(atC))
     report: dict[str, Any] = {
         "fixed_at_0": n0,
         "fixed_at_C": nC,
@@ -142,6 +141,7 @@ def exact_finish(
         # SMO, coordinate descent at a tight tol: the bounds are exact, the point stays bit for bit
         report["skipped"] = "already exact: every multiplier near a bound is at it"
         return variables, cert, report
+    sets = _threshold_sets(alpha, upper, eps0)
     b0 = cert.primal_point.get("b")
     limit = MAX_FREE if max_free is None else max_free
     candidates, too_many = _candidates(sets, limit)
@@ -204,6 +204,14 @@ class _ThresholdSets(NamedTuple):
     atC: np.ndarray
     n0: np.ndarray
     nC: np.ndarray
+
+
+def _active_set(alpha, upper, eps: float) -> tuple[np.ndarray, np.ndarray]:
+    """``(at0, atC)`` of the one threshold ε, as a row of :func:`_threshold_sets` (the test of
+    an already exact point needs no other)."""
+    at0 = (alpha <= eps * np.minimum(upper, float(np.max(alpha, initial=0.0)))) | (upper <= 0)
+    atC = np.isfinite(upper) & ~at0 & (alpha >= (1.0 - eps) * upper)
+    return at0, atC
 
 
 def _threshold_sets(alpha, upper, eps0: float) -> _ThresholdSets:
