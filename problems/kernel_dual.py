@@ -435,13 +435,9 @@ class KernelDual(BinaryDualMixin, Problem):
         if alpha is None:
             raise TypeError("certificate needs alpha for a kernel problem")
         a, residuals = self._repair_alpha(alpha)
-        ay = a * self.y
-        g = self.kernel_times(ay)  # K(αy): the kernel's own entries, never a solver's sums
-        sum_ay = float(ay.sum()) if self.bias == "regularized" else 0.0  # read only there
+        g, sum_ay = self._model(a)  # K(αy): the kernel's own entries, never a solver's sums
         b = self._bias_of(a, g, sum_ay, b)
-        quad = 0.5 * float(ay @ g)  # ½ αᵀQ̃α, once for both sides
-        if self.bias == "regularized":
-            quad += 0.5 * (self.bias_scale * sum_ay) ** 2
+        quad = self._quadratic(a, g, sum_ay)  # once, for both sides
         m = g + b
         m *= self.y  # the margins y_i f(x_i)
         P = quad + self._loss_term(m)
