@@ -206,26 +206,23 @@ class _ThresholdSets(NamedTuple):
     nC: np.ndarray
 
 
-def _active_set(alpha, upper, eps: float) -> tuple[np.ndarray, np.ndarray]:
-    """``(at0, atC)`` of the one threshold ε, as a row of :func:`_threshold_sets` (the test of
-    an already exact point needs no other)."""
+def _active_set(alpha, upper, eps) -> tuple[np.ndarray, np.ndarray]:
+    """``(at0, atC)`` of the threshold ε: ``α_i ≤ ε·min(C_i, max α)`` (or a box [0, 0]) →
+    ``at0`` and, of the others, ``α_i ≥ (1 − ε)·C_i`` → ``atC``; masks of α's shape for a
+    float ε, k×n for a column of k thresholds."""
     at0 = (alpha <= eps * np.minimum(upper, float(np.max(alpha, initial=0.0)))) | (upper <= 0)
     atC = np.isfinite(upper) & ~at0 & (alpha >= (1.0 - eps) * upper)
     return at0, atC
 
 
 def _threshold_sets(alpha, upper, eps0: float) -> _ThresholdSets:
-    """The active set of every threshold ε = ε₀, 10ε₀, … up to EPS_LOOSE, in one k×n comparison:
-    ``α_i ≤ ε·min(C_i, max α)`` (or a box [0, 0]) → ``at0`` and, of the others,
-    ``α_i ≥ (1 − ε)·C_i`` → ``atC``."""
+    """The active set (:func:`_active_set`) of every threshold ε = ε₀, 10ε₀, … up to
+    EPS_LOOSE, in one k×n comparison."""
     eps_list, eps = [], eps0
     while eps <= EPS_LOOSE * (1.0 + 1e-9):
         eps_list.append(eps)
         eps *= 10.0
-    column = np.array(eps_list)[:, None]
-    scale = float(np.max(alpha, initial=0.0))
-    at0 = (alpha <= column * np.minimum(upper, scale)) | (upper <= 0)
-    atC = np.isfinite(upper) & ~at0 & (alpha >= (1.0 - column) * upper)
+    at0, atC = _active_set(alpha, upper, np.array(eps_list)[:, None])
     return _ThresholdSets(eps_list, at0, atC, at0.sum(axis=1), atC.sum(axis=1))
 
 
