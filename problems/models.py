@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import abc
 import itertools
+import math
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
@@ -74,7 +75,12 @@ def finite(*values) -> bool:
     """True when every given value (scalar, array or None, which is skipped) is finite: the
     problems build no model from a NaN or infinite point."""
     for v in values:
-        if v is not None and not np.all(np.isfinite(np.asarray(v, dtype=np.float64))):
+        if v is None:
+            continue
+        if type(v) is float:  # a bias: no array built for one number
+            if not math.isfinite(v):
+                return False
+        elif not np.isfinite(np.asarray(v, dtype=np.float64)).all():
             return False
     return True
 

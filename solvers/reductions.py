@@ -57,6 +57,7 @@ from svmbench.solvers.base import (
     Status,
 )
 from svmbench.solvers.registry import register
+from svmbench.solvers.smo_shared import lean_pair_applies, solve_shared_pair
 
 
 def _zero_one_cost(problem) -> str | None:
@@ -95,16 +96,23 @@ def _binary_solve(binary: Solver, bp, share=None) -> SolveResult:
     (:meth:`~solvers.auto.Auto.go_on`) only when it stops at a limit or fails: a pair's
     record without auto's second pass of checks, certificate and record over the problem.
     The record's solve and compile times then include the first method's. ``share(bp)`` is
-    called first when the method that runs is ``smo`` (which reads shared kernel rows)."""
+    called first when the method that runs is ``smo`` (which reads shared kernel rows); SMO
+    then solves the pair on its lean path (:func:`~solvers.smo_shared.solve_shared_pair`:
+    the same chunks, certificates, statuses and exact finish as its ``solve``, without the
+    generic per-solve wrappers) when the pair and its options allow
+    (:func:`~solvers.smo_shared.lean_pair_applies`)."""
     first_method = getattr(binary, "first_method", None)
     inner = None if first_method is None else first_method(bp)
-    if share is not None and (binary if inner is None else inner).name == "smo":
+    method = binary if inner is None else inner
+    lean = False
+    if share is not None and method.name == "smo":
         share(bp)
+        lean = lean_pair_applies(method, bp)
     if inner is None:
-        return binary.solve(bp)
+        return solve_shared_pair(binary, bp) if lean else binary.solve(bp)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", ConvergenceWarning)  # auto's call warns, if any
-        first = inner.solve(bp)
+        first = solve_shared_pair(inner, bp) if lean else inner.solve(bp)
     if first.status not in binary.retried:
         return first
     res = binary.go_on(bp, first)

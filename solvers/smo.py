@@ -488,17 +488,17 @@ class SMO(IterativeSolver):
             return float(c.kflt[2] * (c.alpha @ c.y))
         n_active = c.ist[jit.N_ACTIVE]
         if n_active == c.y.shape[0]:  # nothing shrunk: the arrays themselves, not copies
-            a, y, G, C = c.alpha, c.y, c.G, c.C
+            y, G, bits = c.y, c.G, c.status
         else:
             act = c.active[:n_active]
-            a, y, G, C = c.alpha[act], c.y[act], c.G[act], c.C[act]
+            y, G, bits = c.y[act], c.G[act], c.status[act]
         v = -y * G  # −y_t G_t: equals b at a free support vector
-        free = (a > 0) & (a < C)
+        # the loops' bound status (bit 0: I_up, bit 1: I_low): both ⇔ 0 < α_t < C_t
+        free = bits == 3
         n_free = np.count_nonzero(free)
         if n_free:
             return float(v[free].sum() / n_free)  # the mean, as np.mean computes it
-        up = ((y > 0) & (a < C)) | ((y < 0) & (a > 0))
-        low = ((y > 0) & (a > 0)) | ((y < 0) & (a < C))
+        up, low = (bits & 1).astype(bool), (bits & 2).astype(bool)
         lo = v[up].max() if up.any() else -np.inf
         hi = v[low].min() if low.any() else np.inf
         if not np.isfinite(lo):
@@ -527,11 +527,13 @@ class SMO(IterativeSolver):
         """``(P, P − D)`` of ``(α, b)`` from the maintained gradient ``G = Q̃α − 1``, O(n)."""
         a, y, G, Cw = state.core.alpha, state.core.y, state.core.G, state.Cw
         b = self._bias(problem, state) if problem.bias == "free" else 0.0
-        r = G + y * b
+        r = y * b
+        r += G
         if problem.loss == "hinge":
-            hinge = float(Cw @ np.maximum(0.0, -r))  # −r = −G − y b: the hinge of f = g + b
+            # −r = −G − y b: the hinge of f = g + b is max(0, −r) = −min(0, r)
+            hinge = -float(Cw @ np.minimum(r, 0.0))
             gap = float(a @ r) + hinge
-            P = 0.5 * float(a @ (G + 1.0)) + hinge
+            P = 0.5 * (float(a @ G) + float(a.sum())) + hinge
         else:
             pos = Cw > 0
             half = np.zeros_like(a)

@@ -11,7 +11,9 @@ diagonal term is no kernel entry); the pair's certificate reads the same float64
 
 from __future__ import annotations
 
+import math
 import time
+import warnings
 
 import numpy as np
 
@@ -19,8 +21,12 @@ from svmbench.problems import KernelDual
 from svmbench.problems.kernel_rows import KernelRows
 from svmbench.problems.kernels import Kernel
 from svmbench.solvers._jit import smo as jit
+from svmbench.solvers.chunk_loop import all_finite
 from svmbench.solvers.compile_notice import compiling
+from svmbench.solvers.exact_finish import exact_finish, finish_applies
+from svmbench.solvers.records import STATUS_MESSAGES, ConvergenceWarning, SolveResult, Status
 from svmbench.solvers.smo_arrays import new_core
+from svmbench.solvers.status_rules import settled_status
 
 #: The loops compiled in this process for shared rows: pair updates or single ones.
 _WARM_SHARED: set[bool] = set()
@@ -96,3 +102,111 @@ def warm_up_shared(problem: KernelDual) -> float:
         run(50, 1e-3, True, *shared_core(tiny, 2))
     _WARM_SHARED.add(pairs)
     return time.perf_counter() - start
+
+
+#: What a chunk may raise from NumPy when the arithmetic fails: the pair ends
+#: ``numerical_error`` with its point so far, as :func:`~solvers.chunk_loop.run_chunks` ends.
+_ARITHMETIC = (np.linalg.LinAlgError, FloatingPointError, ZeroDivisionError, OverflowError)
+
+
+def lean_pair_applies(solver, problem) -> bool:
+    """Whether :func:`solve_shared_pair` may stand for ``solver.solve(problem)``: SMO on a pair
+    on shared rows with a free bias, stopping on the certified gap, no trace, no time limit
+    (the reduction's own options for its pairs)."""
+    return (
+        uses_shared_rows(problem, solver.storage)
+        and problem.bias == "free"
+        and solver.stop_rule == "gap"
+        and solver.trace is False
+        and math.isinf(solver.time_limit)
+    )
+
+
+def solve_shared_pair(solver, problem: KernelDual) -> SolveResult:
+    """``solver.solve(problem)`` for a pair of a reduction on shared rows
+    (:func:`lean_pair_applies`), cold, without :meth:`Solver.solve`'s generic machinery.
+
+    The same chunks (``solver._step``: SMO's loops, its O(n) gap estimate and the tightening of
+    eps), a certificate of the problem each time the estimate meets ``tol`` (from α and the
+    kernel, never from SMO's gradient), ``optimal ⇔ certified and rel_gap ≤ tol``
+    (:func:`~solvers.status_rules.settled_status`), the exact finish of an optimal point
+    (:func:`~solvers.exact_finish.exact_finish`, as ``Solver._finish`` calls it), one record.
+    What it leaves out only applies elsewhere: acceptance and memory checks (the reduction
+    built the pair from its checked problem, on rows that fit its cache budget), warm starts,
+    rescaling, callbacks, traces and time limits."""
+    entered = time.perf_counter()
+    compile_time = warm_up_shared(problem)
+    start = time.perf_counter()
+    state = solver._init_state(problem, None)
+    tol, iterations = solver.tol, 0
+    status, cert, message, variables, point = None, None, "", None, -1
+    with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
+        while status is None:
+            try:
+                step = solver._step(problem, state)
+            except _ARITHMETIC as exc:
+                status = Status.NUMERICAL_ERROR
+                message = f"numerical failure: {type(exc).__name__}: {exc}"
+                break
+            iterations += step.iterations
+            if step.converged:
+                point = iterations  # SMO's estimate met tol (or eps reached its floor)
+                variables = solver._variables(problem, state)
+                if not all_finite(variables):
+                    status, message = Status.NUMERICAL_ERROR, "the iterates contain NaN or inf"
+                    break
+                cert = problem.certificate(**variables)
+                if cert.certified and cert.rel_gap <= tol:
+                    status = Status.OPTIMAL
+                    break
+            if step.iterations == 0:
+                status = Status.NUMERICAL_ERROR
+                message = "the method can make no further progress before its stopping rule holds"
+            elif iterations >= solver.max_iter:
+                status = Status.MAX_ITER
+    solve_time = time.perf_counter() - start
+    if point != iterations:  # the point moved since its last certificate (if any)
+        variables, cert = solver._variables(problem, state), None
+    info = solver._info(state)
+    usable = all_finite(variables)
+    if not usable:
+        status, cert = Status.NUMERICAL_ERROR, None
+        message = message or "the iterates contain NaN or inf"
+    elif cert is None:
+        cert = problem.certificate(**variables)
+    if status is Status.OPTIMAL and finish_applies(problem):
+        variables, cert, info["exact_finish"] = exact_finish(problem, variables, cert, tol=tol)
+    else:
+        info["exact_finish"] = {"skipped": f"status {status.value}"}
+    model = problem.model_from(variables) if usable else None
+    status, message = settled_status(problem, status, cert, tol, message)
+    if status is Status.MAX_ITER:
+        warnings.warn(
+            f"{solver.name}: {STATUS_MESSAGES[status]} ({iterations} {solver.iteration_unit})",
+            ConvergenceWarning,
+            stacklevel=3,
+        )
+    nan = math.nan
+    return SolveResult(
+        solver=solver.name,
+        problem=problem.kind,
+        problem_key=problem.deferred_key() if solver.records_problem_key else "",
+        status=status,
+        primal=cert.primal if cert else nan,
+        dual=cert.dual if cert else nan,
+        gap=cert.gap if cert else nan,
+        rel_gap=cert.rel_gap if cert else nan,
+        certified=cert.certified if cert else False,
+        iterations=iterations,
+        iteration_unit=solver.iteration_unit,
+        solve_time=solve_time,
+        compile_time=compile_time,
+        wall_time=time.perf_counter() - entered - compile_time,
+        certify_time=time.perf_counter() - start - solve_time,
+        residuals=dict(cert.residuals) if cert else {},
+        message=message or STATUS_MESSAGES[status],
+        info=info,
+        model=model,
+        alpha=variables.get("alpha"),
+        b=variables.get("b"),
+    )
