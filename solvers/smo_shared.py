@@ -159,6 +159,10 @@ def solve_shared_pair(solver, problem: KernelDual) -> SolveResult:
                 if cert.certified and cert.rel_gap <= tol:
                     status = Status.OPTIMAL
                     break
+                if not problem.convex:  # no certificate can ever hold
+                    status = Status.NOT_CERTIFIED
+                    message = "a stationary point of an indefinite problem: no certificate exists"
+                    break
             if step.iterations == 0:
                 status = Status.NUMERICAL_ERROR
                 message = "the method can make no further progress before its stopping rule holds"
@@ -174,9 +178,10 @@ def solve_shared_pair(solver, problem: KernelDual) -> SolveResult:
         message = message or "the iterates contain NaN or inf"
     elif cert is None:
         cert = problem.certificate(**variables)
-    if status is Status.OPTIMAL and finish_applies(problem):
+    finishes = finish_applies(problem)  # as Solver._finish: no report where it never applies
+    if finishes and status is Status.OPTIMAL:
         variables, cert, info["exact_finish"] = exact_finish(problem, variables, cert, tol=tol)
-    else:
+    elif finishes:
         info["exact_finish"] = {"skipped": f"status {status.value}"}
     model = problem.model_from(variables) if usable else None
     status, message = settled_status(problem, status, cert, tol, message)

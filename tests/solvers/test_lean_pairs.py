@@ -74,6 +74,29 @@ def test_a_pair_stopped_by_max_iter_is_reported_and_warned_as_solve_reports_it()
     assert lean.info["exact_finish"] == full.info["exact_finish"] == {"skipped": "status max_iter"}
 
 
+def test_an_indefinite_pair_ends_not_certified_as_solve_ends_it():
+    """A sigmoid kernel that is not positive semi-definite: SMO's stationary point has no
+    certificate; the lean path stops there, as the chunk loop does, instead of tightening eps."""
+
+    def pair():
+        rows = np.flatnonzero(Y_WINE < 2)
+        bp = KernelDual(X_WINE[rows], np.where(Y_WINE[rows] == 0, 1.0, -1.0), C=1.0,
+                        kernel="sigmoid", gamma=0.5, coef0=-1.0)  # fmt: skip
+        table = KernelRows(np.ascontiguousarray(X_WINE), Kernel("sigmoid", 0.5, 3, -1.0), Y_WINE)
+        bp.share_rows(table, rows)
+        return bp
+
+    lean_problem = pair()
+    assert not lean_problem.convex
+    lean = solve_shared_pair(registry.get("smo", trace=False), lean_problem)
+    full = registry.get("smo", trace=False).solve(pair())
+    assert lean.status is full.status is Status.NOT_CERTIFIED
+    assert lean.message == full.message and "indefinite" in lean.message
+    assert lean.iterations == full.iterations
+    np.testing.assert_array_equal(lean.alpha, full.alpha)
+    assert lean.info == full.info
+
+
 @pytest.mark.parametrize(
     "options", [{"trace": True}, {"time_limit": 10.0}, {"stop_rule": "native"}]
 )
