@@ -144,8 +144,8 @@ def solve_shared_pair(solver, problem: KernelDual) -> SolveResult:
         while status is None:
             try:
                 step = solver._step(problem, state)
-            except _ARITHMETIC as exc:
-                status = Status.NUMERICAL_ERROR
+            except _ARITHMETIC as exc:  # the point so far is judged below, as the loop does
+                status, point = Status.NUMERICAL_ERROR, -1
                 message = f"numerical failure: {type(exc).__name__}: {exc}"
                 break
             iterations += step.iterations
