@@ -400,7 +400,8 @@ class _RowPasses:
         self.acc_aff, self.acc = np.empty(dim), np.empty(dim)
         self.buf = np.empty((5, jit.BLOCK))  # per-row results of a block
         #: Whether ``sqD`` and ``V`` hold ``prepare``'s values at the state's current point (the
-        #: step's pass computes them): the next iteration then skips ``prepare``.
+        #: step's pass computes them): the next iteration then skips ``prepare``. Code that
+        #: changes the state's m, s, λ, ξ or ν between iterations sets it to False.
         self.prepared = False
         # small dense rows: [X E] once, and its scaled copy (normal_system)
         self.Z = self.Y = None
