@@ -120,19 +120,32 @@ def run_chunks(
     status, cert, message = None, None, ""
     limit_info: dict[str, Any] = {}
     last_chunk = 0.0
+    # the options, read once (a chunk of a small problem takes tens of microseconds)
+    tol, max_iter, time_limit = solver.tol, solver.max_iter, solver.time_limit
+    stop_rule, tracing = solver.stop_rule, solver.trace
+    gap_rule = stop_rule == "gap"
+    limited = math.isfinite(time_limit)  # without a limit, neither estimates nor clock reads
     while status is None:
         variables = None  # the point, once built in this chunk (the record's, if it is the last)
-        stage = f"chunk {chunks + 1}"
-        refusal = _estimate_refusal(
-            solver, clock, stage, "_chunk_seconds", problem, state, measured=last_chunk
-        )
-        if refusal is not None:
-            status, message = Status.TIME_LIMIT, refusal["message"]
-            limit_info = {"time_limit": refusal}
-            break
-        started = clock.wall
-        step = _guarded_step(solver, problem, state)
-        last_chunk = clock.wall - started
+        if limited:
+            refusal = _estimate_refusal(
+                solver,
+                clock,
+                f"chunk {chunks + 1}",
+                "_chunk_seconds",
+                problem,
+                state,
+                measured=last_chunk,
+            )
+            if refusal is not None:
+                status, message = Status.TIME_LIMIT, refusal["message"]
+                limit_info = {"time_limit": refusal}
+                break
+            started = clock.wall
+            step = _guarded_step(solver, problem, state)
+            last_chunk = clock.wall - started
+        else:
+            step = _guarded_step(solver, problem, state)
         iterations += step.iterations
         chunks += 1
         cert = None
@@ -141,7 +154,7 @@ def run_chunks(
             variables = solver._variables(problem, state)
             if all_finite(variables):
                 cert = problem.certificate(**variables)
-            if cert is not None and cert.certified and cert.rel_gap <= solver.tol:
+            if cert is not None and cert.certified and cert.rel_gap <= tol:
                 status, message = Status.OPTIMAL, f"certified to tol; then {step.failure}"
             else:
                 status, message = Status.NUMERICAL_ERROR, step.failure
@@ -153,16 +166,11 @@ def run_chunks(
         if checks.adaptive and not due:
             # the last chunk before max_iter or time_limit is tested too: sparse checks must
             # not turn a run that met tol into one that reached its limit
-            due = iterations >= solver.max_iter or clock.wall >= solver.time_limit
+            due = iterations >= max_iter or (limited and clock.wall >= time_limit)
         checks.checks += due
         wanted = callback is not None or schedule.wants(chunks, clock)
         estimate = None
-        if (
-            wanted
-            and callback is None
-            and solver.trace is True
-            and not (solver.stop_rule == "gap" and due)
-        ):
+        if wanted and callback is None and tracing is True and not (gap_rule and due):
             # a trace-only point: the solver's own estimate, neither the point nor a
             # certificate (non-finite iterates give a non-finite estimate: the point is read)
             with clock.certifying():
@@ -175,14 +183,14 @@ def run_chunks(
             if not all_finite(variables):
                 status, message = Status.NUMERICAL_ERROR, "the iterates contain NaN or inf"
                 break
-        if solver.stop_rule == "gap" and due:
+        if gap_rule and due:
             cert = step.certificate or problem.certificate(**variables)
-            if cert.certified and cert.rel_gap <= solver.tol:
+            if cert.certified and cert.rel_gap <= tol:
                 status = Status.OPTIMAL
             elif not problem.convex and step.converged:  # no certificate can ever hold
                 status = Status.NOT_CERTIFIED
                 message = "a stationary point of an indefinite problem: no certificate exists"
-        elif solver.stop_rule == "native" and step.converged:
+        elif stop_rule == "native" and step.converged:
             status = Status.OPTIMAL  # if the certificate agrees (Solver._result)
         if cert is not None or wanted:
             if cert is None and estimate is not None:
@@ -197,7 +205,7 @@ def run_chunks(
                 point = Checkpoint(
                     iterations, clock.elapsed, cert.primal, cert.dual, cert.gap, clock.wall
                 )
-            if solver.trace:
+            if tracing:
                 trace.append(point)
             if callback is not None:
                 with clock.paused():
@@ -208,9 +216,9 @@ def run_chunks(
             # a chunk that did no work will do none the next time: end instead of looping
             status = Status.NUMERICAL_ERROR
             message = "the method can make no further progress before its stopping rule holds"
-        if status is None and iterations >= solver.max_iter:
+        if status is None and iterations >= max_iter:
             status = Status.MAX_ITER
-        if status is None and clock.wall >= solver.time_limit:  # wall time: all included
+        if status is None and limited and clock.wall >= time_limit:  # wall time: all included
             status = Status.TIME_LIMIT
     final = variables if variables is not None else solver._variables(problem, state)
     if solver.trace and all_finite(final) and (not trace or trace[-1].iteration != iterations):

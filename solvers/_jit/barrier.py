@@ -12,7 +12,8 @@ NumPy array operations and six products with X̃:
    it and ``X̃ᵀ(y ⊙ c)`` with ``c`` the second-order term of the corrector (one pass over X).
 3. ``corrector``: the corrected direction, its step to the boundary and
    ``X̃ᵀ(y ⊙ Δλ)``, which updates ``X̃ᵀ(y ⊙ λ)`` (one pass over X).
-4. ``update`` (no X): the step, the new residuals and the complementarity.
+4. ``update`` (no X): the step, the new residuals and the complementarity, then ``prepare`` at
+   the new point (the next iteration skips its own call).
 
 Per row, with ``e = ξ/ν`` (hinge), ``1/(2C)`` (squared hinge, ``ξ = λ/(2C)``) or 0 (hard margin,
 no ξ), ``r_p = m − 1 − s + ξ``, ``r_ξ = C − λ − ν``, and right-hand sides ``r_s`` (of
@@ -228,16 +229,32 @@ def _update_rows(loss, a, b, C, m, s, lam, xi, nu, dm_aff, dm, tau, step, buf):
 def scale_rows(Z, sqD, V, Y, B):
     """``Y = diag(√D) Z`` and ``B = ZᵀV`` (Z, Y n×r in Fortran order, V n×2, B r×2), column by
     column: the lean normal system's scaled copy (``X̃ᵀDX̃ = YᵀY``) and both right-hand sides'
-    products read Z once. Loss-free: one compiled variant for every loss."""
+    products read Z once. Each product sums four interleaved partial sums (rows i mod 4), so
+    that the additions need not wait for one another. Loss-free: one compiled variant for
+    every loss."""
     n, r = Z.shape
+    n4 = n - n % 4
     for j in range(r):
-        b0, b1 = 0.0, 0.0
-        for i in range(n):
+        a0 = a1 = a2 = a3 = c0 = c1 = c2 = c3 = 0.0
+        for i in range(0, n4, 4):
+            z0, z1, z2, z3 = Z[i, j], Z[i + 1, j], Z[i + 2, j], Z[i + 3, j]
+            Y[i, j], Y[i + 1, j] = z0 * sqD[i], z1 * sqD[i + 1]
+            Y[i + 2, j], Y[i + 3, j] = z2 * sqD[i + 2], z3 * sqD[i + 3]
+            a0 += z0 * V[i, 0]
+            a1 += z1 * V[i + 1, 0]
+            a2 += z2 * V[i + 2, 0]
+            a3 += z3 * V[i + 3, 0]
+            c0 += z0 * V[i, 1]
+            c1 += z1 * V[i + 1, 1]
+            c2 += z2 * V[i + 2, 1]
+            c3 += z3 * V[i + 3, 1]
+        t0, t1 = (a0 + a1) + (a2 + a3), (c0 + c1) + (c2 + c3)
+        for i in range(n4, n):
             z = Z[i, j]
             Y[i, j] = z * sqD[i]
-            b0 += z * V[i, 0]
-            b1 += z * V[i, 1]
-        B[j, 0], B[j, 1] = b0, b1
+            t0 += z * V[i, 0]
+            t1 += z * V[i, 1]
+        B[j, 0], B[j, 1] = t0, t1
 
 
 # ---- entry points: the four passes of each loss, the loss a constant of each ------------------
@@ -299,11 +316,12 @@ def _passes_of(loss: int):
         return worst
 
     @numba.njit(cache=True, error_model="numpy")
-    def update(C, m, s, lam, xi, nu, dm_aff, dm, tau, step, buf, sums):
+    def update(y, C, m, s, lam, xi, nu, dm_aff, dm, tau, step, buf, sums, sqD, V):
         """The step: ``m += α Δm``, ``s, λ, ξ, ν += α Δ`` (floored at ``TINY``), in place;
         returns ``(sᵀλ + ξᵀν, ‖r_p‖_∞, ‖r_ξ‖_∞)`` at the new point, and ``sums`` (4,) gets
         ``(Σ C ℓ(max(0, 1 − m)), Σ λ, Σ λ²/(4C), min m)`` for the gap estimate
-        (buf: 5×BLOCK)."""
+        (buf: 5×BLOCK); ``sqD`` and ``V`` get ``prepare``'s values at the new point (the next
+        iteration's: ``prepare`` called here, its compiled code shared, not inlined again)."""
         n = m.shape[0]
         comp, rp_max, rxi_max = 0.0, 0.0, 0.0
         loss_sum, lam_sum, lam2_sum, m_min = 0.0, 0.0, 0.0, np.inf
@@ -319,6 +337,7 @@ def _passes_of(loss: int):
                 lam_sum += lam[a + i]
                 m_min = m[a + i] if m[a + i] < m_min else m_min
         sums[0], sums[1], sums[2], sums[3] = loss_sum, lam_sum, lam2_sum, m_min
+        prepare(y, C, m, s, lam, xi, nu, sqD, V)
         return comp, rp_max, rxi_max
 
     return Passes(prepare, affine, corrector, update)
@@ -332,8 +351,8 @@ class Passes(NamedTuple):
     - ``affine(X, E, y, C, m, s, lam, xi, nu, dz, dm_out, acc, buf)`` → ``(worst, lin, quad)``;
     - ``corrector(X, E, y, C, m, s, lam, xi, nu, dm_aff, tau, dz, dm_out, acc, buf)`` →
       ``worst``;
-    - ``update(C, m, s, lam, xi, nu, dm_aff, dm, tau, step, buf, sums)`` →
-      ``(comp, ‖r_p‖_∞, ‖r_ξ‖_∞)``.
+    - ``update(y, C, m, s, lam, xi, nu, dm_aff, dm, tau, step, buf, sums, sqD, V)`` →
+      ``(comp, ‖r_p‖_∞, ‖r_ξ‖_∞)``, and ``prepare``'s ``sqD``, ``V`` at the new point.
     """
 
     prepare: Callable

@@ -135,18 +135,20 @@ class PrimalPDState:
     def update_residuals(self) -> None:
         """Recompute the residuals (one product with X̃ᵀ) and their ∞-norms: ``residual_dual``
         for ``r_z`` and ``r_ξ``, ``residual_primal`` for ``r_p``."""
-        self.a_lam = self.feat.tdot(self.y * self.lam)
+        u = self.y * self.lam
+        Z = self.passes.Z if self.passes is not None else None
+        self.a_lam = Z.T @ u if Z is not None else self.feat.tdot(u)
         self.r_z = self.p * self.z - self.a_lam
         self.r_p = self.m - 1.0 - self.s
         xi = self.xi_of_loss
         if xi is not None:
             self.r_p += xi
-        dual = float(np.max(np.abs(self.r_z), initial=0.0))
+        dual = _max_abs(self.r_z)
         if self.loss == "hinge":
             self.r_xi = self.C - self.lam - self.nu
-            dual = max(dual, float(np.max(np.abs(self.r_xi), initial=0.0)))
+            dual = max(dual, _max_abs(self.r_xi))
         self.residual_dual = dual
-        self.residual_primal = float(np.max(np.abs(self.r_p), initial=0.0))
+        self.residual_primal = _max_abs(self.r_p)
         comp, pairs = _ppd_complementarity(self)
         self.complementarity, self.mu = comp, comp / pairs
         u = np.maximum(1.0 - self.m, 0.0)
@@ -154,8 +156,13 @@ class PrimalPDState:
             float(self.C @ (u if self.loss == "hinge" else u * u)),
             float(self.lam.sum()),
             float(self.lam @ (self.lam / (4.0 * self.C))) if self.loss == "squared_hinge" else 0.0,
-            float(np.min(self.m, initial=np.inf)),
+            float(self.m.min()) if self.m.size else math.inf,
         )
+
+
+def _max_abs(v: np.ndarray) -> float:
+    """``‖v‖_∞`` (0 for an empty v)."""
+    return float(np.abs(v).max()) if v.size else 0.0
 
 
 def _ppd_complementarity(s: PrimalPDState) -> tuple[float, int]:
@@ -245,10 +252,10 @@ def _least_squares_start(feat, passes: _RowPasses | None, y, C, p) -> PrimalPDSt
         return None
     H.flat[:: H.shape[0] + 1] += p
     # LU for both storages: syrk and a Cholesky factor here gave CSR rows a start a few ulps off
-    # the dense one's, enough to flip a tie of one-vs-one votes (scikit-learn's sparse tests)
-    try:
-        z = np.linalg.solve(H, rhs)
-    except np.linalg.LinAlgError:
+    # the dense one's, enough to flip a tie of one-vs-one votes (scikit-learn's sparse tests);
+    # LAPACK's dgesv directly (NumPy's solve wraps it in checks costing more than the solve)
+    _, _, z, info = lapack.dgesv(H, rhs, overwrite_a=1, overwrite_b=1)
+    if info != 0:  # an exactly singular factor
         return None
     m = y * (passes.Z @ z if passes.Z is not None else feat.dot(z))
     if not np.all(np.isfinite(m)):
@@ -392,6 +399,10 @@ class _RowPasses:
         self.dm_aff, self.dm = np.empty(n), np.empty(n)  # y ⊙ X̃Δz of the two directions
         self.acc_aff, self.acc = np.empty(dim), np.empty(dim)
         self.buf = np.empty((5, jit.BLOCK))  # per-row results of a block
+        #: Whether ``sqD`` and ``V`` hold ``prepare``'s values at the state's current point (the
+        #: step's pass computes them): the next iteration then skips ``prepare``. Code that
+        #: changes the state's m, s, λ, ξ or ν between iterations sets it to False.
+        self.prepared = False
         # small dense rows: [X E] once, and its scaled copy (normal_system)
         self.Z = self.Y = None
         if not feat.sparse and 8 * n * dim <= LEAN_BYTES:
@@ -425,16 +436,6 @@ class _RowPasses:
             return (lambda rhs: sla.cho_solve(cf, rhs, check_finite=False)), B
         return (lambda rhs: lapack.dpotrs(factor, rhs, lower=1)[0]), B
 
-    def affine(self, passes, s: PrimalPDState, xi, nu, dz) -> tuple[float, float, float]:
-        args = (s.y, s.C, s.m, s.s, s.lam, xi, nu, dz, self.dm_aff, self.acc_aff, self.buf)
-        return passes.affine(self.rows, self.E, *args)
-
-    def corrector(self, passes, s: PrimalPDState, xi, nu, tau, dz) -> float:
-        state = (s.y, s.C, s.m, s.s, s.lam, xi, nu)
-        return passes.corrector(
-            self.rows, self.E, *state, self.dm_aff, tau, dz, self.dm, self.acc, self.buf
-        )
-
 
 #: The (storage, loss) variants of the jitted passes compiled in this process
 #: (:func:`compile_row_passes`).
@@ -454,31 +455,42 @@ def ppd_fused_iteration(s: PrimalPDState, fraction: float) -> None:
     ``τ X̃ᵀ(y ⊙ D(1/λ − 1/ν)) − X̃ᵀ(y ⊙ D(Δs_aΔλ_a/λ − Δξ_aΔν_a/ν))``: the first product comes
     with the Gram matrix, the second with ``X̃Δz_a``. The affine complementarity is the quadratic
     ``sᵀλ + ξᵀν + α lin + α² quad`` of the step α, and ``Aᵀλ`` is updated with
-    ``X̃ᵀ(y ⊙ Δλ)`` from the corrector's pass (``r_z = Pz − Aᵀλ``)."""
+    ``X̃ᵀ(y ⊙ Δλ)`` from the corrector's pass (``r_z = Pz − Aᵀλ``). The step's pass leaves ``D``
+    and the right-hand sides' vectors of the next iteration (``prepare``'s) in place."""
     rp, passes = s.passes, jit.PASSES[_LOSS_CODES[s.loss]]
     xi, nu = (s.xi, s.nu) if s.loss == "hinge" else (_NO_ROWS, _NO_ROWS)
-    passes.prepare(s.y, s.C, s.m, s.s, s.lam, xi, nu, rp.sqD, rp.V)
+    y, C, m, sl, lam, buf = s.y, s.C, s.m, s.s, s.lam, rp.buf
+    if not rp.prepared:
+        passes.prepare(y, C, m, sl, lam, xi, nu, rp.sqD, rp.V)
+    rp.prepared = False  # until the step's pass prepares the next iteration
     solve, B = rp.normal_system(s.feat, s.p)
     # Predictor (affine scaling, σ = 0).
     rhs = B[:, 0] - s.r_z
-    worst, lin, quad = rp.affine(passes, s, xi, nu, solve(rhs))
+    dz = solve(rhs)
+    worst, lin, quad = passes.affine(
+        rp.rows, rp.E, y, C, m, sl, lam, xi, nu, dz, rp.dm_aff, rp.acc_aff, buf
+    )
     st = 1.0 if worst <= 1.0 else 1.0 / worst
-    comp_aff = max(s.complementarity + st * lin + st * st * quad, 0.0)
-    sigma = min(1.0, (comp_aff / max(s.complementarity, 1e-300)) ** 3)  # Mehrotra's heuristic
+    comp = s.complementarity
+    comp_aff = max(comp + st * lin + st * st * quad, 0.0)
+    sigma = min(1.0, (comp_aff / max(comp, 1e-300)) ** 3)  # Mehrotra's heuristic
     # Corrector: centring at σμ and the second-order terms of the affine step.
     tau = sigma * s.mu
     dz = solve(rhs + tau * B[:, 1] - rp.acc_aff)
-    worst = rp.corrector(passes, s, xi, nu, tau, dz)
+    worst = passes.corrector(
+        rp.rows, rp.E, y, C, m, sl, lam, xi, nu, rp.dm_aff, tau, dz, rp.dm, rp.acc, buf
+    )
     st = min(1.0, fraction * (1.0 if worst <= 1.0 else 1.0 / worst))
     comp, rp_max, rxi_max = passes.update(
-        s.C, s.m, s.s, s.lam, xi, nu, rp.dm_aff, rp.dm, tau, st, rp.buf, s.sums
+        y, C, m, sl, lam, xi, nu, rp.dm_aff, rp.dm, tau, st, buf, s.sums, rp.sqD, rp.V
     )
+    rp.prepared = True
     s.z = s.z + st * dz
     s.a_lam = s.a_lam + st * rp.acc
     s.r_z = s.p * s.z - s.a_lam
     s.residual_dual = max(float(np.abs(s.r_z).max()), rxi_max)  # z has d + k ≥ 1 entries
     s.residual_primal = rp_max
-    s.complementarity, s.mu = comp, comp / (2 * len(s.lam) if s.loss == "hinge" else len(s.lam))
+    s.complementarity, s.mu = comp, comp / (2 * len(lam) if s.loss == "hinge" else len(lam))
     s.step, s.sigma = st, sigma
 
 
