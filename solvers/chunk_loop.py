@@ -1,10 +1,11 @@
 """The chunk loop of :class:`~solvers.base.IterativeSolver`: one stopping rule for every method.
 
 :func:`run_chunks` runs the solver's hooks (``_prepare``, ``_init_state``, then ``_step`` chunk
-after chunk) on the solver clock and decides when to stop: the certified relative gap
-``(P − D)/max(1, |P|) ≤ tol`` on the schedule of :class:`~solvers.clock.CheckSchedule`, the
-method's native rule, a planned budget of chunks, ``max_iter``, ``time_limit``, a callback, or a
-numerical failure (docs/ARCHITECTURE.md §4). It records the trace on the geometric schedule of
+after chunk) on the solver clock and decides when to stop: the certified relative gap with its
+rounding allowance, ``(P − D + rounding)/max(1, |P|) ≤ tol``, on the schedule of
+:class:`~solvers.clock.CheckSchedule`, a gap already within an allowance above tol (the rounding
+floor: ``not_certified``), the method's native rule, a planned budget of chunks, ``max_iter``,
+``time_limit``, a callback, or a numerical failure (docs/ARCHITECTURE.md §4). It records the trace on the geometric schedule of
 :class:`~solvers.clock.TraceSchedule`, pausing the clock while trace-only certificates are drawn.
 The options it reads (``stop_rule``, ``check_every``, ``trace``, ...) are documented on
 :class:`~solvers.base.IterativeSolver`.
@@ -36,6 +37,7 @@ from svmbench.solvers.records import (
     StepOutcome,
     WarmStart,
 )
+from svmbench.solvers.status_rules import rounding_floor_words
 from svmbench.solvers.time_budget import ALLOWED_OVERRUN, refused_outcome, stage_refusal
 
 #: What a chunk may raise from deep inside NumPy/SciPy when the arithmetic fails (SciPy's
@@ -141,7 +143,7 @@ def run_chunks(
             variables = solver._variables(problem, state)
             if all_finite(variables):
                 cert = problem.certificate(**variables)
-            if cert is not None and cert.certified and cert.rel_gap <= solver.tol:
+            if cert is not None and cert.meets(solver.tol):
                 status, message = Status.OPTIMAL, f"certified to tol; then {step.failure}"
             else:
                 status, message = Status.NUMERICAL_ERROR, step.failure
@@ -177,8 +179,11 @@ def run_chunks(
                 break
         if solver.stop_rule == "gap" and due:
             cert = step.certificate or problem.certificate(**variables)
-            if cert.certified and cert.rel_gap <= solver.tol:
+            if cert.meets(solver.tol):
                 status = Status.OPTIMAL
+            elif cert.under_rounding_floor(solver.tol):  # no iteration can show more
+                status = Status.NOT_CERTIFIED
+                message = rounding_floor_words(cert, solver.tol)
             elif not problem.convex and step.converged:  # no certificate can ever hold
                 status = Status.NOT_CERTIFIED
                 message = "a stationary point of an indefinite problem: no certificate exists"
@@ -224,7 +229,7 @@ def run_chunks(
         with clock.certifying():  # judging the final point is not part of a planned run
             if cert is None:
                 cert = problem.certificate(**final)
-        met = cert.rel_gap <= solver.tol
+        met = cert.meets(solver.tol)
         status = Status.OPTIMAL if met else Status.MAX_ITER
         message = (
             f"ran the planned {iterations} {solver.iteration_unit} (stop_rule="
