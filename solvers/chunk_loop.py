@@ -5,8 +5,9 @@ after chunk) on the solver clock and decides when to stop: the certified relativ
 rounding allowance, ``(P − D + rounding)/max(1, |P|) ≤ tol``, on the schedule of
 :class:`~solvers.clock.CheckSchedule`, a gap already within an allowance above tol (the rounding
 floor: ``not_certified``), the method's native rule, a planned budget of chunks, ``max_iter``,
-``time_limit``, a callback, or a numerical failure (docs/ARCHITECTURE.md §4). It records the trace on the geometric schedule of
-:class:`~solvers.clock.TraceSchedule`, pausing the clock while trace-only certificates are drawn.
+``time_limit``, a callback, or a numerical failure (docs/ARCHITECTURE.md §4). It records the
+trace on the geometric schedule of :class:`~solvers.clock.TraceSchedule`, pausing the clock while
+trace-only certificates are drawn.
 The options it reads (``stop_rule``, ``check_every``, ``trace``, ...) are documented on
 :class:`~solvers.base.IterativeSolver`.
 
