@@ -245,3 +245,30 @@ def kernel_dual_rounding(problem, a, g, m, b, sum_ay, quad, loss, squared):
     fixed = UNIT_ROUNDOFF * (abs(float(change)) + 2.0 * abs(float(quad_change)))
     tighter = float(slopes_new @ e_new) + accumulated(P_new, D_new) + fixed
     return P_new, D_new, tighter
+
+
+def linear_rounding(problem, w, b, m, loss, P, D, *, alpha=None, v_norm=0.0, squared=0.0):
+    """A bound on the rounding error of a linear soft margin's gap, whose primal point ``(w, b)``
+    and dual point α are evaluated apart.
+
+    Primal: the margins ``y_i(x_i·w + b)`` are off by at most ``e_i = γ_{d+2}(‖x_i‖‖w‖ + |b|)``,
+    weighted by the loss's slopes (:func:`primal_slopes`: ``C_i`` within ``e_i`` of the margin or
+    below it, 0 above), plus ``γ_{d+2}`` of the regularizer and ``γ_{n+3}`` of the loss. Dual
+    (given α, ``v_norm`` = ``‖Σ α_i y_i x̃_i‖`` as computed): ``v`` is off by at most
+    ``δ = γ_{n+1} Σ α_i ‖x̃_i‖`` in norm, so ``½‖v‖²`` by ``‖v‖δ + ½δ² + γ_{d+2} ½‖v‖²``;
+    ``Σα`` by ``γ_n Σα``; the squared hinge's term by ``γ_{n+3}`` of it. Last, ``γ_4(|P| + |D|)``
+    for the sums that assemble them."""
+    n, d = problem.n_samples, problem.n_features
+    norms = problem.row_norms
+    w_norm = float(np.sqrt(w @ w))
+    e = gamma(d + 2) * (norms * w_norm + abs(b))
+    slopes = primal_slopes(m, e, problem.upper_bounds, problem.loss)
+    regularized = problem.bias == "regularized"
+    regularizer = 0.5 * w_norm**2 + (0.5 * (b / problem.bias_scale) ** 2 if regularized else 0.0)
+    out = float(slopes @ e) + gamma(d + 2) * regularizer + gamma(n + 3) * loss
+    if alpha is not None:
+        tilde = np.sqrt(norms**2 + problem.bias_scale**2) if regularized else norms
+        spread = gamma(n + 1) * float(alpha @ tilde)
+        out += gamma(n) * float(alpha.sum()) + v_norm * spread + 0.5 * spread**2
+        out += gamma(d + 2) * 0.5 * v_norm**2 + gamma(n + 3) * squared
+    return out + gamma(4) * (abs(P) + abs(D))
