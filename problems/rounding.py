@@ -120,8 +120,8 @@ def kernel_row_errors(
 #: The unit roundoff of ``np.longdouble`` (2⁻⁶⁴ with x87 extended precision; ``u`` where it is
 #: float64 itself: the bounds below then stay true, only looser).
 LONG_UNIT_ROUNDOFF = float(np.finfo(np.longdouble).eps) / 2.0
-#: At most this many kernel entries (rows that weigh × support) are recomputed accurately per
-#: certificate, in blocks of :data:`_BLOCK_ENTRIES` differences.
+#: At most this many differences (rows that weigh × support × features) are recomputed in long
+#: double per certificate, in blocks of :data:`_BLOCK_ENTRIES`.
 ACCURATE_MAX_ENTRIES = 2**22
 _BLOCK_ENTRIES = 2**20
 
@@ -132,37 +132,38 @@ def _long_gamma(k: float) -> float:
 
 
 def accurate_rbf_sums(X, rows, support, coef, alpha, gamma_k: float):
-    """``g_i = Σ_j exp(−γ‖x_i − x_j‖²) c_j`` for the ``rows`` i over the ``support`` j, more
-    accurately than the kernel's fast path, with a bound on the error.
+    """``g_i = Σ_j exp(−γ‖x_i − x_j‖²) c_j`` for the ``rows`` i over the ``support`` j, in
+    ``np.longdouble`` throughout, with a bound on the error.
 
-    The distances are summed from the differences (``|δD| ≤ γ_{d+2} D``: no cancellation of
+    The distances are summed from the differences (``|δD| ≤ γ^L_{d+2} D``: no cancellation of
     ``‖x‖² + ‖z‖² − 2x·z``), so that an entry is off by at most ``τ_ij K_ij``, ``τ_ij =
-    γ D_ij γ_{d+3} (1 + 2γ D_ij γ_{d+3}) + 5u`` (``exp`` within 4 units in the last place; an
-    entry whose ``γ D γ_{d+3}`` exceeds 1/2 is 0 in float64 and in exact arithmetic alike, to
-    below 1e-300); the sum over j is taken in ``np.longdouble``, off by at most
-    ``γ^L_{k+1} Σ_j |K_ij c_j|``. Returns ``(g, e)``: g in long double, e the bound (float64,
-    rounded up by ``1 + γ_{k+2}``)."""
+    t(1 + 2t) + 5u_L``, ``t = γ D_ij γ^L_{d+3}`` (``exp`` within 4 units in the last place; an
+    entry whose t exceeds 1/2 is 0 in long double and in exact arithmetic alike, to below
+    1e-4000); the sum over j is off by at most ``γ^L_{k+1} Σ_j |K_ij c_j|``. Returns ``(g, e)``:
+    g in long double, e the bound (float64, rounded up by ``1 + γ_{k+2}``). Where long double
+    is float64 itself, ``u_L = u`` and the bound stays true, only looser."""
     X = np.asarray(X)
     d = X.shape[1]
-    Z = X[support]
+    Z = np.asarray(X[support], dtype=np.longdouble)
     k = Z.shape[0]
     c_long = np.asarray(coef, dtype=np.longdouble)
     weights = np.asarray(alpha, dtype=np.float64)
     g = np.empty(rows.shape[0], dtype=np.longdouble)
     e = np.empty(rows.shape[0])
     step = max(1, _BLOCK_ENTRIES // max(1, k * d))
-    distance_error = gamma(d + 3)
+    distance_error = _long_gamma(d + 3)
+    scale = np.longdouble(gamma_k)
     for start in range(0, rows.shape[0], step):
         block = rows[start : start + step]
-        diff = X[block][:, None, :] - Z[None, :, :]
-        D = np.einsum("rkd,rkd->rk", diff, diff)
-        t = gamma_k * D * distance_error
-        K = np.exp(-gamma_k * D)
-        tau = t * (1.0 + 2.0 * t) + (_ELEMENTARY_ULPS + 1.0) * UNIT_ROUNDOFF
-        g[start : start + step] = K.astype(np.longdouble) @ c_long
-        magnitude = K @ weights
-        e[start : start + step] = (K * tau) @ weights + _long_gamma(k + 1) * magnitude
-    e *= 1.0 + gamma(k + 2)
+        diff = np.asarray(X[block], dtype=np.longdouble)[:, None, :] - Z[None, :, :]
+        D = np.sum(diff * diff, axis=-1)
+        K = np.exp(-scale * D)
+        g[start : start + step] = K @ c_long
+        K64 = np.asarray(K, dtype=np.float64)
+        t = gamma_k * np.asarray(D, dtype=np.float64) * distance_error
+        tau = t * (1.0 + 2.0 * t) + (_ELEMENTARY_ULPS + 1.0) * LONG_UNIT_ROUNDOFF
+        e[start : start + step] = (K64 * tau) @ weights + _long_gamma(k + 1) * (K64 @ weights)
+    e *= (1.0 + gamma(k + 2)) * (1.0 + 4.0 * UNIT_ROUNDOFF)  # float64 sums; K rounded to float64
     return g, e
 
 
@@ -176,7 +177,7 @@ def kernel_dual_rounding(problem, a, g, m, b, sum_ay, quad, loss, squared):
     (:func:`dual_slopes`): only the support and the points near the margin weigh. Where that
     exceeds ``ROUNDING_ACCURATE_RTOL · max(1, |P|)`` on an RBF kernel of dense rows, the margins
     that weigh are recomputed by :func:`accurate_rbf_sums` (at most
-    :data:`ACCURATE_MAX_ENTRIES` entries), P and D corrected by their difference (in long
+    :data:`ACCURATE_MAX_ENTRIES` differences), P and D corrected by their difference (in long
     double), and their ``e_i`` taken from there; the intervals' slopes stay those of the wider
     first bound (they only grow with e), so the result is a bound either way."""
     n = problem.n_samples
@@ -218,7 +219,7 @@ def kernel_dual_rounding(problem, a, g, m, b, sum_ay, quad, loss, squared):
         bound <= ROUNDING_ACCURATE_RTOL * max(1.0, abs(P))
         or problem.kernel != "rbf"
         or sparse.issparse(problem.X)
-        or not 0 < weigh.size * support <= ACCURATE_MAX_ENTRIES
+        or not 0 < weigh.size * support * problem.n_features <= ACCURATE_MAX_ENTRIES
     ):
         return P, D, bound
     nz = np.flatnonzero(a)
