@@ -265,7 +265,7 @@ def kernel_dual_rounding(problem, a, g, m, b, sum_ay, quad, loss, squared):
 
 
 def linear_rounding(problem, w, b, m, loss, P, D, *, alpha=None, v_norm=0.0, squared=0.0):
-    """A bound on the rounding error of a linear soft margin's gap, whose primal point ``(w, b)``
+    """``(P, D, rounding)`` of a linear soft margin's certificate, whose primal point ``(w, b)``
     and dual point α are evaluated apart.
 
     Primal: the margins ``y_i(x_i·w + b)`` are off by at most ``e_i = γ_{d+2}(‖x_i‖‖w‖ + |b|)``,
@@ -274,18 +274,52 @@ def linear_rounding(problem, w, b, m, loss, P, D, *, alpha=None, v_norm=0.0, squ
     (given α, ``v_norm`` = ``‖Σ α_i y_i x̃_i‖`` as computed): ``v`` is off by at most
     ``δ = γ_{n+1} Σ α_i ‖x̃_i‖`` in norm, so ``½‖v‖²`` by ``‖v‖δ + ½δ² + γ_{d+2} ½‖v‖²``;
     ``Σα`` by ``γ_n Σα``; the squared hinge's term by ``γ_{n+3}`` of it. Last, ``γ_4(|P| + |D|)``
-    for the sums that assemble them."""
+    for the sums that assemble them. Where the margins' part or v's part exceeds
+    ``ROUNDING_ACCURATE_RTOL · max(1, |P|)`` on dense rows (at most
+    :data:`ACCURATE_MAX_ENTRIES` entries), that part is recomputed in ``np.longdouble`` (the
+    margins that weigh, or v) and P or D corrected, with the same bounds in ``u_L``."""
     n, d = problem.n_samples, problem.n_features
     norms = problem.row_norms
     w_norm = float(np.sqrt(w @ w))
     e = gamma(d + 2) * (norms * w_norm + abs(b))
-    slopes = primal_slopes(m, e, problem.upper_bounds, problem.loss)
+    upper = problem.upper_bounds
+    slopes = primal_slopes(m, e, upper, problem.loss)
     regularized = problem.bias == "regularized"
     regularizer = 0.5 * w_norm**2 + (0.5 * (b / problem.bias_scale) ** 2 if regularized else 0.0)
-    out = float(slopes @ e) + gamma(d + 2) * regularizer + gamma(n + 3) * loss
+    threshold = ROUNDING_ACCURATE_RTOL * max(1.0, abs(P))
+    dense = not sparse.issparse(problem.X)
+    margins = float(slopes @ e)
+    weigh = np.flatnonzero(slopes)
+    if margins > threshold and dense and 0 < weigh.size * d <= ACCURATE_MAX_ENTRIES:
+        XL = np.asarray(problem.X[weigh], dtype=np.longdouble)
+        m_long = (XL @ np.asarray(w, dtype=np.longdouble) + np.longdouble(b)) * problem.y[weigh]
+        xi_long = np.maximum(np.longdouble(0.0), 1 - m_long)
+        xi_fast = np.maximum(0.0, 1.0 - m[weigh])
+        if problem.loss == "squared_hinge":
+            xi_long, xi_fast = xi_long * xi_long, xi_fast * xi_fast
+        change = np.sum(np.asarray(upper[weigh], dtype=np.longdouble) * (xi_long - xi_fast))
+        P = float(np.longdouble(P) + change)
+        m_new = np.asarray(m_long, dtype=np.float64)
+        e_new = _long_gamma(d + 2) * (norms[weigh] * w_norm + abs(b)) * (1.0 + gamma(4))
+        around = e_new + UNIT_ROUNDOFF * np.abs(m_new)
+        slopes_new = primal_slopes(m_new, around, upper[weigh], problem.loss)
+        margins = min(margins, float(slopes_new @ e_new) + UNIT_ROUNDOFF * abs(float(change)))
+    out = margins + gamma(d + 2) * regularizer + gamma(n + 3) * loss
     if alpha is not None:
         tilde = np.sqrt(norms**2 + problem.bias_scale**2) if regularized else norms
-        spread = gamma(n + 1) * float(alpha @ tilde)
-        out += gamma(n) * float(alpha.sum()) + v_norm * spread + 0.5 * spread**2
-        out += gamma(d + 2) * 0.5 * v_norm**2 + gamma(n + 3) * squared
-    return out + gamma(4) * (abs(P) + abs(D))
+        mass = float(alpha @ tilde)
+        spread = gamma(n + 1) * mass
+        part = v_norm * spread + 0.5 * spread**2 + gamma(d + 2) * 0.5 * v_norm**2
+        if part > threshold and dense and n * d <= ACCURATE_MAX_ENTRIES:
+            c = np.asarray(alpha * problem.y, dtype=np.longdouble)
+            v_long = np.asarray(problem.X, dtype=np.longdouble).T @ c
+            v_sq = v_long @ v_long
+            if regularized:
+                v_sq += (np.longdouble(problem.bias_scale) * np.sum(c)) ** 2
+            D = float(np.longdouble(D) + (np.longdouble(v_norm) ** 2 - v_sq) / 2)
+            v_norm = float(np.sqrt(v_sq))
+            spread = _long_gamma(n + 2) * mass * (1.0 + gamma(n + 2))
+            part = v_norm * spread + 0.5 * spread**2 + _long_gamma(d + 2) * 0.5 * v_norm**2
+            part += UNIT_ROUNDOFF * (abs(D) + v_norm**2)
+        out += gamma(n) * float(alpha.sum()) + part + gamma(n + 3) * squared
+    return P, D, out + gamma(4) * (abs(P) + abs(D))

@@ -131,7 +131,7 @@ class _SoftMargin(LinearBinaryMixin):
             v_sq += (self.bias_scale * sum_ay) ** 2
         squared = self._squared_hinge_term(a)
         D = float(a.sum()) - 0.5 * v_sq - squared
-        rounding = linear_rounding(
+        P, D, rounding = linear_rounding(
             self, w, b, m, loss, P, D, alpha=a, v_norm=float(np.sqrt(v_sq)), squared=squared
         )
         return make_certificate(
@@ -167,7 +167,7 @@ class _SoftMargin(LinearBinaryMixin):
         D = float(alpha.sum()) - 0.5 * v_sq - loss
         if not (np.isfinite(P) and np.isfinite(D)):
             return None
-        rounding = linear_rounding(
+        P, D, rounding = linear_rounding(
             self, w, b, m, loss, P, D, alpha=alpha, v_norm=float(np.sqrt(v_sq)), squared=loss
         )
         return make_certificate(

@@ -110,7 +110,7 @@ def test_a_gap_test_under_the_rounding_floor_stops_at_once(monkeypatch, overlapp
     X, y = overlapping_iris
     problem = SoftMarginDual(X, y, C=1.0, bias="none")
     monkeypatch.setattr(
-        soft_margin, "linear_rounding", lambda p, w, b, m, loss, P, D, **_: 1e-3 * abs(P)
+        soft_margin, "linear_rounding", lambda p, w, b, m, loss, P, D, **_: (P, D, 1e-3 * abs(P))
     )
     with warnings.catch_warnings():
         warnings.simplefilter("error")  # no ConvergenceWarning
