@@ -131,6 +131,16 @@ def _long_gamma(k: float) -> float:
     return ku / (1.0 - ku) if ku < 1.0 else np.inf
 
 
+def _pairwise_sum(terms: np.ndarray) -> np.ndarray:
+    """The sums of the rows of ``terms`` by pairs, ``⌈log₂ k⌉`` levels deep: each sum off by at
+    most ``γ_{⌈log₂ k⌉} Σ|terms|`` (Higham 2002, §4.2), whatever NumPy's own reductions do."""
+    while terms.shape[1] > 1:
+        if terms.shape[1] % 2:
+            terms = np.concatenate([terms, np.zeros_like(terms[:, :1])], axis=1)
+        terms = terms[:, 0::2] + terms[:, 1::2]
+    return terms[:, 0] if terms.shape[1] else np.zeros(terms.shape[0], dtype=terms.dtype)
+
+
 def accurate_rbf_sums(X, rows, support, coef, alpha, gamma_k: float):
     """``g_i = Σ_j exp(−γ‖x_i − x_j‖²) c_j`` for the ``rows`` i over the ``support`` j, in
     ``np.longdouble`` throughout, with a bound on the error.
@@ -139,7 +149,8 @@ def accurate_rbf_sums(X, rows, support, coef, alpha, gamma_k: float):
     ``‖x‖² + ‖z‖² − 2x·z``), so that an entry is off by at most ``τ_ij K_ij``, ``τ_ij =
     t(1 + 2t) + 5u_L``, ``t = γ D_ij γ^L_{d+3}`` (``exp`` within 4 units in the last place; an
     entry whose t exceeds 1/2 is 0 in long double and in exact arithmetic alike, to below
-    1e-4000); the sum over j is off by at most ``γ^L_{k+1} Σ_j |K_ij c_j|``. Returns ``(g, e)``:
+    1e-4000); the sum over j, pairwise (Higham 2002, §4.2), is off by at most
+    ``γ^L_{⌈log₂ k⌉+1} Σ_j |K_ij c_j|``. Returns ``(g, e)``:
     g in long double, e the bound (float64, rounded up by ``1 + γ_{k+2}``). Where long double
     is float64 itself, ``u_L = u`` and the bound stays true, only looser."""
     X = np.asarray(X)
@@ -152,17 +163,19 @@ def accurate_rbf_sums(X, rows, support, coef, alpha, gamma_k: float):
     e = np.empty(rows.shape[0])
     step = max(1, _BLOCK_ENTRIES // max(1, k * d))
     distance_error = _long_gamma(d + 3)
+    depth = max(1, int(np.ceil(np.log2(max(k, 1)))))
     scale = np.longdouble(gamma_k)
     for start in range(0, rows.shape[0], step):
         block = rows[start : start + step]
         diff = np.asarray(X[block], dtype=np.longdouble)[:, None, :] - Z[None, :, :]
         D = np.sum(diff * diff, axis=-1)
         K = np.exp(-scale * D)
-        g[start : start + step] = K @ c_long
+        g[start : start + step] = _pairwise_sum(K * c_long)
         K64 = np.asarray(K, dtype=np.float64)
         t = gamma_k * np.asarray(D, dtype=np.float64) * distance_error
         tau = t * (1.0 + 2.0 * t) + (_ELEMENTARY_ULPS + 1.0) * LONG_UNIT_ROUNDOFF
-        e[start : start + step] = (K64 * tau) @ weights + _long_gamma(k + 1) * (K64 @ weights)
+        summed = _long_gamma(depth + 1) * (K64 @ weights)
+        e[start : start + step] = (K64 * tau) @ weights + summed
     e *= (1.0 + gamma(k + 2)) * (1.0 + 4.0 * UNIT_ROUNDOFF)  # float64 sums; K rounded to float64
     return g, e
 
