@@ -126,6 +126,13 @@ ACCURATE_MAX_ENTRIES = 2**22
 _BLOCK_ENTRIES = 2**20
 
 
+def _refine_above(P: float, D: float) -> float:
+    """The allowance worth refining: above ``ROUNDING_ACCURATE_RTOL · max(1, |P|)`` and above
+    a tenth of the gap. Below the latter the allowance changes a verdict only for a tol within
+    10 % of the gap, where the first bound, still a bound, is kept."""
+    return max(ROUNDING_ACCURATE_RTOL * max(1.0, abs(P)), 0.1 * (P - D))
+
+
 def _long_gamma(k: float) -> float:
     ku = float(k) * LONG_UNIT_ROUNDOFF
     return ku / (1.0 - ku) if ku < 1.0 else np.inf
@@ -230,7 +237,7 @@ def kernel_dual_rounding(problem, a, g, m, b, sum_ay, quad, loss, squared):
     bound = float(slopes @ e) + accumulated(P, D)
     weigh = np.flatnonzero(slopes)
     if (
-        bound <= ROUNDING_ACCURATE_RTOL * max(1.0, abs(P))
+        bound <= _refine_above(P, D)
         or problem.kernel != "rbf"
         or sparse.issparse(problem.X)
         or not 0 < weigh.size * support * problem.n_features <= ACCURATE_MAX_ENTRIES
@@ -250,7 +257,7 @@ def kernel_dual_rounding(problem, a, g, m, b, sum_ay, quad, loss, squared):
     if worst < 0.5:  # the product bounds Σ_j K_ij α_j to within its own relative error
         e[weigh] = relative * np.abs(k_alpha) / (1.0 - worst) + (e[weigh] - relative * total)
         bound = min(bound, float(slopes[weigh] @ e[weigh]) + accumulated(P, D))
-        if bound <= ROUNDING_ACCURATE_RTOL * max(1.0, abs(P)):
+        if bound <= _refine_above(P, D):
             return P, D, bound
     y = problem.y
     g_long, e_long = accurate_rbf_sums(problem.X, weigh, nz, a[nz] * y[nz], a[nz], kernel.gamma)
@@ -299,7 +306,7 @@ def linear_rounding(problem, w, b, m, loss, P, D, *, alpha=None, v_norm=0.0, squ
     slopes = primal_slopes(m, e, upper, problem.loss)
     regularized = problem.bias == "regularized"
     regularizer = 0.5 * w_norm**2 + (0.5 * (b / problem.bias_scale) ** 2 if regularized else 0.0)
-    threshold = ROUNDING_ACCURATE_RTOL * max(1.0, abs(P))
+    threshold = _refine_above(P, D)
     dense = not sparse.issparse(problem.X)
     margins = float(slopes @ e)
     weigh = np.flatnonzero(slopes)
