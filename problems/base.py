@@ -38,7 +38,8 @@ class Certificate:
         non-negative up to rounding; the gap then bounds the suboptimality of both points.
     residuals : mapping of str to float
         How far the points handed over were from feasibility before they were repaired
-        (e.g. ``"dual_box"``, ``"dual_equality"``, ``"primal_margin"``).
+        (e.g. ``"dual_box"``, ``"dual_equality"``, ``"primal_margin"``), and ``"rounding"``
+        where the problem bounds its own arithmetic (:attr:`rounding`).
     primal_point : mapping of str to ndarray or float
         The feasible primal variables used for ``primal`` (``w, b`` or ``alpha, b`` or ``W, b``).
     dual_point : ndarray
@@ -54,6 +55,27 @@ class Certificate:
     primal_point: Mapping[str, Any] = field(default_factory=dict, repr=False)
     dual_point: np.ndarray | None = field(default=None, repr=False)
 
+    @property
+    def rounding(self) -> float:
+        """A bound on ``|computed gap − exact gap|`` from float64 rounding
+        (``residuals["rounding"]``, :mod:`~problems.rounding`); 0 where the problem gives none.
+        It travels in ``residuals`` so that every record keeps it."""
+        return float(self.residuals.get("rounding", 0.0))
+
+    def meets(self, tol: float) -> bool:
+        """Whether the certificate bears ``optimal`` at ``tol``: certified, and
+        ``(gap + rounding)/max(1, |P|) ≤ tol`` — the exact gap within tol whatever the
+        rounding of the arithmetic that computed it."""
+        return bool(self.certified and self.gap + self.rounding <= tol * max(1.0, abs(self.primal)))
+
+    def under_rounding_floor(self, tol: float) -> bool:
+        """Whether no further iteration can make the certificate meet ``tol``: certified, the
+        gap already within the rounding allowance, and the allowance above
+        ``tol·max(1, |P|)``."""
+        floor = self.rounding
+        scale = tol * max(1.0, abs(self.primal))
+        return bool(self.certified and floor > scale and self.gap <= floor)
+
 
 def make_certificate(
     primal: float,
@@ -63,8 +85,12 @@ def make_certificate(
     residuals: Mapping[str, float] | None = None,
     primal_point: Mapping[str, Any] | None = None,
     dual_point: np.ndarray | None = None,
+    rounding: float | None = None,
 ) -> Certificate:
-    """Assemble a :class:`Certificate`; ``certified`` needs convexity, finiteness, weak duality."""
+    """Assemble a :class:`Certificate`; ``certified`` needs convexity, finiteness, weak duality.
+
+    ``rounding`` (the problem's bound on the gap's rounding error) goes to
+    ``residuals["rounding"]``; a non-finite bound certifies nothing."""
     gap = primal - dual
     rel = relative_gap(gap, primal) if np.isfinite(primal) else np.inf
     certified = bool(
@@ -73,13 +99,17 @@ def make_certificate(
         and np.isfinite(dual)
         and gap >= -WEAK_DUALITY_RTOL * max(1.0, abs(primal))
     )
+    residuals = dict(residuals or {})
+    if rounding is not None:
+        residuals["rounding"] = float(rounding)
+        certified = certified and bool(np.isfinite(rounding))
     return Certificate(
         primal=float(primal),
         dual=float(dual),
         gap=float(gap),
         rel_gap=float(rel),
         certified=certified,
-        residuals=dict(residuals or {}),
+        residuals=residuals,
         primal_point=dict(primal_point or {}),
         dual_point=dual_point,
     )

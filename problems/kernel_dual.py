@@ -30,6 +30,7 @@ from svmbench.problems.kernels import (
 )
 from svmbench.problems.kernels import squared_norms as _squared_norms
 from svmbench.problems.models import KernelModel, finite
+from svmbench.problems.rounding import kernel_dual_rounding
 from svmbench.problems.validation import (
     check_bias_scale,
     check_binary_labels,
@@ -440,8 +441,11 @@ class KernelDual(BinaryDualMixin, Problem):
         quad = self._quadratic(a, g, sum_ay)  # once, for both sides
         m = g + b
         m *= self.y  # the margins y_i f(x_i)
-        P = quad + self._loss_term(m)
-        D = float(a.sum()) - quad - self._squared_hinge_term(a)
+        loss = self._loss_term(m)
+        squared = self._squared_hinge_term(a)
+        # the margins that weigh recomputed accurately where C magnifies their rounding, and
+        # the bound on what rounding can still move the gap by (problems/rounding.py)
+        P, D, rounding = kernel_dual_rounding(self, a, g, m, b, sum_ay, quad, loss, squared)
         return make_certificate(
             P,
             D,
@@ -449,6 +453,7 @@ class KernelDual(BinaryDualMixin, Problem):
             residuals=residuals,
             primal_point={"alpha": a, "b": b},
             dual_point=a,
+            rounding=rounding,
         )
 
     def _repair_alpha(self, alpha) -> tuple[np.ndarray, dict[str, float]]:

@@ -11,6 +11,7 @@ optimum; they differ in the variables a solver works on and in the QP they expor
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import cached_property
 from typing import ClassVar
 
 import numpy as np
@@ -18,6 +19,8 @@ from scipy import sparse
 
 from svmbench.problems._linear import BIASES, LOSSES, LinearBinaryMixin
 from svmbench.problems.base import QP, Certificate, make_certificate
+from svmbench.problems.kernels import squared_norms
+from svmbench.problems.rounding import linear_rounding
 from svmbench.problems.validation import (
     check_bias_scale,
     check_binary_labels,
@@ -89,6 +92,11 @@ class _SoftMargin(LinearBinaryMixin):
     def loss_kind(self) -> str:
         return self.loss
 
+    @cached_property
+    def row_norms(self) -> np.ndarray:
+        """``‖x_i‖`` of every example, computed once (the certificates' rounding bounds)."""
+        return np.sqrt(squared_norms(self.X))
+
     def certificate(self, *, w=None, b=None, alpha=None) -> Certificate:
         """Gap between a feasible primal point and a feasible dual point.
 
@@ -105,12 +113,34 @@ class _SoftMargin(LinearBinaryMixin):
         if self.loss == "hinge" and w is not None and b is not None and alpha is not None:
             return self._hinge_certificate(w, b, alpha)
         w, b, a, residuals = self._certificate_points(w, b, alpha)
-        P = self.primal_objective(w, b)
+        m = self.margins(w, b)
+        loss = self.loss_term(m)
+        P = self.regularizer(w, b) + loss
         if a is None:
             a = self.dual_from_primal(w, b)
-        D = self.dual_objective(a)
+        return self._judged(w, b, m, loss, P, a, residuals)
+
+    def _judged(self, w, b, m, loss, P, a, residuals) -> Certificate:
+        """The certificate of ``(w, b)`` (margins ``m``, loss and ``P`` computed) against the
+        feasible α: ``D(α) = Σα_i − ½‖v‖² (− ½(sΣα_i y_i)²) (− Σα_i²/(4C_i))``,
+        ``v = Σ α_i y_i x_i``, and the rounding allowance of both
+        (:func:`~problems.rounding.linear_rounding`)."""
+        v, sum_ay = self._weights_from_alpha(a)
+        v_sq = float(v @ v)
+        if self.bias == "regularized":
+            v_sq += (self.bias_scale * sum_ay) ** 2
+        squared = self._squared_hinge_term(a)
+        D = float(a.sum()) - 0.5 * v_sq - squared
+        P, D, rounding = linear_rounding(
+            self, w, b, m, loss, P, D, alpha=a, v_norm=float(np.sqrt(v_sq)), squared=squared
+        )
         return make_certificate(
-            P, D, residuals=residuals, primal_point={"w": w, "b": b}, dual_point=a
+            P,
+            D,
+            residuals=residuals,
+            primal_point={"w": w, "b": b},
+            dual_point=a,
+            rounding=rounding,
         )
 
     def _squared_hinge_certificate(self, w, b) -> Certificate | None:
@@ -124,18 +154,25 @@ class _SoftMargin(LinearBinaryMixin):
         w, b = self._check_w_b(w, b)
         if missing:
             b = self.best_bias(w)
-        xi = np.maximum(0.0, 1.0 - self.margins(w, b))
+        m = self.margins(w, b)
+        xi = np.maximum(0.0, 1.0 - m)
         c_xi = self.upper_bounds * xi
         loss = float(c_xi @ xi)
         P = self.regularizer(w, b) + loss
         alpha = 2.0 * c_xi
         v, sum_ay = self._weights_from_alpha(alpha)
-        D = float(alpha.sum()) - 0.5 * float(v @ v) - loss
+        v_sq = float(v @ v)
         if self.bias == "regularized":
-            D -= 0.5 * (self.bias_scale * sum_ay) ** 2
+            v_sq += (self.bias_scale * sum_ay) ** 2
+        D = float(alpha.sum()) - 0.5 * v_sq - loss
         if not (np.isfinite(P) and np.isfinite(D)):
             return None
-        return make_certificate(P, D, primal_point={"w": w, "b": b}, dual_point=alpha)
+        P, D, rounding = linear_rounding(
+            self, w, b, m, loss, P, D, alpha=alpha, v_norm=float(np.sqrt(v_sq)), squared=loss
+        )
+        return make_certificate(
+            P, D, primal_point={"w": w, "b": b}, dual_point=alpha, rounding=rounding
+        )
 
     def _hinge_certificate(self, w, b, alpha) -> Certificate:
         """The hinge's certificate of a full point ``(w, b, α)``, the values of the general
@@ -156,14 +193,9 @@ class _SoftMargin(LinearBinaryMixin):
         else:
             a, residuals = self._repair_alpha(raw)  # the checks and the projection
         w, b = self._check_w_b(w, b)
-        P = self.regularizer(w, b) + float(C @ np.maximum(0.0, 1.0 - self.margins(w, b)))
-        v, sum_ay = self._weights_from_alpha(a)
-        D = float(a.sum()) - 0.5 * float(v @ v)
-        if self.bias == "regularized":
-            D -= 0.5 * (self.bias_scale * sum_ay) ** 2
-        return make_certificate(
-            P, D, residuals=residuals, primal_point={"w": w, "b": b}, dual_point=a
-        )
+        m = self.margins(w, b)
+        loss = float(C @ np.maximum(0.0, 1.0 - m))
+        return self._judged(w, b, m, loss, self.regularizer(w, b) + loss, a, residuals)
 
 
 @dataclass(frozen=True, eq=False)

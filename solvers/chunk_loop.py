@@ -1,11 +1,13 @@
 """The chunk loop of :class:`~solvers.base.IterativeSolver`: one stopping rule for every method.
 
 :func:`run_chunks` runs the solver's hooks (``_prepare``, ``_init_state``, then ``_step`` chunk
-after chunk) on the solver clock and decides when to stop: the certified relative gap
-``(P − D)/max(1, |P|) ≤ tol`` on the schedule of :class:`~solvers.clock.CheckSchedule`, the
-method's native rule, a planned budget of chunks, ``max_iter``, ``time_limit``, a callback, or a
-numerical failure (docs/ARCHITECTURE.md §4). It records the trace on the geometric schedule of
-:class:`~solvers.clock.TraceSchedule`, pausing the clock while trace-only certificates are drawn.
+after chunk) on the solver clock and decides when to stop: the certified relative gap with its
+rounding allowance, ``(P − D + rounding)/max(1, |P|) ≤ tol``, on the schedule of
+:class:`~solvers.clock.CheckSchedule`, a gap already within an allowance above tol (the rounding
+floor: ``not_certified``), the method's native rule, a planned budget of chunks, ``max_iter``,
+``time_limit``, a callback, or a numerical failure (docs/ARCHITECTURE.md §4). It records the
+trace on the geometric schedule of :class:`~solvers.clock.TraceSchedule`, pausing the clock while
+trace-only certificates are drawn.
 The options it reads (``stop_rule``, ``check_every``, ``trace``, ...) are documented on
 :class:`~solvers.base.IterativeSolver`.
 
@@ -26,7 +28,7 @@ from typing import Any
 
 import numpy as np
 
-from svmbench.problems.base import Problem
+from svmbench.problems.base import Certificate, Problem
 from svmbench.solvers.clock import CheckSchedule, Clock, TraceSchedule
 from svmbench.solvers.records import (
     STATUS_MESSAGES,
@@ -36,6 +38,7 @@ from svmbench.solvers.records import (
     StepOutcome,
     WarmStart,
 )
+from svmbench.solvers.status_rules import rounding_floor_words
 from svmbench.solvers.time_budget import ALLOWED_OVERRUN, refused_outcome, stage_refusal
 
 #: What a chunk may raise from deep inside NumPy/SciPy when the arithmetic fails (SciPy's
@@ -96,6 +99,23 @@ def _estimate_refusal(
     return stage_refusal(clock, solver.time_limit, stage, *estimate)
 
 
+def gap_verdict(
+    problem: Problem, cert: Certificate, tol: float, converged: bool
+) -> tuple[Status | None, str]:
+    """The gap rule's verdict on a certificate drawn during a run: ``optimal`` when it meets
+    ``tol`` with its rounding allowance; ``not_certified`` at the rounding floor (no iteration
+    can show more) or at a stationary point of an indefinite problem; else ``None``, go on."""
+    if cert.meets(tol):
+        return Status.OPTIMAL, ""
+    if cert.under_rounding_floor(tol):
+        return Status.NOT_CERTIFIED, rounding_floor_words(cert, tol)
+    if not problem.convex and converged:  # no certificate can ever hold
+        return Status.NOT_CERTIFIED, (
+            "a stationary point of an indefinite problem: no certificate exists"
+        )
+    return None, ""
+
+
 def run_chunks(
     solver, problem: Problem, warm_start: WarmStart | None, clock: Clock, callback
 ) -> Outcome:
@@ -154,7 +174,7 @@ def run_chunks(
             variables = solver._variables(problem, state)
             if all_finite(variables):
                 cert = problem.certificate(**variables)
-            if cert is not None and cert.certified and cert.rel_gap <= tol:
+            if cert is not None and cert.meets(tol):
                 status, message = Status.OPTIMAL, f"certified to tol; then {step.failure}"
             else:
                 status, message = Status.NUMERICAL_ERROR, step.failure
@@ -185,11 +205,7 @@ def run_chunks(
                 break
         if gap_rule and due:
             cert = step.certificate or problem.certificate(**variables)
-            if cert.certified and cert.rel_gap <= tol:
-                status = Status.OPTIMAL
-            elif not problem.convex and step.converged:  # no certificate can ever hold
-                status = Status.NOT_CERTIFIED
-                message = "a stationary point of an indefinite problem: no certificate exists"
+            status, message = gap_verdict(problem, cert, tol, step.converged)
         elif stop_rule == "native" and step.converged:
             status = Status.OPTIMAL  # if the certificate agrees (Solver._result)
         if cert is not None or wanted:
@@ -232,7 +248,7 @@ def run_chunks(
         with clock.certifying():  # judging the final point is not part of a planned run
             if cert is None:
                 cert = problem.certificate(**final)
-        met = cert.rel_gap <= solver.tol
+        met = cert.meets(tol)
         status = Status.OPTIMAL if met else Status.MAX_ITER
         message = (
             f"ran the planned {iterations} {solver.iteration_unit} (stop_rule="

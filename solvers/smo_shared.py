@@ -21,7 +21,7 @@ from svmbench.problems import KernelDual
 from svmbench.problems.kernel_rows import KernelRows
 from svmbench.problems.kernels import Kernel
 from svmbench.solvers._jit import smo as jit
-from svmbench.solvers.chunk_loop import all_finite
+from svmbench.solvers.chunk_loop import all_finite, gap_verdict
 from svmbench.solvers.compile_notice import compiling
 from svmbench.solvers.exact_finish import exact_finish, finish_applies
 from svmbench.solvers.records import STATUS_MESSAGES, ConvergenceWarning, SolveResult, Status
@@ -156,12 +156,8 @@ def solve_shared_pair(solver, problem: KernelDual) -> SolveResult:
                     status, message = Status.NUMERICAL_ERROR, "the iterates contain NaN or inf"
                     break
                 cert = problem.certificate(**variables)
-                if cert.certified and cert.rel_gap <= tol:
-                    status = Status.OPTIMAL
-                    break
-                if not problem.convex:  # no certificate can ever hold
-                    status = Status.NOT_CERTIFIED
-                    message = "a stationary point of an indefinite problem: no certificate exists"
+                status, message = gap_verdict(problem, cert, tol, True)
+                if status is not None:
                     break
             if step.iterations == 0:
                 status = Status.NUMERICAL_ERROR

@@ -1,4 +1,4 @@
-"""The status a record may carry: ``optimal ⇔ certified and rel_gap ≤ tol``.
+"""The status a record may carry: ``optimal ⇔ certified and (gap + rounding)/max(1, |P|) ≤ tol``.
 
 A solver's own stopping rule (a native criterion, an iteration budget, a library's status) says
 why it stopped, never whether its point is optimal: that is the certificate's to say
@@ -37,20 +37,32 @@ def uncertified_reason(problem: Problem, cert: Certificate | None) -> str:
     return f"weak duality fails: P − D = {cert.gap:.3g} < 0 beyond rounding"
 
 
+def rounding_floor_words(cert: Certificate, tol: float) -> str:
+    """What a certificate whose rounding allowance exceeds ``tol`` says: float64 cannot show a
+    gap within ``tol`` at this point, whatever the method does (docs/ARCHITECTURE.md §4)."""
+    scale = max(1.0, abs(cert.primal))
+    return (
+        f"the rounding floor of float64 exceeds tol={tol:g}: certified relative gap "
+        f"{cert.rel_gap:.3g}, but the margins' rounding may move it by {cert.rounding / scale:.3g}"
+        " (C multiplies them); a smaller C or a looser tol can be certified"
+    )
+
+
 def settled_status(
     problem: Problem, status: Status, cert: Certificate | None, tol: float, message: str
 ) -> tuple[Status, str]:
     """The status the certificate bears, and the message saying why it changed if it did:
-    an ``optimal`` that the certificate does not bear is ``not_certified``; a run stopped by
-    ``max_iter``, ``time_limit`` or a numerical error on a point certified at ``tol`` is
-    ``optimal``."""
-    certified = cert is not None and cert.certified and cert.rel_gap <= tol
+    an ``optimal`` that the certificate does not bear (:meth:`Certificate.meets`: the gap plus
+    its rounding allowance within ``tol``) is ``not_certified``; a run stopped by ``max_iter``,
+    ``time_limit`` or a numerical error on a point certified at ``tol`` is ``optimal``."""
+    certified = cert is not None and cert.meets(tol)
     if status is Status.OPTIMAL and not certified:
-        why = (
-            f"certified relative gap {cert.rel_gap:.3g} > tol={tol:g}"
-            if cert is not None and cert.certified
-            else uncertified_reason(problem, cert)
-        )
+        if cert is not None and cert.certified and cert.rel_gap <= tol:
+            why = rounding_floor_words(cert, tol)
+        elif cert is not None and cert.certified:
+            why = f"certified relative gap {cert.rel_gap:.3g} > tol={tol:g}"
+        else:
+            why = uncertified_reason(problem, cert)
         return Status.NOT_CERTIFIED, f"the method's own rule held, but {why}" + (
             f" ({message})" if message else ""
         )

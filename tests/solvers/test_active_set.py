@@ -73,7 +73,14 @@ def test_large_C_rbf_on_iris_ends_optimal_and_matches_the_barrier(iris_pair, C, 
     fresh = KernelDual(X, y, kernel="rbf", gamma=gamma, C=C)
     cert = fresh.certificate(alpha=result.alpha, b=result.b)
     assert cert.certified and cert.rel_gap <= TOL
-    assert barrier.status is Status.OPTIMAL
+    # the barrier is asked for 1e-9: at C ≥ 1e8 that can be under the rounding floor of float64
+    # (C times its 80 free margins' rounding), where it stops, its gap within the allowance
+    assert barrier.status is Status.OPTIMAL or (
+        barrier.status is Status.NOT_CERTIFIED
+        and "rounding floor" in barrier.message
+        and barrier.certified
+        and barrier.gap <= barrier.residuals["rounding"]
+    )
     _held_against(fresh, result, barrier)
 
 
