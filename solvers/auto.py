@@ -26,6 +26,8 @@ import weakref
 from dataclasses import dataclass, replace
 from typing import Any, ClassVar
 
+import numpy as np
+
 from svmbench.problems import (
     ChainStructuredHinge,
     HardMarginPrimal,
@@ -79,6 +81,12 @@ from svmbench.solvers.registry import register
 #: Statuses after which the next method of the choice goes on (a limit, or a numerical failure).
 RETRIED = (Status.MAX_ITER, Status.TIME_LIMIT, Status.NUMERICAL_ERROR)
 
+
+#: A probe's point gets the exact finish (:func:`_finished_probe`) up to this ``max C_i ·
+#: max K̃_ii``. Beyond, rounding in the margins (times C) leaves the unpadded KKT point short of
+#: tol: on the 13 × 13 grid of standardized iris (RBF, five folds) the finish certified 17 of
+#: the 30 probes that stopped short at C = 1e4-1e6, 12 of 63 at C = 1e7-1e9, none of 30 at 1e10.
+FINISH_MAX_CK = 1e6
 
 #: Kinds with no exact method: ``auto`` refuses them rather than report an uncertified optimum.
 _NO_EXACT = {ChainStructuredHinge.kind: "ssvm_sgd"}
@@ -460,7 +468,7 @@ def _finished_probe(problem, result: SolveResult, solvers, name: str, tol: float
     finish does not certify, that method goes on."""
     if not (result.certified and result.variables) or not finish_applies(problem):
         return None
-    if not _reads_active_set(solvers, name, problem):
+    if not _reads_active_set(solvers, name, problem) or _c_times_diagonal(problem) > FINISH_MAX_CK:
         return None
     cert = problem.certificate(**result.variables)
     if not cert.certified:
@@ -477,6 +485,14 @@ def _finished_probe(problem, result: SolveResult, solvers, name: str, tol: float
     if not report.get("accepted") or not cert.rel_gap <= tol:
         return None
     return variables, cert, {**report, "early": True}
+
+
+def _c_times_diagonal(problem) -> float:
+    """``max C_i · max K̃_ii`` of a kernel dual (``K̃ = K + s²`` for a regularized bias)."""
+    diag = 1.0 if problem.kernel == "rbf" else float(np.max(np.abs(problem.kernel_diagonal)))
+    if problem.bias == "regularized":
+        diag += problem.bias_scale**2
+    return float(np.max(problem.dual_box()[1], initial=0.0)) * diag
 
 
 def _certificate_of(result: SolveResult) -> Certificate | None:

@@ -201,3 +201,16 @@ def test_auto_runs_the_active_set_where_the_probes_finish_does_not_certify():
     assert result.info["auto"]["tried"] == ("smo", "active_set")
     assert result.status is Status.OPTIMAL and result.rel_gap <= TOL
     _held_against(_raw_iris_pair(1e6, 0.01), result, barrier)
+
+
+def test_auto_leaves_the_finish_out_where_rounding_times_C_defeats_it():
+    """Past ``max C_i · max K̃_ii`` = FINISH_MAX_CK the probe's point goes to the active-set
+    method directly (its padded margins are what certify there)."""
+    problem = _raw_iris_pair(1e8, 0.01)
+    assert auto.FINISH_MAX_CK < 1e8
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        result = registry.get("auto", tol=TOL).solve(problem)
+    assert result.info["auto"]["tried"] == ("smo", "active_set")
+    assert not result.info.get("exact_finish", {}).get("early", False)
+    assert result.status is Status.OPTIMAL and result.rel_gap <= TOL
