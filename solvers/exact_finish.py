@@ -95,12 +95,14 @@ def exact_finish(
     tol: float,
     max_free: int | None = None,
     stop_gap: float = STOP_GAP,
+    margins: bool = True,
 ) -> tuple[dict[str, Any], Certificate | None, dict[str, Any]]:
     """The finished ``(variables, certificate, report)`` of a certified point.
 
     ``certificate`` is the point's own (drawn here when None); ``max_free``: the largest free
     set solved (None: ``MAX_FREE``; a caller trying the finish early asks for small sets only);
-    ``stop_gap``: the candidates stop at the first certified to it (``STOP_GAP``: exact).
+    ``stop_gap``: the candidates stop at the first certified to it (``STOP_GAP``: exact);
+    ``margins=False``: the active sets of α's thresholds only, none read from the margins.
     The variables and certificate returned are the finished ones when accepted, else the given
     ones (the certificate drawn, if it was); the report says which and what was fixed
     (``fixed_at_0``, ``fixed_at_C``, ``free``, ``accepted``, ``rel_gap_before``,
@@ -114,8 +116,10 @@ def exact_finish(
     cert = certificate
     if not cert.certified or not math.isfinite(cert.rel_gap):
         return variables, cert, {"skipped": "the point is not certified"}
-    if not cert.rel_gap <= tol:  # a native rule that held short of tol: reported as it stopped
+    if not cert.meets(tol):  # a native rule that held short of tol: reported as it stopped
         why = f"certified at {cert.rel_gap:.3g}, short of tol={tol:g}: it is not optimal"
+        if cert.rel_gap <= tol:
+            why = f"certified at {cert.rel_gap:.3g}, within tol={tol:g} but not with its rounding"
         return variables, cert, {"skipped": why, "rel_gap_before": float(cert.rel_gap)}
     if variables.get("alpha") is None:
         return variables, cert, {"skipped": "the solver hands over (w, b) only, no α"}
@@ -146,7 +150,8 @@ def exact_finish(
     limit = MAX_FREE if max_free is None else max_free
     candidates, too_many = _candidates(sets, limit)
     best, tried = None, []
-    for eps, at0, atC, free in _then_margins(problem, cert, upper, candidates, limit):
+    tries = _then_margins(problem, cert, upper, candidates, limit) if margins else candidates
+    for eps, at0, atC, free in tries:
         fixed = np.where(atC, upper, 0.0)
         finished, b, method = _solve_free_set(problem, fixed, free, alpha[free], b0, upper)
         # a multiplier within rounding of 0 is at 0 (dense and sparse products then agree)
@@ -171,7 +176,7 @@ def exact_finish(
         report["seconds"] = time.perf_counter() - tic
         return variables, cert, report
     new_vars, new_cert, eps, method, (n0, nC, nfree), finished = best
-    accepted = bool(new_cert.rel_gap <= tol)  # the point's own gap met tol
+    accepted = new_cert.meets(tol)  # the point's own gap, with its rounding allowance, met tol
     report.update(
         fixed_at_0=n0,
         fixed_at_C=nC,

@@ -168,3 +168,56 @@ def test_auto_agrees_with_the_barrier_on_duplicated_overlapping_data_at_large_C(
     assert result.status is Status.OPTIMAL and result.rel_gap <= TOL
     assert barrier.certified
     _held_against(problem, result, barrier)
+
+
+def _raw_iris_pair(C, gamma):
+    """Versicolor against virginica on raw iris (the grid search's overlapping pair)."""
+    X, y = load_iris(return_X_y=True)
+    keep = y != 0
+    return KernelDual(X[keep], np.where(y[keep] == 1, 1.0, -1.0), C=C, gamma=gamma)
+
+
+@pytest.mark.parametrize(("C", "gamma"), [(1e4, 0.01), (1e5, 0.1), (1e6, 0.001)])
+def test_auto_finishes_a_probe_that_stopped_short_exactly(C, gamma):
+    """Where SMO's probe stops at its cap, auto solves the free multipliers of the probe's active
+    set (the exact finish) before it would start the active-set method: the finished point is
+    the optimum, certified by a problem built anew and held against the barrier's."""
+    problem = _raw_iris_pair(C, gamma)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        probe = registry.get("smo", max_iter=auto.SMALL_KERNEL_PROBE).solve(problem)
+        result = registry.get("auto", tol=TOL).solve(problem)
+        barrier = registry.get("barrier", tol=1e-9).solve(problem)
+    assert probe.status is Status.MAX_ITER and probe.rel_gap > TOL  # the probe stopped short
+    assert result.status is Status.OPTIMAL and result.rel_gap <= TOL
+    assert result.info["auto"]["tried"] == ("smo",)
+    assert result.info["exact_finish"]["early"] and result.info["exact_finish"]["accepted"]
+    assert "finished exactly" in result.message
+    fresh = _raw_iris_pair(C, gamma)
+    cert = fresh.certificate(alpha=result.alpha, b=result.b)
+    assert cert.certified and cert.rel_gap <= TOL
+    _held_against(fresh, result, barrier)
+
+
+def test_auto_runs_the_active_set_where_the_probes_finish_does_not_certify():
+    problem = _raw_iris_pair(1e6, 0.01)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        result = registry.get("auto", tol=TOL).solve(problem)
+        barrier = registry.get("barrier", tol=1e-9).solve(problem)
+    assert result.info["auto"]["tried"] == ("smo", "active_set")
+    assert result.status is Status.OPTIMAL and result.rel_gap <= TOL
+    _held_against(_raw_iris_pair(1e6, 0.01), result, barrier)
+
+
+def test_auto_leaves_the_finish_out_where_rounding_times_C_defeats_it():
+    """Past ``max C_i · max K̃_ii`` = FINISH_MAX_CK the probe's point goes to the active-set
+    method directly (its padded margins are what certify there)."""
+    problem = _raw_iris_pair(1e8, 0.01)
+    assert auto.FINISH_MAX_CK < 1e8
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        result = registry.get("auto", tol=TOL).solve(problem)
+    assert result.info["auto"]["tried"] == ("smo", "active_set")
+    assert not result.info.get("exact_finish", {}).get("early", False)
+    assert result.status is Status.OPTIMAL and result.rel_gap <= TOL

@@ -12,7 +12,7 @@ import pickle
 
 import numpy as np
 import pytest
-from sklearn.datasets import load_breast_cancer
+from sklearn.datasets import load_breast_cancer, load_iris
 from sklearn.preprocessing import StandardScaler
 from sklearn.svm import SVC
 
@@ -355,3 +355,30 @@ def test_the_minimum_norm_solve_is_scipys_gelsy():
         theirs = lstsq(M, rhs, cond=cut, lapack_driver="gelsy", check_finite=False)[0]
         assert np.array_equal(ours, theirs)
         assert np.linalg.norm(M @ ours - rhs) < np.linalg.norm(rhs)  # a least-squares fit
+
+
+def test_without_margins_only_the_thresholds_of_alpha_are_tried():
+    """``margins=False`` (auto's finish of a probe): the candidates of α's thresholds, in the
+    same order, and none read from the margins after them."""
+    X, y = load_iris(return_X_y=True)
+    keep = y != 0
+    problem = KernelDual(X[keep], np.where(y[keep] == 1, 1.0, -1.0), C=1e6, gamma=0.01)
+    with pytest.warns(Warning):
+        probe = registry.get("smo", max_iter=2000).solve(problem)
+    cert = problem.certificate(alpha=probe.alpha, b=probe.b)
+    assert cert.certified and cert.rel_gap > 1e-6  # short of tol: the finish is a try
+    reports = [
+        finish_module.exact_finish(
+            problem,
+            {"alpha": probe.alpha, "b": probe.b},
+            cert,
+            tol=cert.rel_gap,
+            max_free=problem.n_samples,
+            stop_gap=1e-6,
+            margins=margins,
+        )[2]
+        for margins in (True, False)
+    ]
+    with_margins, without = reports[0]["tried"], reports[1]["tried"]
+    assert 0 < len(without) < len(with_margins)
+    assert with_margins[: len(without)] == without
