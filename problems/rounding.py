@@ -33,6 +33,10 @@ UNIT_ROUNDOFF = float(np.finfo(np.float64).eps) / 2.0
 #: first bound exceeds this fraction of ``max(1, |P|)``: below it the allowance changes no
 #: verdict at a tol ≥ 1e-7 by more than 1 % (at 1e-8, 10 %).
 ROUNDING_ACCURATE_RTOL = 1e-9
+#: A hinge's bound from maxima alone (:func:`largest_row_error`, ``s_i ≤ C_i``) is kept where it
+#: is below this fraction of ``max(1, |P|)`` or a tenth of the gap: then a tol ≥ 1e-10 sees no
+#: verdict it changes by more than 10 %; above it, the per-row bound is computed.
+ROUNDING_SCREEN_RTOL = 1e-11
 #: An allowance of ``libm``'s ``exp`` and ``tanh``: 4 units in the last place.
 _ELEMENTARY_ULPS = 4.0
 
@@ -187,6 +191,51 @@ def accurate_rbf_sums(X, rows, support, coef, alpha, gamma_k: float):
     return g, e
 
 
+def largest_row_error(kernel, total: float, k: int, d: int, widest: float) -> float:
+    """:func:`kernel_row_errors`' bound at its largest, from scalars: every ``‖x_j‖²`` (or
+    ``K_jj`` of a precomputed kernel) at most ``widest``, ``Σα = total``, ``k`` terms."""
+    name = kernel.name
+    if name == "precomputed":
+        return gamma(k) * widest * total
+    if name == "linear":
+        return gamma(d + k + 1) * widest * total
+    if name == "poly":
+        p = int(kernel.degree)
+        tp = (kernel.gamma * widest + abs(kernel.coef0)) ** p
+        return (gamma(k) + (p + 1) * gamma(d + 4)) * tp * total
+    if name == "sigmoid":
+        spread = kernel.gamma * widest * total + abs(kernel.coef0) * total
+        return (gamma(k) + _ELEMENTARY_ULPS * UNIT_ROUNDOFF) * total + gamma(d + 2) * spread
+    relative = (
+        gamma(k)
+        + (_ELEMENTARY_ULPS + 1.0) * UNIT_ROUNDOFF
+        + 4.0 * kernel.gamma * gamma(d + 3) * widest
+    )
+    return relative * total
+
+
+def _kernel_dual_screen(problem, kernel, rows_kernel, a_total, g, b, sum_ay) -> float:
+    """A bound of the hinge's ``Σ_i s_i e_i`` and of ``γ_{n+4} Σα_i|g_i|`` from maxima alone:
+    ``e_i ≤`` :func:`largest_row_error` (``k ≤ n`` terms), ``s_i ≤ C_i`` (α in its box),
+    ``Σα_i|g_i| ≤ Σα max|g|``: a few scalar operations, so that the per-row bound is computed
+    only where this one is not already small."""
+    n, total = problem.n_samples, a_total
+    if rows_kernel:
+        widest = float(problem.squared_norms.max(initial=0.0))
+    else:
+        widest = float(np.abs(problem.kernel_diagonal).max(initial=0.0))
+    g_max = float(np.abs(g).max(initial=0.0))
+    e_max = largest_row_error(kernel, total, n, problem.n_features, widest)
+    e_max += UNIT_ROUNDOFF * (g_max + abs(b))
+    out = gamma(n + 4) * total * g_max
+    if problem.bias == "regularized":  # b = s² Σc, and (s Σc)² in the gap twice
+        e_max += problem.bias_scale**2 * gamma(n + 1) * total
+        out += 2.0 * problem.bias_scale**2 * abs(sum_ay) * gamma(n + 1) * total
+    weights = problem.sample_weight
+    C_sum = problem.C * n if weights is None else float(np.sum(problem.upper_bounds))
+    return out + e_max * C_sum
+
+
 def kernel_dual_rounding(problem, a, g, m, b, sum_ay, quad, loss, squared):
     """``(P, D, rounding)`` of a kernel dual's certificate (``KernelDual.certificate``'s
     ``α``, ``g = K(αy)``, margins, bias, ``Σα_i y_i``, ``½αᵀQ̃α``, loss and squared-hinge term).
@@ -207,9 +256,14 @@ def kernel_dual_rounding(problem, a, g, m, b, sum_ay, quad, loss, squared):
     D = total - quad - squared
     if not (np.isfinite(P) and np.isfinite(D)):
         return P, D, np.inf
-    support = int(np.count_nonzero(a))
     kernel = problem.kernel_spec
     rows_kernel = problem.kernel != "precomputed"
+    if problem.loss == "hinge":
+        screen = _kernel_dual_screen(problem, kernel, rows_kernel, total, g, b, sum_ay)
+        screen += gamma(n + 4) * (abs(quad) + loss + squared + total + abs(P) + abs(D))
+        if screen <= max(ROUNDING_SCREEN_RTOL * max(1.0, abs(P)), 0.1 * (P - D)):
+            return P, D, screen
+    support = int(np.count_nonzero(a))
     e = kernel_row_errors(
         kernel,
         a,
@@ -300,17 +354,32 @@ def linear_rounding(problem, w, b, m, loss, P, D, *, alpha=None, v_norm=0.0, squ
     margins that weigh, or v) and P or D corrected, with the same bounds in ``u_L``."""
     n, d = problem.n_samples, problem.n_features
     norms = problem.row_norms
+    widest = float(norms.max(initial=0.0))
     w_norm = float(np.sqrt(w @ w))
-    e = gamma(d + 2) * (norms * w_norm + abs(b))
-    upper = problem.upper_bounds
-    slopes = primal_slopes(m, e, upper, problem.loss)
     regularized = problem.bias == "regularized"
     regularizer = 0.5 * w_norm**2 + (0.5 * (b / problem.bias_scale) ** 2 if regularized else 0.0)
     threshold = _refine_above(P, D)
     dense = not sparse.issparse(problem.X)
-    margins = float(slopes @ e)
-    weigh = np.flatnonzero(slopes)
-    if margins > threshold and dense and 0 < weigh.size * d <= ACCURATE_MAX_ENTRIES:
+    # first from maxima alone (e_i ≤ e_max; the hinge's slopes ≤ C_i): a few scalar operations
+    margins, weigh = np.inf, None
+    if problem.loss == "hinge":
+        weights = problem.sample_weight
+        C_sum = problem.C * n if weights is None else float(np.sum(problem.upper_bounds))
+        margins = gamma(d + 2) * (widest * w_norm + abs(b)) * C_sum
+        if margins > max(ROUNDING_SCREEN_RTOL * max(1.0, abs(P)), 0.1 * (P - D)):
+            margins = np.inf
+    if margins > threshold:
+        e = gamma(d + 2) * (norms * w_norm + abs(b))
+        upper = problem.upper_bounds
+        slopes = primal_slopes(m, e, upper, problem.loss)
+        margins = float(slopes @ e)
+        weigh = np.flatnonzero(slopes)
+    if (
+        weigh is not None
+        and margins > threshold
+        and dense
+        and 0 < weigh.size * d <= ACCURATE_MAX_ENTRIES
+    ):
         XL = np.asarray(problem.X[weigh], dtype=np.longdouble)
         m_long = (XL @ np.asarray(w, dtype=np.longdouble) + np.longdouble(b)) * problem.y[weigh]
         xi_long = np.maximum(np.longdouble(0.0), 1 - m_long)
@@ -326,10 +395,19 @@ def linear_rounding(problem, w, b, m, loss, P, D, *, alpha=None, v_norm=0.0, squ
         margins = min(margins, float(slopes_new @ e_new) + UNIT_ROUNDOFF * abs(float(change)))
     out = margins + gamma(d + 2) * regularizer + gamma(n + 3) * loss
     if alpha is not None:
-        tilde = np.sqrt(norms**2 + problem.bias_scale**2) if regularized else norms
-        mass = float(alpha @ tilde)
-        spread = gamma(n + 1) * mass
-        part = v_norm * spread + 0.5 * spread**2 + gamma(d + 2) * 0.5 * v_norm**2
+        total = float(alpha.sum())
+        shift = problem.bias_scale**2 if regularized else 0.0
+        mass = total * float(np.sqrt(widest**2 + shift))  # Σα_i‖x̃_i‖ at its largest first
+
+        def part_of(mass: float) -> float:
+            spread = gamma(n + 1) * mass
+            return v_norm * spread + 0.5 * spread**2 + gamma(d + 2) * 0.5 * v_norm**2
+
+        part = part_of(mass)
+        if part > threshold:
+            tilde = np.sqrt(norms**2 + shift) if regularized else norms
+            mass = float(alpha @ tilde)
+            part = part_of(mass)
         if part > threshold and dense and n * d <= ACCURATE_MAX_ENTRIES:
             c = np.asarray(alpha * problem.y, dtype=np.longdouble)
             v_long = np.asarray(problem.X, dtype=np.longdouble).T @ c
@@ -341,5 +419,5 @@ def linear_rounding(problem, w, b, m, loss, P, D, *, alpha=None, v_norm=0.0, squ
             spread = _long_gamma(n + 2) * mass * (1.0 + gamma(n + 2))
             part = v_norm * spread + 0.5 * spread**2 + _long_gamma(d + 2) * 0.5 * v_norm**2
             part += UNIT_ROUNDOFF * (abs(D) + v_norm**2)
-        out += gamma(n) * float(alpha.sum()) + part + gamma(n + 3) * squared
+        out += gamma(n) * total + part + gamma(n + 3) * squared
     return P, D, out + gamma(4) * (abs(P) + abs(D))

