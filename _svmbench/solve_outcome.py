@@ -2,7 +2,9 @@
 
 ``optimal`` is silent. ``max_iter`` and ``time_limit`` warn (:class:`SVMConvergenceWarning`, with
 the words of the library the fit stands in for: LIBSVM's "Solver terminated early" or
-LIBLINEAR's "failed to converge", then the certified gap reached). ``numerical_error`` warns
+LIBLINEAR's "failed to converge", then the certified gap reached), and so does a certified
+``not_certified`` (weak duality holds, but the gap with its rounding allowance is above tol: the
+rounding floor of float64 at a very large C). ``numerical_error`` warns
 (:class:`SVMNumericalWarning`) when a certified point was found, and is a ValueError when none
 was. A solve with no model at all is a RuntimeError.
 """
@@ -106,6 +108,13 @@ def solve_and_report(solver, problem, warm, *, family: str, max_iter, time_limit
             f"{_stop_words(result.status, family, max_iter, time_limit)} ({result.solver}: "
             f"{result.iterations} {result.iteration_unit}, certified relative gap "
             f"{result.rel_gap:.3g}{left}; increase max_iter or time_limit)",
+            SVMConvergenceWarning,
+            stacklevel=4,
+        )
+    if result.status is Status.NOT_CERTIFIED and result.certified:
+        # weak duality holds, but float64 cannot show the gap within tol (the rounding floor)
+        warnings.warn(
+            f"{result.solver}: the fit is not certified at tol={solver.tol:g}: {result.message}",
             SVMConvergenceWarning,
             stacklevel=4,
         )

@@ -206,3 +206,17 @@ def test_meets_and_the_rounding_floor():
     assert not big_gap.under_rounding_floor(1e-6)  # the gap itself still says more
     assert make_certificate(1.0, 1.0).rounding == 0.0
     assert not make_certificate(1.0, 1.0, rounding=np.inf).certified
+
+
+def test_the_estimator_warns_when_its_fit_ends_at_the_rounding_floor(overlapping_iris):
+    """A user of the estimator hears of the floor (a ConvergenceWarning a grid search can
+    filter, with what to do), and the fit keeps its model."""
+    from sklearn.exceptions import ConvergenceWarning
+
+    from svmbench import SVMClassifier
+
+    X, y = overlapping_iris
+    with pytest.warns(ConvergenceWarning, match="rounding floor.*smaller C or a looser tol"):
+        clf = SVMClassifier(kernel="linear", C=5e9, solver="active_set").fit(X, y)
+    assert clf.result_.status is Status.NOT_CERTIFIED and clf.result_.certified
+    assert np.mean(clf.predict(X) == y) > 0.9
