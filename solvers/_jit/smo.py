@@ -406,36 +406,59 @@ def smo_pairs(
             have_next, next_i, next_gmax = pair_gradient(
                 i, j, da_i, da_j, Qi, Qj, rowmap[0], False, y, G, status, active, ist[N_ACTIVE]
             )
-        if shrinking:  # Ḡ of both variables (one call site: one inlined copy)
-            for k in range(2):
-                t = i if k == 0 else j
-                old_t = old_i if k == 0 else old_j
-                update_gbar(
-                    t,
-                    old_t,
-                    X,
-                    XT,
-                    sqn,
-                    kint,
-                    kflt,
-                    y,
-                    C,
-                    QD,
-                    alpha,
-                    Gbar,
-                    active,
-                    is_active,
-                    all_idx,
-                    cache,
-                    slot_col,
-                    col_slot,
-                    slot_full,
-                    stamp,
-                    ist,
-                    idx_buf,
-                    tmp,
-                    rowmap,
-                )
+        if shrinking:
+            update_gbar(
+                i,
+                old_i,
+                X,
+                XT,
+                sqn,
+                kint,
+                kflt,
+                y,
+                C,
+                QD,
+                alpha,
+                Gbar,
+                active,
+                is_active,
+                all_idx,
+                cache,
+                slot_col,
+                col_slot,
+                slot_full,
+                stamp,
+                ist,
+                idx_buf,
+                tmp,
+                rowmap,
+            )
+            update_gbar(
+                j,
+                old_j,
+                X,
+                XT,
+                sqn,
+                kint,
+                kflt,
+                y,
+                C,
+                QD,
+                alpha,
+                Gbar,
+                active,
+                is_active,
+                all_idx,
+                cache,
+                slot_col,
+                col_slot,
+                slot_full,
+                stamp,
+                ist,
+                idx_buf,
+                tmp,
+                rowmap,
+            )
         done += 1
 
 
