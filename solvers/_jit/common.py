@@ -49,7 +49,7 @@ def prefetch(typingctx, arr, offset):
     return sig, codegen
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, no_cfunc_wrapper=True)
 def prefetch_span(arr, start, stop):
     """Prefetch the cache lines of ``arr.flat[start:stop]`` (no effect on any value)."""
     if stop > start:
@@ -59,7 +59,7 @@ def prefetch_span(arr, start, stop):
         prefetch(arr, stop - 1)
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, no_cfunc_wrapper=True)
 def next_uniform(rng_state):
     """A uniform float in [0, 1) from the splitmix64 generator; advances ``rng_state[0]``.
 
@@ -76,7 +76,7 @@ def next_uniform(rng_state):
     return np.float64(z >> np.uint64(11)) * _INV_2_53
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, no_cfunc_wrapper=True)
 def shuffle_active(index, active_size, rng_state):
     """Fisher–Yates shuffle of ``index[:active_size]`` in place (uniform over permutations).
 

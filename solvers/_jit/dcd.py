@@ -55,7 +55,7 @@ PG_ZERO = 1e-12
 PREFETCH_AHEAD = 4
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, no_cfunc_wrapper=True)
 def row_sq_norms(X):
     """``‖x_i‖²`` for every row of ``X`` (dense rows or the CSR tuple)."""
     n = n_rows(X)
@@ -65,7 +65,7 @@ def row_sq_norms(X):
     return out
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, no_cfunc_wrapper=True)
 def weights(X, coef, out):
     """``out = Σ_i coef_i x_i`` (``coef_i = α_i y_i``); rows with ``coef_i = 0`` are skipped."""
     out[:] = 0.0
@@ -173,7 +173,7 @@ def dcd_epoch(
 FORCED_RECHECK_EPOCHS = 200
 
 
-@numba.njit(cache=True, error_model="numpy")
+@numba.njit(cache=True, error_model="numpy", no_cfunc_wrapper=True)
 def dcd_epochs(
     X, y, upper, diag, qd, s, alpha, w, wb, index, rng_state, row_nnz, counts, bounds, eps,
     shrinking, max_epochs,

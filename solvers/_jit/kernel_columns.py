@@ -53,7 +53,7 @@ from svmbench.solvers._jit.kernel_values import (  # noqa: F401
 )
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
 def _kernel_column_serial(X, sqn, i, idx, out, kind, gamma, coef0, degree):
     if kind == 4:
         for t in range(idx.shape[0]):
@@ -72,7 +72,7 @@ def _kernel_column_serial(X, sqn, i, idx, out, kind, gamma, coef0, degree):
     from_gathered_dots(out, sqn, i, idx, kind, gamma, coef0, degree)
 
 
-@numba.njit(cache=True, parallel=True)
+@numba.njit(cache=True, parallel=True, no_cfunc_wrapper=True)
 def kernel_column_parallel(X, sqn, i, idx, out, kind, gamma, coef0, degree):
     m = idx.shape[0]
     if kind == 4:
@@ -83,7 +83,7 @@ def kernel_column_parallel(X, sqn, i, idx, out, kind, gamma, coef0, degree):
         out[t] = kernel_entry(X, sqn, i, idx[t], kind, gamma, coef0, degree)
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, no_cfunc_wrapper=True)
 def kernel_column(X, sqn, i, idx, out, kind, gamma, coef0, degree, threads):
     """Write ``out[t] = K(x_i, x_{idx[t]})`` for ``t < len(idx)``.
 
@@ -112,7 +112,7 @@ def kernel_column(X, sqn, i, idx, out, kind, gamma, coef0, degree, threads):
         _kernel_column_serial(X, sqn, i, idx, out, kind, gamma, coef0, degree)
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
 def _full_block(XT, sqn, i, out, lo, hi, kind, gamma, coef0, degree):
     """``out[t] = K(x_i, x_t)`` for ``lo ≤ t < hi`` from the transposed rows ``XT`` (d × n).
 
@@ -139,7 +139,7 @@ def _full_block(XT, sqn, i, out, lo, hi, kind, gamma, coef0, degree):
     from_dots_block(out, sqn, i, lo, hi, kind, gamma, coef0, degree)
 
 
-@numba.njit(cache=True, parallel=True)
+@numba.njit(cache=True, parallel=True, no_cfunc_wrapper=True)
 def kernel_column_full_parallel(XT, sqn, i, out, kind, gamma, coef0, degree):
     n = out.shape[0]
     nb = (n + FULL_BLOCK - 1) // FULL_BLOCK
@@ -148,7 +148,7 @@ def kernel_column_full_parallel(XT, sqn, i, out, kind, gamma, coef0, degree):
         _full_block(XT, sqn, i, out, lo, min(n, lo + FULL_BLOCK), kind, gamma, coef0, degree)
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, no_cfunc_wrapper=True)
 def kernel_column_full(XT, sqn, i, out, kind, gamma, coef0, degree, threads):
     """``out[t] = K(x_i, x_t)`` for every t, from ``XT`` = the rows transposed (d × n,
     C-contiguous; the Gram matrix itself for ``kind == 4``).
@@ -162,7 +162,7 @@ def kernel_column_full(XT, sqn, i, out, kind, gamma, coef0, degree, threads):
         kernel_column_full_serial(XT, sqn, i, out, kind, gamma, coef0, degree)
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
 def kernel_column_full_serial(XT, sqn, i, out, kind, gamma, coef0, degree):
     """:func:`kernel_column_full` in this thread alone (block after block)."""
     n = out.shape[0]
@@ -170,7 +170,7 @@ def kernel_column_full_serial(XT, sqn, i, out, kind, gamma, coef0, degree):
         _full_block(XT, sqn, i, out, lo, min(n, lo + FULL_BLOCK), kind, gamma, coef0, degree)
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, no_cfunc_wrapper=True)
 def kernel_rows(X, sqn, rows, idx, kind, gamma, coef0, degree, threads):
     """Dense block ``K[rows][:, idx]`` (tests and small blocks; one column per row)."""
     out = np.empty((rows.shape[0], idx.shape[0]))
@@ -184,7 +184,7 @@ def squared_norms(X: np.ndarray) -> np.ndarray:
     return np.ascontiguousarray(np.einsum("ij,ij->i", X, X))
 
 
-@numba.njit(cache=True, parallel=True)
+@numba.njit(cache=True, parallel=True, no_cfunc_wrapper=True)
 def kernel_dot_rows(X, sqn, rows, cols, coef, kind, gamma, coef0, degree, shift):
     """``out[r] = Σ_c coef[c] (K(x_{rows[r]}, x_{cols[c]}) + shift)``, rows split over threads.
 
@@ -208,7 +208,7 @@ def kernel_dot_rows(X, sqn, rows, cols, coef, kind, gamma, coef0, degree, shift)
     return out
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, no_cfunc_wrapper=True)
 def kernel_diag(X, sqn, kind, gamma, coef0, degree):
     """``K(x_t, x_t)`` for every t."""
     n = X.shape[0]

@@ -27,7 +27,7 @@ from svmbench.solvers._jit.kernel_values import (
 )
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, no_cfunc_wrapper=True)
 def squared_norms_csr(indptr, data):
     """``‖x_k‖²`` of every CSR row."""
     n = indptr.shape[0] - 1
@@ -40,7 +40,7 @@ def squared_norms_csr(indptr, data):
     return out
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, no_cfunc_wrapper=True)
 def kernel_diag_csr(indptr, data, kind, gamma, coef0, degree):
     """``K(x_t, x_t)`` for every CSR row (kind < 4)."""
     n = indptr.shape[0] - 1
@@ -70,7 +70,7 @@ def dot_scattered(indptr, indices, data, k, scratch):
     return acc
 
 
-@numba.njit(cache=True, parallel=True)
+@numba.njit(cache=True, parallel=True, no_cfunc_wrapper=True)
 def kernel_column_csr_parallel(
     indptr, indices, data, scratch, sqn, i, idx, out, kind, gamma, coef0, degree
 ):
@@ -82,7 +82,7 @@ def kernel_column_csr_parallel(
         out[t] = from_dot(dot, si, sqn[k], i == k, kind, gamma, coef0, degree)
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, no_cfunc_wrapper=True)
 def kernel_column_csr(
     indptr, indices, data, scratch, sqn, i, idx, out, kind, gamma, coef0, degree, threads
 ):
@@ -103,7 +103,7 @@ def kernel_column_csr(
     scatter(indptr, indices, data, i, scratch, True)
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, no_cfunc_wrapper=True)
 def dots_csr(indptr, indices, data, t_indptr, t_indices, t_data, i, out):
     """``out[t] = x_i · x_t`` for every t, by columns: for each non-zero ``x_if`` of row i, add
     ``x_if x_tf`` over column f of X (row f of ``Xᵀ`` in CSR), ``O(n + Σ_{f ∈ x_i} nnz(X_:f))``.
@@ -122,7 +122,7 @@ def dots_csr(indptr, indices, data, t_indptr, t_indices, t_data, i, out):
 PARALLEL_MIN_N_CSR = 20_000
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, no_cfunc_wrapper=True)
 def kernel_column_full_csr(
     indptr,
     indices,
@@ -156,7 +156,7 @@ def kernel_column_full_csr(
 DOT_ROWS_BLOCK_ENTRIES = 1_000_000
 
 
-@numba.njit(cache=True, parallel=True)
+@numba.njit(cache=True, parallel=True, no_cfunc_wrapper=True)
 def kernel_dot_rows_csr(
     indptr,
     indices,
@@ -203,7 +203,7 @@ def kernel_dot_rows_csr(
     return out
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, no_cfunc_wrapper=True)
 def kernel_rows_csr(
     indptr, indices, data, scratch, sqn, rows, idx, kind, gamma, coef0, degree, threads
 ):

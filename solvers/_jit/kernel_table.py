@@ -38,7 +38,7 @@ def is_table(X) -> bool:
     )
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
 def table_block(XT, sqn, r, out, lo, hi, kind, gamma, coef0, degree):
     """``out[t] = K(x_r, x_t)`` for ``lo ≤ t < hi`` from the dense transposed rows ``XT``
     (d × n): the arithmetic of a whole kernel column, entry for entry (the sum over the features
@@ -55,7 +55,7 @@ def table_block(XT, sqn, r, out, lo, hi, kind, gamma, coef0, degree):
     from_dots_block(out, sqn, r, lo, hi, kind, gamma, coef0, degree)
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
 def table_row(table, r, kind, gamma, coef0, degree):
     """Row r of the table with the blocks the problem reads computed (those missing now)."""
     krows, done, starts, want, XT, sqn = table[1:]
@@ -68,7 +68,7 @@ def table_row(table, r, kind, gamma, coef0, degree):
     return out
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, no_cfunc_wrapper=True)
 def table_column(table, i, idx, out, kind, gamma, coef0, degree):
     """``out[t] = K(x_i, x_{idx[t]})`` for the problem's variables i and ``idx``."""
     pos = table[0]
@@ -77,7 +77,7 @@ def table_column(table, i, idx, out, kind, gamma, coef0, degree):
         out[t] = row[pos[idx[t]]]
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, no_cfunc_wrapper=True)
 def table_column_full(table, i, out, kind, gamma, coef0, degree):
     """``out[t] = K(x_i, x_t)`` for every variable t of the problem."""
     pos = table[0]

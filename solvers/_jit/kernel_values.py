@@ -92,7 +92,7 @@ def from_dots_block(out, sqn, i, lo, hi, kind, gamma, coef0, degree):
             o[t] = kernel_from_dot(o[t], si, q[t], 3, gamma, coef0, degree)
 
 
-@numba.njit(cache=True, parallel=True)
+@numba.njit(cache=True, parallel=True, no_cfunc_wrapper=True)
 def from_dots_parallel(out, sqn, i, kind, gamma, coef0, degree):
     n = out.shape[0]
     nb = (n + FULL_BLOCK - 1) // FULL_BLOCK

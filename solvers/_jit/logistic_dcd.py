@@ -37,7 +37,7 @@ from svmbench.solvers._jit.rows import row_axpy, row_dot
 SHRINK = 0.1
 
 
-@numba.njit(cache=True, error_model="numpy")
+@numba.njit(cache=True, error_model="numpy", no_cfunc_wrapper=True)
 def logistic_dcd_epochs(
     X, y, upper, qd, s, alpha, rest, w, wb, index, rng_state, inner, max_inner, n_epochs
 ):

@@ -128,7 +128,7 @@ def _cs_dcd_example(
     return na, viol, nz
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, no_cfunc_wrapper=True)
 def cs_dcd_epoch(
     X, y, C, cost, A, s_bias, reg, beta, Wt, wb, index, active_size, active_i, cls, shrinking
 ):
@@ -254,7 +254,7 @@ def cs_dcd_epoch(
     return keep, stopping
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, no_cfunc_wrapper=True)
 def cs_sgd_epoch(X, y, weight, cost, s_bias, reg, lam, order, t0, U, Ub, V, Vb, H):
     """One epoch of the lecture's SGD for the multiclass SVM (Shalev-Shwartz & Ben-David 2014,
     §17.2.5), over the examples in ``order`` (``X``: dense rows or the CSR tuple).

@@ -69,7 +69,7 @@ AVG_FLAT = 1
 AVG_POLY = 2
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
 def _weight(avg_mode, t, poly_eta):
     """ρ_t for step t ≥ 1."""
     if avg_mode == AVG_POLY:
@@ -77,7 +77,7 @@ def _weight(avg_mode, t, poly_eta):
     return 1.0
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
 def _after_step(scal, v, u, acc, avg_mode, t, poly_eta, radius, project, n_w):
     """Projection, renormalization and averaging after the update of step t (shared code)."""
     a = scal[A]
@@ -103,7 +103,7 @@ def _after_step(scal, v, u, acc, avg_mode, t, poly_eta, radius, project, n_w):
         scal[RHOSUM] += rho
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
 def _zero_v(scal, v, u, avg_mode, n_w):
     """The shrink factor of step 1 is 0: w̃ ← 0 as v ← 0, a ← 1 (u absorbs Δv = −v)."""
     beta = scal[BETA]
@@ -116,7 +116,7 @@ def _zero_v(scal, v, u, avg_mode, n_w):
 
 
 # a function of its own, not inlined: row_dot inlined twice into one body trips Numba's SSA check
-@numba.njit(cache=True)
+@numba.njit(cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
 def _dot_tilde(X, i, v, s, d):
     """``x̃_i·v = x_i·v[:d] + s v[d]`` (no bias coordinate when ``s = 0``)."""
     dot = row_dot(X, i, v, 0.0)
@@ -125,7 +125,7 @@ def _dot_tilde(X, i, v, s, d):
     return dot
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, no_cfunc_wrapper=True)
 def pegasos_epoch(
     X,
     y,

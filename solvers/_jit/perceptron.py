@@ -17,7 +17,7 @@ import numba
 from svmbench.solvers._jit.rows import row_axpy, row_dot
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, no_cfunc_wrapper=True)
 def perceptron_epoch(X, y, order, mu, s, t0, averaged, w, u):
     """One perceptron epoch; returns the number of mistakes. A step costs O(nnz(x_i)).
 

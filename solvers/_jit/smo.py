@@ -189,7 +189,7 @@ def pair_gradient(i, j, da_i, da_j, Qi, Qj, rows, general, y, G, status, active,
     return True, next_i, next_gmax
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, no_cfunc_wrapper=True)
 def smo_pairs(
     max_updates,
     eps,
@@ -463,7 +463,7 @@ def smo_pairs(
 
 
 # ---- no or regularized bias: single-variable updates ---------------------------------------------
-@numba.njit(cache=True)
+@numba.njit(cache=True, no_cfunc_wrapper=True)
 def smo_single(
     max_updates,
     eps,

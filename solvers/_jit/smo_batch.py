@@ -41,7 +41,7 @@ GEMM_ROWS = 32
 
 
 # ---- the row cache -------------------------------------------------------------------------------
-@numba.njit(cache=True)
+@numba.njit(cache=True, no_cfunc_wrapper=True)
 def assign_slots(ws, m, col_slot, slot_col, stamp, clock, slots, missing):
     """Slots of the cache rows of ``ws[:m]``: hits keep theirs, misses take a free slot or the
     least recently used one outside the working set. Writes ``slots[k]`` and the positions k of
@@ -78,7 +78,7 @@ def assign_slots(ws, m, col_slot, slot_col, stamp, clock, slots, missing):
     return n_miss, clock
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
 def _store(row, dots, tmp, i, act, sqn_a, y_a, sqn, y, kind, gamma, coef0, degree, s2, qdi):
     """``row[act[t]] = y_i y_t (K(x_i, x_t) + s²)`` from the inner products ``dots[t]`` with the
     active rows (``sqn_a``, ``y_a``: their squared norms and labels), through the float64
@@ -102,7 +102,7 @@ def _store(row, dots, tmp, i, act, sqn_a, y_a, sqn, y, kind, gamma, coef0, degre
     row[i] = qdi
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
 def _fill_block(
     X, XT_a, act, sqn_a, y_a, sqn, y, QD, ws, slots, missing, lo, hi, cache, kind, gamma, coef0,
     degree, s2,
@@ -128,7 +128,7 @@ def _fill_block(
         )  # fmt: skip
 
 
-@numba.njit(cache=True, parallel=True)
+@numba.njit(cache=True, parallel=True, no_cfunc_wrapper=True)
 def fill_rows_dense(
     X, XT_a, act, sqn_a, y_a, sqn, y, QD, ws, slots, missing, n_miss, cache, kind, gamma, coef0,
     degree, s2,
@@ -146,7 +146,7 @@ def fill_rows_dense(
         )  # fmt: skip
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, no_cfunc_wrapper=True)
 def fill_rows_dense_serial(
     X, XT_a, act, sqn_a, y_a, sqn, y, QD, ws, slots, missing, n_miss, cache, kind, gamma, coef0,
     degree, s2,
@@ -160,7 +160,7 @@ def fill_rows_dense_serial(
         )  # fmt: skip
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, no_cfunc_wrapper=True)
 def fill_rows_columns(
     XT, sqn, y, QD, ws, slots, missing, n_miss, cache, tmp, kind, gamma, coef0, degree, s2, threads
 ):
@@ -180,7 +180,7 @@ def fill_rows_columns(
 
 
 # ---- the gradient --------------------------------------------------------------------------------
-@numba.njit(cache=True)
+@numba.njit(cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
 def _nonzero_changes(delta, m):
     """The k < m with ``delta[k] ≠ 0``, in order."""
     nz = 0
@@ -196,7 +196,7 @@ def _nonzero_changes(delta, m):
     return ks
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
 def _gradient_block(G, cache, slots, delta, ks, act, lo, hi):
     """``G[act[lo:hi]] += Σ_k delta[k] · cache[slots[k]][act[lo:hi]]`` over ``k ∈ ks``, two rows
     a pass, in the order of ``ks``."""
@@ -226,7 +226,7 @@ def _gradient_block(G, cache, slots, delta, ks, act, lo, hi):
             G[j] += d0 * r0[j]
 
 
-@numba.njit(cache=True, parallel=True)
+@numba.njit(cache=True, parallel=True, no_cfunc_wrapper=True)
 def update_gradient(G, cache, slots, delta, m, act):
     """``G[act] += Σ_k delta[k] · cache[slots[k]][act]`` over the k with ``delta[k] ≠ 0``, all
     threads over blocks of the active indices (each writes its own entries; rows are summed in a
@@ -239,7 +239,7 @@ def update_gradient(G, cache, slots, delta, m, act):
         _gradient_block(G, cache, slots, delta, ks, act, lo, min(na, lo + BLOCK))
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, no_cfunc_wrapper=True)
 def update_gradient_serial(G, cache, slots, delta, m, act):
     """:func:`update_gradient` in this thread alone, block after block (the same values bit for
     bit)."""
@@ -259,7 +259,7 @@ def row_passes(threads):
 
 
 # ---- selection -----------------------------------------------------------------------------------
-@numba.njit(cache=True)
+@numba.njit(cache=True, no_cfunc_wrapper=True)
 def pair_scores(act, y_a, alpha, C, G, su, sl):
     """Over the active indices ``act`` (labels ``y_a``): ``su[t] = −y_t G_t`` where t may move
     up (I_up: ``y_t = +1, α_t < C_t`` or ``y_t = −1, α_t > 0``), ``sl[t] = y_t G_t`` where it may
@@ -281,7 +281,7 @@ def pair_scores(act, y_a, alpha, C, G, su, sl):
     return top_u, top_l
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, no_cfunc_wrapper=True)
 def single_scores(act, alpha, C, G, pg):
     """``pg[t] = |projected gradient|`` of the active index ``act[t]`` (``min(G, 0)`` at α = 0,
     ``max(G, 0)`` at α = C); returns its maximum (0 for none)."""
@@ -293,7 +293,7 @@ def single_scores(act, alpha, C, G, pg):
     return top
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, no_cfunc_wrapper=True)
 def merge_candidates(
     keep, n_keep, cand_a, score_a, cand_b, score_b, floor_a, floor_b, q, in_ws, ws
 ):
@@ -344,7 +344,7 @@ def merge_candidates(
 
 
 # ---- SMO inside the working set ------------------------------------------------------------------
-@numba.njit(cache=True)
+@numba.njit(cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
 def _gather(ws, m, y, C, QD, alpha, G, a, g, yb, cb, qb, have):
     """The working set's entries of α, G, y, C and Q̃_tt; no row of ``Q̃_BB`` gathered yet."""
     for k in range(m):
@@ -379,7 +379,7 @@ def _block_row(Qb, have, k, ws, rowmap, yb, m, slots, cache):
     return Qb[k]
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, no_cfunc_wrapper=True)
 def inner_pairs(ws, rowmap, m, slots, cache, y, C, QD, alpha, delta, G, target, max_steps, work):
     """WSS2 pair updates on the block ``Q̃_BB`` (B = ``ws[:m]``) until ``m_B(α) − M_B(α) ≤
     target`` or ``max_steps``; ``alpha[B]`` takes the new values, ``delta[:m]`` the changes
@@ -455,7 +455,7 @@ def inner_pairs(ws, rowmap, m, slots, cache, y, C, QD, alpha, delta, G, target, 
     return steps
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, no_cfunc_wrapper=True)
 def inner_single(ws, rowmap, m, slots, cache, y, C, QD, alpha, delta, G, target, max_steps, work):
     """Greedy single-variable updates on the block (no equality): the variable whose clipped
     Newton step decreases f most, until ``max |PG_B| ≤ target`` or ``max_steps``. As

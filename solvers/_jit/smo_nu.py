@@ -36,7 +36,7 @@ BUDGET = 0  # as solvers._jit.smo: the update budget of the chunk was spent
 CONVERGED = 1  # the native rule holds on every variable
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, no_cfunc_wrapper=True)
 def smo_pairs_nu(
     max_updates,
     eps,

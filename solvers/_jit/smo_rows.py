@@ -42,7 +42,7 @@ def has_rows(rowmap):
     return rowmap[0].shape[0] > 0
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
 def lru_slot(key, slot_key, key_slot, stamp, clock):
     """A slot for ``key``: a free one (``slot_key`` −1), else the least recently used (smallest
     ``stamp``), whose key is unlinked; ``key`` is linked to it and stamped with ``clock``."""
@@ -63,7 +63,7 @@ def lru_slot(key, slot_key, key_slot, stamp, clock):
     return slot
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
 def kernel_row_slot(r, XT, sqn, kint, kflt, ist, tmp, krows, kslots, krow_slot):
     """Slot of ``krows`` holding ``K(x_r, x_k) + s²`` for every row k of X (LRU over the slots;
     ``kslots[0]`` the row in each slot, −1 free, ``kslots[1]`` its stamp). A kernel row serves
@@ -85,7 +85,7 @@ def kernel_row_slot(r, XT, sqn, kint, kflt, ist, tmp, krows, kslots, krow_slot):
     return ks
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
 def general_column(i, XT, sqn, kint, kflt, ist, tmp, rowcache):
     """The general form's :func:`~solvers._jit.smo_shrink.get_column`: the slot of the kernel
     row of variable i's row (computed on a miss, :func:`kernel_row_slot`)."""

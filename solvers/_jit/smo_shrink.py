@@ -93,7 +93,7 @@ def fill_full(i, row, tmp, XT, sqn, kint, kflt, y, QD):
     row[i] = QD[i]
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
 def get_column(
     i,
     need_full,
@@ -163,7 +163,7 @@ def get_column(
 
 
 # ---- gradient reconstruction and shrinking -------------------------------------------------------
-@numba.njit(cache=True)
+@numba.njit(cache=True, no_cfunc_wrapper=True)
 def reconstruct(
     X,
     sqn,
@@ -258,7 +258,7 @@ def in_low(yt, at, ct):
     return (yt > 0.0 and at > 0.0) or (yt < 0.0 and at < ct)
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, no_cfunc_wrapper=True)
 def bound_status(yt, at, ct):
     """Bit 0: t ∈ I_up; bit 1: t ∈ I_low (kept for each variable, as LIBSVM's alpha_status)."""
     return (1 if in_up(yt, at, ct) else 0) | (2 if in_low(yt, at, ct) else 0)

@@ -13,7 +13,7 @@ import numba
 import numpy as np
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, no_cfunc_wrapper=True)
 def viterbi(S, T, use_T, out):
     """``argmax_y Σ_t S[t, y_t] + Σ_{t≥2} T[y_t, y_{t−1}]`` by dynamic programming (Viterbi 1967;
     the lecture's ``M_{s,τ} = max_{s'} (M_{s',τ−1} + ⟨w, φ(x, s, s')⟩)`` with back-pointers I).
@@ -52,7 +52,7 @@ def viterbi(S, T, use_T, out):
     return best
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
 def sequence_scores(X, start, stop, E, scale, S):
     """``S[t, s] = scale · E[s]·x_{start+t}`` for the positions of one sequence."""
     q, d = E.shape
@@ -64,7 +64,7 @@ def sequence_scores(X, start, stop, E, scale, S):
             S[t, s] = scale * acc
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, no_cfunc_wrapper=True)
 def loss_augmented_decode(X, y, start, stop, E, T, use_T, scale, out):
     """``ŷ = argmax_{y'} Δ(y', y) + ⟨w, Ψ(x, y')⟩`` with the normalized Hamming loss
     ``Δ(y', y) = (1/r) Σ_t 1[y'_t ≠ y_t]``: Viterbi on scores augmented by 1/r off the truth.
@@ -92,7 +92,7 @@ def loss_augmented_decode(X, y, start, stop, E, T, use_T, scale, out):
     return best - truth
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, no_cfunc_wrapper=True)
 def ssvm_sgd_epoch(X, y, offsets, use_T, weight, lam, order, t0, UE, UT, VE, VT, H):
     """One epoch of the stochastic subgradient method on ``λ‖w‖² + (1/n) Σ_i sw_i ℓ_i(w)``
     (the lecture's SGD for the multiclass SVM, with ŷ found by loss-augmented Viterbi).

@@ -139,7 +139,7 @@ def gap_term(r, b, C, lam, eps_tube):
 RAN_OUT, NATIVE_MET, ESTIMATE_MET = 0, 1, 2
 
 
-@numba.njit(cache=True, error_model="numpy")
+@numba.njit(cache=True, error_model="numpy", no_cfunc_wrapper=True)
 def svr_dcd_epochs(
     X, y, C, upper, lam, qd, eps_tube, s, beta, w, wb, sums, index, rng, row_nnz, counts, norms,
     eps, gap_target, shrinking, max_epochs,

@@ -32,7 +32,7 @@ SLOPE_RTOL = 1e-12
 MAX_LINE_STEPS = 100
 
 
-@numba.njit(cache=True, error_model="numpy")
+@numba.njit(cache=True, error_model="numpy", no_cfunc_wrapper=True)
 def weighted_rows(X, rows, u, col, has_bias, out):
     """``out = Σ_k u_k x̃_{rows_k}`` (``out`` of length d + ``has_bias``), in place."""
     out[:] = 0.0
@@ -44,7 +44,7 @@ def weighted_rows(X, rows, u, col, has_bias, out):
         out[out.shape[0] - 1] = col * total
 
 
-@numba.njit(cache=True, error_model="numpy")
+@numba.njit(cache=True, error_model="numpy", no_cfunc_wrapper=True)
 def hessian_rows(X, rows, D, v, col, has_bias, out):
     """``out = Σ_k D_k (x̃_{rows_k}·v) x̃_{rows_k}`` in one pass over the rows, in place."""
     out[:] = 0.0
@@ -60,7 +60,7 @@ def hessian_rows(X, rows, D, v, col, has_bias, out):
         out[last] = col * total
 
 
-@numba.njit(cache=True, error_model="numpy")
+@numba.njit(cache=True, error_model="numpy", no_cpython_wrapper=True, no_cfunc_wrapper=True)
 def _slope(t, r, z, C, eps_tube, a0, q0):
     """``φ'(t)`` and ``φ''(t)`` of :func:`line_search` (the second on the piece holding t), without
     branches: which side of the tube each residual lies on is as good as random."""
@@ -75,7 +75,7 @@ def _slope(t, r, z, C, eps_tube, a0, q0):
     return d1, d2
 
 
-@numba.njit(cache=True, error_model="numpy")
+@numba.njit(cache=True, error_model="numpy", no_cfunc_wrapper=True)
 def line_search(r, z, C, eps_tube, a0, q0):
     """The minimizer ``t ≥ 0`` of ``φ(t) = f(v + tδ)`` and the number of slopes evaluated.
 
