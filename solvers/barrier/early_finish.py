@@ -13,6 +13,7 @@ try waits until the gap estimate has fallen by ``RETRY_FACTOR``.
 
 from __future__ import annotations
 
+from svmbench.problems.base import relative_gap
 from svmbench.solvers.exact_finish import exact_finish, finish_applies
 
 #: The first try comes when the iterate's own gap estimate is at most this.
@@ -34,9 +35,10 @@ def try_early_finish(problem, variables, tol: float, free_limit: int):
     cert = problem.certificate(**variables)
     if not cert.certified:
         return None
+    as_it_is = 2.0 * relative_gap(cert.gap + cert.rounding, cert.primal)  # the iterate passes
     finished, new_cert, report = exact_finish(
-        problem, variables, cert, tol=max(tol, cert.rel_gap), max_free=free_limit, stop_gap=tol
+        problem, variables, cert, tol=max(tol, as_it_is), max_free=free_limit, stop_gap=tol
     )
-    if not report.get("accepted") or not new_cert.rel_gap <= tol:
+    if not report.get("accepted") or not new_cert.meets(tol):
         return None
     return finished, new_cert, {**report, "early": True}

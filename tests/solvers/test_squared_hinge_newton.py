@@ -101,8 +101,12 @@ def test_the_method_ends_in_a_handful_of_exact_steps():
     the point is exact to rounding, well before the dual methods' epochs."""
     problem = problem_on("breast_cancer", "regularized")
     result = registry.get("squared_hinge_newton", tol=1e-12).solve(problem)
-    assert result.status is Status.OPTIMAL and result.iterations <= 20
-    assert result.rel_gap <= 1e-12
+    assert result.iterations <= 20 and result.certified and result.rel_gap <= 1e-12
+    # at 1e-12 the certificate's rounding allowance (refined only above 1e-9 of |P|) may be
+    # the floor: then the status says so, and the point is still exact to rounding
+    assert result.status is Status.OPTIMAL or (
+        result.status is Status.NOT_CERTIFIED and "rounding floor" in result.message
+    )
 
 
 def _state_at(problem, v):
