@@ -361,13 +361,16 @@ def linear_rounding(problem, w, b, m, loss, P, D, *, alpha=None, v_norm=0.0, squ
     threshold = _refine_above(P, D)
     dense = not sparse.issparse(problem.X)
     # first from maxima alone (e_i ≤ e_max; the hinge's slopes ≤ C_i): a few scalar operations
-    margins, weigh = np.inf, None
+    weights = problem.sample_weight
+    C_sum = problem.C * n if weights is None else float(np.sum(problem.upper_bounds))
+    e_max = gamma(d + 2) * (widest * w_norm + abs(b))
     if problem.loss == "hinge":
-        weights = problem.sample_weight
-        C_sum = problem.C * n if weights is None else float(np.sum(problem.upper_bounds))
-        margins = gamma(d + 2) * (widest * w_norm + abs(b)) * C_sum
-        if margins > max(ROUNDING_SCREEN_RTOL * max(1.0, abs(P)), 0.1 * (P - D)):
-            margins = np.inf
+        margins = e_max * C_sum
+    else:  # s_i ≤ 2C_i(ξ_i + e_max), and Σ C_i ξ_i ≤ √(Σ C_i · Σ C_i ξ_i²) (Cauchy–Schwarz)
+        margins = 2.0 * e_max * (float(np.sqrt(C_sum * loss)) + e_max * C_sum)
+    weigh = None
+    if margins > max(ROUNDING_SCREEN_RTOL * max(1.0, abs(P)), 0.1 * (P - D)):
+        margins = np.inf
     if margins > threshold:
         e = gamma(d + 2) * (norms * w_norm + abs(b))
         upper = problem.upper_bounds
