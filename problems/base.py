@@ -13,6 +13,8 @@ from typing import Any, ClassVar
 import numpy as np
 from scipy import sparse
 
+from svmbench.problems.rounding import REFINE_GAP_RTOL
+
 #: Relative tolerance of weak duality: a gap below ``-WEAK_DUALITY_RTOL * max(1, |P|)`` means
 #: the two points are not what they claim to be (or the kernel is indefinite).
 WEAK_DUALITY_RTOL = 1e-9
@@ -70,11 +72,17 @@ class Certificate:
 
     def under_rounding_floor(self, tol: float) -> bool:
         """Whether no further iteration can make the certificate meet ``tol``: certified, the
-        gap already within the rounding allowance, and the allowance above
-        ``tol·max(1, |P|)``."""
+        gap already within the rounding allowance, the allowance above ``tol·max(1, |P|)``,
+        and the allowance refined (the relative gap at most
+        :data:`~problems.rounding.REFINE_GAP_RTOL`)."""
         floor = self.rounding
-        scale = tol * max(1.0, abs(self.primal))
-        return bool(self.certified and floor > scale and self.gap <= floor)
+        size = max(1.0, abs(self.primal))
+        return bool(
+            self.certified
+            and floor > tol * size
+            and self.gap <= floor
+            and self.gap <= REFINE_GAP_RTOL * size
+        )
 
 
 def make_certificate(

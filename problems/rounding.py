@@ -33,6 +33,9 @@ UNIT_ROUNDOFF = float(np.finfo(np.float64).eps) / 2.0
 #: first bound exceeds this fraction of ``max(1, |P|)``: below it the allowance changes no
 #: verdict at a tol ≥ 1e-7 by more than 1 % (at 1e-8, 10 %).
 ROUNDING_ACCURATE_RTOL = 1e-9
+#: The allowance of a point whose relative gap is above this is not refined (a tol of 1e-4 or
+#: looser at a C large enough for the first bound to matter then needs a smaller gap).
+REFINE_GAP_RTOL = 1e-4
 #: A hinge's bound from maxima alone (:func:`largest_row_error`, ``s_i ≤ C_i``) is kept where it
 #: is below this fraction of ``max(1, |P|)`` or a tenth of the gap: then a tol ≥ 1e-10 sees no
 #: verdict it changes by more than 10 %; above it, the per-row bound is computed.
@@ -133,8 +136,14 @@ _BLOCK_ENTRIES = 2**20
 def _refine_above(P: float, D: float) -> float:
     """The allowance worth refining: above ``ROUNDING_ACCURATE_RTOL · max(1, |P|)`` and above
     a tenth of the gap. Below the latter the allowance changes a verdict only for a tol within
-    10 % of the gap, where the first bound, still a bound, is kept."""
-    return max(ROUNDING_ACCURATE_RTOL * max(1.0, abs(P)), 0.1 * (P - D))
+    10 % of the gap, where the first bound, still a bound, is kept. None at a point whose
+    relative gap exceeds :data:`REFINE_GAP_RTOL` (a probe's, an active-set method's way there):
+    no tol below it is met there whatever the allowance, and such a point is never taken for
+    one at the rounding floor (:meth:`~problems.base.Certificate.under_rounding_floor`)."""
+    scale = max(1.0, abs(P))
+    if P - D > REFINE_GAP_RTOL * scale:
+        return np.inf
+    return max(ROUNDING_ACCURATE_RTOL * scale, 0.1 * (P - D))
 
 
 def _long_gamma(k: float) -> float:

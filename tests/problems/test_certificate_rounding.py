@@ -103,21 +103,22 @@ def test_the_repro_two_paths_to_one_point_agree_within_the_allowance(overlapping
 
 
 def test_a_gap_test_under_the_rounding_floor_stops_at_once(monkeypatch, overlapping_iris):
-    """An allowance of 1e-3·|P| (forced): the gap test ends the run as ``not_certified`` at
-    the first check whose gap is within it, not at ``max_iter``."""
+    """An allowance of 1e-5·|P| (forced; above tol, below the gap where allowances are refined,
+    ``REFINE_GAP_RTOL``): the gap test ends the run as ``not_certified`` at the first check whose
+    gap is within it, not at ``max_iter``."""
     from svmbench.problems import soft_margin
 
     X, y = overlapping_iris
     problem = SoftMarginDual(X, y, C=1.0, bias="none")
     monkeypatch.setattr(
-        soft_margin, "linear_rounding", lambda p, w, b, m, loss, P, D, **_: (P, D, 1e-3 * abs(P))
+        soft_margin, "linear_rounding", lambda p, w, b, m, loss, P, D, **_: (P, D, 1e-5 * abs(P))
     )
     with warnings.catch_warnings():
         warnings.simplefilter("error")  # no ConvergenceWarning
         result = registry.get("dcd", tol=1e-6, max_iter=100_000).solve(problem)
     assert result.status is Status.NOT_CERTIFIED
     assert result.message.startswith("the rounding floor of float64 exceeds tol=1e-06")
-    assert result.iterations < 100 and 0 <= result.gap <= 1e-3 * abs(result.primal)
+    assert result.iterations < 1000 and 0 <= result.gap <= 1e-5 * abs(result.primal)
 
 
 def test_at_C_1_the_allowance_is_negligible_and_the_status_and_gap_unchanged(overlapping_iris):
