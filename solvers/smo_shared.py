@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import math
 import time
-import warnings
 
 import numpy as np
 
@@ -24,9 +23,8 @@ from svmbench.solvers._jit import smo as jit
 from svmbench.solvers.chunk_loop import all_finite, gap_verdict
 from svmbench.solvers.compile_notice import compiling
 from svmbench.solvers.exact_finish import exact_finish, finish_applies
-from svmbench.solvers.records import STATUS_MESSAGES, ConvergenceWarning, SolveResult, Status
+from svmbench.solvers.records import SolveResult, Status, replaced
 from svmbench.solvers.smo_arrays import new_core
-from svmbench.solvers.status_rules import settled_status
 
 #: The loops compiled in this process for shared rows: pair updates or single ones.
 _WARM_SHARED: set[bool] = set()
@@ -179,35 +177,21 @@ def solve_shared_pair(solver, problem: KernelDual) -> SolveResult:
         variables, cert, info["exact_finish"] = exact_finish(problem, variables, cert, tol=tol)
     elif finishes:
         info["exact_finish"] = {"skipped": f"status {status.value}"}
-    model = problem.model_from(variables) if usable else None
-    status, message = settled_status(problem, status, cert, tol, message)
-    if status is Status.MAX_ITER:
-        warnings.warn(
-            f"{solver.name}: {STATUS_MESSAGES[status]} ({iterations} {solver.iteration_unit})",
-            ConvergenceWarning,
-            stacklevel=3,
-        )
-    nan = math.nan
-    return SolveResult(
-        solver=solver.name,
-        problem=problem.kind,
-        problem_key=problem.deferred_key() if solver.records_problem_key else "",
+    # the record as Solver.solve builds it: settled status, model, warnings, fields
+    record = solver._result(
+        problem,
         status=status,
-        primal=cert.primal if cert else nan,
-        dual=cert.dual if cert else nan,
-        gap=cert.gap if cert else nan,
-        rel_gap=cert.rel_gap if cert else nan,
-        certified=cert.certified if cert else False,
+        variables=variables,
         iterations=iterations,
-        iteration_unit=solver.iteration_unit,
         solve_time=solve_time,
         compile_time=compile_time,
-        wall_time=time.perf_counter() - entered - compile_time,
-        certify_time=time.perf_counter() - start - solve_time,
-        residuals=dict(cert.residuals) if cert else {},
-        message=message or STATUS_MESSAGES[status],
+        certificate=cert,
+        message=message,
         info=info,
-        model=model,
-        alpha=variables.get("alpha"),
-        b=variables.get("b"),
+    )
+    ended = time.perf_counter()
+    return replaced(
+        record,
+        wall_time=ended - entered - compile_time,
+        certify_time=ended - start - solve_time,
     )
