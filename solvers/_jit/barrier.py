@@ -12,8 +12,8 @@ NumPy array operations and six products with X̃:
    it and ``X̃ᵀ(y ⊙ c)`` with ``c`` the second-order term of the corrector (one pass over X).
 3. ``corrector``: the corrected direction, its step to the boundary and
    ``X̃ᵀ(y ⊙ Δλ)``, which updates ``X̃ᵀ(y ⊙ λ)`` (one pass over X).
-4. ``update`` (no X): the step, the new residuals and the complementarity, then ``prepare`` at
-   the new point (the next iteration skips its own call).
+4. ``update`` (no X): the step, the new residuals and the complementarity, and ``prepare``'s
+   vectors at the new point (the next iteration skips ``prepare``).
 
 Per row, with ``e = ξ/ν`` (hinge), ``1/(2C)`` (squared hinge, ``ξ = λ/(2C)``) or 0 (hard margin,
 no ξ), ``r_p = m − 1 − s + ξ``, ``r_ξ = C − λ − ν``, and right-hand sides ``r_s`` (of
@@ -321,13 +321,14 @@ def _passes_of(loss: int):
         returns ``(sᵀλ + ξᵀν, ‖r_p‖_∞, ‖r_ξ‖_∞)`` at the new point, and ``sums`` (4,) gets
         ``(Σ C ℓ(max(0, 1 − m)), Σ λ, Σ λ²/(4C), min m)`` for the gap estimate
         (buf: 5×BLOCK); ``sqD`` and ``V`` get ``prepare``'s values at the new point (the next
-        iteration's: ``prepare`` called here, its compiled code shared, not inlined again)."""
+        iteration's, computed while its rows are in cache)."""
         n = m.shape[0]
         comp, rp_max, rxi_max = 0.0, 0.0, 0.0
         loss_sum, lam_sum, lam2_sum, m_min = 0.0, 0.0, 0.0, np.inf
         for a in range(0, n, BLOCK):
             b = min(n, a + BLOCK)
             _update_rows(loss, a, b, C, m, s, lam, xi, nu, dm_aff, dm, tau, step, buf)
+            _prepare_rows(loss, a, b, y, C, m, s, lam, xi, nu, sqD, V)
             for i in range(b - a):
                 comp += buf[0, i]
                 rp_max = buf[1, i] if buf[1, i] > rp_max else rp_max
@@ -337,7 +338,6 @@ def _passes_of(loss: int):
                 lam_sum += lam[a + i]
                 m_min = m[a + i] if m[a + i] < m_min else m_min
         sums[0], sums[1], sums[2], sums[3] = loss_sum, lam_sum, lam2_sum, m_min
-        prepare(y, C, m, s, lam, xi, nu, sqD, V)
         return comp, rp_max, rxi_max
 
     return Passes(prepare, affine, corrector, update)
