@@ -347,3 +347,39 @@ def test_data_whose_inner_products_overflow_is_refused(binary, sign):
     X[5, 2] = sign * 1e160
     with pytest.raises(ValueError, match="intercepts are not finite: X's inner products"):
         SVMClassifier().fit(X, y)
+
+
+_FIRST_FITS = """
+from numba.core import event
+seen = []
+class Compiled(event.Listener):
+    def on_start(self, ev):
+        pass
+    def on_end(self, ev):
+        f = ev.data["dispatcher"].py_func
+        seen.append(f"{f.__module__}.{f.__qualname__}")
+event.register("numba:compile", Compiled())
+from sklearn.datasets import load_breast_cancer, load_iris
+from sklearn.preprocessing import StandardScaler
+from svmbench import SVMClassifier
+X, y = load_breast_cancer(return_X_y=True)
+X = StandardScaler().fit_transform(X)
+SVMClassifier(kernel="linear").fit(X, y)
+SVMClassifier(kernel="linear", loss="squared_hinge", bias="regularized").fit(X, y)
+SVMClassifier().fit(X, y)
+Xi, yi = load_iris(return_X_y=True)
+SVMClassifier().fit(StandardScaler().fit_transform(Xi), yi)
+print("COMPILED", [s for s in seen if s.startswith("svmbench.")])
+"""
+
+
+def test_a_warm_new_process_compiles_nothing_for_its_first_small_fits(tmp_path):
+    """Every jitted function of a small fit's path (linear hinge, squared hinge, RBF, one-vs-one)
+    is cached on disk: a second new process compiles none of them (a jitted function that calls
+    another through a closure cannot be cached, and would recompile in every process)."""
+    from tests.fresh_process import run_python
+
+    run_python(_FIRST_FITS, tmp_path, timeout=900)  # fills the cache where it was empty
+    second = run_python(_FIRST_FITS, tmp_path, timeout=900)
+    assert second.returncode == 0, second.stderr[-2000:]
+    assert "COMPILED []" in second.stdout, second.stdout[-2000:]
