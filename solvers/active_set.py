@@ -19,7 +19,9 @@ whose margins ``r_t = g_t + ν y_t = y_t f(x_t) − 1`` have the wrong sign (``r
 ``r_t > 0`` at ``C_t``) are the KKT violations; the worst is freed (the method proper), or the point
 is optimal. While freed multipliers all stay free, the next release frees twice as many of the worst
 (a face with many free multipliers is reached in a few solves); once one meets a bound, or a release
-does not decrease ``f``, it frees one again.
+does not decrease ``f``, it frees one again. With a free bias and no multiplier free, one freed
+alone could not move (``yᵀα = 0`` holds it), so the worst violator on the other side of the label
+sum is freed with it, as SMO's pair.
 
 The end point is the certificate's choice among the optimum and its padded points
 (:data:`PAD_MARGINS`: at C = 1e10 rounding in the margins alone costs a gap of 1e-6), with the
@@ -252,9 +254,25 @@ def _solve(Q, y, upper, free_bias: bool, limit: int, clock, solver, start=None):
         else:  # a freed one met a bound, or no progress: back to the method proper
             batch = 1
         order = np.argsort(-violation)[:batch]
-        state[order[violation[order] > VIOLATION_TOL]] = 1
+        freed = order[violation[order] > VIOLATION_TOL]
+        if free_bias and freed.size == 1 and not np.any(state == 1):
+            freed = np.append(freed, _partner(violation, state, y, int(freed[0])))
+        state[freed] = 1
         last_value, blocked = value, False
     return alpha, state, nu, Status.MAX_ITER, limit
+
+
+def _partner(violation, state, y, freed: int) -> int:
+    """For a free bias, the multiplier to free beside ``freed`` when it would be free alone: the
+    worst violator that moves the label sum the other way (``y_s d_s = −y_t d_t``, ``d`` = +1
+    leaving 0, −1 leaving C), or ``freed`` itself when none violates. Alone, ``yᵀα = 0`` holds
+    it still, and the sign of a zero step's rounding decided whether it left its bound (a cycle
+    on some machines, not others)."""
+    direction = np.where(state == 2, -1.0, 1.0)
+    other_side = y * direction == -y[freed] * direction[freed]
+    candidates = np.where(other_side & (state != 1), violation, 0.0)
+    partner = int(np.argmax(candidates))
+    return partner if candidates[partner] > VIOLATION_TOL else freed
 
 
 def _bias(g, y, state, upper, nu: float, free_bias: bool) -> float:

@@ -14,7 +14,7 @@ from sklearn.datasets import load_iris
 from sklearn.preprocessing import StandardScaler
 
 from svmbench import SVMClassifier
-from svmbench.problems import KernelDual
+from svmbench.problems import KernelDual, datasets
 from svmbench.solvers import active_set, auto, registry
 from svmbench.solvers._reference import reference_solution
 from svmbench.solvers.base import Status
@@ -221,3 +221,28 @@ def test_auto_leaves_the_finish_out_where_rounding_times_C_defeats_it():
     assert result.info["auto"]["tried"] == ("smo", "active_set")
     assert not result.info.get("exact_finish", {}).get("early", False)
     assert result.status is Status.OPTIMAL and result.rel_gap <= TOL
+
+
+@pytest.mark.parametrize("sign", [-1.0, 1.0])
+def test_a_multiplier_freed_alone_under_a_free_bias_cannot_cycle(monkeypatch, sign):
+    """With a free bias, ``yᵀα = 0`` holds a multiplier freed alone still: its face step is 0
+    in exact arithmetic and ±1e-17 after rounding. Where rounding made it point out of the box,
+    the multiplier met its bound at once and was freed again, forever (seen on one CPU, not on
+    another). Both signs of that rounding are forced here; the method must end optimal and agree
+    with the reference optimum either way."""
+    overlap = datasets.load("gaussian:n=60,d=4,sep=1,seed=0")
+    problem = KernelDual(overlap.X, overlap.y, C=1.0, kernel="rbf", gamma=0.5, bias="free")
+    face_step = active_set._face_step
+
+    def rounded_face_step(Q, g, y, F, free_bias):
+        p, nu, consistent = face_step(Q, g, y, F, free_bias)
+        if F.size == 1:
+            p = np.full(1, sign * 1e-17)
+        return p, nu, consistent
+
+    monkeypatch.setattr(active_set, "_face_step", rounded_face_step)
+    result = registry.get("active_set", tol=TOL).solve(problem)
+    assert result.status is Status.OPTIMAL, result.message
+    ref = reference_solution(problem)
+    assert result.rel_gap <= TOL
+    assert abs(result.primal - ref.primal) <= 2 * TOL * max(1.0, abs(ref.primal))
