@@ -235,6 +235,13 @@ class AccurateEntries:
         self.known = np.zeros(n * n, dtype=bool)
         self._last = None
 
+    def covers(self, rows: np.ndarray, columns: np.ndarray) -> bool:
+        """Whether every entry of the rows × columns block is kept."""
+        last = self._last
+        if last is not None and np.array_equal(last[0], rows) and np.array_equal(last[1], columns):
+            return True
+        return bool(np.take(self.known, rows[:, None] * self.X.shape[0] + columns[None, :]).all())
+
     def block(self, rows: np.ndarray, columns: np.ndarray):
         """``(K, err, size)`` of the rows × columns block."""
         last = self._last
@@ -409,16 +416,22 @@ def kernel_dual_rounding(problem, a, g, m, b, sum_ay, quad, loss, squared):
     ):
         return P, D, bound
     nz = np.flatnonzero(a)
-    # first, Σ_j K_ij α_j of the rows that weigh (float64, one kernel block) in place of Σα
+    entries = accurate_entries(problem)
+    # first, Σ_j K_ij α_j of the rows that weigh (float64, one kernel block) in place of Σα,
+    # unless the long-double entries are kept already (then they cost less than this block)
     sqn = problem.squared_norms
-    k_alpha = kernel.dot(problem.X[weigh], problem.X[nz], a[nz], sqn_X=sqn[weigh], sqn_Z=sqn[nz])
-    widest = float(sqn[nz].max())
-    relative = (
-        gamma(support)
-        + (_ELEMENTARY_ULPS + 1.0) * UNIT_ROUNDOFF
-        + 2.0 * kernel.gamma * gamma(problem.n_features + 3) * (sqn[weigh] + widest)
-    )
-    worst = float(relative.max())
+    worst = 1.0
+    if entries is None or not entries.covers(weigh, nz):
+        k_alpha = kernel.dot(
+            problem.X[weigh], problem.X[nz], a[nz], sqn_X=sqn[weigh], sqn_Z=sqn[nz]
+        )
+        widest = float(sqn[nz].max())
+        relative = (
+            gamma(support)
+            + (_ELEMENTARY_ULPS + 1.0) * UNIT_ROUNDOFF
+            + 2.0 * kernel.gamma * gamma(problem.n_features + 3) * (sqn[weigh] + widest)
+        )
+        worst = float(relative.max())
     if worst < 0.5:  # the product bounds Σ_j K_ij α_j to within its own relative error
         e[weigh] = relative * np.abs(k_alpha) / (1.0 - worst) + (e[weigh] - relative * total)
         bound = min(bound, float(slopes[weigh] @ e[weigh]) + accumulated(P, D))
@@ -426,7 +439,7 @@ def kernel_dual_rounding(problem, a, g, m, b, sum_ay, quad, loss, squared):
             return P, D, bound
     y = problem.y
     g_long, e_long = accurate_rbf_sums(
-        problem.X, weigh, nz, a[nz] * y[nz], a[nz], kernel.gamma, accurate_entries(problem)
+        problem.X, weigh, nz, a[nz] * y[nz], a[nz], kernel.gamma, entries
     )
     m_long = (g_long + np.longdouble(b)) * y[weigh]
     xi_long = np.maximum(np.longdouble(0.0), 1 - m_long)
