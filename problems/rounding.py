@@ -267,7 +267,7 @@ def accurate_entries(problem) -> AccurateEntries | None:
     if problem.n_samples > ACCURATE_CACHE_SAMPLES:
         return None
     kept = problem.__dict__.get("accurate_rbf_entries")
-    if kept is None or kept.gamma != float(problem.kernel_spec.gamma):
+    if kept is None or kept.X is not problem.X or kept.gamma != float(problem.kernel_spec.gamma):
         kept = AccurateEntries(problem.X, problem.kernel_spec.gamma)
         problem.__dict__["accurate_rbf_entries"] = kept
     return kept
