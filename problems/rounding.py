@@ -131,6 +131,19 @@ LONG_UNIT_ROUNDOFF = float(np.finfo(np.longdouble).eps) / 2.0
 #: double per certificate, in blocks of :data:`_BLOCK_ENTRIES`.
 ACCURATE_MAX_ENTRIES = 2**22
 _BLOCK_ENTRIES = 2**20
+_CHUNK_ENTRIES = 2**14  # entries × features per pass of rbf_entries
+#: An RBF entry whose computed ``γ‖x_i − x_j‖²`` exceeds this keeps its float64 value in the
+#: long-double margins: it is below ``e⁻⁴⁰ ≈ 4e-18`` of the largest entry, and its float64
+#: error, about ``(7·40 + 5) u e⁻⁴⁰ ≈ 1.3e-31`` of the largest, is below long double's own
+#: unit roundoff (5.4e-20) by eleven orders.
+ACCURATE_EXPONENT = 40.0
+#: The long-double entries of a problem of at most this many examples are kept with it
+#: (:class:`AccurateEntries`, 33 n² bytes): its later certificates compute only the entries
+#: they have not seen.
+ACCURATE_CACHE_SAMPLES = 512
+#: What ``exp`` rounded to float64 may lose below the normal range, per entry (subnormal
+#: results and underflow to 0 are off by at most a few units of 2⁻¹⁰⁷⁴ absolutely).
+_UNDERFLOW = 4.0 * 2.0**-1074
 
 
 def _refine_above(P: float, D: float) -> float:
@@ -161,42 +174,138 @@ def _pairwise_sum(terms: np.ndarray) -> np.ndarray:
     return terms[:, 0] if terms.shape[1] else np.zeros(terms.shape[0], dtype=terms.dtype)
 
 
-def accurate_rbf_sums(X, rows, support, coef, alpha, gamma_k: float):
-    """``g_i = Σ_j exp(−γ‖x_i − x_j‖²) c_j`` for the ``rows`` i over the ``support`` j, in
-    ``np.longdouble`` throughout, with a bound on the error.
+def rbf_entries(X: np.ndarray, i: np.ndarray, j: np.ndarray, gamma_k: float, X_long=None):
+    """``(K, err, size)`` of the entries ``exp(−γ‖x_{i_m} − x_{j_m}‖²)`` (rows of X, float64):
+    K in ``np.longdouble``, ``err_m ≥ |K_m − exact|`` and ``size_m ≥ |exact|`` (float64).
 
-    The distances are summed from the differences (``|δD| ≤ γ^L_{d+2} D``: no cancellation of
-    ``‖x‖² + ‖z‖² − 2x·z``), so that an entry is off by at most ``τ_ij K_ij``, ``τ_ij =
-    t(1 + 2t) + 5u_L``, ``t = γ D_ij γ^L_{d+3}`` (``exp`` within 4 units in the last place; an
-    entry whose t exceeds 1/2 is 0 in long double and in exact arithmetic alike, to below
-    1e-4000); the sum over j, pairwise (Higham 2002, §4.2), is off by at most
-    ``γ^L_{⌈log₂ k⌉+1} Σ_j |K_ij c_j|``. Returns ``(g, e)``:
+    The distances are summed from the differences (``|δD| ≤ γ_{d+2} D``: no cancellation of
+    ``‖x‖² + ‖z‖² − 2x·z``), first in float64; an entry whose ``γD`` exceeds
+    :data:`ACCURATE_EXPONENT` keeps that value, the others are computed again in long double
+    throughout (from ``X_long``, X in long double, where given). Either way an entry is off by
+    at most ``τK``, ``τ = t(1 + 2t) + 5u``, ``t = γ D γ_{d+4}`` (``exp`` within 4 units in the
+    last place; ``u_L`` and ``γ^L_{d+3}`` in long double), and a float64 entry by ``4·2⁻¹⁰⁷⁴``
+    more below the normal range."""
+    if X_long is None:
+        X_long = np.asarray(X, dtype=np.longdouble)
+    K = np.empty(i.shape[0], dtype=np.longdouble)
+    err, size = np.empty(i.shape[0]), np.empty(i.shape[0])
+    step = max(64, _CHUNK_ENTRIES // max(1, X.shape[1]))  # small temporaries: no mmap per call
+    for start in range(0, i.shape[0], step):
+        part = slice(start, start + step)
+        K[part], err[part], size[part] = _rbf_chunk(X, X_long, i[part], j[part], gamma_k)
+    return K, err, size
+
+
+def _rbf_chunk(X, X_long, i, j, gamma_k: float):
+    d = X.shape[1]
+    diff = np.take(X, i, axis=0) - np.take(X, j, axis=0)
+    D = np.einsum("ij,ij->i", diff, diff)
+    with np.errstate(over="ignore", under="ignore", invalid="ignore"):
+        K64 = np.exp(-gamma_k * D)
+        t = gamma_k * D * gamma(d + 4)
+        tau = t * (1.0 + 2.0 * t) + (_ELEMENTARY_ULPS + 1.0) * UNIT_ROUNDOFF
+        err = np.where(K64 > 0.0, tau * K64, 0.0) + _UNDERFLOW
+        size = np.where(K64 > 0.0, K64 * (1.0 + tau), 0.0) + _UNDERFLOW
+    K = np.asarray(K64, dtype=np.longdouble)
+    near = np.flatnonzero(gamma_k * D <= ACCURATE_EXPONENT)
+    if near.size:
+        diff_long = np.take(X_long, i[near], axis=0) - np.take(X_long, j[near], axis=0)
+        D_long = np.einsum("ij,ij->i", diff_long, diff_long)
+        K_near = np.exp(-np.longdouble(gamma_k) * D_long)
+        K[near] = K_near
+        t = gamma_k * np.asarray(D_long, dtype=np.float64) * _long_gamma(d + 3)
+        tau = t * (1.0 + 2.0 * t) + (_ELEMENTARY_ULPS + 1.0) * LONG_UNIT_ROUNDOFF
+        K64 = np.asarray(K_near, dtype=np.float64)
+        err[near] = tau * K64
+        size[near] = K64 * (1.0 + tau)
+    return K, err, size
+
+
+class AccurateEntries:
+    """The :func:`rbf_entries` of one problem's rows, computed when first asked for and kept,
+    so that its certificates after the first compute only the entries they have not seen."""
+
+    def __init__(self, X: np.ndarray, gamma_k: float):
+        n = X.shape[0]
+        self.X, self.gamma = X, float(gamma_k)
+        self.X_long = np.asarray(X, dtype=np.longdouble)
+        self.K = np.zeros(n * n, dtype=np.longdouble)  # flat, entry (i, j) at i·n + j
+        self.err = np.zeros(n * n)
+        self.size = np.zeros(n * n)
+        self.known = np.zeros(n * n, dtype=bool)
+        self._last = None
+
+    def covers(self, rows: np.ndarray, columns: np.ndarray) -> bool:
+        """Whether every entry of the rows × columns block is kept."""
+        last = self._last
+        if last is not None and np.array_equal(last[0], rows) and np.array_equal(last[1], columns):
+            return True
+        return bool(np.take(self.known, rows[:, None] * self.X.shape[0] + columns[None, :]).all())
+
+    def block(self, rows: np.ndarray, columns: np.ndarray):
+        """``(K, err, size)`` of the rows × columns block."""
+        last = self._last
+        if last is not None and np.array_equal(last[0], rows) and np.array_equal(last[1], columns):
+            return last[2]
+        at = rows[:, None] * self.X.shape[0] + columns[None, :]
+        missing = at[~np.take(self.known, at)]
+        if missing.size:
+            i, j = np.divmod(missing, self.X.shape[0])
+            K, err, size = rbf_entries(self.X, i, j, self.gamma, self.X_long)
+            np.put(self.K, missing, K)
+            np.put(self.err, missing, err)
+            np.put(self.size, missing, size)
+            np.put(self.known, missing, True)
+        out = (np.take(self.K, at), np.take(self.err, at), np.take(self.size, at))
+        self._last = (rows.copy(), columns.copy(), out)
+        return out
+
+
+def accurate_entries(problem) -> AccurateEntries | None:
+    """The problem's kept :class:`AccurateEntries` (made on first use), or None beyond
+    :data:`ACCURATE_CACHE_SAMPLES` examples."""
+    if problem.n_samples > ACCURATE_CACHE_SAMPLES:
+        return None
+    kept = problem.__dict__.get("accurate_rbf_entries")
+    if kept is None or kept.X is not problem.X or kept.gamma != float(problem.kernel_spec.gamma):
+        kept = AccurateEntries(problem.X, problem.kernel_spec.gamma)
+        problem.__dict__["accurate_rbf_entries"] = kept
+    return kept
+
+
+def accurate_rbf_sums(X, rows, support, coef, alpha, gamma_k: float, entries=None):
+    """``g_i = Σ_j exp(−γ‖x_i − x_j‖²) c_j`` for the ``rows`` i over the ``support`` j, the
+    entries from :func:`rbf_entries` (long double where they can weigh; from ``entries``, an
+    :class:`AccurateEntries` of X, where given), the sum in ``np.longdouble``, with a bound on
+    the error.
+
+    Each entry is off by at most its ``err`` (:func:`rbf_entries`); the sum over j, pairwise
+    (Higham 2002, §4.2), by at most ``γ^L_{⌈log₂ k⌉+1} Σ_j size_ij |c_j|``. Returns ``(g, e)``:
     g in long double, e the bound (float64, rounded up by ``1 + γ_{k+2}``). Where long double
     is float64 itself, ``u_L = u`` and the bound stays true, only looser."""
     X = np.asarray(X)
     d = X.shape[1]
-    Z = np.asarray(X[support], dtype=np.longdouble)
-    k = Z.shape[0]
+    k = support.shape[0]
     c_long = np.asarray(coef, dtype=np.longdouble)
     weights = np.asarray(alpha, dtype=np.float64)
+    summed = _long_gamma(max(1, int(np.ceil(np.log2(max(k, 1))))) + 1)
     g = np.empty(rows.shape[0], dtype=np.longdouble)
     e = np.empty(rows.shape[0])
-    step = max(1, _BLOCK_ENTRIES // max(1, k * d))
-    distance_error = _long_gamma(d + 3)
-    depth = max(1, int(np.ceil(np.log2(max(k, 1)))))
-    scale = np.longdouble(gamma_k)
+    step = rows.shape[0] if entries is not None else max(1, _BLOCK_ENTRIES // max(1, k * d))
+    X_long = None
     for start in range(0, rows.shape[0], step):
         block = rows[start : start + step]
-        diff = np.asarray(X[block], dtype=np.longdouble)[:, None, :] - Z[None, :, :]
-        D = np.sum(diff * diff, axis=-1)
-        K = np.exp(-scale * D)
+        if entries is not None:
+            K, err, size = entries.block(block, support)
+        else:
+            if X_long is None:
+                X_long = np.asarray(X, dtype=np.longdouble)
+            r = block.shape[0]
+            i, j = np.repeat(block, k), np.tile(support, r)
+            K, err, size = (part.reshape(r, k) for part in rbf_entries(X, i, j, gamma_k, X_long))
         g[start : start + step] = _pairwise_sum(K * c_long)
-        K64 = np.asarray(K, dtype=np.float64)
-        t = gamma_k * np.asarray(D, dtype=np.float64) * distance_error
-        tau = t * (1.0 + 2.0 * t) + (_ELEMENTARY_ULPS + 1.0) * LONG_UNIT_ROUNDOFF
-        summed = _long_gamma(depth + 1) * (K64 @ weights)
-        e[start : start + step] = (K64 * tau) @ weights + summed
-    e *= (1.0 + gamma(k + 2)) * (1.0 + 4.0 * UNIT_ROUNDOFF)  # float64 sums; K rounded to float64
+        e[start : start + step] = err @ weights + summed * (size @ weights)
+    e *= (1.0 + gamma(k + 2)) * (1.0 + 4.0 * UNIT_ROUNDOFF)  # the float64 sums and products
     return g, e
 
 
@@ -307,23 +416,31 @@ def kernel_dual_rounding(problem, a, g, m, b, sum_ay, quad, loss, squared):
     ):
         return P, D, bound
     nz = np.flatnonzero(a)
-    # first, Σ_j K_ij α_j of the rows that weigh (float64, one kernel block) in place of Σα
+    entries = accurate_entries(problem)
+    # first, Σ_j K_ij α_j of the rows that weigh (float64, one kernel block) in place of Σα,
+    # unless the long-double entries are kept already (then they cost less than this block)
     sqn = problem.squared_norms
-    k_alpha = kernel.dot(problem.X[weigh], problem.X[nz], a[nz], sqn_X=sqn[weigh], sqn_Z=sqn[nz])
-    widest = float(sqn[nz].max())
-    relative = (
-        gamma(support)
-        + (_ELEMENTARY_ULPS + 1.0) * UNIT_ROUNDOFF
-        + 2.0 * kernel.gamma * gamma(problem.n_features + 3) * (sqn[weigh] + widest)
-    )
-    worst = float(relative.max())
+    worst = 1.0
+    if entries is None or not entries.covers(weigh, nz):
+        k_alpha = kernel.dot(
+            problem.X[weigh], problem.X[nz], a[nz], sqn_X=sqn[weigh], sqn_Z=sqn[nz]
+        )
+        widest = float(sqn[nz].max())
+        relative = (
+            gamma(support)
+            + (_ELEMENTARY_ULPS + 1.0) * UNIT_ROUNDOFF
+            + 2.0 * kernel.gamma * gamma(problem.n_features + 3) * (sqn[weigh] + widest)
+        )
+        worst = float(relative.max())
     if worst < 0.5:  # the product bounds Σ_j K_ij α_j to within its own relative error
         e[weigh] = relative * np.abs(k_alpha) / (1.0 - worst) + (e[weigh] - relative * total)
         bound = min(bound, float(slopes[weigh] @ e[weigh]) + accumulated(P, D))
         if bound <= _refine_above(P, D):
             return P, D, bound
     y = problem.y
-    g_long, e_long = accurate_rbf_sums(problem.X, weigh, nz, a[nz] * y[nz], a[nz], kernel.gamma)
+    g_long, e_long = accurate_rbf_sums(
+        problem.X, weigh, nz, a[nz] * y[nz], a[nz], kernel.gamma, entries
+    )
     m_long = (g_long + np.longdouble(b)) * y[weigh]
     xi_long = np.maximum(np.longdouble(0.0), 1 - m_long)
     xi_fast = np.maximum(0.0, 1.0 - m[weigh])

@@ -318,7 +318,7 @@ class Auto(Solver):
         choice = kept[1] if kept is not None and kept[0] is problem else choose(problem)
         self._choice = None
         chosen, result, compile_time, excluded = [], None, 0.0, 0.0
-        finished = None
+        finished, kept = None, None  # kept: the best certified record of the methods tried
         start, unused = warm_start, ""
         first = registry.solver_class(choice.solvers[0])
         if not _takes(first, warm_start):
@@ -345,6 +345,8 @@ class Auto(Solver):
                 excluded += compiled + (time.perf_counter() - entered) - result.solve_time
                 clock.certify_time += result.certify_time
             chosen.append(name)
+            if result.certified and (kept is None or result.rel_gap < kept[1].rel_gap):
+                kept = (name, result)
             retry = result.status in RETRIED and not (
                 callback is not None and "callback" in result.message
             )
@@ -366,9 +368,14 @@ class Auto(Solver):
             start = WarmStart.parse(result, problem) if result.variables and not failed else None
         if finished is not None:
             return self._finished_outcome(result, finished, chosen, choice, compile_time, excluded)
+        chose, after = chosen[-1], ""
+        if not result.certified and kept is not None:
+            # the last method ended with no certified point: the record keeps the best one
+            after = f"; {chose} ended {result.status.value} with no certified point"
+            chose, result = kept
         info = dict(result.info)
         info["auto"] = {
-            "chose": chosen[-1],
+            "chose": chose,
             "why": choice.why,
             "rule": choice.rule,
             "tried": tuple(chosen),
@@ -377,16 +384,16 @@ class Auto(Solver):
             info["auto"]["warm_start"] = unused
         if len(chosen) > 1:
             info["auto"]["why"] += (
-                f"; {', '.join(chosen[:-1])} stopped short of tol, {chosen[-1]} went on"
+                f"; {', '.join(chosen[:-1])} stopped short of tol, {chosen[-1]} went on" + after
             )
-        self._chosen, self._last = registry.solver_class(chosen[-1]), (problem, result)
+        self._chosen, self._last = registry.solver_class(chose), (problem, result)
         return Outcome(
             status=result.status,
             variables=result.variables,
             iterations=result.iterations,
             certificate=_certificate_of(result),
             farkas=result.farkas,
-            message=f"{chosen[-1]}: {result.message}" + (f" ({unused})" if unused else ""),
+            message=f"{chose}: {result.message}" + (f" ({unused})" if unused else "") + after,
             info=info,
             model=result.model,
             trace=result.trace,

@@ -28,7 +28,7 @@ from svmbench.problems import (
 from svmbench.problems.structured import digit_sequences
 from svmbench.solvers import auto, registry
 from svmbench.solvers._reference import reference_solution
-from svmbench.solvers.base import ConvergenceWarning, Status
+from svmbench.solvers.base import ConvergenceWarning, Outcome, Status
 
 OVERLAP = datasets.load("gaussian:n=120,d=4,sep=1,seed=0")
 BLOBS = datasets.load("blobs:n=90,d=3,k=3,seed=2")
@@ -211,6 +211,39 @@ def test_fallback_goes_on_with_the_next_method_warm(monkeypatch):
         warnings.simplefilter("ignore", ConvergenceWarning)
         alone = registry.get("auto", fallback=False).solve(problem)
     assert alone.status is Status.MAX_ITER and alone.info["auto"]["tried"] == ("dcd",)
+
+
+def test_a_last_method_without_a_certified_point_leaves_the_record_to_the_best_one(monkeypatch):
+    """When the last method of the choice ends with no certified point (iris at C = 1e10,
+    γ = 1e-7: Clarabel's "DualInfeasible" after active_set and the barrier stopped at their
+    limits), the record is the best certified one of those tried, its own status kept, and
+    the message says what the last method did: never a record without a point."""
+    dcd = registry.solver_class("dcd")
+    monkeypatch.setattr(dcd, "default_max_iter", 1)  # dcd stops short of tol, certified
+    barrier = registry.solver_class("barrier")
+
+    def failed(self, problem, warm_start, clock, callback):
+        return Outcome(status=Status.NUMERICAL_ERROR, variables={}, iterations=1, message="x")
+
+    monkeypatch.setattr(barrier, "_run", failed)
+    problem = SoftMarginDual(OVERLAP.X, OVERLAP.y, C=1e-3 * 50, bias="regularized")
+    monkeypatch.setattr(auto, "SMALL_C_R2", 1e9)
+    rules = list(auto.RULES)
+    rules[3] = auto.Rule(
+        ("soft_margin_primal", "soft_margin_dual"), lambda f: True, "test", ("dcd", "barrier"),
+        "test",
+    )  # fmt: skip
+    monkeypatch.setattr(auto, "RULES", tuple(rules))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        result = registry.get("auto").solve(problem)
+        alone = registry.get("auto", fallback=False).solve(problem)
+    assert result.info["auto"]["tried"] == ("dcd", "barrier")
+    assert result.info["auto"]["chose"] == "dcd"
+    assert result.status is Status.MAX_ITER and result.certified
+    assert result.alpha is not None and result.model is not None
+    assert (result.primal, result.dual) == (alone.primal, alone.dual)  # dcd's own record
+    assert "barrier ended numerical_error with no certified point" in result.message
 
 
 def test_time_limit_bounds_the_whole_call():

@@ -9,7 +9,7 @@ import warnings
 
 import numpy as np
 import pytest
-from sklearn.datasets import load_digits, load_wine
+from sklearn.datasets import load_digits, load_iris, load_wine
 from sklearn.preprocessing import StandardScaler
 
 from svmbench.problems import KernelDual, MulticlassHinge
@@ -138,3 +138,31 @@ def test_a_one_vs_one_fit_solves_its_shared_pairs_on_the_lean_path(binary_solver
         assert cert.certified and cert.rel_gap == rel_gap <= 1e-6
         ref = reference_solution(bp)
         assert abs(cert.primal - ref.primal) <= 1e-5 * max(1.0, abs(ref.primal))
+
+
+def test_a_point_that_did_not_move_is_not_certified_again(monkeypatch):
+    """SMO's estimate may hold again after a chunk that moved nothing (eps tightened at the
+    iris pair "versicolor against virginica", C = 1e9, γ = 100, probe-capped as auto runs it):
+    the lean path keeps that point's certificate and verdict instead of drawing them again
+    (each a long-double pass there), and its record is the same."""
+    X, y = load_iris(return_X_y=True)
+    X = StandardScaler().fit_transform(X)
+    drawn = []
+    certificate = KernelDual.certificate
+
+    def counted(self, **variables):
+        drawn.append((id(self), variables["alpha"].tobytes(), variables["b"]))
+        return certificate(self, **variables)
+
+    pair = _shared_pair(X, y, 1, 2, 1e9, 100.0)
+    solver = registry.get("smo", tol=1e-6, trace=False, max_iter=2000)
+    monkeypatch.setattr(KernelDual, "certificate", counted)
+    lean = solve_shared_pair(solver, pair)
+    monkeypatch.setattr(KernelDual, "certificate", certificate)
+    assert drawn and len(set(drawn)) == len(drawn)
+    full = registry.get("smo", tol=1e-6, trace=False, max_iter=2000).solve(
+        _shared_pair(X, y, 1, 2, 1e9, 100.0)
+    )
+    assert lean.status is full.status and lean.iterations == full.iterations
+    for name in ("primal", "dual", "gap", "rel_gap", "certified"):
+        assert getattr(lean, name) == getattr(full, name), name
