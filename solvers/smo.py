@@ -12,7 +12,8 @@ pairs (WSS2 of Fan, Chen & Lin, JMLR 6, 2005, with ``τ = 1e-12`` replacing non-
 curvature so that indefinite kernels terminate); without the equality (no or regularized bias)
 SMO updates one variable at a time. The jitted core is :mod:`solvers._jit.smo`; kernel columns
 come from :mod:`solvers._jit.kernel_columns` through an LRU cache of ``cache_mb`` megabytes, with
-LIBSVM's shrinking and gradient reconstruction (Chang & Lin, ACM TIST 2, 2011, §5).
+LIBSVM's shrinking and gradient reconstruction (Chang & Lin, ACM TIST 2, 2011, §5) on problems of
+more than :data:`SHRINK_MIN_N` examples.
 
 Rows, dense or CSR (:func:`use_dense_rows`), the cache's precision (:func:`cache_dtype`) and the
 gradients of a warm start (``_gradients``) come from :mod:`solvers.smo_arrays`, shared with
