@@ -12,7 +12,8 @@ pairs (WSS2 of Fan, Chen & Lin, JMLR 6, 2005, with ``τ = 1e-12`` replacing non-
 curvature so that indefinite kernels terminate); without the equality (no or regularized bias)
 SMO updates one variable at a time. The jitted core is :mod:`solvers._jit.smo`; kernel columns
 come from :mod:`solvers._jit.kernel_columns` through an LRU cache of ``cache_mb`` megabytes, with
-LIBSVM's shrinking and gradient reconstruction (Chang & Lin, ACM TIST 2, 2011, §5).
+LIBSVM's shrinking and gradient reconstruction (Chang & Lin, ACM TIST 2, 2011, §5) on problems of
+more than :data:`SHRINK_MIN_N` examples.
 
 Rows, dense or CSR (:func:`use_dense_rows`), the cache's precision (:func:`cache_dtype`) and the
 gradients of a warm start (``_gradients``) come from :mod:`solvers.smo_arrays`, shared with
@@ -85,6 +86,10 @@ from svmbench.solvers.smo_shared import (
 
 #: The native tolerance is never tightened below this (the gradient is O(1): rounding level).
 EPS_FLOOR = 1e-13
+#: ``shrinking=True`` shrinks C-SVC's variables only on problems of more examples than this:
+#: below, the same updates ran faster without it (docs/measurements.md, "SMO's shrinking on
+#: small problems").
+SHRINK_MIN_N = 10_000
 
 
 def _bound_status(y, alpha, C) -> np.ndarray:
@@ -114,6 +119,7 @@ class _State:
     estimate: float = math.nan  # last internal relative-gap estimate
     certifications: int = 0
     bias: float | None = None  # b of the current α and G (:meth:`SMO._bias`), None when stale
+    shrinking: bool = True  # the loops shrink (SMO.shrinking, on more than SHRINK_MIN_N examples)
 
 
 _WARM = False  # the jitted kernels are compiled (:meth:`SMO.warm_up`)
@@ -153,7 +159,9 @@ class SMO(IterativeSolver):
         as LIBSVM's (twice the columns) unless all n fit in float64; the others in float64
         (:func:`cache_dtype`).
     shrinking : bool, default=True
-        LIBSVM's shrinking with gradient reconstruction.
+        LIBSVM's shrinking with gradient reconstruction, on problems of more than
+        :data:`SHRINK_MIN_N` examples (below, the loops ran the same updates faster without;
+        a general form, :mod:`solvers.smo_general`, shrinks at any size).
     chunk : int, default=10000
         Updates per chunk (between two returns to the template: trace points, callbacks, limits).
     storage : {"auto", "dense", "csr"}, default="auto"
@@ -348,7 +356,8 @@ class SMO(IterativeSolver):
             G, Gbar = np.full(n, np.nan), np.zeros(n)
         status = _bound_status(y, None if alpha0 is None else alpha, C)
         core = new_core(X, XT, sqn, kint, kflt, y, C, QD, alpha, G, Gbar, status, n_slots, dtype)
-        return _State(core, pairs, Cw, dplus, eps=max(self.eps, EPS_FLOOR))
+        shrinking = self.shrinking and n > SHRINK_MIN_N
+        return _State(core, pairs, Cw, dplus, eps=max(self.eps, EPS_FLOOR), shrinking=shrinking)
 
     def _init_state(self, problem: KernelDual, warm_start) -> _State | GeneralState:
         if isinstance(problem, GeneralDualProblem):
@@ -358,8 +367,9 @@ class SMO(IterativeSolver):
             self._buffer = column_buffer(self._buffer, n_slots * n)  # one for every pair
             core = shared_core(problem, n_slots, self._buffer)
             return _State(
-                core, problem.bias == "free", core.C, 0 * core.C, max(self.eps, EPS_FLOOR)
-            )
+                core, problem.bias == "free", core.C, 0 * core.C, max(self.eps, EPS_FLOOR),
+                shrinking=self.shrinking and n > SHRINK_MIN_N,
+            )  # fmt: skip
         # the box (and yᵀα = 0) of this problem: a result for another C fits
         alpha0 = None if warm_start is None else warm_start.dual_point(problem)
         dtype = cache_dtype(problem, self.cache_mb)
@@ -434,7 +444,7 @@ class SMO(IterativeSolver):
         total = 0
         while True:
             budget = min(self.chunk - total, max(1, self.max_iter - state.iterations))
-            done, code = run(budget, state.eps, self.shrinking, *state.core)
+            done, code = run(budget, state.eps, state.shrinking, *state.core)
             state.bias = None  # α and G moved
             total += done
             state.iterations += done

@@ -14,6 +14,7 @@ from scipy import sparse
 from svmbench.problems import KernelDual, datasets
 from svmbench.problems.kernels import kernel_matrix
 from svmbench.solvers import clock, registry
+from svmbench.solvers import smo as smo_module
 from svmbench.solvers._jit import kernel_columns as kc
 from svmbench.solvers._jit import smo as jit
 from svmbench.solvers._reference import reference_solution
@@ -117,13 +118,23 @@ def test_warm_start_from_a_nearby_C_needs_fewer_updates():
 
 
 @pytest.mark.parametrize("bias", ("free", "none"))
-def test_shrinking_on_and_off_give_the_same_optimum(bias):
+def test_shrinking_on_and_off_give_the_same_optimum(bias, monkeypatch):
     problem = _problem("digits", "rbf", bias)
+    monkeypatch.setattr(smo_module, "SHRINK_MIN_N", 0)  # shrink whatever the size
     on, off = _solve(problem, shrinking=True), _solve(problem, shrinking=False)
     _agrees(on, problem)
     _agrees(off, problem)
     assert on.info["reconstructions"] >= 1  # shrinking did happen (and was undone)
     assert off.info["reconstructions"] == 0
+
+
+def test_problems_up_to_shrink_min_n_are_not_shrunk():
+    problem = _problem("digits", "rbf", "free")
+    assert problem.n_samples <= smo_module.SHRINK_MIN_N
+    on, off = _solve(problem, shrinking=True), _solve(problem, shrinking=False)
+    assert on.info["reconstructions"] == 0  # no variable was shrunk, none grown back
+    assert on.iterations == off.iterations
+    np.testing.assert_array_equal(on.alpha, off.alpha)
 
 
 def test_same_inputs_same_iterations():
@@ -332,7 +343,8 @@ def test_csr_rows_reach_the_dense_and_the_reference_optimum(kernel, bias):
         np.testing.assert_array_equal(csr.alpha, dense.alpha)
 
 
-def test_csr_rows_warm_start_and_shrinking():
+def test_csr_rows_warm_start_and_shrinking(monkeypatch):
+    monkeypatch.setattr(smo_module, "SHRINK_MIN_N", 0)  # shrink whatever the size
     problem = _sparse_problem("rbf", "free")
     near = KernelDual(problem.X, problem.y, C=0.9, kernel="rbf")
     start = _solve(near)
