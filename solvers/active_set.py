@@ -228,6 +228,9 @@ def _solve(Q, y, upper, free_bias: bool, limit: int, clock, solver, start=None):
         if F.size:
             p, nu_face, consistent = _face_step(Q, g, y, F, free_bias)
             t, block = _step_length(alpha[F], p, upper[F], consistent)
+            line_minimum = False
+            if not consistent:
+                t, block, line_minimum = _curvature_capped(Q, g, F, p, t, block)
             if not np.isfinite(t):
                 return alpha, state, nu, Status.NUMERICAL_ERROR, iteration
             alpha[F] = np.clip(alpha[F] + t * p, 0.0, upper[F])
@@ -237,6 +240,9 @@ def _solve(Q, y, upper, free_bias: bool, limit: int, clock, solver, start=None):
                 alpha[i] = upper[i] if at_upper else 0.0
                 state[i] = 2 if at_upper else 0
                 blocked = True
+                g = Q @ alpha - 1.0
+                continue
+            if line_minimum:  # not the face's minimizer yet: solve the face again
                 g = Q @ alpha - 1.0
                 continue
             nu = nu_face
@@ -368,6 +374,23 @@ def _cholesky_step(Q, g, y, F, free_bias: bool):
     z = cho_solve(factor, np.column_stack((gF, yF)), check_finite=False)
     nu = -float(yF @ z[:, 0]) / float(yF @ z[:, 1])
     return -(z[:, 0] + nu * z[:, 1]), nu, True
+
+
+def _curvature_capped(Q, g, F, p, t: float, block: int):
+    """The step along a null-space direction ``p`` of the face, capped at the minimizer of ``f``
+    on its line, ``t* = −g_Fᵀp / pᵀQ̃_FF p``, where ``pᵀQ̃_FF p`` is not 0 after all (a kernel
+    of low numerical rank: eigenvalues of 1e-21 taken for null at the face's scale). Followed to
+    the bound instead, such a step overshoots, ``f`` does not decrease, and the bound met is
+    released again: a cycle (iris, C = 1e10, γ = 1e-7). Returns ``(t, block, line_minimum)``;
+    from a line minimum the face is solved again. Where ``p`` is no descent direction at all
+    (rounding), no step."""
+    slope = float(g[F] @ p)
+    curvature = float(p @ (Q[np.ix_(F, F)] @ p))
+    if slope >= 0.0:
+        return 0.0, -1, False
+    if curvature > 0.0 and -slope / curvature < t:
+        return -slope / curvature, -1, True
+    return t, block, False
 
 
 def _step_length(a, p, u, capped: bool):

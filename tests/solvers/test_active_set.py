@@ -246,3 +246,29 @@ def test_a_multiplier_freed_alone_under_a_free_bias_cannot_cycle(monkeypatch, si
     ref = reference_solution(problem)
     assert result.rel_gap <= TOL
     assert abs(result.primal - ref.primal) <= 2 * TOL * max(1.0, abs(ref.primal))
+
+
+def test_a_face_of_low_numerical_rank_is_minimized_not_cycled():
+    """At γ = 1e-7 the RBF kernel of iris is 1 − γD to 21 digits: faces of the KKT matrix with
+    eigenvalues of 1e-21 at a scale of 1e-5, taken for null. The step along such a direction,
+    followed to a bound, overshot the line's minimum and the bound was released again, until
+    ``max_iter`` (the C = 1e10 cell of scikit-learn's RBF-parameters grid, one fold). Capped at
+    the line's minimum and then solved again, the face is minimized; the result must be
+    certified and bracketed by an independent method's certified bounds."""
+    X, y = load_iris(return_X_y=True)
+    X = StandardScaler().fit_transform(X)
+    train = np.r_[0:20, 30:50, 50:70, 80:100, 100:120, 130:150]  # scikit-learn's fold 2 of 5
+    keep = train[y[train] != 0]
+    problem = KernelDual(X[keep], np.where(y[keep] == 1, 1.0, -1.0), C=1e10, gamma=1e-7)
+    result = registry.get("active_set", tol=TOL).solve(problem)
+    assert result.status is Status.OPTIMAL and result.rel_gap <= TOL, result.message
+    assert result.iterations < 200
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        other = registry.get("barrier", max_iter=500).solve(problem)
+    assert other.certified and other.rel_gap <= 1e-4
+    scale = max(1.0, abs(result.primal))
+    # the certified dual value is below every primal value; the barrier's (stopped at a gap of
+    # 4e-6, its dual point not exactly feasible) within its own gap of the optimum
+    assert result.dual <= other.primal + 1e-9 * scale
+    assert abs(result.primal - other.primal) <= 2.0 * other.rel_gap * scale
