@@ -1,5 +1,5 @@
 """The rounding allowance of the other certificates: ε-SVR (kernel and linear), the ν family,
-one-class, Crammer–Singer, the logistic loss and the hard margin (problems/rounding.py has the
+one-class, Crammer–Singer, the logistic losses and the hard margin (problems/rounding.py has the
 kernel dual's and the linear soft margin's, and the error bounds both use: Higham 2002, §3.1).
 
 **Kernel problems** (:func:`kernel_score_rounding`). With the model's coefficients c and its
@@ -45,6 +45,7 @@ __all__ = [
     "kernel_score_rounding",
     "logistic_rounding",
     "multiclass_rounding",
+    "multinomial_rounding",
     "settled_by_screen",
     "svr_linear_rounding",
     "vector_part",
@@ -324,3 +325,44 @@ def multiclass_rounding(problem, W, b, beta, P, D) -> float:
     e = 2.0 * gamma(d + 5) * (problem.row_norms * w_max + b_max + cost_max)
     slopes = np.where(np.max(z, axis=1) + e > 0.0, C, 0.0)
     return min(screen, float(slopes @ e) + primal_rest + dual + rest)
+
+
+def multinomial_rounding(problem, W, b, beta, P, D) -> float:
+    """The allowance of :class:`~problems.multinomial_logistic.MultinomialLogistic`'s
+    certificate: scores off by ``e_i = γ_{d+2}(‖x_i‖ max‖w_r‖ + max|b_r|)`` move
+    ``log Σ_r e^{f_r} − f_{y_i}`` by at most ``2e_i`` (its gradient, ``softmax − e_{y_i}``, has
+    an ℓ1 norm below 2), and its evaluation is off by at most ``γ_{k+8}(5F_i + 1 + 2 log k)``,
+    ``F_i = ‖x_i‖ max‖w_r‖ + max|b_r| ≥ |f_ir|``; each weighted ``C_i``. The dual's entropy
+    ``Σ β_ir log(C_i/β_ir)`` to ``γ_{nk+6}ΣC_i(1 + log k)``, its ``½‖W̃‖_F²`` by
+    :func:`vector_part` (``Σ_r |Γ_ir| ≤ 2C_i``)."""
+    if not (np.isfinite(P) and np.isfinite(D)):
+        return np.inf
+    n, d, k = problem.n_samples, problem.n_features, problem.n_classes
+    C = problem.upper_bounds
+    C_sum = float(C.sum())
+    w_max = float(np.sqrt(np.max(np.sum(W * W, axis=1))))
+    b_max = float(np.max(np.abs(b), initial=0.0))
+    log_k = float(np.log(k))
+
+    def row_error(norms):
+        scores = norms * w_max + b_max
+        return 2.0 * gamma(d + 2) * scores + gamma(k + 8) * (5.0 * scores + 1.0 + 2.0 * log_k)
+
+    primal_rest = (gamma(d + 2) + gamma(n + 2)) * abs(P)
+    entropy = gamma(n * k + 6) * C_sum * (1.0 + log_k)
+    rest = entropy + gamma(4) * (abs(P) + abs(D))
+    # ½‖W̃‖² = H − D, H (the entropy) at most C_i log k per row
+    v_sq = 2.0 * (C_sum * log_k - D) + 4.0 * gamma(n * k + 4) * (C_sum * log_k + abs(D))
+    primal = C_sum * row_error(_widest(problem)[0]) + primal_rest
+    screen = primal + _dual_screen(problem, 2.0 * C, v_sq, k) + rest
+    if settled_by_screen(screen, P, D):
+        return screen
+    Gamma = -beta
+    Gamma[np.arange(n), problem.y] += C
+    V, b_dual = problem.primal_from_dual(beta)
+    v_sq = float(np.sum(V * V))
+    if problem.bias == "regularized":
+        v_sq += float(b_dual @ b_dual) / problem.bias_scale**2
+    dual = _dual_exact(problem, np.abs(Gamma).sum(axis=1), v_sq, k)
+    primal = float(C @ row_error(problem.row_norms)) + primal_rest
+    return min(screen, primal + dual + rest)

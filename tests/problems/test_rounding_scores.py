@@ -20,6 +20,7 @@ import svmbench.problems.rounding_scores as rs
 from svmbench.problems import MulticlassHinge
 from svmbench.problems.hard_margin import HardMarginPrimal
 from svmbench.problems.logistic import Logistic
+from svmbench.problems.multinomial_logistic import MultinomialLogistic
 from svmbench.problems.nu_svc import NuSVCDual
 from svmbench.problems.nu_svr import NuSVRDual
 from svmbench.problems.one_class import OneClassDual
@@ -159,6 +160,28 @@ def _multiclass_gap(p, cert):
     G[rows, p.y] += C
     V = G.T @ XL
     D = np.sum(beta * cost) - np.sum(V * V) / 2
+    if p.bias == "regularized":
+        s = G.sum(axis=0)
+        D -= LONG(p.bias_scale) ** 2 * (s @ s) / 2
+    return P - D
+
+
+def _multinomial_gap(p, cert):
+    XL, C = p.X.astype(LONG), p.upper_bounds.astype(LONG)
+    W, b = cert.primal_point["W"].astype(LONG), cert.primal_point["b"].astype(LONG)
+    beta = np.asarray(cert.dual_point, dtype=LONG)
+    rows = np.arange(p.n_samples)
+    F = XL @ W.T + b
+    top = F.max(axis=1)
+    lse = top + np.log(np.exp(F - top[:, None]).sum(axis=1))
+    P = np.sum(W * W) / 2 + C @ (lse - F[rows, p.y])
+    if p.bias == "regularized":
+        P += (b @ b) / LONG(p.bias_scale) ** 2 / 2
+    G = -beta
+    G[rows, p.y] += C
+    V = G.T @ XL
+    ratio = np.where(beta > 0, C[:, None] / np.where(beta > 0, beta, 1), 1)
+    D = -np.sum(V * V) / 2 + np.sum(beta * np.log(ratio))
     if p.bias == "regularized":
         s = G.sum(axis=0)
         D -= LONG(p.bias_scale) ** 2 * (s @ s) / 2
@@ -334,6 +357,17 @@ def test_crammer_singer_allowance_covers_the_exact_gap_with_a_cost_matrix(iris, 
     _check(cert, _multiclass_gap(p, cert))
 
 
+@needs_long_double
+@pytest.mark.parametrize("bias", ["none", "regularized"])
+def test_multinomial_allowance_covers_the_exact_gap_at_large_C(iris, bias):
+    X, t = iris
+    X2 = np.ascontiguousarray(np.vstack([X, X]))
+    p = MultinomialLogistic(X2, np.r_[t, t], C=1e4, bias=bias)
+    result = _solve(p, "multinomial_newton", 1e-12)
+    cert = p.certificate(W=result.W, b=result.b)
+    _check(cert, _multinomial_gap(p, cert))
+
+
 # ---- an ordinary problem: the screen from maxima settles it, below 1e-11 of |P| ------------------
 def _ordinary(iris):
     Xb, yb, Xr, yr = _with_targets(iris)
@@ -349,6 +383,7 @@ def _ordinary(iris):
             "clarabel",
         ),
         ("crammer_singer", MulticlassHinge(X, t), "clarabel"),
+        ("multinomial", MultinomialLogistic(X, t), "multinomial_newton"),
     ]
 
 
