@@ -154,11 +154,12 @@ class NuSVCDual(KernelFamilyMixin, GeneralDualProblem):
         def row_terms(t, rows):
             return c[rows] * np.where(pos[rows], np.maximum(0.0, u - t), np.maximum(0.0, v + t))
 
+        def detail():
+            return [(c * pos, -1.0, u), (c * ~pos, 1.0, -v)], max(abs(u), abs(v)), row_terms
+
         P, D, rounding = kernel_score_rounding(
             self, coef, g, quad + phi, -quad,
-            hinges=[(c * pos, -1.0, u), (c * ~pos, 1.0, -v)],
-            row_terms=row_terms,
-            reach=max(abs(u), abs(v)),
+            loss=(float(c.sum()), max(abs(u), abs(v)), detail),
             magnitude=abs(quad) + abs(phi) + 2.0 * mass * (abs(u) + abs(v)),
         )  # fmt: skip
         return make_certificate(

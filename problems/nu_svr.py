@@ -166,13 +166,19 @@ class NuSVRDual(KernelFamilyMixin, GeneralDualProblem):
             r = y[rows] - s
             return c[rows] * (np.maximum(0.0, t + r) + np.maximum(0.0, low - r))
 
+        def detail():
+            hinges = [(c, -1.0, t + y), (c, 1.0, y - low)]
+            return hinges, np.abs(y) + max(abs(t), abs(low)), row_terms
+
+        edges = max(abs(t), abs(low))
+        y_max = float(np.abs(y).max())
+        # a tube of width ≥ 0 has one active edge at most (C_i); an inverted one, two
+        weight = float(c.sum()) * (1.0 if width >= 0.0 else 2.0)
         P, D, rounding = kernel_score_rounding(
             self, coef, g, quad + phi, float(y @ coef) - quad,
-            hinges=[(c, -1.0, t + y), (c, 1.0, y - low)],
-            row_terms=row_terms,
-            reach=np.abs(y) + max(abs(t), abs(low)),
+            loss=(weight, y_max + edges, detail),
             magnitude=abs(quad) + abs(phi) + 2.0 * self.side_mass * (abs(t) + abs(low))
-            + float(np.abs(y) @ np.abs(coef)),
+            + y_max * float(np.abs(coef).sum()),
         )  # fmt: skip
         return make_certificate(
             P,

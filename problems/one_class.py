@@ -118,11 +118,16 @@ class OneClassDual(KernelFamilyMixin, GeneralDualProblem):
         quad = 0.5 * float(a @ s)
         c = self.upper_bounds
         best_rho, phi = best_offset(s, c, self.mass)
+
+        def detail():
+            return [(c, -1.0, best_rho)], abs(best_rho), row_terms
+
+        def row_terms(t, rows):
+            return c[rows] * np.maximum(0.0, best_rho - t)
+
         P, D, rounding = kernel_score_rounding(
             self, a, s, quad + phi, -quad,
-            hinges=[(c, -1.0, best_rho)],
-            row_terms=lambda t, rows: c[rows] * np.maximum(0.0, best_rho - t),
-            reach=abs(best_rho),
+            loss=(float(c.sum()), abs(best_rho), detail),
             magnitude=abs(quad) + abs(phi) + 2.0 * self.mass * abs(best_rho),
         )  # fmt: skip
         return make_certificate(

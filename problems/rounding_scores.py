@@ -78,18 +78,18 @@ def _rows_of(value, rows):
     return value[rows] if np.ndim(value) else value
 
 
-def kernel_score_rounding(
-    problem, coef, g, P, D, *, hinges, row_terms, reach, magnitude, shift=0.0, bias_sum=None
-):
+def kernel_score_rounding(problem, coef, g, P, D, *, loss, magnitude, shift=0.0, bias_sum=None):
     """``(P, D, rounding)`` of a kernel certificate of the module's shape.
 
-    ``coef`` the coefficients, ``g = K coef`` as computed; ``hinges`` a list of ``(w, σ, k)``
-    (arrays of n or scalars); ``row_terms(t, rows)`` the loss's terms of ``rows`` at the scores
-    t, in t's dtype, as the certificate summed them; ``reach`` (per row or scalar) the other
+    ``coef`` the coefficients, ``g = K coef`` as computed; ``loss = (weight, reach, detail)``:
+    ``weight ≥ Σ_i`` (the largest |slope| of row i's hinges), ``reach`` the largest of the other
     numbers a loss argument is formed from (``|y_i| + |b| + ε``), off by ``γ_3`` of them and of
-    ``|g_i|``; ``magnitude`` the other |terms| P and D summed (``γ_{n+4}`` of them and of
-    ``Σ|c_i g_i|, |P|, |D|``); ``shift`` a computed regularized bias's error;
-    ``bias_sum = (s², Σc)``: its ``s²(Σc)²`` in the gap."""
+    ``|g_i|``; ``detail()``, called only past the screen, gives ``(hinges, reach_i,
+    row_terms)``: the hinges ``(w, σ, k)`` (arrays of n or scalars), the reach per row (or a
+    scalar), and ``row_terms(t, rows)`` the loss's terms of ``rows`` at the scores t, in t's
+    dtype, as the certificate summed them. ``magnitude`` the other |terms| P and D summed
+    (``γ_{n+4}`` of them and of ``Σ|c_i g_i|, |P|, |D|``); ``shift`` a computed regularized
+    bias's error; ``bias_sum = (s², Σc)``: its ``s²(Σc)²`` in the gap."""
     n, d = problem.n_samples, problem.n_features
     if not (np.isfinite(P) and np.isfinite(D)):
         return P, D, np.inf
@@ -104,12 +104,13 @@ def kernel_score_rounding(
     extra = 0.0
     if bias_sum is not None:  # s²(Σc)², in the gap twice
         extra = 2.0 * bias_sum[0] * abs(bias_sum[1]) * gamma(n + 1) * total
-    slope_total = total + sum(float(np.sum(np.broadcast_to(w, (n,)))) for w, _, _ in hinges)
+    weight, reach_max, detail = loss
     e_max = largest_row_error(kernel, total, n, d, float(size.max(initial=0.0)))
-    e_max += gamma(3) * (g_max + float(np.max(reach, initial=0.0))) + shift
-    screen = e_max * slope_total + gamma(n + 4) * (total * g_max + magnitude + abs(P) + abs(D))
+    e_max += gamma(3) * (g_max + reach_max) + shift
+    screen = e_max * (total + weight) + gamma(n + 4) * (total * g_max + magnitude + abs(P) + abs(D))
     if settled_by_screen(screen + extra, P, D):
         return P, D, screen + extra
+    hinges, reach, row_terms = detail()
     support = int(np.count_nonzero(coef))
     e = kernel_row_errors(
         kernel,
@@ -179,9 +180,10 @@ def _dual_exact(problem, coef_abs, v_sq: float, columns: int = 1) -> float:
     return vector_part(v_sq, mass, problem.n_samples, columns * (problem.n_features + 1))
 
 
-def _dual_screen(problem, coef_abs, v_sq: float, columns: int = 1) -> float:
-    """:func:`vector_part` from maxima: ``Σ|c_i| max‖x̃_i‖``, ``v_sq`` a bound of ``‖ṽ‖²``."""
-    mass = float(coef_abs.sum()) * _widest(problem)[1]
+def _dual_screen(problem, total: float, widest, v_sq: float, columns: int = 1) -> float:
+    """:func:`vector_part` from maxima: ``Σ|c_i| ≤ total``, ``widest`` from :func:`_widest`,
+    ``v_sq`` a bound of ``‖ṽ‖²``."""
+    mass = total * widest[1]
     return vector_part(v_sq, mass, problem.n_samples, columns * (problem.n_features + 1))
 
 
@@ -201,14 +203,16 @@ def svr_linear_rounding(problem, w, b, beta, P, D) -> float:
     C, y = problem.upper_bounds, problem.y
     w_norm = float(np.sqrt(w @ w))
     y_abs = np.abs(y)
-    e_max = gamma(d + 5) * (_widest(problem)[0] * w_norm + abs(b) + float(y_abs.max()) + eps)
+    widest = _widest(problem)
+    e_max = gamma(d + 5) * (widest[0] * w_norm + abs(b) + float(y_abs.max()) + eps)
     C_sum = float(C.sum())
     # P bounds the loss and the regularizer; squared: s_i ≤ 2C_i(ξ_i + e), ΣC_iξ_i ≤ √(ΣC·loss)
     slope_sum = 2.0 * (np.sqrt(C_sum * abs(P)) + e_max * C_sum) if problem.squared else C_sum
     primal_rest = (gamma(d + 2) + gamma(n + 3)) * abs(P)
     beta_abs = np.abs(beta)
-    linear = float(y @ beta) - eps * float(beta_abs.sum())
-    linear_abs = float(y_abs @ beta_abs) + eps * float(beta_abs.sum())
+    beta_total = float(beta_abs.sum())
+    linear = float(y @ beta) - eps * beta_total
+    linear_abs = float(y_abs @ beta_abs) + eps * beta_total
     if problem.squared:
         pos = C > 0
         quad = float(np.sum(beta[pos] ** 2 / (4.0 * C[pos])))
@@ -216,7 +220,9 @@ def svr_linear_rounding(problem, w, b, beta, P, D) -> float:
     rest = gamma(n + 3) * linear_abs + gamma(4) * (abs(P) + abs(D))
     # ½‖ṽ‖² = linear − D, to the sums' rounding
     v_sq = 2.0 * (linear - D) + 4.0 * gamma(n + 4) * (linear_abs + abs(D))
-    screen = e_max * slope_sum + primal_rest + _dual_screen(problem, beta_abs, v_sq) + rest
+    screen = (
+        e_max * slope_sum + primal_rest + _dual_screen(problem, beta_total, widest, v_sq) + rest
+    )
     if settled_by_screen(screen, P, D):
         return screen
     v, total = problem.weights_from_beta(beta)
@@ -249,14 +255,16 @@ def logistic_rounding(problem, w, b, alpha, P, D) -> float:
     n, d = problem.n_samples, problem.n_features
     C = problem.upper_bounds
     w_norm = float(np.sqrt(w @ w))
-    e_max = gamma(d + 2) * (_widest(problem)[0] * w_norm + abs(b))
+    widest = _widest(problem)
+    e_max = gamma(d + 2) * (widest[0] * w_norm + abs(b))
     primal_rest = (gamma(d + 2) + gamma(n + 3) + ELEMENTARY_ULPS * UNIT_ROUNDOFF) * abs(P)
     interior = float(C[(alpha > 0.0) & (alpha < C)].sum())
     entropy = gamma(n + 6) * interior * (1.0 + np.log(2.0))
     rest = entropy + gamma(4) * (abs(P) + abs(D))
     # ½‖ṽ‖² = H − D, H (the entropy) at most log 2 of each C_i inside its box
     v_sq = 2.0 * (interior * np.log(2.0) - D) + 4.0 * gamma(n + 4) * (interior + abs(D))
-    screen = e_max * float(C.sum()) + primal_rest + _dual_screen(problem, alpha, v_sq) + rest
+    dual = _dual_screen(problem, float(alpha.sum()), widest, v_sq)
+    screen = e_max * float(C.sum()) + primal_rest + dual + rest
     if settled_by_screen(screen, P, D):
         return screen
     dual = _dual_exact(problem, alpha, _binary_v_sq(problem, alpha))
@@ -276,14 +284,15 @@ def hard_margin_rounding(problem, w, b, alpha, P, D) -> float:
         return np.inf
     n, d = problem.n_samples, problem.n_features
     w_norm = float(np.sqrt(w @ w))
-    e = gamma(d + 2) * (_widest(problem)[0] * w_norm + abs(b))
+    widest = _widest(problem)
+    e = gamma(d + 2) * (widest[0] * w_norm + abs(b))
     if not e < 0.5:
         return np.inf
     primal = abs(P) * ((1.0 - e) ** -2 - 1.0 + gamma(d + 3))
     total = float(alpha.sum())
     rest = gamma(n) * total + gamma(4) * (abs(P) + abs(D))
     v_sq = 2.0 * (total - D) + 4.0 * gamma(n + 4) * (total + abs(D))
-    screen = primal + rest + _dual_screen(problem, alpha, v_sq)
+    screen = primal + rest + _dual_screen(problem, total, widest, v_sq)
     if settled_by_screen(screen, P, D):
         return screen
     return min(screen, primal + rest + _dual_exact(problem, alpha, _binary_v_sq(problem, alpha)))
@@ -304,13 +313,15 @@ def multiclass_rounding(problem, W, b, beta, P, D) -> float:
     w_max = float(np.sqrt(np.max(np.sum(W * W, axis=1))))
     b_max = float(np.max(np.abs(b), initial=0.0))
     cost_max = float(np.max(np.abs(problem.cost)))
-    e_max = 2.0 * gamma(d + 5) * (_widest(problem)[0] * w_max + b_max + cost_max)
+    widest = _widest(problem)
+    e_max = 2.0 * gamma(d + 5) * (widest[0] * w_max + b_max + cost_max)
     primal_rest = (gamma(d + 2) + gamma(n + 2)) * abs(P)
     linear_abs = C_sum * cost_max  # Σ_r β_ir = C_i, β ≥ 0
     rest = gamma(n * k + 1) * linear_abs + gamma(4) * (abs(P) + abs(D))
     v_sq = 2.0 * (linear_abs - D) + 4.0 * gamma(n * k + 4) * (linear_abs + abs(D))
-    spread = 2.0 * C  # Σ_r |Γ_ir| = 2(C_i − β_{i,y_i}) ≤ 2C_i
-    screen = e_max * C_sum + primal_rest + _dual_screen(problem, spread, v_sq, k) + rest
+    # Σ_r |Γ_ir| = 2(C_i − β_{i,y_i}) ≤ 2C_i
+    screen = e_max * C_sum + primal_rest + _dual_screen(problem, 2.0 * C_sum, widest, v_sq, k)
+    screen += rest
     if settled_by_screen(screen, P, D):
         return screen
     Gamma = -beta
@@ -353,8 +364,9 @@ def multinomial_rounding(problem, W, b, beta, P, D) -> float:
     rest = entropy + gamma(4) * (abs(P) + abs(D))
     # ½‖W̃‖² = H − D, H (the entropy) at most C_i log k per row
     v_sq = 2.0 * (C_sum * log_k - D) + 4.0 * gamma(n * k + 4) * (C_sum * log_k + abs(D))
-    primal = C_sum * row_error(_widest(problem)[0]) + primal_rest
-    screen = primal + _dual_screen(problem, 2.0 * C, v_sq, k) + rest
+    widest = _widest(problem)
+    primal = C_sum * row_error(widest[0]) + primal_rest
+    screen = primal + _dual_screen(problem, 2.0 * C_sum, widest, v_sq, k) + rest
     if settled_by_screen(screen, P, D):
         return screen
     Gamma = -beta

@@ -323,19 +323,23 @@ class SVRDual(KernelAccessMixin, GeneralDualProblem):
         y, C, eps = self.y, self.upper_bounds, self.epsilon
         beta_abs = np.abs(beta)
         D = self._dual_value(beta, g)
-        base = y - b
 
         def row_terms(t, rows):
             return C[rows] * np.maximum(0.0, np.abs(y[rows] - t - b) - eps)
 
+        def detail():
+            base = y - b
+            hinges = [(C, -1.0, base - eps), (C, 1.0, base + eps)]
+            return hinges, np.abs(y) + abs(b) + eps, row_terms
+
         regularized = self.bias == "regularized"
         total = float(beta_abs.sum())
+        y_max = float(np.abs(y).max())
+        # ε ≥ 0: one of the two hinges at most is active, a slope of C_i at most
         return kernel_score_rounding(
             self, beta, g, quad + loss, D,
-            hinges=[(C, -1.0, base - eps), (C, 1.0, base + eps)],
-            row_terms=row_terms,
-            reach=np.abs(y) + abs(b) + eps,
-            magnitude=abs(quad) + loss + float(np.abs(y) @ beta_abs) + eps * total,
+            loss=(float(C.sum()), y_max + abs(b) + eps, detail),
+            magnitude=abs(quad) + loss + y_max * total + eps * total,
             shift=self.s2 * gamma(self.n_samples) * total if regularized else 0.0,
             bias_sum=(self.s2, float(beta.sum())) if regularized else None,
         )  # fmt: skip
