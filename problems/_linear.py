@@ -8,12 +8,15 @@ regularized bias the model carries an extra feature of constant value ``s`` whos
 
 from __future__ import annotations
 
+from functools import cached_property
+
 import numpy as np
 from scipy import sparse
 
 from svmbench.problems._binary import BinaryDualMixin
 from svmbench.problems._qp import absorb_label_sum, maximize_dual_on_subset
 from svmbench.problems.base import Problem
+from svmbench.problems.kernels import squared_norms
 from svmbench.problems.models import LinearModel, finite
 
 BIASES = ("free", "regularized", "none")
@@ -140,6 +143,11 @@ class LinearBinaryMixin(BinaryDualMixin, Problem):
     @property
     def is_sparse(self) -> bool:
         return sparse.issparse(self.X)
+
+    @cached_property
+    def row_norms(self) -> np.ndarray:
+        """``‖x_i‖`` of every example, computed once (the certificates' rounding bounds)."""
+        return np.sqrt(squared_norms(self.X))
 
     # ---- primal side -----------------------------------------------------------------------------
     def _check_w_b(self, w, b) -> tuple[np.ndarray, float]:

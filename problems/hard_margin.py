@@ -23,6 +23,7 @@ from scipy import sparse
 
 from svmbench.problems._linear import BIASES, LinearBinaryMixin
 from svmbench.problems.base import QP, Certificate, make_certificate
+from svmbench.problems.rounding_scores import hard_margin_rounding
 from svmbench.problems.validation import (
     check_bias_scale,
     check_binary_labels,
@@ -120,7 +121,12 @@ class HardMarginPrimal(LinearBinaryMixin):
             a = self.dual_from_primal(w, b) if m_min > 0 else np.zeros(self.n_samples)
         D = self.dual_objective(a)
         return make_certificate(
-            P, D, residuals=residuals, primal_point={"w": w, "b": b}, dual_point=a
+            P,
+            D,
+            residuals=residuals,
+            primal_point={"w": w, "b": b},
+            dual_point=a,
+            rounding=hard_margin_rounding(self, w, b, a, P, D) if np.isfinite(P) else None,
         )
 
     def solving_scale(self) -> float:

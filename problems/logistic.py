@@ -42,6 +42,7 @@ from svmbench.problems._linear import BIASES, LinearBinaryMixin
 from svmbench.problems.base import QP, Certificate, make_certificate
 from svmbench.problems.logistic_model import LogisticModel
 from svmbench.problems.models import finite
+from svmbench.problems.rounding_scores import logistic_rounding
 from svmbench.problems.validation import (
     check_bias_scale,
     check_binary_labels,
@@ -216,7 +217,12 @@ class Logistic(LinearBinaryMixin):
             a = self.dual_from_primal(w, b)
         D = self.dual_objective(a)
         return make_certificate(
-            P, D, residuals=residuals, primal_point={"w": w, "b": b}, dual_point=a
+            P,
+            D,
+            residuals=residuals,
+            primal_point={"w": w, "b": b},
+            dual_point=a,
+            rounding=logistic_rounding(self, w, b, a, P, D),
         )
 
     def model_from(self, variables) -> LogisticModel | None:

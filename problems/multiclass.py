@@ -23,6 +23,7 @@ longer be a product of per-example simplices (the structure every Crammer–Sing
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import cached_property
 from typing import ClassVar
 
 import numpy as np
@@ -31,7 +32,9 @@ from scipy import sparse
 from svmbench.problems._linear import MAX_FREE_MULTIPLIERS
 from svmbench.problems._qp import maximize_dual_on_subset, solve_osqp_form_with_clarabel
 from svmbench.problems.base import QP, Certificate, Problem, make_certificate
+from svmbench.problems.kernels import squared_norms
 from svmbench.problems.models import CrammerSingerModel, finite
+from svmbench.problems.rounding_scores import multiclass_rounding
 from svmbench.problems.validation import (
     check_bias_scale,
     check_C_range,
@@ -147,6 +150,11 @@ class MulticlassHinge(Problem):
     @property
     def is_sparse(self) -> bool:
         return sparse.issparse(self.X)
+
+    @cached_property
+    def row_norms(self) -> np.ndarray:
+        """``‖x_i‖`` of every example, computed once (the certificates' rounding bounds)."""
+        return np.sqrt(squared_norms(self.X))
 
     @property
     def upper_bounds(self) -> np.ndarray:
@@ -366,7 +374,12 @@ class MulticlassHinge(Problem):
             B = self.dual_from_primal(W, b)
         D = self.dual_objective(B)
         return make_certificate(
-            P, D, residuals=residuals, primal_point={"W": W, "b": b}, dual_point=B
+            P,
+            D,
+            residuals=residuals,
+            primal_point={"W": W, "b": b},
+            dual_point=B,
+            rounding=multiclass_rounding(self, W, b, B, P, D),
         )
 
     def to_qp(self) -> QP:

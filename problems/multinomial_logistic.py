@@ -38,6 +38,7 @@ maximum entropy models. Machine Learning 85(1–2), 2011.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import cached_property
 from typing import ClassVar
 
 import numpy as np
@@ -45,9 +46,11 @@ from scipy import sparse
 from scipy.special import xlogy
 
 from svmbench.problems.base import QP, Certificate, Problem, make_certificate
+from svmbench.problems.kernels import squared_norms
 from svmbench.problems.logistic_model import MultinomialLogisticModel
 from svmbench.problems.models import finite
 from svmbench.problems.multiclass import MULTICLASS_BIASES, project_simplex_rows
+from svmbench.problems.rounding_scores import multinomial_rounding
 from svmbench.problems.validation import (
     check_bias_scale,
     check_C_range,
@@ -146,6 +149,11 @@ class MultinomialLogistic(Problem):
     @property
     def is_sparse(self) -> bool:
         return sparse.issparse(self.X)
+
+    @cached_property
+    def row_norms(self) -> np.ndarray:
+        """``‖x_i‖`` of every example, computed once (the certificates' rounding bounds)."""
+        return np.sqrt(squared_norms(self.X))
 
     @property
     def upper_bounds(self) -> np.ndarray:
@@ -309,7 +317,12 @@ class MultinomialLogistic(Problem):
             B = self.dual_from_primal(W, b)
         D = self.dual_objective(B)
         return make_certificate(
-            P, D, residuals=residuals, primal_point={"W": W, "b": b}, dual_point=B
+            P,
+            D,
+            residuals=residuals,
+            primal_point={"W": W, "b": b},
+            dual_point=B,
+            rounding=multinomial_rounding(self, W, b, B, P, D),
         )
 
     def model_from(self, variables) -> MultinomialLogisticModel | None:

@@ -45,6 +45,7 @@ from svmbench.problems.kernel_family import (
     kernel_input,
 )
 from svmbench.problems.models import KernelModel
+from svmbench.problems.rounding_scores import kernel_score_rounding
 from svmbench.problems.validation import check_binary_labels, check_C_range, check_sample_weight
 
 
@@ -144,12 +145,27 @@ class NuSVCDual(KernelFamilyMixin, GeneralDualProblem):
             raise TypeError("certificate needs alpha for a nu_svc problem")
         given = self._given("alpha", alpha, self.n_samples)
         a = project(self.smo_form(), given)
-        g = self.kernel_times(a * self.y)
-        quad = 0.5 * float((a * self.y) @ g)
+        coef = a * self.y
+        g = self.kernel_times(coef)
+        quad = 0.5 * float(coef @ g)
         u, v, phi = self._offsets(g)
+        c, pos, mass = self.upper_bounds, self.y > 0, self.class_mass
+
+        def row_terms(t, rows):
+            return c[rows] * np.where(pos[rows], np.maximum(0.0, u - t), np.maximum(0.0, v + t))
+
+        def detail():
+            return [(c * pos, -1.0, u), (c * ~pos, 1.0, -v)], max(abs(u), abs(v)), row_terms
+
+        P, D, rounding = kernel_score_rounding(
+            self, coef, g, quad + phi, -quad,
+            loss=(float(c.sum()), max(abs(u), abs(v)), detail),
+            magnitude=abs(quad) + abs(phi) + 2.0 * mass * (abs(u) + abs(v)),
+        )  # fmt: skip
         return make_certificate(
-            quad + phi,
-            -quad,
+            P,
+            D,
+            rounding=rounding,
             convex=self.convex,
             residuals={"dual_infeasibility": float(np.max(np.abs(a - given)))},
             primal_point={"alpha": a, "b": 0.5 * (v - u), "rho": 0.5 * (u + v)},

@@ -44,6 +44,7 @@ from svmbench.problems.kernel_family import (
     kernel_input,
 )
 from svmbench.problems.models import KernelModel
+from svmbench.problems.rounding_scores import kernel_score_rounding
 from svmbench.problems.validation import (
     check_C_range,
     check_real,
@@ -135,12 +136,17 @@ class NuSVRDual(KernelFamilyMixin, GeneralDualProblem):
 
     def _offsets(self, g: np.ndarray) -> tuple[float, float, float]:
         """``(b, ε, φ)``: the best offset and width for ``K(α − α*) = g``, φ their terms."""
+        t, low, phi = self._edges(g)
+        up = -t
+        return 0.5 * (up + low), 0.5 * (up - low), phi
+
+    def _edges(self, g: np.ndarray) -> tuple[float, float, float]:
+        """``(−u, l, φ)``: minus the tube's upper edge, its lower edge, and φ."""
         c, mass = self.upper_bounds, self.side_mass
         r = self.y - g
         t, phi_upper = best_offset(-r, c, mass)  # t = −u
         low, phi_lower = best_offset(r, c, mass)
-        up = -t
-        return 0.5 * (up + low), 0.5 * (up - low), phi_upper + phi_lower
+        return t, low, phi_upper + phi_lower
 
     def certificate(self, *, alpha=None, b=None) -> Certificate:
         """``P`` of ``w = Σ (α_i − α*_i) φ(x_i)`` with its best ``(b, ε)`` against ``D``, the
@@ -152,10 +158,32 @@ class NuSVRDual(KernelFamilyMixin, GeneralDualProblem):
         coef = self.coefficients(a)
         g = self.kernel_times(coef)
         quad = 0.5 * float(coef @ g)
-        bias, width, phi = self._offsets(g)
+        t, low, phi = self._edges(g)
+        bias, width = 0.5 * (low - t), 0.5 * (-t - low)
+        y, c = self.y, self.upper_bounds
+
+        def row_terms(s, rows):
+            r = y[rows] - s
+            return c[rows] * (np.maximum(0.0, t + r) + np.maximum(0.0, low - r))
+
+        def detail():
+            hinges = [(c, -1.0, t + y), (c, 1.0, y - low)]
+            return hinges, np.abs(y) + max(abs(t), abs(low)), row_terms
+
+        edges = max(abs(t), abs(low))
+        y_max = float(np.abs(y).max())
+        # a tube of width ≥ 0 has one active edge at most (C_i); an inverted one, two
+        weight = float(c.sum()) * (1.0 if width >= 0.0 else 2.0)
+        P, D, rounding = kernel_score_rounding(
+            self, coef, g, quad + phi, float(y @ coef) - quad,
+            loss=(weight, y_max + edges, detail),
+            magnitude=abs(quad) + abs(phi) + 2.0 * self.side_mass * (abs(t) + abs(low))
+            + y_max * float(np.abs(coef).sum()),
+        )  # fmt: skip
         return make_certificate(
-            quad + phi,
-            float(self.y @ coef) - quad,
+            P,
+            D,
+            rounding=rounding,
             convex=self.convex,
             residuals={"dual_infeasibility": float(np.max(np.abs(a - given)))},
             primal_point={"alpha": a, "b": bias, "epsilon": width},

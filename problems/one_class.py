@@ -36,6 +36,7 @@ from svmbench.problems.kernel_family import (
     kernel_input,
 )
 from svmbench.problems.models import KernelModel
+from svmbench.problems.rounding_scores import kernel_score_rounding
 from svmbench.problems.validation import check_C_range, check_sample_weight
 
 
@@ -115,10 +116,24 @@ class OneClassDual(KernelFamilyMixin, GeneralDualProblem):
         a = project(self.smo_form(), given)
         s = self.kernel_times(a)
         quad = 0.5 * float(a @ s)
-        best_rho, phi = best_offset(s, self.upper_bounds, self.mass)
+        c = self.upper_bounds
+        best_rho, phi = best_offset(s, c, self.mass)
+
+        def detail():
+            return [(c, -1.0, best_rho)], abs(best_rho), row_terms
+
+        def row_terms(t, rows):
+            return c[rows] * np.maximum(0.0, best_rho - t)
+
+        P, D, rounding = kernel_score_rounding(
+            self, a, s, quad + phi, -quad,
+            loss=(float(c.sum()), abs(best_rho), detail),
+            magnitude=abs(quad) + abs(phi) + 2.0 * self.mass * abs(best_rho),
+        )  # fmt: skip
         return make_certificate(
-            quad + phi,
-            -quad,
+            P,
+            D,
+            rounding=rounding,
             convex=self.convex,
             residuals={"dual_infeasibility": float(np.max(np.abs(a - given)))},
             primal_point={"alpha": a, "rho": best_rho},

@@ -550,3 +550,10 @@ def linear_rounding(problem, w, b, m, loss, P, D, *, alpha=None, v_norm=0.0, squ
             part += UNIT_ROUNDOFF * (abs(D) + v_norm**2)
         out += gamma(n) * total + part + gamma(n + 3) * squared
     return P, D, out + gamma(4) * (abs(P) + abs(D))
+
+
+#: Public names of the helpers above, for the allowances of the other problems
+#: (problems/rounding_scores.py).
+refine_above = _refine_above
+long_gamma = _long_gamma
+ELEMENTARY_ULPS = _ELEMENTARY_ULPS

@@ -33,6 +33,8 @@ from svmbench.problems.kernel_dual import MAX_C_TIMES_DIAGONAL
 from svmbench.problems.kernels import KERNELS, Kernel, resolve_gamma
 from svmbench.problems.models import finite
 from svmbench.problems.regression_model import KernelRegressionModel
+from svmbench.problems.rounding import gamma
+from svmbench.problems.rounding_scores import kernel_score_rounding
 from svmbench.problems.validation import (
     check_bias_scale,
     check_C_range,
@@ -302,8 +304,9 @@ class SVRDual(KernelAccessMixin, GeneralDualProblem):
         residuals = {"dual_infeasibility": float(np.max(np.abs(beta - given), initial=0.0))}
         g = self.kernel_times(beta)
         b = self._bias_of(beta, g, b)
-        P = self._quadratic(beta, g) + self._loss(self.y - g - b)
-        D = self._dual_value(beta, g)
+        quad = self._quadratic(beta, g)
+        loss = self._loss(self.y - g - b)
+        P, D, rounding = self._rounding(beta, g, b, quad, loss)
         return make_certificate(
             P,
             D,
@@ -311,7 +314,35 @@ class SVRDual(KernelAccessMixin, GeneralDualProblem):
             residuals=residuals,
             primal_point={"alpha": self.split(beta), "b": b},
             dual_point=beta,
+            rounding=rounding,
         )
+
+    def _rounding(self, beta, g, b, quad, loss):
+        """``(P, D, rounding)``: two hinges per score, at ``y_i − b ∓ ε``
+        (:func:`~problems.rounding_scores.kernel_score_rounding`)."""
+        y, C, eps = self.y, self.upper_bounds, self.epsilon
+        beta_abs = np.abs(beta)
+        D = self._dual_value(beta, g)
+
+        def row_terms(t, rows):
+            return C[rows] * np.maximum(0.0, np.abs(y[rows] - t - b) - eps)
+
+        def detail():
+            base = y - b
+            hinges = [(C, -1.0, base - eps), (C, 1.0, base + eps)]
+            return hinges, np.abs(y) + abs(b) + eps, row_terms
+
+        regularized = self.bias == "regularized"
+        total = float(beta_abs.sum())
+        y_max = float(np.abs(y).max())
+        # ε ≥ 0: one of the two hinges at most is active, a slope of C_i at most
+        return kernel_score_rounding(
+            self, beta, g, quad + loss, D,
+            loss=(float(C.sum()), y_max + abs(b) + eps, detail),
+            magnitude=abs(quad) + loss + y_max * total + eps * total,
+            shift=self.s2 * gamma(self.n_samples) * total if regularized else 0.0,
+            bias_sum=(self.s2, float(beta.sum())) if regularized else None,
+        )  # fmt: skip
 
     def model_from(self, variables) -> KernelRegressionModel | None:
         """The :class:`KernelRegressionModel` of ``(β, b)`` over the support vectors only; None

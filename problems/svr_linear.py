@@ -28,6 +28,7 @@ C.-H. Ho, C.-J. Lin. Large-scale linear support vector regression. JMLR 13, 2012
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import cached_property
 from typing import ClassVar
 
 import numpy as np
@@ -35,8 +36,10 @@ from scipy import sparse
 
 from svmbench.problems._qp import maximize_dual_on_subset, project_box_hyperplane
 from svmbench.problems.base import QP, Certificate, Problem, make_certificate
+from svmbench.problems.kernels import squared_norms
 from svmbench.problems.linear_regression_model import LinearRegressionModel
 from svmbench.problems.models import finite
+from svmbench.problems.rounding_scores import svr_linear_rounding
 from svmbench.problems.validation import (
     check_bias_scale,
     check_C_range,
@@ -180,6 +183,11 @@ class SVRPrimal(Problem):
         are 0), which measures :data:`NEAR_TUBE`."""
         scale = max(self.epsilon, 1e-2 * float(np.std(self.y)))
         return scale if scale > 0 else 1.0
+
+    @cached_property
+    def row_norms(self) -> np.ndarray:
+        """``‖x_i‖`` of every example, computed once (the certificates' rounding bounds)."""
+        return np.sqrt(squared_norms(self.X))
 
     # ---- primal ----------------------------------------------------------------------------------
     def _check_w_b(self, w, b) -> tuple[np.ndarray, float]:
@@ -384,7 +392,12 @@ class SVRPrimal(Problem):
             a = self.dual_from_primal(w, b)
         D = self.dual_objective(a)
         return make_certificate(
-            P, D, residuals=residuals, primal_point={"w": w, "b": b}, dual_point=a
+            P,
+            D,
+            residuals=residuals,
+            primal_point={"w": w, "b": b},
+            dual_point=a,
+            rounding=svr_linear_rounding(self, w, b, a, P, D),
         )
 
     def model_from(self, variables) -> LinearRegressionModel | None:

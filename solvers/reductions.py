@@ -47,6 +47,7 @@ from svmbench.problems.models import (
     OneVsOneModel,
     OneVsRestModel,
 )
+from svmbench.problems.rounding import gamma as sum_error
 from svmbench.problems.validation import check_option, validated_input
 from svmbench.solvers.base import (
     Clock,
@@ -70,16 +71,23 @@ def _zero_one_cost(problem) -> str | None:
 def _binary_certificate(results, unsolved: int) -> Certificate:
     """The reduction's own certificate: the binary problems' summed primal and dual objectives,
     certified when every one of them is, with their worst relative gap (so that ``optimal``
-    means every binary problem certified at ``tol``); not certified while some never ran."""
+    means every binary problem certified at ``tol``); not certified while some never ran. Its
+    rounding allowance is the sum of theirs (each bounds its own gap's error), plus the sums'
+    own rounding, ``γ_{2k}`` of their terms (problems/rounding.py)."""
     primal = float(sum(r.primal for r in results))
     dual = float(sum(r.dual for r in results))
     certified = unsolved == 0 and all(r.certified for r in results)
+    rounding = math.fsum(float(r.residuals.get("rounding", 0.0)) for r in results)
+    if rounding > 0.0:
+        terms = math.fsum(abs(r.primal) + abs(r.dual) for r in results)
+        rounding += sum_error(2 * len(results) + 1) * terms
     return Certificate(
         primal=primal,
         dual=dual,
         gap=primal - dual,
         rel_gap=max((r.rel_gap for r in results), default=math.inf) if certified else math.inf,
         certified=certified,
+        residuals={"rounding": rounding} if rounding > 0.0 else {},
     )
 
 

@@ -23,8 +23,9 @@ from svmbench.benchmarks.harness.evaluation import HARNESS_STATUSES, Record, neg
 from svmbench.solvers import registry
 from svmbench.solvers.base import Status
 
-#: Rounding allowed between a record's relative gap and the same certificate computed anew
-#: (a different summation order of the same variables).
+#: Slack allowed between a record's relative gap and the same certificate computed anew (a
+#: different summation order of the same variables), beyond the re-certificate's own rounding
+#: allowance, which counts as in ``Certificate.meets``: ``(gap + rounding)/max(1, |P|) ≤ tol``.
 RECERTIFY_SLACK = 1e-6
 #: Default tolerance of exact methods.
 EXACT_RTOL = 1e-6
@@ -61,10 +62,12 @@ def tolerance(solver: str, rtol: float | None = None, stochastic_rtol: float | N
 
 def status_contradiction(record: Record) -> str | None:
     """Why a record's status contradicts its own certificate (None when it does not):
-    ``optimal`` needs ``certified`` and ``rel_gap ≤ tol`` (the solver's tolerance as the case
-    configured it), whatever rule stopped the method (docs/ARCHITECTURE.md §4), both in the
-    record's fields and in the certificate of its returned variables computed anew by the
-    harness (``extras["recertified"]``)."""
+    ``optimal`` needs ``certified``, ``rel_gap ≤ tol`` (the solver's tolerance as the case
+    configured it) and the gap with its rounding allowance within tol, as
+    :meth:`~problems.base.Certificate.meets` counts it (``(gap + rounding)/max(1, |P|) ≤
+    tol``), whatever rule stopped the method (docs/ARCHITECTURE.md §4), both in the record's
+    fields and in the certificate of its returned variables computed anew by the harness
+    (``extras["recertified"]``)."""
     r = record.result
     if r is None or r.status is not Status.OPTIMAL:
         return None
@@ -77,16 +80,39 @@ def status_contradiction(record: Record) -> str | None:
         return "status optimal, but its certificate does not hold (certified=False)"
     if not r.rel_gap <= tol * (1.0 + 1e-9):
         return f"status optimal at a certified relative gap {r.rel_gap:.3g} > tol {tol:g}"
+    rounding = float(r.residuals.get("rounding", 0.0))
+    if not _meets(r.gap, rounding, r.primal, tol, 1e-9):
+        return (
+            f"status optimal at a certified relative gap {r.rel_gap:.3g} whose rounding "
+            f"allowance {_relative(rounding, r.primal):.3g} takes it over tol {tol:g}"
+        )
     again = record.extras.get("recertified")
     if again is None:
         return None
-    if not (again["certified"] and again["rel_gap"] <= tol * (1.0 + RECERTIFY_SLACK)):
+    rounding = float(again.get("rounding", 0.0))
+    gap = again["primal"] - again["dual"]
+    if not (
+        again["certified"]
+        and again["rel_gap"] <= tol * (1.0 + RECERTIFY_SLACK)
+        and _meets(gap, rounding, again["primal"], tol, RECERTIFY_SLACK)
+    ):
         return (
             "status optimal, but the problem's certificate of the returned variables, "
             f"computed anew, gives certified={again['certified']}, relative gap "
-            f"{again['rel_gap']:.3g} (tol {tol:g})"
+            f"{again['rel_gap']:.3g} with a rounding allowance of "
+            f"{_relative(rounding, again['primal']):.3g} (tol {tol:g})"
         )
     return None
+
+
+def _relative(value: float, primal: float) -> float:
+    return value / max(1.0, abs(primal)) if math.isfinite(primal) else math.inf
+
+
+def _meets(gap: float, rounding: float, primal: float, tol: float, slack: float) -> bool:
+    """``Certificate.meets`` on stored numbers: ``gap + rounding ≤ tol·max(1, |P|)``, widened
+    by ``slack`` of tol (a rounding of 0 where a record kept none)."""
+    return bool(gap + rounding <= tol * (1.0 + slack) * max(1.0, abs(primal)))
 
 
 def judge(

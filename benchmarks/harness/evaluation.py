@@ -240,6 +240,7 @@ def _recertified(solver, problem: Problem, result: SolveResult) -> dict[str, Any
         "primal": cert.primal,
         "dual": cert.dual,
         "rel_gap": cert.rel_gap,
+        "rounding": cert.rounding,
         "certified": bool(cert.certified),
         "time": time.perf_counter() - tic,
     }

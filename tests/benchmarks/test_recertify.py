@@ -137,3 +137,36 @@ def test_check_fails_a_record_whose_variables_do_not_certify(tmp_path):
     assert status_contradiction(record) is None
     record.extras["recertified"] = {**record.extras["recertified"], "rel_gap": 1e-3}
     assert "computed anew" in status_contradiction(record)
+
+
+def test_check_counts_the_rounding_allowance_as_meets_does(tmp_path):
+    """A record's and a re-certificate's rounding allowance count as in ``Certificate.meets``:
+    a gap within tol whose allowance takes it over tol is a contradiction, in the record's
+    fields and in the certificate computed anew alike."""
+    case = Case(KERNEL, "gaussian:n=40,d=2,sep=1,seed=0", "smo", {"tol": 1e-8})
+    record = execute_case(case, Settings(reference="none"), cache_dir=str(tmp_path))
+    again = record.extras["recertified"]
+    assert again["rounding"] > 0.0
+    assert status_contradiction(record) is None
+    scale = max(1.0, abs(again["primal"]))
+    over = 2e-8 * scale  # the gap stays below tol·|P|; the allowance takes it over
+    record.extras["recertified"] = {**again, "rounding": over}
+    assert "rounding allowance" in status_contradiction(record)
+    record.extras["recertified"] = again
+    r = record.result
+    from dataclasses import replace
+
+    floor = 2e-8 * max(1.0, abs(r.primal))
+    tampered = replace(record, result=replace(r, residuals={**r.residuals, "rounding": floor}))
+    assert "rounding allowance" in status_contradiction(tampered)
+
+
+def test_a_reduction_keeps_its_pairs_rounding_allowance():
+    """The reduction's certificate, in its record and computed anew, carries the sum of its
+    binary problems' allowances (plus the sums' own rounding), not 0; both bound the same
+    arithmetic, so they agree within a factor of two."""
+    solver, problem, result = _solve(EXTRA_CASES[0])
+    again = solver.certify_result(problem, result)
+    assert result.residuals["rounding"] > 0.0
+    assert again.rounding > 0.0
+    assert 0.5 <= again.rounding / result.residuals["rounding"] <= 2.0
