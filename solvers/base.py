@@ -9,6 +9,7 @@ the solver's own word (docs/ARCHITECTURE.md §4).
 from __future__ import annotations
 
 import abc
+import dataclasses
 import functools
 import inspect
 import math
@@ -473,7 +474,7 @@ class Solver(abc.ABC):
                 stacklevel=3,
             )
         inf = math.inf
-        return SolveResult(
+        return _new_record(
             solver=self.name,
             problem=problem.kind,
             problem_key=problem.deferred_key() if self.records_problem_key else "",
@@ -493,8 +494,29 @@ class Solver(abc.ABC):
             message=message or STATUS_MESSAGES[status],
             info=info,
             model=model,
-            **{k: variables.get(k) for k in ("w", "b", "alpha", "W", "beta")},
+            w=variables.get("w"),
+            b=variables.get("b"),
+            alpha=variables.get("alpha"),
+            W=variables.get("W"),
+            beta=variables.get("beta"),
         )
+
+
+#: The fields of :class:`SolveResult` that :meth:`Solver._result` leaves at their defaults.
+_RECORD_DEFAULTS = {
+    f.name: f.default
+    for f in dataclasses.fields(SolveResult)
+    if f.name in ("wall_time", "certify_time")
+}
+
+
+def _new_record(*, problem_key, **fields) -> SolveResult:
+    """``SolveResult(**fields)`` with every field but ``wall_time`` and ``certify_time`` given,
+    without the frozen dataclass's per-field ``__setattr__`` (the record has no
+    ``__post_init__``; ``problem_key`` goes to the slot its descriptor reads)."""
+    record = object.__new__(SolveResult)
+    record.__dict__.update(_RECORD_DEFAULTS, _problem_key=problem_key, **fields)
+    return record
 
 
 class IterativeSolver(Solver):
