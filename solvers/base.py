@@ -502,20 +502,31 @@ class Solver(abc.ABC):
         )
 
 
-#: The fields of :class:`SolveResult` that :meth:`Solver._result` leaves at their defaults.
+#: The defaults of :class:`SolveResult`'s fields (``problem_key`` has none), and the factories
+#: of those built per record.
 _RECORD_DEFAULTS = {
     f.name: f.default
     for f in dataclasses.fields(SolveResult)
-    if f.name in ("wall_time", "certify_time")
+    if f.default is not dataclasses.MISSING and f.name != "problem_key"
+}
+_RECORD_FACTORIES = {
+    f.name: f.default_factory
+    for f in dataclasses.fields(SolveResult)
+    if f.default_factory is not dataclasses.MISSING
 }
 
 
 def _new_record(*, problem_key, **fields) -> SolveResult:
-    """``SolveResult(**fields)`` with every field but ``wall_time`` and ``certify_time`` given,
-    without the frozen dataclass's per-field ``__setattr__`` (the record has no
-    ``__post_init__``; ``problem_key`` goes to the slot its descriptor reads)."""
+    """``SolveResult(problem_key=problem_key, **fields)`` without the frozen dataclass's
+    per-field ``__setattr__`` (the record has no ``__post_init__``; ``problem_key`` goes to the
+    slot its descriptor reads)."""
     record = object.__new__(SolveResult)
-    record.__dict__.update(_RECORD_DEFAULTS, _problem_key=problem_key, **fields)
+    state = record.__dict__
+    state.update(_RECORD_DEFAULTS)
+    for name, factory in _RECORD_FACTORIES.items():
+        if name not in fields:
+            state[name] = factory()
+    state.update(fields, _problem_key=problem_key)
     return record
 
 
