@@ -5,9 +5,10 @@ from __future__ import annotations
 import abc
 import hashlib
 import json
+import math
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, fields
-from functools import cached_property, lru_cache, partial
+from functools import cache, cached_property, lru_cache, partial
 from typing import Any, ClassVar
 
 import numpy as np
@@ -85,6 +86,13 @@ class Certificate:
         )
 
 
+@cache
+def _field_names(cls: type) -> tuple[str, ...]:
+    """The dataclass fields of a problem class, in order (``dataclasses.fields`` rebuilds them
+    at every call)."""
+    return tuple(f.name for f in fields(cls))
+
+
 def make_certificate(
     primal: float,
     dual: float,
@@ -99,28 +107,33 @@ def make_certificate(
 
     ``rounding`` (the problem's bound on the gap's rounding error) goes to
     ``residuals["rounding"]``; a non-finite bound certifies nothing."""
+    primal, dual = float(primal), float(dual)
     gap = primal - dual
-    rel = relative_gap(gap, primal) if np.isfinite(primal) else np.inf
+    finite = math.isfinite(primal)
+    rel = relative_gap(gap, primal) if finite else math.inf
     certified = bool(
         convex
-        and np.isfinite(primal)
-        and np.isfinite(dual)
+        and finite
+        and math.isfinite(dual)
         and gap >= -WEAK_DUALITY_RTOL * max(1.0, abs(primal))
     )
     residuals = dict(residuals or {})
     if rounding is not None:
-        residuals["rounding"] = float(rounding)
-        certified = certified and bool(np.isfinite(rounding))
-    return Certificate(
-        primal=float(primal),
-        dual=float(dual),
-        gap=float(gap),
+        residuals["rounding"] = rounding = float(rounding)
+        certified = certified and math.isfinite(rounding)
+    # the frozen dataclass's fields set at once (it has no __post_init__)
+    cert = object.__new__(Certificate)
+    cert.__dict__.update(
+        primal=primal,
+        dual=dual,
+        gap=gap,
         rel_gap=float(rel),
         certified=certified,
         residuals=residuals,
         primal_point=dict(primal_point or {}),
         dual_point=dual_point,
     )
+    return cert
 
 
 @dataclass(frozen=True)
@@ -235,11 +248,11 @@ class Problem(abc.ABC):
     def params(self) -> dict[str, Any]:
         """The scalar parameters of the problem (everything but the arrays)."""
         out = {}
-        for f in fields(self):  # type: ignore[arg-type]
-            v = getattr(self, f.name)
+        for name in _field_names(type(self)):
+            v = getattr(self, name)
             if isinstance(v, np.ndarray) or sparse.issparse(v):
                 continue
-            out[f.name] = v
+            out[name] = v
         return out
 
     @cached_property
@@ -255,12 +268,15 @@ class Problem(abc.ABC):
         known = self.__dict__.get("key")
         if known is not None:
             return lambda: known
-        arrays = []
-        for f in fields(self):  # type: ignore[arg-type]
-            v = getattr(self, f.name)
-            if isinstance(v, np.ndarray) or sparse.issparse(v) or v is None:
-                arrays.append((f.name, v))
-        return partial(_key_of, self.kind, tuple(arrays), self.params())
+        arrays, params = [], {}
+        for name in _field_names(type(self)):  # one pass: the arrays, and params()'s values
+            v = getattr(self, name)
+            array = isinstance(v, np.ndarray) or sparse.issparse(v)
+            if array or v is None:
+                arrays.append((name, v))
+            if not array:
+                params[name] = v
+        return partial(_key_of, self.kind, tuple(arrays), params)
 
     def describe(self) -> str:
         """One line naming the problem and its parameters."""

@@ -170,17 +170,30 @@ def check_binary_labels(y, n_samples: int, *, name: str = "y") -> np.ndarray:
 
 def check_multiclass_labels(y, n_samples: int, *, name: str = "y") -> tuple[np.ndarray, int]:
     """Return labels as int64 in 0..k-1 (k >= 2, every class present) and k."""
+    if isinstance(y, np.ndarray) and y.dtype.kind in "iu" and y.ndim == 1:
+        # integer labels (an estimator's encoded classes) are whole and finite as they are
+        if y.shape[0] != n_samples:
+            raise ValueError(f"{name} must have length n_samples={n_samples}, got {y.shape[0]}")
+        if y.min() < 0:
+            raise ValueError(f"{name} must hold class indices 0..k-1 (non-negative integers)")
+        return _counted_classes(y, int(y.max()), n_samples, name)
     y = _check_vector(y, n_samples, name)
     if not np.all(y == np.round(y)) or np.any(y < 0):
         raise ValueError(f"{name} must hold class indices 0..k-1 (non-negative integers)")
-    if y.max() >= n_samples:  # every class 0..k-1 present needs k <= n: refuse before counting
+    return _counted_classes(y, float(y.max()), n_samples, name)
+
+
+def _counted_classes(y: np.ndarray, largest, n_samples: int, name: str) -> tuple[np.ndarray, int]:
+    """``(y as int64, k)`` for non-negative whole labels whose largest is ``largest``, once
+    every class 0..k-1 is seen to be present."""
+    if largest >= n_samples:  # every class 0..k-1 present needs k <= n: refuse before counting
         raise ValueError(
             f"{name} must hold class indices 0..k-1 with every class present, so k <= "
-            f"n_samples={n_samples}; got the label {y.max():.0f} (encode labels first, e.g. "
+            f"n_samples={n_samples}; got the label {largest:.0f} (encode labels first, e.g. "
             "with sklearn.preprocessing.LabelEncoder)"
         )
-    y = y.astype(np.int64)
-    k = int(y.max()) + 1
+    y = y.astype(np.int64)  # a new array, as the problem keeps it
+    k = int(largest) + 1
     if k < 2:
         raise ValueError(f"{name} must contain at least 2 classes, got only class 0")
     missing = np.flatnonzero(np.bincount(y, minlength=k) == 0)  # O(n + k), no sort

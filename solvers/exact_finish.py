@@ -36,6 +36,7 @@ handed over no α
 
 from __future__ import annotations
 
+import itertools
 import math
 import time
 from collections.abc import Mapping
@@ -96,13 +97,15 @@ def exact_finish(
     max_free: int | None = None,
     stop_gap: float = STOP_GAP,
     margins: bool = True,
+    max_tries: int | None = None,
 ) -> tuple[dict[str, Any], Certificate | None, dict[str, Any]]:
     """The finished ``(variables, certificate, report)`` of a certified point.
 
     ``certificate`` is the point's own (drawn here when None); ``max_free``: the largest free
     set solved (None: ``MAX_FREE``; a caller trying the finish early asks for small sets only);
     ``stop_gap``: the candidates stop at the first certified to it (``STOP_GAP``: exact);
-    ``margins=False``: the active sets of α's thresholds only, none read from the margins.
+    ``margins=False``: the active sets of α's thresholds only, none read from the margins;
+    ``max_tries``: the candidates certified at most, in their order (None: all).
     The variables and certificate returned are the finished ones when accepted, else the given
     ones (the certificate drawn, if it was); the report says which and what was fixed
     (``fixed_at_0``, ``fixed_at_C``, ``free``, ``accepted``, ``rel_gap_before``,
@@ -151,6 +154,8 @@ def exact_finish(
     candidates, too_many = _candidates(sets, limit)
     best, tried = None, []
     tries = _then_margins(problem, cert, upper, candidates, limit) if margins else candidates
+    if max_tries is not None:
+        tries = itertools.islice(tries, max_tries)
     for eps, at0, atC, free in tries:
         fixed = np.where(atC, upper, 0.0)
         finished, b, method = _solve_free_set(problem, fixed, free, alpha[free], b0, upper)

@@ -1,19 +1,23 @@
 """Where one small fit spends its time: stages of ``SVMClassifier.fit`` against scikit-learn.
 
     OPENBLAS_NUM_THREADS=1 NUMBA_NUM_THREADS=1 \
-        python -m svmbench.benchmarks.studies.bench_fit_spans [--case hinge|squared_hinge|rbf]
-        [--repeats R] [--profile N]
+        python -m svmbench.benchmarks.studies.bench_fit_spans
+        [--case hinge|squared_hinge|rbf|iris] [--C C] [--gamma G] [--repeats R] [--profile N]
 
 Breast cancer (569×30, standardized), the cases of ``bench_small_fits``: the linear hinge against
 ``SVC(kernel="linear")``, the squared hinge with a regularized bias against ``LinearSVC()``, RBF
-against ``SVC()``. Both sides are fitted alternately ``--repeats`` times (wall and CPU seconds,
-medians); the fits of svmbench run with timers around public stages (the input checks,
-``input_checks.fit_input``, each ``Solver.solve``, its memory check, ``run_chunks`` (an iterative
-method's chunks and stopping tests), the problem's certificates, the exact finish, the fitted
-attributes), whose totals per fit are printed (nested stages counted in each
-enclosing one; a wrapped call costs about a microsecond). ``--profile N`` adds cProfile's 30
-costliest functions (own CPU time) over N more fits. The first printed line is
-:func:`~benchmarks.harness.environment.summary`.
+against ``SVC()``; ``iris``: one fit of the iris grid search (the first training fold of
+``GridSearchCV(cv=5)``, 120 points, 3 one-vs-one pairs) at ``--C`` and ``--gamma`` (default 1
+and 0.1) against ``SVC`` at the same. ``--C`` sets the breast-cancer cases' C too. Both sides
+are fitted alternately ``--repeats`` times (wall and CPU seconds, medians); the fits of
+svmbench run with timers around public stages (the input checks, ``input_checks.fit_input``,
+each ``Solver.solve``, its memory check, ``run_chunks`` (an iterative method's chunks and
+stopping tests), the problem's certificates, the exact finish and the barrier's early tries of
+it, the fitted attributes; for one-vs-one, each pair's solve, auto's choice for it and its
+record), whose totals per fit are printed (nested stages counted in each enclosing one; a
+wrapped call costs about a microsecond). ``--profile N`` adds cProfile's 30 costliest
+functions (own CPU time) over N more fits, the Python calls per fit and the calls per fit of
+the input checks. The first printed line is :func:`~benchmarks.harness.environment.summary`.
 """
 
 from __future__ import annotations
@@ -26,7 +30,8 @@ import pstats
 import time
 
 import numpy as np
-from sklearn.datasets import load_breast_cancer
+from sklearn.datasets import load_breast_cancer, load_iris
+from sklearn.model_selection import StratifiedKFold
 from sklearn.preprocessing import StandardScaler
 from sklearn.svm import SVC, LinearSVC
 
@@ -35,17 +40,51 @@ import svmbench.svc_layout as svc_layout
 from svmbench import SVMClassifier
 from svmbench.benchmarks.harness.environment import summary
 from svmbench.problems import KernelDual, SoftMarginDual, SoftMarginPrimal
-from svmbench.solvers import base
+from svmbench.solvers import auto, base, reductions, smo_shared
+from svmbench.solvers import barrier as barrier_module
 from svmbench.solvers.barrier import early_finish
 
 CASES = {
-    "hinge": (lambda: SVMClassifier(kernel="linear"), lambda: SVC(kernel="linear")),
-    "squared_hinge": (
-        lambda: SVMClassifier(kernel="linear", loss="squared_hinge", bias="regularized"),
-        LinearSVC,
+    "hinge": (
+        lambda C, gamma: SVMClassifier(kernel="linear", C=C),
+        lambda C, gamma: SVC(kernel="linear", C=C),
     ),
-    "rbf": (SVMClassifier, SVC),
+    "squared_hinge": (
+        lambda C, gamma: SVMClassifier(
+            kernel="linear", loss="squared_hinge", bias="regularized", C=C
+        ),
+        lambda C, gamma: LinearSVC(C=C),
+    ),
+    "rbf": (lambda C, gamma: SVMClassifier(C=C), lambda C, gamma: SVC(C=C)),
+    "iris": (
+        lambda C, gamma: SVMClassifier(C=C, gamma=gamma),
+        lambda C, gamma: SVC(C=C, gamma=gamma),
+    ),
 }
+#: The input checks whose calls per fit ``--profile`` counts (by function name).
+CHECKS = (
+    "fit_input",
+    "validate_data",
+    "check_array",
+    "check_X",
+    "check_binary_labels",
+    "check_multiclass_labels",
+    "check_sample_weight",
+    "check_finite",
+    "check_products_finite",
+    "check_linear_conditioning",
+    "_check_conditioning",
+)
+
+
+def _data(case: str):
+    """The case's training data: standardized breast cancer, or iris's first training fold."""
+    if case == "iris":
+        X, y = load_iris(return_X_y=True)
+        train, _ = next(StratifiedKFold(5).split(X, y))
+        return X[train], y[train]
+    X, y = load_breast_cancer(return_X_y=True)
+    return StandardScaler().fit_transform(X), y
 
 
 class Spans:
@@ -84,9 +123,20 @@ def _wrap_stages(spans: Spans) -> None:
     spans.wrap(base, "run_chunks", "run_chunks (the iterations)")
     for cls in (SoftMarginPrimal, SoftMarginDual, KernelDual):
         spans.wrap(cls, "certificate", "problem.certificate")
-    for module in (base, early_finish):  # the finish after a run, and the barrier's early one
+    for module in (
+        base,
+        early_finish,
+        smo_shared,
+    ):  # the finish after a run, and the barrier's early one
         spans.wrap(module, "exact_finish", "exact_finish")
+    spans.wrap(barrier_module, "try_early_finish", "barrier's early finish tries")
     spans.wrap(svc_layout, "support_layout", "svc_layout.support_layout")
+    spans.wrap(SVMClassifier, "_problem_and_solver", "estimator's problem and solver")
+    spans.wrap(SVMClassifier, "_set_fitted", "estimator's fitted attributes")
+    spans.wrap(reductions, "_binary_solve", "a one-vs-one pair's solve")
+    spans.wrap(reductions, "solve_shared_pair", "its SMO on shared rows")
+    spans.wrap(auto.Auto, "first_method", "auto's choice for a pair")
+    spans.wrap(base.Solver, "_result", "Solver._result (the records)")
 
 
 def _timed(run) -> tuple[float, float]:
@@ -98,13 +148,18 @@ def _timed(run) -> tuple[float, float]:
 def main(argv=None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--case", choices=tuple(CASES), default="hinge")
+    parser.add_argument("--C", type=float, default=1.0, help="C of every case")
+    parser.add_argument("--gamma", type=float, default=0.1, help="iris's gamma")
     parser.add_argument("--repeats", type=int, default=25, help="alternating fits per side")
     parser.add_argument("--profile", type=int, default=0, help="fits under cProfile (0: none)")
     args = parser.parse_args(argv)
     print(summary())
-    X, y = load_breast_cancer(return_X_y=True)
-    X = StandardScaler().fit_transform(X)
-    ours, theirs = CASES[args.case]
+    X, y = _data(args.case)
+    make_ours, make_theirs = CASES[args.case]
+    ours, theirs = (
+        (lambda: make_ours(args.C, args.gamma)),
+        (lambda: make_theirs(args.C, args.gamma)),
+    )
     ours().fit(X, y), theirs().fit(X, y)  # compilation and caches
     spans = Spans()
     _wrap_stages(spans)
@@ -115,10 +170,10 @@ def main(argv=None) -> None:
             times["scikit-learn"].append(_timed(lambda: theirs().fit(X, y)))
     finally:
         spans.restore()
-    print(f"case {args.case}: medians of {args.repeats} alternating fits")
+    print(f"case {args.case} (C={args.C:g}): medians of {args.repeats} alternating fits")
     for side, pairs in times.items():
         wall, cpu = np.median(np.array(pairs), axis=0)
-        print(f"  {side:14s} wall {1e3 * wall:8.2f} ms   cpu {1e3 * cpu:8.2f} ms")
+        print(f"  {side:14s} wall {1e3 * wall:8.3f} ms   cpu {1e3 * cpu:8.3f} ms")
     print("stages of svmbench's fit (wall ms per fit, calls per fit):")
     for label, seconds in spans.seconds.items():
         calls = spans.calls[label] / args.repeats
@@ -135,7 +190,17 @@ def main(argv=None) -> None:
         for _ in range(args.profile):
             ours().fit(X, y)
         profile.disable()
-        pstats.Stats(profile).sort_stats("tottime").print_stats(30)
+        stats = pstats.Stats(profile)
+        print(f"Python calls per fit: {stats.total_calls / args.profile:.0f}")
+        counts = collections.Counter()
+        for (_, _, name), (_, calls, *_) in stats.stats.items():
+            if name in CHECKS:
+                counts[name] += calls
+        print(
+            "input checks per fit:",
+            ", ".join(f"{name} {counts[name] / args.profile:g}" for name in CHECKS if counts[name]),
+        )
+        stats.sort_stats("tottime").print_stats(30)
 
 
 if __name__ == "__main__":

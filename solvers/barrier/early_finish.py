@@ -8,7 +8,9 @@ free ones solved) with the free sets kept small (at most ``d + 2``: a linear pro
 position has at most d + 1 free multipliers with a free bias) and the first candidate certified
 at ``tol`` taken, and the finished point stops the method only if the problem certifies it at
 ``tol``. Otherwise the iterations go on, and the next
-try waits until the gap estimate has fallen by ``RETRY_FACTOR``.
+try waits until the gap estimate has fallen by ``RETRY_FACTOR``. A try certifies at most
+``EARLY_TRIES`` candidates (each a kernel block, a KKT solve and a certificate): a try that
+fails costs about a Newton step per candidate; the finish after the last step tries them all.
 """
 
 from __future__ import annotations
@@ -18,6 +20,8 @@ from svmbench.solvers.exact_finish import exact_finish, finish_applies
 
 #: The first try comes when the iterate's own gap estimate is at most this.
 EARLY_FINISH_GAP = 1e-2
+#: The candidate active sets an early try certifies at most (the exact finish's order).
+EARLY_TRIES = 2
 #: A later try waits until the gap estimate is this many times smaller than at the last one.
 RETRY_FACTOR = 10.0
 
@@ -37,7 +41,13 @@ def try_early_finish(problem, variables, tol: float, free_limit: int):
         return None
     as_it_is = 2.0 * relative_gap(cert.gap + cert.rounding, cert.primal)  # the iterate passes
     finished, new_cert, report = exact_finish(
-        problem, variables, cert, tol=max(tol, as_it_is), max_free=free_limit, stop_gap=tol
+        problem,
+        variables,
+        cert,
+        tol=max(tol, as_it_is),
+        max_free=free_limit,
+        stop_gap=tol,
+        max_tries=EARLY_TRIES,
     )
     if not report.get("accepted") or not new_cert.meets(tol):
         return None

@@ -512,3 +512,25 @@ def test_a_label_far_above_n_is_refused_at_once():
     X = np.zeros((4, 2))
     with pytest.raises(ValueError, match="k <= n_samples=4.*LabelEncoder"):
         MulticlassHinge(X, np.array([0, 1, 2, 10**8]))
+
+
+def test_a_problem_keys_its_bytes_as_a_plain_pass_over_its_fields():
+    """``deferred_key`` (one pass over the class's field names, kept per class) hashes the same
+    arrays and parameters as ``dataclasses.fields`` and ``params`` name, for a problem with an
+    array, a None and scalar fields."""
+    import dataclasses
+
+    from svmbench.problems.base import _key_of
+
+    X = np.array([[0.0, 1.0], [1.0, 0.0], [1.0, 1.0], [2.0, 0.5]])
+    problem = MulticlassHinge(X, np.array([0, 1, 2, 1]), C=2.0, bias="regularized")
+    arrays, params = [], {}
+    for f in dataclasses.fields(problem):
+        v = getattr(problem, f.name)
+        if isinstance(v, np.ndarray) or v is None:
+            arrays.append((f.name, v))
+        if not isinstance(v, np.ndarray):
+            params[f.name] = v
+    assert problem.params() == params and "sample_weight" in params
+    assert problem.deferred_key()() == _key_of(problem.kind, tuple(arrays), params)
+    assert problem.key == problem.deferred_key()()

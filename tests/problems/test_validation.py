@@ -199,3 +199,34 @@ def test_a_kernel_dual_past_its_certifiable_conditioning_is_refused(kernel):
         )
     else:
         dataclasses.replace(probe, C=1e10)  # the C cap comes first
+
+
+@pytest.mark.parametrize(
+    "labels, match",
+    [
+        ([0, 1, 2, 1], None),
+        ([0, 2, 2, 0], "missing"),
+        ([-1, 0, 1, 1], "non-negative"),
+        ([0, 1, 1, 4], "k <= n_samples=4; got the label 4"),
+        ([0, 0, 0, 0], "at least 2 classes"),
+    ],
+)
+@pytest.mark.parametrize("dtype", [np.int64, np.int32, np.uint8, np.float64])
+def test_integer_labels_are_checked_as_float_ones(labels, match, dtype):
+    """``check_multiclass_labels`` reads integer arrays (an estimator's encoded classes) without
+    the float conversion and roundness test, with the same answers and the same refusals; the
+    labels it returns are a new int64 array."""
+    from svmbench.problems.validation import check_multiclass_labels
+
+    if dtype is np.uint8 and min(labels) < 0:
+        pytest.skip("no negative unsigned labels")
+    y = np.array(labels, dtype=dtype)
+    if match is not None:
+        with pytest.raises(ValueError, match=match):
+            check_multiclass_labels(y, 4)
+        return
+    checked, k = check_multiclass_labels(y, 4)
+    assert k == 3 and checked.dtype == np.int64 and checked.tolist() == labels
+    assert not np.shares_memory(checked, y)
+    with pytest.raises(ValueError, match="length n_samples=5"):
+        check_multiclass_labels(y, 5)

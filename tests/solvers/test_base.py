@@ -309,3 +309,28 @@ def test_clock_pauses_and_counts_certificates():
     with clock.paused():
         assert clock._started is None
     assert clock._started is None  # stopped before: stays stopped
+
+
+def test_a_record_holds_what_its_constructor_would_give_it():
+    """``Solver._result`` builds its record without the frozen dataclass's constructor: every
+    field is there, equal to the constructor's record of the same values, the problem key still
+    deferred until read, and the record pickles and compares as one built the usual way."""
+    import dataclasses
+    import pickle
+
+    from svmbench.solvers.records import SolveResult
+
+    problem = SoftMarginDual(*BINARY_SETS["gaussian_overlap"], C=1.0, bias="regularized")
+    result = registry.get("dcd", tol=1e-8).solve(problem)
+    assert callable(result.__dict__["_problem_key"])  # nothing hashed yet
+    values = {f.name: getattr(result, f.name) for f in dataclasses.fields(SolveResult)}
+    built = SolveResult(**values)
+    for name, value in values.items():
+        other = getattr(built, name)
+        if isinstance(value, np.ndarray):
+            np.testing.assert_array_equal(value, other)
+        else:
+            assert value == other or (value != value and other != other), name
+    assert result.problem_key == problem.key
+    again = pickle.loads(pickle.dumps(result))
+    assert again.problem_key == problem.key and again.status is result.status

@@ -382,3 +382,33 @@ def test_without_margins_only_the_thresholds_of_alpha_are_tried():
     with_margins, without = reports[0]["tried"], reports[1]["tried"]
     assert 0 < len(without) < len(with_margins)
     assert with_margins[: len(without)] == without
+
+
+def test_max_tries_caps_the_candidates_certified(monkeypatch):
+    """``max_tries``: the candidates certified stop after that many, in the same order; the
+    point is then kept when none of them certifies at tol (here the first is forced to 0), and
+    finished by the next candidate when more are allowed."""
+    problem = SoftMarginDual(TOY_X, TOY_Y, C=1.0)
+    exact = registry.get("clarabel", tol=1e-10).solve(problem)
+    alpha = 0.999 * exact.alpha + 1e-4  # an interior point near the optimum
+    cert = problem.certificate(alpha=alpha, b=exact.b)
+    assert cert.certified and 1e-8 < cert.rel_gap < 1e-2
+    solve = finish_module._solve_free_set
+    calls = []
+
+    def first_fails(problem, fixed, free, alpha_free, b0, upper):
+        calls.append(free.size)
+        if len(calls) == 1:
+            return np.zeros_like(fixed), None, "kkt"
+        return solve(problem, fixed, free, alpha_free, b0, upper)
+
+    monkeypatch.setattr(finish_module, "_solve_free_set", first_fails)
+    tol = 2.0 * cert.rel_gap
+    point = {"alpha": alpha, "b": exact.b}
+    capped = finish_module.exact_finish(problem, point, cert, tol=tol, max_tries=1)
+    assert len(capped[2]["tried"]) == 1 and not capped[2]["accepted"]
+    np.testing.assert_array_equal(capped[0]["alpha"], alpha)
+    calls.clear()
+    free = finish_module.exact_finish(problem, point, cert, tol=tol, max_tries=None)
+    assert len(free[2]["tried"]) >= 2 and free[2]["accepted"]
+    assert free[1].rel_gap <= 1e-12
