@@ -9,7 +9,6 @@ the solver's own word (docs/ARCHITECTURE.md §4).
 from __future__ import annotations
 
 import abc
-import dataclasses
 import functools
 import inspect
 import math
@@ -38,6 +37,7 @@ from svmbench.solvers.records import (
     Status,
     StepOutcome,
     WarmStart,
+    new_record,
     replaced,
 )
 from svmbench.solvers.status_rules import settled_status
@@ -474,7 +474,7 @@ class Solver(abc.ABC):
                 stacklevel=3,
             )
         inf = math.inf
-        return _new_record(
+        return new_record(
             solver=self.name,
             problem=problem.kind,
             problem_key=problem.deferred_key() if self.records_problem_key else "",
@@ -494,40 +494,8 @@ class Solver(abc.ABC):
             message=message or STATUS_MESSAGES[status],
             info=info,
             model=model,
-            w=variables.get("w"),
-            b=variables.get("b"),
-            alpha=variables.get("alpha"),
-            W=variables.get("W"),
-            beta=variables.get("beta"),
+            **{k: variables.get(k) for k in ("w", "b", "alpha", "W", "beta")},
         )
-
-
-#: The defaults of :class:`SolveResult`'s fields (``problem_key`` has none), and the factories
-#: of those built per record.
-_RECORD_DEFAULTS = {
-    f.name: f.default
-    for f in dataclasses.fields(SolveResult)
-    if f.default is not dataclasses.MISSING and f.name != "problem_key"
-}
-_RECORD_FACTORIES = {
-    f.name: f.default_factory
-    for f in dataclasses.fields(SolveResult)
-    if f.default_factory is not dataclasses.MISSING
-}
-
-
-def _new_record(*, problem_key, **fields) -> SolveResult:
-    """``SolveResult(problem_key=problem_key, **fields)`` without the frozen dataclass's
-    per-field ``__setattr__`` (the record has no ``__post_init__``; ``problem_key`` goes to the
-    slot its descriptor reads)."""
-    record = object.__new__(SolveResult)
-    state = record.__dict__
-    state.update(_RECORD_DEFAULTS)
-    for name, factory in _RECORD_FACTORIES.items():
-        if name not in fields:
-            state[name] = factory()
-    state.update(fields, _problem_key=problem_key)
-    return record
 
 
 class IterativeSolver(Solver):

@@ -14,7 +14,7 @@ from __future__ import annotations
 import enum
 import math
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import MISSING, dataclass, field, fields
 from typing import Any
 
 import numpy as np
@@ -347,3 +347,29 @@ class Outcome:
 
 
 Callback = Callable[[Checkpoint], "bool | None"]
+
+
+#: The defaults of :class:`SolveResult`'s fields (``problem_key`` has none), and the factories
+#: of those built per record.
+_RECORD_DEFAULTS = {
+    f.name: f.default
+    for f in fields(SolveResult)
+    if f.default is not MISSING and f.name != "problem_key"
+}
+_RECORD_FACTORIES = {
+    f.name: f.default_factory for f in fields(SolveResult) if f.default_factory is not MISSING
+}
+
+
+def new_record(*, problem_key, **values) -> SolveResult:
+    """``SolveResult(problem_key=problem_key, **fields)`` without the frozen dataclass's
+    per-field ``__setattr__`` (the record has no ``__post_init__``; ``problem_key`` goes to the
+    slot its descriptor reads)."""
+    record = object.__new__(SolveResult)
+    state = record.__dict__
+    state.update(_RECORD_DEFAULTS)
+    for name, factory in _RECORD_FACTORIES.items():
+        if name not in values:
+            state[name] = factory()
+    state.update(values, _problem_key=problem_key)
+    return record
