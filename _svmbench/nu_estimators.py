@@ -438,8 +438,10 @@ class OneClassSVM(_ExpansionMixin, OutlierMixin, BaseEstimator):
         return self.decision_function(X) + self.offset_
 
     def predict(self, X):
-        """+1 for inliers (``f(x) > 0``, LIBSVM's rule), −1 for outliers."""
-        return np.where(self.decision_function(X) > 0.0, 1, -1)
+        """+1 for inliers (``f(x) ≥ 0``), −1 for outliers: scikit-learn's contract for outlier
+        detectors, where LIBSVM sends ``f(x) = 0`` to −1. A support vector that alone sets ρ
+        has ``f = 0`` exactly or ±1e-17, as the CPU rounds, so the tie has to go one fixed way."""
+        return np.where(self.decision_function(X) >= 0.0, 1, -1)
 
 
 __all__ = ["NuSVMClassifier", "NuSVMRegressor", "OneClassSVM", "choose_solver"]

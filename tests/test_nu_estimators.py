@@ -265,3 +265,13 @@ def test_linear_coef_is_read_only_as_scikit_learns():
             est.coef_ = np.arange(3)
         with pytest.raises(ValueError):
             est.coef_[0, 0] = 0.0
+
+
+def test_one_class_predict_sends_a_zero_decision_to_the_inliers(monkeypatch):
+    """scikit-learn's contract: ``predict`` is +1 exactly where ``decision_function ≥ 0``. A
+    support vector that alone sets ρ has a decision of 0 exactly on one CPU and ±1e-17 on
+    another; the tie must not follow the rounding of the machine (LIBSVM sends it to −1)."""
+    X = np.random.default_rng(0).normal(size=(40, 2))
+    clf = svmbench.OneClassSVM(nu=0.3).fit(X)
+    monkeypatch.setattr(clf, "decision_function", lambda X: np.array([0.0, -1e-17, 1e-17, -0.0]))
+    np.testing.assert_array_equal(clf.predict(X[:4]), [1, -1, 1, 1])
