@@ -80,6 +80,7 @@ import svmbench
 svmbench.SVMClassifier
 from svmbench.solvers import registry
 registry.names()
+print("{}")
 """
 
 IMPORT = """
