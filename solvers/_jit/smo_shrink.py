@@ -44,7 +44,12 @@ from __future__ import annotations
 import numba
 import numpy as np
 
-from svmbench.solvers._jit.kernel_columns import column, column_full, full_fraction
+from svmbench.solvers._jit.kernel_columns import (
+    column,
+    column_full,
+    full_fraction,
+    kernel_column_serial,
+)
 from svmbench.solvers._jit.smo_counters import (  # noqa: F401 (re-exported: the loops' counters)
     CLOCK,
     HITS,
@@ -209,7 +214,7 @@ def reconstruct(
         if rowmap[0].shape[0] > 0:  # the general form: the kernel's rows of X
             rows_x, cols_x = rowmap[0][rows], rowmap[0][cols]
         sums = np.zeros(rows.shape[0])
-        kernel_sums(X, sqn, kint, kflt, cols_x, coef, rows_x, np.empty(rows.shape[0]), sums)
+        sums_of(X, kint)(X, sqn, kint, kflt, cols_x, coef, rows_x, np.empty(rows.shape[0]), sums)
         # inactive variables sit at a bound: at 0 they add nothing, at C_t they are in Ḡ
         if p.shape[0] == 0:
             G[rows] = Gbar[rows] - 1.0 + y[rows] * sums
@@ -236,12 +241,31 @@ def kernel_sums(X, sqn, kint, kflt, cols, coef, rows, vals, sums):
             sums[r] += coef[j] * (vals[r] + s2)
 
 
+@numba.njit(cache=True, no_cfunc_wrapper=True)
+def kernel_sums_dense(X, sqn, kint, kflt, cols, coef, rows, vals, sums):
+    """:func:`kernel_sums` of dense rows and serial columns, calling their loop directly: the
+    ``column`` overload's body, inlined, is compiled again for each caller that types it."""
+    s2 = kflt[2]
+    for j in range(cols.shape[0]):
+        kernel_column_serial(X, sqn, cols[j], rows, vals, kint[0], kflt[0], kflt[1], kint[1])
+        for r in range(rows.shape[0]):
+            sums[r] += coef[j] * (vals[r] + s2)
+
+
+def sums_of(X, kint):
+    """The kernel sums' function for the loops' rows ``X`` and ``kint``: :func:`kernel_sums_dense`
+    for dense rows (or a Gram matrix) with serial columns, else :func:`kernel_sums`."""
+    return kernel_sums_dense if isinstance(X, np.ndarray) and kint[2] is None else kernel_sums
+
+
 def compile_reconstruct(core) -> None:
-    """Compile :func:`kernel_sums` for the loops' record ``core`` (the warm-ups: a run of the
-    loops on a tiny problem may never shrink)."""
+    """Compile the kernel sums of the loops' record ``core`` (:func:`sums_of`; the warm-ups: a run
+    of the loops on a tiny problem may never shrink)."""
     none = np.empty(0, dtype=np.int64)
     empty = np.empty(0)
-    kernel_sums(core.X, core.sqn, core.kint, core.kflt, none, empty, none, empty, empty)
+    sums_of(core.X, core.kint)(
+        core.X, core.sqn, core.kint, core.kflt, none, empty, none, empty, empty
+    )
 
 
 @numba.njit(cache=True, inline="always")

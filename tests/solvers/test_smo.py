@@ -585,7 +585,7 @@ X = rng.standard_normal((300, 5))
 y = np.where(X[:, 0] * X[:, 1] > 0, 1.0, -1.0)
 problem = KernelDual(X, y, C=10.0, kernel="rbf", gamma=0.5, bias="{bias}")
 registry.get("smo").warm_up_for(problem)
-print("WARM", len(smo_shrink.kernel_sums.overloads))
+print("WARM", len(smo_shrink.kernel_sums.overloads) + len(smo_shrink.kernel_sums_dense.overloads))
 """
 
 
