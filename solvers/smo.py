@@ -310,7 +310,8 @@ class SMO(IterativeSolver):
             )
             core = state.core._replace(kint=(*state.core.kint[:2], threads))
             run = jit.smo_pairs if pairs else jit.smo_single
-            run(50, 1e-3, True, *core)
+            jit.run_loop(run, 50, 1e-3, True, core)
+            jit.compile_reconstruct(core)
             alpha = np.array([1.0, 1.0, 0.5, 0.5])  # G and Ḡ of a warm start
             c = state.core
             _gradients(c.X, c.sqn, c.kint, c.kflt, y, c.C, 0.0 * y, alpha)
@@ -444,7 +445,7 @@ class SMO(IterativeSolver):
         total = 0
         while True:
             budget = min(self.chunk - total, max(1, self.max_iter - state.iterations))
-            done, code = run(budget, state.eps, state.shrinking, *state.core)
+            done, code = jit.run_loop(run, budget, state.eps, state.shrinking, state.core)
             state.bias = None  # α and G moved
             total += done
             state.iterations += done

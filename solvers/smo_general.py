@@ -228,7 +228,9 @@ def general_warm_up(solver, problem: GeneralDualProblem) -> float:
             tiny, alpha0, eps=1e-3, cache_mb=0.0, storage=storage, dtype=dtype
         )
         core = state.core._replace(kint=(*state.core.kint[:2], threads))
-        LOOPS[form.equality](50, 1e-3, form.equality != "nu", *core)
+        jit.run_loop(LOOPS[form.equality], 50, 1e-3, form.equality != "nu", core)
+        if form.equality != "nu":  # the ν loop does not shrink
+            jit.compile_reconstruct(core)
     _WARM_GENERAL.add(variant)
     return time.perf_counter() - start
 
@@ -276,7 +278,7 @@ def general_step(solver, problem: GeneralDualProblem, state: GeneralState) -> St
     total = 0
     while True:
         budget = min(solver.chunk - total, max(1, solver.max_iter - state.iterations))
-        done, code = run(budget, state.eps, shrinking, *state.core)
+        done, code = jit.run_loop(run, budget, state.eps, shrinking, state.core)
         total += done
         state.iterations += done
         state.converged = code == jit.CONVERGED

@@ -97,7 +97,9 @@ def warm_up_shared(problem: KernelDual) -> float:
         tiny = KernelDual(X, y, kernel="rbf", gamma=0.5, bias="free" if pairs else "none")
         tiny.share_rows(KernelRows(X, Kernel("rbf", 0.5), (y > 0).astype(np.int64)), np.arange(4))
         run = jit.smo_pairs if pairs else jit.smo_single
-        run(50, 1e-3, True, *shared_core(tiny, 2))
+        core = shared_core(tiny, 2)
+        jit.run_loop(run, 50, 1e-3, True, core)
+        jit.compile_reconstruct(core)
     _WARM_SHARED.add(pairs)
     return time.perf_counter() - start
 

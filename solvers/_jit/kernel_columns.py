@@ -54,7 +54,7 @@ from svmbench.solvers._jit.kernel_values import (  # noqa: F401
 
 
 @numba.njit(cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
-def _kernel_column_serial(X, sqn, i, idx, out, kind, gamma, coef0, degree):
+def kernel_column_serial(X, sqn, i, idx, out, kind, gamma, coef0, degree):
     if kind == 4:
         for t in range(idx.shape[0]):
             out[t] = X[i, idx[t]]
@@ -109,7 +109,7 @@ def kernel_column(X, sqn, i, idx, out, kind, gamma, coef0, degree, threads):
     if threads is not None and threads > 1 and idx.shape[0] * X.shape[1] >= PARALLEL_MIN_WORK:
         kernel_column_parallel(X, sqn, i, idx, out, kind, gamma, coef0, degree)
     else:
-        _kernel_column_serial(X, sqn, i, idx, out, kind, gamma, coef0, degree)
+        kernel_column_serial(X, sqn, i, idx, out, kind, gamma, coef0, degree)
 
 
 @numba.njit(cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
@@ -282,7 +282,7 @@ def _column(X, sqn, i, idx, out, kind, gamma, coef0, degree, threads):
     elif _is_dense(X) and _serial(threads):
 
         def impl(X, sqn, i, idx, out, kind, gamma, coef0, degree, threads):
-            _kernel_column_serial(X, sqn, i, idx, out, kind, gamma, coef0, degree)
+            kernel_column_serial(X, sqn, i, idx, out, kind, gamma, coef0, degree)
 
     elif _is_dense(X):
 

@@ -61,11 +61,14 @@ from svmbench.solvers._jit.smo_shrink import (  # noqa: F401 (the loops' helpers
     N_ACTIVE,
     N_IST,
     PARTIAL,
+    PENDING_SHRINK,
+    RECONSTRUCT,
     RECONSTRUCTIONS,
     SHRINK_COUNTER,
     UNSHRUNK,
     WHOLE,
     bound_status,
+    compile_reconstruct,
     fill,
     fill_full,
     get_column,
@@ -74,6 +77,7 @@ from svmbench.solvers._jit.smo_shrink import (  # noqa: F401 (the loops' helpers
     in_up,
     projected_gradient,
     reconstruct,
+    remove_shrunk,
     shrink_active,
     update_gbar,
     violation_pairs,
@@ -125,6 +129,25 @@ class Core(NamedTuple):
     # the general form's row of each variable and its kernel rows cached by row, the tuple
     # ``(rows, krows, kslots, krow_slot)`` of :mod:`solvers._jit.smo_rows` (C-SVC: ``no_rows``)
     rowmap: tuple
+
+
+def run_loop(loop, max_updates, eps, shrinking, core: Core) -> tuple[int, int]:
+    """``loop(max_updates, eps, shrinking, *core)`` (:func:`smo_pairs`, :func:`smo_single` or
+    the ν loop), with the gradient reconstructions it returns for (:data:`RECONSTRUCT`) done
+    here and the loop called again for the updates left: ``(updates done, BUDGET or
+    CONVERGED)``. The loops do not link :func:`reconstruct` (rarely run, about a fifth of their
+    compiled code), so that a first fit compiles it once instead of again inside each loop."""
+    done = 0
+    while True:
+        step, code = loop(max_updates - done, eps, shrinking, *core)
+        done += step
+        if code != RECONSTRUCT:
+            return done, code
+        reconstruct(
+            core.X, core.sqn, core.kint, core.kflt, core.y, core.C, core.alpha, core.G, core.Gbar,
+            core.active, core.is_active, core.all_idx, core.slot_col, core.col_slot,
+            core.slot_full, core.ist, core.rowmap, core.p,
+        )  # fmt: skip
 
 
 # ---- free bias: pair updates ---------------------------------------------------------------------
@@ -224,7 +247,9 @@ def smo_pairs(
     """Run at most ``max_updates`` pair updates; return ``(updates done, code)``.
 
     ``code`` is ``CONVERGED`` when ``m(α) − M(α) < eps`` on all variables (gradient complete),
-    ``BUDGET`` otherwise. Arrays are updated in place.
+    ``RECONSTRUCT`` when the gradient of the shrunk variables must be rebuilt before the loop
+    goes on (call it through :func:`run_loop`), ``BUDGET`` otherwise. Arrays are updated in
+    place.
     """
     general = has_rows(rowmap)
     done = 0
@@ -235,32 +260,15 @@ def smo_pairs(
     next_gmax = -np.inf
     while True:
         if shrinking:
-            ist[SHRINK_COUNTER] -= 1
-            if ist[SHRINK_COUNTER] <= 0:
+            if ist[PENDING_SHRINK] == 0:
+                ist[SHRINK_COUNTER] -= 1
+                if ist[SHRINK_COUNTER] <= 0 and shrink_active(
+                    eps, True, y, C, alpha, G, active, ist, tmp
+                ):
+                    return done, RECONSTRUCT
+            if ist[PENDING_SHRINK] == 1:
                 have_next = False
-                shrink_active(
-                    eps,
-                    True,
-                    X,
-                    sqn,
-                    kint,
-                    kflt,
-                    y,
-                    C,
-                    alpha,
-                    G,
-                    Gbar,
-                    active,
-                    is_active,
-                    all_idx,
-                    slot_col,
-                    col_slot,
-                    slot_full,
-                    ist,
-                    rowmap,
-                    p,
-                    shrink_buf,
-                )
+                remove_shrunk(True, y, C, alpha, G, active, is_active, ist, tmp, shrink_buf)
         if done >= max_updates:
             return done, BUDGET
         # ---- working set: i by the maximal violation, j by WSS2
@@ -317,27 +325,8 @@ def smo_pairs(
                 )
         if j < 0 or gmax + gmax2 < eps:
             # check the shrunk variables too before declaring convergence
-            if grow_back(
-                X,
-                sqn,
-                kint,
-                kflt,
-                y,
-                C,
-                alpha,
-                G,
-                Gbar,
-                active,
-                is_active,
-                all_idx,
-                slot_col,
-                col_slot,
-                slot_full,
-                ist,
-                rowmap,
-                p,
-            ):
-                continue
+            if grow_back(y, ist):
+                return done, RECONSTRUCT
             return done, CONVERGED
         # ---- update along d_i = y_i, d_j = −y_j (keeps yᵀα)
         sj = get_column(
@@ -495,35 +484,19 @@ def smo_single(
     p,
     rowmap,
 ):
-    """Run at most ``max_updates`` single-variable updates; return ``(updates done, code)``."""
+    """Run at most ``max_updates`` single-variable updates; return ``(updates done, code)``, the
+    codes of :func:`smo_pairs`."""
     done = 0
     while True:
         if shrinking:
-            ist[SHRINK_COUNTER] -= 1
-            if ist[SHRINK_COUNTER] <= 0:
-                shrink_active(
-                    eps,
-                    False,
-                    X,
-                    sqn,
-                    kint,
-                    kflt,
-                    y,
-                    C,
-                    alpha,
-                    G,
-                    Gbar,
-                    active,
-                    is_active,
-                    all_idx,
-                    slot_col,
-                    col_slot,
-                    slot_full,
-                    ist,
-                    rowmap,
-                    p,
-                    shrink_buf,
-                )
+            if ist[PENDING_SHRINK] == 0:
+                ist[SHRINK_COUNTER] -= 1
+                if ist[SHRINK_COUNTER] <= 0 and shrink_active(
+                    eps, False, y, C, alpha, G, active, ist, tmp
+                ):
+                    return done, RECONSTRUCT
+            if ist[PENDING_SHRINK] == 1:
+                remove_shrunk(False, y, C, alpha, G, active, is_active, ist, tmp, shrink_buf)
         if done >= max_updates:
             return done, BUDGET
         n_active = ist[N_ACTIVE]
@@ -548,27 +521,8 @@ def smo_single(
                 i = t
                 new_i = new
         if i < 0 or viol < eps:
-            if grow_back(
-                X,
-                sqn,
-                kint,
-                kflt,
-                y,
-                C,
-                alpha,
-                G,
-                Gbar,
-                active,
-                is_active,
-                all_idx,
-                slot_col,
-                col_slot,
-                slot_full,
-                ist,
-                rowmap,
-                p,
-            ):
-                continue
+            if grow_back(y, ist):
+                return done, RECONSTRUCT
             return done, CONVERGED
         si = get_column(
             i,

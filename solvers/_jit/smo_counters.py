@@ -8,4 +8,5 @@ MISSES = 3  # cache misses (columns, or the general form's kernel rows, computed
 SHRINK_COUNTER = 4  # updates left before the next shrinking
 UNSHRUNK = 5  # 1 once the active set was grown back at 10·eps in this phase
 RECONSTRUCTIONS = 6  # gradient reconstructions done
-N_IST = 7
+PENDING_SHRINK = 7  # 1: a shrinking waits for the reconstruction its loop returned for
+N_IST = 8

@@ -42,7 +42,7 @@ def has_rows(rowmap):
     return rowmap[0].shape[0] > 0
 
 
-@numba.njit(cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
+@numba.njit(cache=True, inline="always")
 def lru_slot(key, slot_key, key_slot, stamp, clock):
     """A slot for ``key``: a free one (``slot_key`` −1), else the least recently used (smallest
     ``stamp``), whose key is unlinked; ``key`` is linked to it and stamped with ``clock``."""
@@ -63,11 +63,13 @@ def lru_slot(key, slot_key, key_slot, stamp, clock):
     return slot
 
 
-@numba.njit(cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
-def kernel_row_slot(r, XT, sqn, kint, kflt, ist, tmp, krows, kslots, krow_slot):
+@numba.njit(cache=True, inline="always")
+def row_slot(r, XT, sqn, kint, kflt, ist, tmp, krows, kslots, krow_slot):
     """Slot of ``krows`` holding ``K(x_r, x_k) + s²`` for every row k of X (LRU over the slots;
     ``kslots[0]`` the row in each slot, −1 free, ``kslots[1]`` its stamp). A kernel row serves
-    every variable on row r: ε-SVR's α_r and α*_r read one row, as LIBSVM's ``SVR_Q``."""
+    every variable on row r: ε-SVR's α_r and α*_r read one row, as LIBSVM's ``SVR_Q``. Inlined
+    into :func:`~solvers._jit.smo_shrink.get_column` (one call site: no function of its own to
+    compile and link for C-SVC's loops); :func:`kernel_row_slot` is its compiled form."""
     ist[CLOCK] += 1
     ks = krow_slot[r]
     if ks >= 0:
@@ -83,6 +85,12 @@ def kernel_row_slot(r, XT, sqn, kint, kflt, ist, tmp, krows, kslots, krow_slot):
     for k in range(n_rows):
         out[k] = tmp[k] + s2
     return ks
+
+
+@numba.njit(cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
+def kernel_row_slot(r, XT, sqn, kint, kflt, ist, tmp, krows, kslots, krow_slot):
+    """:func:`row_slot`, compiled (the ν loop's several call sites)."""
+    return row_slot(r, XT, sqn, kint, kflt, ist, tmp, krows, kslots, krow_slot)
 
 
 @numba.njit(cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)

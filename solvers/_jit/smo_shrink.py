@@ -20,7 +20,9 @@ the current maximal violation are removed from the active set (:func:`shrink_act
 ``Ḡ = Σ_{α_j = C_j} C_j Q̃_:j`` is kept (:func:`update_gbar`) so that
 ``G_t = Ḡ_t − 1 + Σ_{j free} α_j Q̃_tj`` rebuilds the gradient of shrunk variables
 (:func:`reconstruct`: once when the violation first falls below ``10·eps``, and before declaring
-convergence, :func:`grow_back`).
+convergence, :func:`grow_back`). The loops do not link it: they return :data:`RECONSTRUCT` and
+the driver calls it between two calls of the loop (:func:`solvers._jit.smo.run_loop`), so
+that its code is compiled once instead of again inside every loop that would link it.
 
 Kernel columns ``Q̃_:i`` live in an LRU cache of ``n_slots`` rows of length n (:func:`get_column`).
 Between two reconstructions the active set only shrinks, so a column computed on an earlier active
@@ -42,18 +44,24 @@ from __future__ import annotations
 import numba
 import numpy as np
 
-from svmbench.solvers._jit.kernel_columns import column, column_full, full_fraction
+from svmbench.solvers._jit.kernel_columns import (
+    column,
+    column_full,
+    full_fraction,
+    kernel_column_serial,
+)
 from svmbench.solvers._jit.smo_counters import (  # noqa: F401 (re-exported: the loops' counters)
     CLOCK,
     HITS,
     MISSES,
     N_ACTIVE,
     N_IST,
+    PENDING_SHRINK,
     RECONSTRUCTIONS,
     SHRINK_COUNTER,
     UNSHRUNK,
 )
-from svmbench.solvers._jit.smo_rows import general_column, has_rows, lru_slot
+from svmbench.solvers._jit.smo_rows import has_rows, lru_slot, row_slot
 
 #: A missing column is computed whole (contiguous, from ``XT``) when at least this fraction of
 #: its entries is wanted: an entry over a gathered index list costs about twice one of a whole
@@ -65,6 +73,11 @@ FULL_FRACTION = 0.3
 # compile) get_column and its callees once for each.
 PARTIAL = np.bool_(False)
 WHOLE = np.bool_(True)
+
+
+#: Return code of the loops (:mod:`solvers._jit.smo`) asking the driver for :func:`reconstruct`
+#: before it calls them again (:func:`solvers._jit.smo.run_loop`).
+RECONSTRUCT = 2
 
 
 # ---- kernel-column cache -------------------------------------------------------------------------
@@ -124,8 +137,9 @@ def get_column(
     of the kernel row of i's row instead (:func:`~solvers._jit.smo_rows.general_column`; the
     loops read it in their branches on the row map).
     """
-    if has_rows(rowmap):
-        return general_column(i, XT, sqn, kint, kflt, ist, tmp, rowmap)
+    if has_rows(rowmap):  # the general form's kernel row of i's row
+        rows, krows, kslots, krow_slot = rowmap
+        return row_slot(rows[i], XT, sqn, kint, kflt, ist, tmp, krows, kslots, krow_slot)
     n = y.shape[0]
     n_active = ist[N_ACTIVE]
     ist[CLOCK] += 1
@@ -163,7 +177,6 @@ def get_column(
 
 
 # ---- gradient reconstruction and shrinking -------------------------------------------------------
-@numba.njit(cache=True, no_cfunc_wrapper=True)
 def reconstruct(
     X,
     sqn,
@@ -188,64 +201,71 @@ def reconstruct(
 
     ``G_t = Ḡ_t + p_t + Σ_{j free} α_j Q̃_tj`` with the linear term p (−1 when ``p`` is empty:
     C-SVC); with the general form's row map (``rowmap[0]``), the kernel is read on the
-    variables' rows."""
+    variables' rows. Called by the driver between two calls of a loop (rarely: the loops do
+    not link it): the bookkeeping in NumPy, the sums in :func:`kernel_sums`."""
     n = y.shape[0]
-    n_active = ist[N_ACTIVE]
+    n_active = int(ist[N_ACTIVE])
     if n_active < n:
-        n_free = 0
-        for s in range(n_active):
-            t = active[s]
-            if alpha[t] > 0.0 and alpha[t] < C[t]:
-                n_free += 1
-        cols = np.empty(n_free, dtype=np.int64)
-        coef = np.empty(n_free)
-        f = 0
-        for s in range(n_active):
-            t = active[s]
-            if alpha[t] > 0.0 and alpha[t] < C[t]:
-                cols[f] = t
-                coef[f] = alpha[t] * y[t]
-                f += 1
-        rows = np.empty(n - n_active, dtype=np.int64)
-        r = 0
-        for t in range(n):
-            if is_active[t] == 0:
-                rows[r] = t
-                r += 1
+        live = active[:n_active]
+        cols = live[(alpha[live] > 0.0) & (alpha[live] < C[live])]  # the free, in active order
+        coef = alpha[cols] * y[cols]
+        rows = np.flatnonzero(is_active == 0)
         rows_x, cols_x = rows, cols
-        if has_rows(rowmap):  # the kernel's rows of X (by loops: no fancy indexing to compile)
-            rows_x = np.empty(rows.shape[0], dtype=np.int64)
-            for r in range(rows.shape[0]):
-                rows_x[r] = rowmap[0][rows[r]]
-            for f in range(n_free):
-                cols_x[f] = rowmap[0][cols[f]]
-        # Σ_j coef_j (K(x_t, x_j) + s²) over the free j, a kernel column per j on the rows t:
-        # each sum in the order of cols (the columns' own code, no other kernel loop to compile)
+        if rowmap[0].shape[0] > 0:  # the general form: the kernel's rows of X
+            rows_x, cols_x = rowmap[0][rows], rowmap[0][cols]
         sums = np.zeros(rows.shape[0])
-        vals = np.empty(rows.shape[0])
-        s2 = kflt[2]
-        for j in range(n_free):
-            column(X, sqn, cols_x[j], rows_x, vals, kint[0], kflt[0], kflt[1], kint[1], kint[2])
-            for r in range(rows.shape[0]):
-                sums[r] += coef[j] * (vals[r] + s2)
+        sums_of(X, kint)(X, sqn, kint, kflt, cols_x, coef, rows_x, np.empty(rows.shape[0]), sums)
         # inactive variables sit at a bound: at 0 they add nothing, at C_t they are in Ḡ
         if p.shape[0] == 0:
-            for r in range(rows.shape[0]):
-                t = rows[r]
-                G[t] = Gbar[t] - 1.0 + y[t] * sums[r]
+            G[rows] = Gbar[rows] - 1.0 + y[rows] * sums
         else:
-            for r in range(rows.shape[0]):
-                t = rows[r]
-                G[t] = Gbar[t] + p[t] + y[t] * sums[r]
+            G[rows] = Gbar[rows] + p[rows] + y[rows] * sums
         ist[RECONSTRUCTIONS] += 1
-    for t in range(n):
-        active[t] = all_idx[t]
-        is_active[t] = 1
+    active[:] = all_idx
+    is_active[:] = 1
     ist[N_ACTIVE] = n
-    for s in range(slot_col.shape[0]):
-        if slot_col[s] >= 0 and slot_full[s] == 0:
-            col_slot[slot_col[s]] = -1
-            slot_col[s] = -1
+    partial = (slot_col >= 0) & (slot_full == 0)
+    col_slot[slot_col[partial]] = -1
+    slot_col[partial] = -1
+
+
+@numba.njit(cache=True, no_cfunc_wrapper=True)
+def kernel_sums(X, sqn, kint, kflt, cols, coef, rows, vals, sums):
+    """``sums[r] += Σ_j coef_j (K(x_{rows[r]}, x_{cols[j]}) + s²)``, a kernel column per j on
+    the rows (the columns' own code, no other kernel loop to compile), each sum in the order of
+    ``cols``; ``vals`` is scratch of ``len(rows)``."""
+    s2 = kflt[2]
+    for j in range(cols.shape[0]):
+        column(X, sqn, cols[j], rows, vals, kint[0], kflt[0], kflt[1], kint[1], kint[2])
+        for r in range(rows.shape[0]):
+            sums[r] += coef[j] * (vals[r] + s2)
+
+
+@numba.njit(cache=True, no_cfunc_wrapper=True)
+def kernel_sums_dense(X, sqn, kint, kflt, cols, coef, rows, vals, sums):
+    """:func:`kernel_sums` of dense rows and serial columns, calling their loop directly: the
+    ``column`` overload's body, inlined, is compiled again for each caller that types it."""
+    s2 = kflt[2]
+    for j in range(cols.shape[0]):
+        kernel_column_serial(X, sqn, cols[j], rows, vals, kint[0], kflt[0], kflt[1], kint[1])
+        for r in range(rows.shape[0]):
+            sums[r] += coef[j] * (vals[r] + s2)
+
+
+def sums_of(X, kint):
+    """The kernel sums' function for the loops' rows ``X`` and ``kint``: :func:`kernel_sums_dense`
+    for dense rows (or a Gram matrix) with serial columns, else :func:`kernel_sums`."""
+    return kernel_sums_dense if isinstance(X, np.ndarray) and kint[2] is None else kernel_sums
+
+
+def compile_reconstruct(core) -> None:
+    """Compile the kernel sums of the loops' record ``core`` (:func:`sums_of`; the warm-ups: a run
+    of the loops on a tiny problem may never shrink)."""
+    none = np.empty(0, dtype=np.int64)
+    empty = np.empty(0)
+    sums_of(core.X, core.kint)(
+        core.X, core.sqn, core.kint, core.kflt, none, empty, none, empty, empty
+    )
 
 
 @numba.njit(cache=True, inline="always")
@@ -258,40 +278,20 @@ def in_low(yt, at, ct):
     return (yt > 0.0 and at > 0.0) or (yt < 0.0 and at < ct)
 
 
-@numba.njit(cache=True, no_cfunc_wrapper=True)
+@numba.njit(cache=True, inline="always")
 def bound_status(yt, at, ct):
     """Bit 0: t ∈ I_up; bit 1: t ∈ I_low (kept for each variable, as LIBSVM's alpha_status)."""
     return (1 if in_up(yt, at, ct) else 0) | (2 if in_low(yt, at, ct) else 0)
 
 
 @numba.njit(cache=True, inline="always")
-def shrink_active(
-    eps,
-    pairs,
-    X,
-    sqn,
-    kint,
-    kflt,
-    y,
-    C,
-    alpha,
-    G,
-    Gbar,
-    active,
-    is_active,
-    all_idx,
-    slot_col,
-    col_slot,
-    slot_full,
-    ist,
-    rowmap,
-    p,
-    shrink,
-):
-    """Every ``min(n, 1000)`` updates (both loops): grow back once at ``10·eps``
-    (:func:`reconstruct`), then remove from the active set the variables at a bound whose
-    gradient pushes them into it harder than the current maximal violation (Chang & Lin 2011,
-    §5.1; the order kept). ``pairs``: the violation of the pair loop, else of the single one."""
+def shrink_active(eps, pairs, y, C, alpha, G, active, ist, tmp):
+    """Every ``min(n, 1000)`` updates (both loops): measure the maximal violation on the active
+    set, keep it in ``tmp[0]``, ``tmp[1]`` for :func:`remove_shrunk` (``ist[PENDING_SHRINK]``),
+    and return True when the active set must first grow back, once at ``10·eps``
+    (:func:`reconstruct`, which the loops do not link: they return :data:`RECONSTRUCT`, the
+    driver calls it and then the loop again, which finishes the shrinking). ``pairs``: the
+    violation of the pair loop, else of the single one."""
     n_active = ist[N_ACTIVE]
     ist[SHRINK_COUNTER] = min(y.shape[0], 1000)
     if pairs:
@@ -301,28 +301,23 @@ def shrink_active(
         g1 = violation_single(C, alpha, G, active, n_active)
         g2 = g1
         violation = g1
+    tmp[0] = g1
+    tmp[1] = g2
+    ist[PENDING_SHRINK] = 1
     if ist[UNSHRUNK] == 0 and violation <= 10.0 * eps:
         ist[UNSHRUNK] = 1
-        reconstruct(
-            X,
-            sqn,
-            kint,
-            kflt,
-            y,
-            C,
-            alpha,
-            G,
-            Gbar,
-            active,
-            is_active,
-            all_idx,
-            slot_col,
-            col_slot,
-            slot_full,
-            ist,
-            rowmap,
-            p,
-        )
+        return True
+    return False
+
+
+@numba.njit(cache=True, inline="always")
+def remove_shrunk(pairs, y, C, alpha, G, active, is_active, ist, tmp, shrink):
+    """Remove from the active set the variables at a bound whose gradient pushes them into it
+    harder than the violations :func:`shrink_active` measured (Chang & Lin 2011, §5.1; the
+    order kept)."""
+    ist[PENDING_SHRINK] = 0
+    g1 = tmp[0]
+    g2 = tmp[1]
     n_active = ist[N_ACTIVE]
     for s in range(n_active):
         t = active[s]
@@ -353,51 +348,12 @@ def shrink_active(
 
 
 @numba.njit(cache=True, inline="always")
-def grow_back(
-    X,
-    sqn,
-    kint,
-    kflt,
-    y,
-    C,
-    alpha,
-    G,
-    Gbar,
-    active,
-    is_active,
-    all_idx,
-    slot_col,
-    col_slot,
-    slot_full,
-    ist,
-    rowmap,
-    p,
-):
+def grow_back(y, ist):
     """Where the native rule holds on the active set (both loops): if variables are shrunk,
-    rebuild their gradient and make them all active again (True: go on); else the rule holds on
-    every variable (False)."""
+    their gradient must be rebuilt and all made active again (True: the loop returns
+    :data:`RECONSTRUCT`, then goes on); else the rule holds on every variable (False)."""
     if ist[N_ACTIVE] == y.shape[0]:
         return False
-    reconstruct(
-        X,
-        sqn,
-        kint,
-        kflt,
-        y,
-        C,
-        alpha,
-        G,
-        Gbar,
-        active,
-        is_active,
-        all_idx,
-        slot_col,
-        col_slot,
-        slot_full,
-        ist,
-        rowmap,
-        p,
-    )
     ist[SHRINK_COUNTER] = 2  # select on all variables before shrinking again
     return True
 

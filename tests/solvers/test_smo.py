@@ -555,3 +555,58 @@ def test_reconstruct_rebuilds_the_gradient_of_the_shrunk_variables(rows):
     X = problem.X.toarray() if rows == "csr" else problem.X
     Q = np.outer(c.y, c.y) * kernel_matrix(X, X, kernel="rbf", gamma=problem.gamma)
     np.testing.assert_allclose(c.G, Q @ alpha - 1.0, rtol=1e-10, atol=1e-10)
+
+
+@pytest.mark.parametrize("pairs", (True, False))
+def test_the_loops_leave_the_reconstruction_to_their_driver(pairs):
+    """A loop stops where the gradient of shrunk variables must be rebuilt (RECONSTRUCT, the
+    shrinking it began left pending); ``run_loop`` rebuilds it and finishes the run: the same
+    updates and α, bit for bit, as one ``run_loop`` call from the same start, and G complete."""
+    problem = _problem("digits", "rbf", "free" if pairs else "none")
+    loop = jit.smo_pairs if pairs else jit.smo_single
+    solver = registry.get("smo")
+
+    def core():
+        n_slots = solver._n_slots(problem.n_samples)
+        return solver._make_state(problem, None, pairs=pairs, n_slots=n_slots).core
+
+    split = core()
+    done, code = loop(10**7, 1e-6, True, *split)
+    assert code == jit.RECONSTRUCT and split.ist[jit.RECONSTRUCTIONS] == 0
+    rest, code = jit.run_loop(loop, 10**7 - done, 1e-6, True, split)
+    assert code == jit.CONVERGED and split.ist[jit.PENDING_SHRINK] == 0
+    assert split.ist[jit.N_ACTIVE] == problem.n_samples and split.ist[jit.RECONSTRUCTIONS] >= 1
+    whole = core()
+    updates, code = jit.run_loop(loop, 10**7, 1e-6, True, whole)
+    assert code == jit.CONVERGED and updates == done + rest
+    np.testing.assert_array_equal(split.alpha, whole.alpha)
+    np.testing.assert_array_equal(split.G, whole.G)
+    Q = np.outer(split.y, split.y) * kernel_matrix(
+        problem.X, problem.X, kernel="rbf", gamma=problem.gamma
+    )
+    np.testing.assert_allclose(split.G, Q @ split.alpha - 1.0, rtol=1e-9, atol=1e-9)
+
+
+_REBUILT_AFTER_WARM_UP = """
+import numpy as np
+from svmbench.problems import KernelDual
+from svmbench.solvers import registry
+from svmbench.solvers._jit import smo_shrink
+rng = np.random.default_rng(0)
+X = rng.standard_normal((300, 5))
+y = np.where(X[:, 0] * X[:, 1] > 0, 1.0, -1.0)
+problem = KernelDual(X, y, C=10.0, kernel="rbf", gamma=0.5, bias="{bias}")
+registry.get("smo").warm_up_for(problem)
+print("WARM", len(smo_shrink.kernel_sums.overloads) + len(smo_shrink.kernel_sums_dense.overloads))
+"""
+
+
+@pytest.mark.parametrize("bias", ("free", "none"))
+def test_the_warm_up_compiles_the_reconstruction(tmp_path, bias):
+    """The loops do not link the reconstruction's kernel sums, which a tiny warm-up problem may
+    never run: the warm-up compiles (or loads) them itself, so that no solve compiles them."""
+    from tests.fresh_process import run_python
+
+    done = run_python(_REBUILT_AFTER_WARM_UP.format(bias=bias), tmp_path, timeout=900)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert "WARM 1" in done.stdout, done.stdout[-2000:]
