@@ -179,7 +179,7 @@ class ActiveSet(Solver):
         # free bias, the KKT solve's b first, then (if that is short of tol) the problem's own
         # minimizing b, whose margins rounding may favour
         for exact_b in (False, True) if free_bias else (False,):
-            if exact_b and cert is not None and cert.rel_gap <= self.tol:
+            if exact_b and cert is not None and cert.meets(self.tol):
                 break
             last = None
             for point in points:
@@ -188,7 +188,7 @@ class ActiveSet(Solver):
                 c = problem.certificate(alpha=a, b=b)
                 if not c.certified:
                     continue
-                if last is not None and last.rel_gap <= self.tol and c.rel_gap >= last.rel_gap:
+                if last is not None and last.meets(self.tol) and c.rel_gap >= last.rel_gap:
                     break  # past the padding that rounding needed: the gaps grow again
                 last = c
                 if cert is None or c.rel_gap < cert.rel_gap:

@@ -272,3 +272,20 @@ def test_a_face_of_low_numerical_rank_is_minimized_not_cycled():
     # 4e-6, its dual point not exactly feasible) within its own gap of the optimum
     assert result.dual <= other.primal + 1e-9 * scale
     assert abs(result.primal - other.primal) <= 2.0 * other.rel_gap * scale
+
+
+def test_the_point_kept_meets_tol_with_its_rounding_allowance():
+    """Among the optimum and its padded points, the search stopped at the first whose relative
+    gap was within tol, even where the gap and its rounding allowance were not (iris fold 0,
+    classes 1 and 2, C = 1e10, γ = 0.1, from auto's SMO probe: 8.9e-7 plus 1.4e-7, then
+    ``not_certified``), while a padded point further on is certified at 2e-12."""
+    X, y = load_iris(return_X_y=True)
+    X = StandardScaler().fit_transform(X)
+    train = np.r_[10:50, 60:100, 110:150]  # scikit-learn's fold 0 of 5
+    keep = train[y[train] != 0]
+    problem = KernelDual(X[keep], np.where(y[keep] == 1, 1.0, -1.0), C=1e10, gamma=0.1)
+    for name in ("auto", "active_set"):
+        result = registry.get(name, tol=TOL).solve(problem)
+        assert result.status is Status.OPTIMAL, f"{name}: {result.message}"
+        allowance = result.residuals["rounding"]
+        assert result.gap + allowance <= TOL * max(1.0, abs(result.primal))
