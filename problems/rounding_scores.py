@@ -324,18 +324,25 @@ def multiclass_rounding(problem, W, b, beta, P, D) -> float:
     screen += rest
     if settled_by_screen(screen, P, D):
         return screen
+    dual = _multiclass_dual(problem, beta, C, k)
+    z = problem.augmented_scores(W, b)
+    z[np.arange(n), problem.y] = -np.inf
+    e = 2.0 * gamma(d + 5) * (problem.row_norms * w_max + b_max + cost_max)
+    slopes = np.where(np.max(z, axis=1) + e > 0.0, C, 0.0)
+    return min(screen, float(slopes @ e) + primal_rest + dual + rest)
+
+
+def _multiclass_dual(problem, beta, C, k: int) -> float:
+    """:func:`_dual_exact` of a multiclass dual point β: ``Γ = C e_{y_i} − β_i`` per row, and
+    ``‖W̃‖_F²`` (with the bias row for a regularized bias) as computed from β."""
+    n = beta.shape[0]
     Gamma = -beta
     Gamma[np.arange(n), problem.y] += C
     V, b_dual = problem.primal_from_dual(beta)
     v_sq = float(np.sum(V * V))
     if problem.bias == "regularized":
         v_sq += float(b_dual @ b_dual) / problem.bias_scale**2
-    dual = _dual_exact(problem, np.abs(Gamma).sum(axis=1), v_sq, k)
-    z = problem.augmented_scores(W, b)
-    z[np.arange(n), problem.y] = -np.inf
-    e = 2.0 * gamma(d + 5) * (problem.row_norms * w_max + b_max + cost_max)
-    slopes = np.where(np.max(z, axis=1) + e > 0.0, C, 0.0)
-    return min(screen, float(slopes @ e) + primal_rest + dual + rest)
+    return _dual_exact(problem, np.abs(Gamma).sum(axis=1), v_sq, k)
 
 
 def multinomial_rounding(problem, W, b, beta, P, D) -> float:
@@ -369,12 +376,6 @@ def multinomial_rounding(problem, W, b, beta, P, D) -> float:
     screen = primal + _dual_screen(problem, 2.0 * C_sum, widest, v_sq, k) + rest
     if settled_by_screen(screen, P, D):
         return screen
-    Gamma = -beta
-    Gamma[np.arange(n), problem.y] += C
-    V, b_dual = problem.primal_from_dual(beta)
-    v_sq = float(np.sum(V * V))
-    if problem.bias == "regularized":
-        v_sq += float(b_dual @ b_dual) / problem.bias_scale**2
-    dual = _dual_exact(problem, np.abs(Gamma).sum(axis=1), v_sq, k)
+    dual = _multiclass_dual(problem, beta, C, k)
     primal = float(C @ row_error(problem.row_norms)) + primal_rest
     return min(screen, primal + dual + rest)
