@@ -138,6 +138,8 @@ def _needs_product(problem: KernelDual) -> bool:
 
 #: The variants (rows, cache dtype, pair updates) compiled in this process.
 _WARM_VARIANTS: set[tuple] = set()
+#: The variants whose reconstruction (the kernel sums of a shrunk gradient) is compiled too.
+_WARM_RECONSTRUCT: set[tuple] = set()
 
 
 @register
@@ -272,7 +274,7 @@ class SMO(IterativeSolver):
         if isinstance(problem, GeneralDualProblem):
             return general_warm_up(self, problem)
         if uses_shared_rows(problem, self.storage):
-            return warm_up_shared(problem)
+            return warm_up_shared(problem, reconstruct=self.shrinks(problem.n_samples))
         if not isinstance(problem, KernelDual):
             return self.warm_up()
         dense = problem.kernel == "precomputed" or use_dense_rows(problem.X, self.storage)
@@ -281,20 +283,32 @@ class SMO(IterativeSolver):
         threads = problem_threads(problem, storage)
         variant = (storage, dtype, problem.bias == "free", threads is not None)
         product = _needs_product(problem)
-        if variant in _WARM_VARIANTS and (_WARM_PRODUCT or not product):
+        reconstruct = self.shrinks(problem.n_samples)
+        warm = variant in _WARM_VARIANTS and (variant in _WARM_RECONSTRUCT or not reconstruct)
+        if warm and (_WARM_PRODUCT or not product):
             return 0.0
         start = time.perf_counter()
-        self._compile(storage, dtype, problem.bias == "free", threads)
+        self._compile(storage, dtype, problem.bias == "free", threads, reconstruct)
         if product:
             self._compile_product()
         return time.perf_counter() - start
 
-    def _compile(self, storage: str, dtype, pairs: bool, threads: int | None) -> None:
-        """Run one variant of the cores on a 4-point problem (its kernel columns, shrinking and
-        reconstruction are callees of the loop) and the gradient of a warm start; with the
-        columns' parallel loops when ``threads`` is not None."""
+    def shrinks(self, n_samples: int) -> bool:
+        """Whether the C-SVC loops shrink a problem of ``n_samples`` examples: ``shrinking``
+        and more than :data:`SHRINK_MIN_N` of them."""
+        return self.shrinking and n_samples > SHRINK_MIN_N
+
+    def _compile(
+        self, storage: str, dtype, pairs: bool, threads: int | None, reconstruct: bool = True
+    ) -> None:
+        """Run one variant of the cores on a 4-point problem (its kernel columns and shrinking
+        are callees of the loop) and the gradient of a warm start, and with ``reconstruct`` the
+        kernel sums of the gradient's reconstruction (run only where the loops shrink:
+        :meth:`shrinks`); with the columns' parallel loops when ``threads`` is not None."""
         variant = (storage, np.dtype(dtype).type, pairs, threads is not None)
-        if variant in _WARM_VARIANTS:
+        loops = variant not in _WARM_VARIANTS
+        sums = reconstruct and variant not in _WARM_RECONSTRUCT
+        if not (loops or sums):
             return
         name = np.dtype(dtype).name
         what = f"{storage} rows, {name} columns, {'pair' if pairs else 'single'} updates"
@@ -309,13 +323,17 @@ class SMO(IterativeSolver):
                 tiny, None, pairs=pairs, n_slots=2, dtype=dtype, storage=storage
             )
             core = state.core._replace(kint=(*state.core.kint[:2], threads))
-            run = jit.smo_pairs if pairs else jit.smo_single
-            jit.run_loop(run, 50, 1e-3, True, core)
-            jit.compile_reconstruct(core)
-            alpha = np.array([1.0, 1.0, 0.5, 0.5])  # G and Ḡ of a warm start
-            c = state.core
-            _gradients(c.X, c.sqn, c.kint, c.kflt, y, c.C, 0.0 * y, alpha)
+            if loops:
+                run = jit.smo_pairs if pairs else jit.smo_single
+                jit.run_loop(run, 50, 1e-3, True, core)
+                alpha = np.array([1.0, 1.0, 0.5, 0.5])  # G and Ḡ of a warm start
+                c = state.core
+                _gradients(c.X, c.sqn, c.kint, c.kflt, y, c.C, 0.0 * y, alpha)
+            if sums:
+                jit.compile_reconstruct(core)
         _WARM_VARIANTS.add(variant)
+        if sums:
+            _WARM_RECONSTRUCT.add(variant)
 
     @staticmethod
     def _compile_product() -> None:
@@ -357,8 +375,9 @@ class SMO(IterativeSolver):
             G, Gbar = np.full(n, np.nan), np.zeros(n)
         status = _bound_status(y, None if alpha0 is None else alpha, C)
         core = new_core(X, XT, sqn, kint, kflt, y, C, QD, alpha, G, Gbar, status, n_slots, dtype)
-        shrinking = self.shrinking and n > SHRINK_MIN_N
-        return _State(core, pairs, Cw, dplus, eps=max(self.eps, EPS_FLOOR), shrinking=shrinking)
+        return _State(
+            core, pairs, Cw, dplus, eps=max(self.eps, EPS_FLOOR), shrinking=self.shrinks(n)
+        )
 
     def _init_state(self, problem: KernelDual, warm_start) -> _State | GeneralState:
         if isinstance(problem, GeneralDualProblem):
@@ -369,7 +388,7 @@ class SMO(IterativeSolver):
             core = shared_core(problem, n_slots, self._buffer)
             return _State(
                 core, problem.bias == "free", core.C, 0 * core.C, max(self.eps, EPS_FLOOR),
-                shrinking=self.shrinking and n > SHRINK_MIN_N,
+                shrinking=self.shrinks(n),
             )  # fmt: skip
         # the box (and yᵀα = 0) of this problem: a result for another C fits
         alpha0 = None if warm_start is None else warm_start.dual_point(problem)

@@ -595,18 +595,33 @@ from svmbench.solvers._jit import smo_shrink
 rng = np.random.default_rng(0)
 X = rng.standard_normal((300, 5))
 y = np.where(X[:, 0] * X[:, 1] > 0, 1.0, -1.0)
+from svmbench.solvers import smo
+smo.SHRINK_MIN_N = {shrink_min_n}
 problem = KernelDual(X, y, C=10.0, kernel="rbf", gamma=0.5, bias="{bias}")
-registry.get("smo").warm_up_for(problem)
+solver = registry.get("smo")
+solver.warm_up_for(problem)
 print("WARM", len(smo_shrink.kernel_sums.overloads) + len(smo_shrink.kernel_sums_dense.overloads))
+result = solver.solve(problem)
+print("SHRUNK", result.info["reconstructions"] > 0)
+print("AFTER", len(smo_shrink.kernel_sums.overloads) + len(smo_shrink.kernel_sums_dense.overloads))
 """
 
 
 @pytest.mark.parametrize("bias", ("free", "none"))
-def test_the_warm_up_compiles_the_reconstruction(tmp_path, bias):
+@pytest.mark.parametrize("shrink_min_n", (100, 10_000))
+def test_the_warm_up_compiles_the_reconstruction_where_the_loops_shrink(
+    tmp_path, bias, shrink_min_n
+):
     """The loops do not link the reconstruction's kernel sums, which a tiny warm-up problem may
-    never run: the warm-up compiles (or loads) them itself, so that no solve compiles them."""
+    never run: the warm-up compiles (or loads) them itself where the problem's loops shrink
+    (300 examples above ``SHRINK_MIN_N``), so that no solve compiles them, and only there (a
+    small fit, which never shrinks, does not pay for them)."""
     from tests.fresh_process import run_python
 
-    done = run_python(_REBUILT_AFTER_WARM_UP.format(bias=bias), tmp_path, timeout=900)
+    program = _REBUILT_AFTER_WARM_UP.format(bias=bias, shrink_min_n=shrink_min_n)
+    done = run_python(program, tmp_path, timeout=900)
     assert done.returncode == 0, done.stderr[-2000:]
-    assert "WARM 1" in done.stdout, done.stdout[-2000:]
+    shrinks = shrink_min_n < 300
+    assert f"WARM {int(shrinks)}" in done.stdout, done.stdout[-2000:]
+    assert f"SHRUNK {shrinks}" in done.stdout, done.stdout[-2000:]
+    assert f"AFTER {int(shrinks)}" in done.stdout, done.stdout[-2000:]  # the solve compiled none
