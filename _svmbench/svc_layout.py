@@ -96,20 +96,23 @@ def _one_vs_one(model: OneVsOneModel, X, y_index, k: int) -> dict:
         if rows.size != m.n_train:  # not the reduction's rows: no layout
             return out
         local.append(rows[m.support])
+    # every pair's vectors and coefficients at once: the row of dual_coef_ each goes to (j−1
+    # for a class-i vector, i for a class-j one) and its sign-corrected α_t y_t
+    index = np.concatenate(local)
+    counts = [g.size for g in local]
+    first = np.repeat([i for i, _ in pairs], counts)
+    target = np.where(y_index[index] == first, np.repeat([j - 1 for _, j in pairs], counts), first)
+    coef = np.concatenate([s * m.dual_coef for m, s in zip(models, signs, strict=True)])
     # the union of the pairs' support vectors, by class in classes_ order, by index within one
     # (a mask is read in index order; a stable sort by class keeps it)
     used = np.zeros(y_index.size, dtype=bool)
-    for g in local:
-        used[g] = True
+    used[index] = True
     union = np.flatnonzero(used)
     support = union[np.argsort(y_index[union], kind="stable")]
     position = np.empty(y_index.size, dtype=np.int64)
     position[support] = np.arange(support.size)
     dual = np.zeros((k - 1, support.size))
-    for (i, j), m, s, g in zip(pairs, models, signs, local, strict=True):
-        of_i = y_index[g] == i
-        dual[j - 1, position[g[of_i]]] = s * m.dual_coef[of_i]
-        dual[i, position[g[~of_i]]] = s * m.dual_coef[~of_i]
+    dual[target, position[index]] = coef
     precomputed = models[0].kernel == "precomputed"
     out.update(
         support_=support.astype(np.int32),
