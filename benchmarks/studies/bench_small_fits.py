@@ -2,7 +2,7 @@
 
     OPENBLAS_NUM_THREADS=1 NUMBA_NUM_THREADS=1 \
         python -m svmbench.benchmarks.studies.bench_small_fits [--repeats R] [--grid-repeats G]
-        [--skip-grid] [--quick] [--grid rbf13]
+        [--skip-grid | --grid-only] [--quick] [--grid rbf13]
 
 Cases (issue 25): breast cancer (569×30, standardized) with the linear hinge against
 ``SVC(kernel="linear")``, the squared hinge with a regularized bias against ``LinearSVC()``, RBF
@@ -37,7 +37,7 @@ from svmbench import SVMClassifier
 from svmbench.benchmarks.harness.environment import summary
 
 
-def _cases(skip_grid: bool):
+def _cases(skip_grid: bool, grid_only: bool = False):
     """``(name, svmbench factory, scikit-learn factory)``: each factory fits and returns the
     fitted object (a grid search or an estimator)."""
     Xc, yc = load_breast_cancer(return_X_y=True)
@@ -71,9 +71,10 @@ def _cases(skip_grid: bool):
             fit(SVC(gamma=0.02), Xd, yd),
         ),
     ]
-    if not skip_grid:
-        cases.append(("iris grid 9×5, cv=5 / SVC", search(SVMClassifier()), search(SVC())))
-    return cases
+    grid_case = ("iris grid 9×5, cv=5 / SVC", search(SVMClassifier()), search(SVC()))
+    if grid_only:
+        return [grid_case]
+    return cases if skip_grid else [*cases, grid_case]
 
 
 def _gap(fitted) -> str:
@@ -143,6 +144,7 @@ def main(argv=None) -> None:
     parser.add_argument("--repeats", type=int, default=15, help="timed rounds per case")
     parser.add_argument("--grid-repeats", type=int, default=15, help="rounds of the grid search")
     parser.add_argument("--skip-grid", action="store_true", help="leave the iris grid out")
+    parser.add_argument("--grid-only", action="store_true", help="the iris grid search alone")
     parser.add_argument("--quick", action="store_true", help="3 rounds, the grid once")
     parser.add_argument(
         "--grid", choices=("rbf13",), help="time the 13 × 13 RBF grid cell by cell instead"
@@ -158,7 +160,7 @@ def main(argv=None) -> None:
     print(summary())
     print(f"{'case':<42} {'svmbench':>11} {'sklearn':>11} {'ratio':>6}  gap")
     warnings.simplefilter("ignore")  # LinearSVC's and SVC's convergence notes at large C
-    for name, ours, theirs in _cases(args.skip_grid):
+    for name, ours, theirs in _cases(args.skip_grid, args.grid_only):
         ours(), theirs()  # compile, load caches
         repeats = args.grid_repeats if name.startswith("iris") else args.repeats
         times_ours, times_theirs, fitted = [], [], None
