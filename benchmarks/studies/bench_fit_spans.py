@@ -116,7 +116,7 @@ class Spans:
         self._restore.clear()
 
 
-def _wrap_stages(spans: Spans) -> None:
+def wrap_stages(spans: Spans) -> None:
     spans.wrap(input_checks, "fit_input", "fit_input (X and y checks)")
     spans.wrap(base.Solver, "solve", "Solver.solve (auto's and the method's)")
     spans.wrap(base.Solver, "check_memory", "Solver.check_memory")
@@ -162,7 +162,7 @@ def main(argv=None) -> None:
     )
     ours().fit(X, y), theirs().fit(X, y)  # compilation and caches
     spans = Spans()
-    _wrap_stages(spans)
+    wrap_stages(spans)
     times = {"svmbench": [], "scikit-learn": []}
     try:
         for _ in range(args.repeats):

