@@ -436,6 +436,9 @@ class KernelDual(BinaryDualMixin, Problem):
         if alpha is None:
             raise TypeError("certificate needs alpha for a kernel problem")
         a, residuals = self._repair_alpha(alpha)
+        shared = self.shared_rows is not None and self.loss == "hinge" and self.bias == "free"
+        if shared and b is not None:
+            return self._pair_certificate(a, float(b), residuals)
         g, sum_ay = self._model(a)  # K(αy): the kernel's own entries, never a solver's sums
         b = self._bias_of(a, g, sum_ay, b)
         quad = self._quadratic(a, g, sum_ay)  # once, for both sides
@@ -446,6 +449,35 @@ class KernelDual(BinaryDualMixin, Problem):
         # the margins that weigh recomputed accurately where C magnifies their rounding, and
         # the bound on what rounding can still move the gap by (problems/rounding.py)
         P, D, rounding = kernel_dual_rounding(self, a, g, m, b, sum_ay, quad, loss, squared)
+        return make_certificate(
+            P,
+            D,
+            convex=self.convex,
+            residuals=residuals,
+            primal_point={"alpha": a, "b": b},
+            dual_point=a,
+            rounding=rounding,
+        )
+
+    def _pair_certificate(self, a, b: float, residuals) -> Certificate:
+        """:meth:`certificate`'s arithmetic, step for step, for a hinge on shared rows with b
+        given and free (a one-vs-one pair's): ``g = K(αy)`` from the table's entries, the
+        margins ``y(g + b)``, ``½(αy)ᵀg`` and ``Σ C_i max(0, 1 − m_i)``, without the general
+        path's branches for the other losses, biases and kernels."""
+        y = self.y
+        ay = a * y
+        nz = np.flatnonzero(ay)
+        if nz.size:
+            table, rows, blocks = self.shared_rows
+            g = table.times(rows, rows[nz], ay[nz], blocks)
+        else:
+            g = np.zeros(self.n_samples)
+        sum_ay = float(np.add.reduce(ay))
+        quad = 0.5 * float(ay @ g)
+        m = g + b
+        m *= y
+        loss = self._loss_term(m)
+        P, D, rounding = kernel_dual_rounding(self, a, g, m, b, sum_ay, quad, loss, 0.0)
         return make_certificate(
             P,
             D,
