@@ -149,14 +149,12 @@ class KernelDual(BinaryDualMixin, Problem):
         if self.kernel == "precomputed" or self.sample_weight is not None:
             raise TypeError("a trusted pair needs a kernel of rows and no sample weights")
         pair = object.__new__(type(self))
-        fields = dict(
+        # the frozen fields set at once (no __post_init__ runs), γ resolved once for every pair
+        pair.__dict__.update(
             X=X, y=y, C=self.C, kernel=self.kernel, gamma=self.gamma, degree=self.degree,
             coef0=self.coef0, loss=self.loss, bias=self.bias, bias_scale=self.bias_scale,
-            sample_weight=None,
+            sample_weight=None, kernel_spec=self.kernel_spec,
         )  # fmt: skip
-        for name, value in fields.items():
-            object.__setattr__(pair, name, value)
-        pair.__dict__["kernel_spec"] = self.kernel_spec  # γ resolved once, for every pair
         pair._check_conditioning()
         return pair
 
@@ -264,8 +262,11 @@ class KernelDual(BinaryDualMixin, Problem):
         """:meth:`share_rows` for rows a reduction computed itself, trusted: ``rows`` the int64
         rows of the table's X holding this problem's examples in order (a pair's rows of the
         checked multiclass X the table was built from, with this problem's kernel), ``blocks``
-        their groups, ascending. No checks; anything else goes through :meth:`share_rows`."""
+        their groups, ascending. No checks; anything else goes through :meth:`share_rows`.
+        The rows being the table's, so are their ``‖x_i‖²`` (the same values, computed row by
+        row), unless this problem computed its own already."""
         rows = table.position[rows]
+        self.__dict__.setdefault("squared_norms", table.sqn[rows])
         object.__setattr__(self, "shared_rows", (table, rows, np.asarray(blocks, dtype=np.int64)))
 
     def kernel_times(self, coef: np.ndarray) -> np.ndarray:

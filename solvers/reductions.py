@@ -95,7 +95,7 @@ def _rows(problem: MulticlassHinge, pos: int, neg: int) -> np.ndarray:
     """The rows of the binary problem "pos against neg" (every row for ``neg < 0``)."""
     if neg < 0:
         return np.arange(problem.n_samples)
-    return np.flatnonzero((problem.y == pos) | (problem.y == neg))
+    return ((problem.y == pos) | (problem.y == neg)).nonzero()[0]
 
 
 def _binary_solve(binary: Solver, bp, share=None, first_of=None) -> SolveResult:
@@ -119,9 +119,12 @@ def _binary_solve(binary: Solver, bp, share=None, first_of=None) -> SolveResult:
         lean = lean_pair_applies(method, bp)
     if inner is None:
         return solve_shared_pair(binary, bp) if lean else binary.solve(bp)
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", ConvergenceWarning)  # auto's call warns, if any
-        first = solve_shared_pair(inner, bp) if lean else inner.solve(bp)
+    if lean:  # auto's call warns, if any
+        first = solve_shared_pair(inner, bp, warns=False)
+    else:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", ConvergenceWarning)  # auto's call warns, if any
+            first = inner.solve(bp)
     if first.status not in binary.retried:
         return first
     res = binary.go_on(bp, first)
@@ -259,7 +262,7 @@ class _Reduction(Solver):
         X = problem.X[rows]
         if self.kernel == "precomputed":
             X = X[:, rows]
-        if sparse.issparse(X) and self.kernel is not None:
+        if self.kernel is not None and type(X) is not np.ndarray and sparse.issparse(X):
             X = X.toarray()
         trusted = (
             like is not None and problem.sample_weight is None and self.kernel != "precomputed"

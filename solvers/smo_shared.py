@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import math
 import time
+import warnings
 
 import numpy as np
 
@@ -23,7 +24,7 @@ from svmbench.solvers._jit import smo as jit
 from svmbench.solvers.chunk_loop import all_finite, gap_verdict
 from svmbench.solvers.compile_notice import compiling
 from svmbench.solvers.exact_finish import EPS_MAX, EPS_MIN, EXACT_GAP, exact_finish, finish_applies
-from svmbench.solvers.records import SolveResult, Status, replaced
+from svmbench.solvers.records import ConvergenceWarning, SolveResult, Status, replaced
 from svmbench.solvers.smo_arrays import new_core
 
 #: The loops compiled in this process for shared rows: pair updates or single ones.
@@ -63,7 +64,10 @@ def shared_core(problem: KernelDual, n_slots: int, buffer: np.ndarray | None = N
     C = np.ascontiguousarray(problem.upper_bounds, dtype=np.float64)
     source = table.columns(rows, blocks)
     # bit 0: t ∈ I_up, bit 1: t ∈ I_low at α = 0 (a box [0, 0] in neither)
-    status = ((C > 0) * (2 - (y > 0))).astype(np.uint8)
+    if problem.sample_weight is None and problem.C > 0.0:  # no box [0, 0]
+        status = np.add(y < 0.0, 1, dtype=np.uint8)
+    else:
+        status = ((C > 0) * (2 - (y > 0))).astype(np.uint8)
     kint = (int(spec.code), int(spec.degree), None)
     kflt = np.array([spec.gamma, spec.coef0, 0.0])
     QD = np.ascontiguousarray(table.diagonal[rows])  # Q̃_tt = y_t² K_tt
@@ -169,7 +173,7 @@ def already_exact(problem: KernelDual, alpha: np.ndarray, cert, tol: float) -> d
     }  # fmt: skip
 
 
-def solve_shared_pair(solver, problem: KernelDual) -> SolveResult:
+def solve_shared_pair(solver, problem: KernelDual, warns: bool = True) -> SolveResult:
     """``solver.solve(problem)`` for a pair of a reduction on shared rows
     (:func:`lean_pair_applies`), cold, without :meth:`Solver.solve`'s generic machinery.
 
@@ -180,7 +184,8 @@ def solve_shared_pair(solver, problem: KernelDual) -> SolveResult:
     (:func:`~solvers.exact_finish.exact_finish`, as ``Solver._finish`` calls it), one record.
     What it leaves out only applies elsewhere: acceptance and memory checks (the reduction
     built the pair from its checked problem, on rows that fit its cache budget), warm starts,
-    rescaling, callbacks, traces and time limits."""
+    rescaling, callbacks, traces and time limits. ``warns=False``: no ``ConvergenceWarning``
+    at ``max_iter`` (a caller that goes on from the record and warns itself)."""
     entered = time.perf_counter()
     compile_time = warm_up_shared(problem, reconstruct=solver.shrinks(problem.n_samples))
     start = time.perf_counter()
@@ -217,7 +222,8 @@ def solve_shared_pair(solver, problem: KernelDual) -> SolveResult:
     if point != iterations:  # the point moved since its last certificate (if any)
         variables, cert = solver._variables(problem, state), None
     info = solver._info(state)
-    usable = all_finite(variables)
+    # an optimal verdict was drawn on these variables, found finite then
+    usable = (point == iterations and status is Status.OPTIMAL) or all_finite(variables)
     if not usable:
         status, cert = Status.NUMERICAL_ERROR, None
         message = message or "the iterates contain NaN or inf"
@@ -233,17 +239,16 @@ def solve_shared_pair(solver, problem: KernelDual) -> SolveResult:
     elif finishes:
         info["exact_finish"] = {"skipped": f"status {status.value}"}
     # the record as Solver.solve builds it: settled status, model, warnings, fields
-    record = solver._result(
-        problem,
-        status=status,
-        variables=variables,
-        iterations=iterations,
-        solve_time=solve_time,
-        compile_time=compile_time,
-        certificate=cert,
-        message=message,
-        info=info,
-    )
+    fields = dict(
+        status=status, variables=variables, iterations=iterations, solve_time=solve_time,
+        compile_time=compile_time, certificate=cert, message=message, info=info,
+    )  # fmt: skip
+    if warns or status is not Status.MAX_ITER:  # the only status that warns here
+        record = solver._result(problem, **fields)
+    else:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", ConvergenceWarning)
+            record = solver._result(problem, **fields)
     ended = time.perf_counter()
     return replaced(
         record,
