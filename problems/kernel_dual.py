@@ -351,7 +351,7 @@ class KernelDual(BinaryDualMixin, Problem):
         if self.loss == "squared_hinge":
             xi *= xi
         if self.sample_weight is None:
-            return self.C * float(xi.sum())
+            return self.C * float(np.add.reduce(xi))  # xi.sum(), without its wrapper
         return float(self.upper_bounds @ xi)
 
     def _bias_of(self, alpha, g, sum_ay, b) -> float:
@@ -403,7 +403,7 @@ class KernelDual(BinaryDualMixin, Problem):
         if alpha is None or not finite(alpha, b):
             return None
         alpha = np.asarray(alpha, dtype=np.float64)
-        support = np.flatnonzero(alpha).astype(np.int64, copy=False)
+        support = alpha.ravel().nonzero()[0].astype(np.int64, copy=False)
         vectors = None if self.kernel == "precomputed" else self.X[support]
         if vectors is not None and not sparse.issparse(vectors):
             vectors = np.ascontiguousarray(vectors)
@@ -440,6 +440,10 @@ class KernelDual(BinaryDualMixin, Problem):
         shared = self.shared_rows is not None and self.loss == "hinge" and self.bias == "free"
         if shared and b is not None:
             return self._pair_certificate(a, float(b), residuals)
+        return self._certificate_of(a, b, residuals)
+
+    def _certificate_of(self, a, b, residuals) -> Certificate:
+        """:meth:`certificate` of the projected ``a`` (every loss, bias and kernel)."""
         g, sum_ay = self._model(a)  # K(αy): the kernel's own entries, never a solver's sums
         b = self._bias_of(a, g, sum_ay, b)
         quad = self._quadratic(a, g, sum_ay)  # once, for both sides
@@ -467,7 +471,7 @@ class KernelDual(BinaryDualMixin, Problem):
         path's branches for the other losses, biases and kernels."""
         y = self.y
         ay = a * y
-        nz = np.flatnonzero(ay)
+        nz = ay.nonzero()[0]
         if nz.size:
             table, rows, blocks = self.shared_rows
             g = table.times(rows, rows[nz], ay[nz], blocks)
@@ -514,7 +518,7 @@ class KernelDual(BinaryDualMixin, Problem):
         a = raw.copy()
         if residue == 0.0:
             return a, {"dual_infeasibility": 0.0}
-        if abs(residue) > _ROUNDING_RESIDUE * float(raw.sum()):
+        if abs(residue) > _ROUNDING_RESIDUE * float(np.add.reduce(raw)):
             return super()._repair_alpha(raw)
         i = int(room.argmax())
         if not room[i] > 0.0:  # no free coordinate: the residue stays (as the projection's)

@@ -153,17 +153,23 @@ def already_exact(problem: KernelDual, alpha: np.ndarray, cert, tol: float) -> d
     rel, point = cert.rel_gap, cert.dual_point
     if not (cert.meets(tol) and rel <= EXACT_GAP and point is not None):
         return None
-    upper = problem.upper_bounds
     eps0 = min(max(math.sqrt(max(rel, 0.0)), EPS_MIN), EPS_MAX)
-    at0 = point <= eps0 * np.minimum(upper, float(np.max(point, initial=0.0)))
-    at0 |= upper <= 0.0
-    atC = point >= (1.0 - eps0) * upper
-    atC &= ~at0
+    largest = float(point.max(initial=0.0))
+    if problem.sample_weight is None and problem.C > 0.0:
+        # one C: the two sets are apart (ε₀ min(C, max α) < (1 − ε₀)C), their tests scalar
+        upper = problem.C
+        at0 = point <= eps0 * min(upper, largest)
+        atC = point >= (1.0 - eps0) * upper
+        exact = (alpha[atC] == upper).all()
+    else:
+        upper = problem.upper_bounds
+        at0 = point <= eps0 * np.minimum(upper, largest)
+        at0 |= upper <= 0.0
+        atC = point >= (1.0 - eps0) * upper
+        atC &= ~at0
+        exact = (alpha[atC] == upper[atC]).all()
     if not (
-        alpha.min(initial=0.0) >= 0.0
-        and (alpha <= upper).all()
-        and not alpha[at0].any()
-        and (alpha[atC] == upper[atC]).all()
+        exact and alpha.min(initial=0.0) >= 0.0 and (alpha <= upper).all() and not alpha[at0].any()
     ):
         return None
     n0, nC = int(np.count_nonzero(at0)), int(np.count_nonzero(atC))
