@@ -438,7 +438,7 @@ class KernelDual(BinaryDualMixin, Problem):
             raise TypeError("certificate needs alpha for a kernel problem")
         a, residuals = self._repair_alpha(alpha)
         shared = self.shared_rows is not None and self.loss == "hinge" and self.bias == "free"
-        if shared and b is not None:
+        if shared and b is not None and "gram" not in self.__dict__:  # as kernel_times reads
             return self._pair_certificate(a, float(b), residuals)
         return self._certificate_of(a, b, residuals)
 
