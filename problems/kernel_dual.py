@@ -149,14 +149,12 @@ class KernelDual(BinaryDualMixin, Problem):
         if self.kernel == "precomputed" or self.sample_weight is not None:
             raise TypeError("a trusted pair needs a kernel of rows and no sample weights")
         pair = object.__new__(type(self))
-        fields = dict(
+        # the frozen fields set at once (no __post_init__ runs), γ resolved once for every pair
+        pair.__dict__.update(
             X=X, y=y, C=self.C, kernel=self.kernel, gamma=self.gamma, degree=self.degree,
             coef0=self.coef0, loss=self.loss, bias=self.bias, bias_scale=self.bias_scale,
-            sample_weight=None,
+            sample_weight=None, kernel_spec=self.kernel_spec,
         )  # fmt: skip
-        for name, value in fields.items():
-            object.__setattr__(pair, name, value)
-        pair.__dict__["kernel_spec"] = self.kernel_spec  # γ resolved once, for every pair
         pair._check_conditioning()
         return pair
 
@@ -264,8 +262,11 @@ class KernelDual(BinaryDualMixin, Problem):
         """:meth:`share_rows` for rows a reduction computed itself, trusted: ``rows`` the int64
         rows of the table's X holding this problem's examples in order (a pair's rows of the
         checked multiclass X the table was built from, with this problem's kernel), ``blocks``
-        their groups, ascending. No checks; anything else goes through :meth:`share_rows`."""
+        their groups, ascending. No checks; anything else goes through :meth:`share_rows`.
+        The rows being the table's, so are their ``‖x_i‖²`` (the same values, computed row by
+        row), unless this problem computed its own already."""
         rows = table.position[rows]
+        self.__dict__.setdefault("squared_norms", table.sqn[rows])
         object.__setattr__(self, "shared_rows", (table, rows, np.asarray(blocks, dtype=np.int64)))
 
     def kernel_times(self, coef: np.ndarray) -> np.ndarray:
@@ -350,7 +351,7 @@ class KernelDual(BinaryDualMixin, Problem):
         if self.loss == "squared_hinge":
             xi *= xi
         if self.sample_weight is None:
-            return self.C * float(xi.sum())
+            return self.C * float(np.add.reduce(xi))  # xi.sum(), without its wrapper
         return float(self.upper_bounds @ xi)
 
     def _bias_of(self, alpha, g, sum_ay, b) -> float:
@@ -402,7 +403,7 @@ class KernelDual(BinaryDualMixin, Problem):
         if alpha is None or not finite(alpha, b):
             return None
         alpha = np.asarray(alpha, dtype=np.float64)
-        support = np.flatnonzero(alpha).astype(np.int64, copy=False)
+        support = alpha.ravel().nonzero()[0].astype(np.int64, copy=False)
         vectors = None if self.kernel == "precomputed" else self.X[support]
         if vectors is not None and not sparse.issparse(vectors):
             vectors = np.ascontiguousarray(vectors)
@@ -436,6 +437,13 @@ class KernelDual(BinaryDualMixin, Problem):
         if alpha is None:
             raise TypeError("certificate needs alpha for a kernel problem")
         a, residuals = self._repair_alpha(alpha)
+        shared = self.shared_rows is not None and self.loss == "hinge" and self.bias == "free"
+        if shared and b is not None and "gram" not in self.__dict__:  # as kernel_times reads
+            return self._pair_certificate(a, float(b), residuals)
+        return self._certificate_of(a, b, residuals)
+
+    def _certificate_of(self, a, b, residuals) -> Certificate:
+        """:meth:`certificate` of the projected ``a`` (every loss, bias and kernel)."""
         g, sum_ay = self._model(a)  # K(αy): the kernel's own entries, never a solver's sums
         b = self._bias_of(a, g, sum_ay, b)
         quad = self._quadratic(a, g, sum_ay)  # once, for both sides
@@ -446,6 +454,35 @@ class KernelDual(BinaryDualMixin, Problem):
         # the margins that weigh recomputed accurately where C magnifies their rounding, and
         # the bound on what rounding can still move the gap by (problems/rounding.py)
         P, D, rounding = kernel_dual_rounding(self, a, g, m, b, sum_ay, quad, loss, squared)
+        return make_certificate(
+            P,
+            D,
+            convex=self.convex,
+            residuals=residuals,
+            primal_point={"alpha": a, "b": b},
+            dual_point=a,
+            rounding=rounding,
+        )
+
+    def _pair_certificate(self, a, b: float, residuals) -> Certificate:
+        """:meth:`certificate`'s arithmetic, step for step, for a hinge on shared rows with b
+        given and free (a one-vs-one pair's): ``g = K(αy)`` from the table's entries, the
+        margins ``y(g + b)``, ``½(αy)ᵀg`` and ``Σ C_i max(0, 1 − m_i)``, without the general
+        path's branches for the other losses, biases and kernels."""
+        y = self.y
+        ay = a * y
+        nz = ay.nonzero()[0]
+        if nz.size:
+            table, rows, blocks = self.shared_rows
+            g = table.times(rows, rows[nz], ay[nz], blocks)
+        else:
+            g = np.zeros(self.n_samples)
+        sum_ay = float(np.add.reduce(ay))
+        quad = 0.5 * float(ay @ g)
+        m = g + b
+        m *= y
+        loss = self._loss_term(m)
+        P, D, rounding = kernel_dual_rounding(self, a, g, m, b, sum_ay, quad, loss, 0.0)
         return make_certificate(
             P,
             D,
@@ -481,7 +518,7 @@ class KernelDual(BinaryDualMixin, Problem):
         a = raw.copy()
         if residue == 0.0:
             return a, {"dual_infeasibility": 0.0}
-        if abs(residue) > _ROUNDING_RESIDUE * float(raw.sum()):
+        if abs(residue) > _ROUNDING_RESIDUE * float(np.add.reduce(raw)):
             return super()._repair_alpha(raw)
         i = int(room.argmax())
         if not room[i] > 0.0:  # no free coordinate: the residue stays (as the projection's)

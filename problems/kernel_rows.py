@@ -58,6 +58,7 @@ class KernelRows:
         self.position[order] = np.arange(n)
         counts = np.bincount(groups, minlength=1)
         self.starts = np.concatenate([[0], np.cumsum(counts)]).astype(np.int64)
+        self._starts = self.starts.tolist()  # the same, as Python ints for slicing
         self.group = np.ascontiguousarray(groups[order], dtype=np.int64)
         self.X = np.ascontiguousarray(X[order])
         self.XT = np.ascontiguousarray(self.X.T)
@@ -105,8 +106,9 @@ class KernelRows:
             return np.zeros(rows.size)
         if not self.done[cols[:, None], want].all():
             self._ensure(cols, want)
-        g = np.empty(self.n_rows)  # K = Kᵀ: the rows of cols, block by block, over rows
-        for w in want:
-            lo, hi = self.starts[w], self.starts[w + 1]
+        g = np.empty(self.X.shape[0])  # K = Kᵀ: the rows of cols, block by block, over rows
+        starts = self._starts
+        for w in np.asarray(want).tolist():
+            lo, hi = starts[w], starts[w + 1]
             np.dot(coef, self.krows[cols, lo:hi], out=g[lo:hi])
         return g[rows]

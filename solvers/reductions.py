@@ -95,10 +95,10 @@ def _rows(problem: MulticlassHinge, pos: int, neg: int) -> np.ndarray:
     """The rows of the binary problem "pos against neg" (every row for ``neg < 0``)."""
     if neg < 0:
         return np.arange(problem.n_samples)
-    return np.flatnonzero((problem.y == pos) | (problem.y == neg))
+    return ((problem.y == pos) | (problem.y == neg)).nonzero()[0]
 
 
-def _binary_solve(binary: Solver, bp, share=None) -> SolveResult:
+def _binary_solve(binary: Solver, bp, share=None, first_of=None) -> SolveResult:
     """``binary.solve(bp)``; for ``auto``, its first method run directly
     (:meth:`~solvers.auto.Auto.first_method`), and auto's next methods from that record
     (:meth:`~solvers.auto.Auto.go_on`) only when it stops at a limit or fails: a pair's
@@ -108,8 +108,9 @@ def _binary_solve(binary: Solver, bp, share=None) -> SolveResult:
     then solves the pair on its lean path (:func:`~solvers.smo_shared.solve_shared_pair`:
     the same chunks, certificates, statuses and exact finish as its ``solve``, without the
     generic per-solve wrappers) when the pair and its options allow
-    (:func:`~solvers.smo_shared.lean_pair_applies`)."""
-    first_method = getattr(binary, "first_method", None)
+    (:func:`~solvers.smo_shared.lean_pair_applies`). ``first_of(bp)``, when given, stands
+    for ``binary.first_method(bp)`` (:meth:`_Reduction._first_methods`)."""
+    first_method = first_of or getattr(binary, "first_method", None)
     inner = None if first_method is None else first_method(bp)
     method = binary if inner is None else inner
     lean = False
@@ -118,9 +119,12 @@ def _binary_solve(binary: Solver, bp, share=None) -> SolveResult:
         lean = lean_pair_applies(method, bp)
     if inner is None:
         return solve_shared_pair(binary, bp) if lean else binary.solve(bp)
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", ConvergenceWarning)  # auto's call warns, if any
-        first = solve_shared_pair(inner, bp) if lean else inner.solve(bp)
+    if lean:  # auto's call warns, if any
+        first = solve_shared_pair(inner, bp, warns=False)
+    else:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", ConvergenceWarning)  # auto's call warns, if any
+            first = inner.solve(bp)
     if first.status not in binary.retried:
         return first
     res = binary.go_on(bp, first)
@@ -258,7 +262,7 @@ class _Reduction(Solver):
         X = problem.X[rows]
         if self.kernel == "precomputed":
             X = X[:, rows]
-        if sparse.issparse(X) and self.kernel is not None:
+        if self.kernel is not None and type(X) is not np.ndarray and sparse.issparse(X):
             X = X.toarray()
         trusted = (
             like is not None and problem.sample_weight is None and self.kernel != "precomputed"
@@ -295,6 +299,24 @@ class _Reduction(Solver):
             return None
         kernel = Kernel(self.kernel, gamma, self.degree, self.coef0)
         return KernelRows(np.ascontiguousarray(problem.X, dtype=np.float64), kernel, problem.y)
+
+    def _first_methods(self, binary: Solver, problem: MulticlassHinge):
+        """``binary.first_method`` for the reduction's pairs, asked once per pair size where
+        nothing else of what auto reads differs between them (its ``Features``): an RBF
+        kernel (convex, no ``C·R²`` scale, no finite rank) without sample weights, the pairs
+        sharing C, bias, loss and γ. None: auto's own, pair by pair."""
+        first_method = getattr(binary, "first_method", None)
+        if first_method is None or self.kernel != "rbf" or problem.sample_weight is not None:
+            return first_method
+        chosen: dict[int, Solver | None] = {}
+
+        def first_of(bp):
+            n = bp.n_samples
+            if n not in chosen:
+                chosen[n] = first_method(bp)
+            return chosen[n]
+
+        return first_of
 
     def _binary_view(self, problem, X, rows, pos: int, solver_cls, gamma):
         """The binary problem on the rows ``X`` in the view the binary solver accepts: the
@@ -348,6 +370,7 @@ class _Reduction(Solver):
         binary = registry.get(self.binary_solver, **options)
         binary.records_problem_key = False  # its records are read here and dropped
         shared = self._shares_rows(problem)
+        first_of = self._first_methods(binary, problem)
         table = None
 
         def share(bp):  # the pairs that run smo read one table, built for the first
@@ -364,7 +387,7 @@ class _Reduction(Solver):
             if like is None and isinstance(bp, KernelDual) and self.kernel is not None:
                 like = bp
             tic = clock.elapsed
-            res = _binary_solve(binary, bp, share if shared else None)
+            res = _binary_solve(binary, bp, share if shared else None, first_of)
             # the binary solver keeps its own clock: count its solve time, not its compilation
             # nor its final certificate
             excluded += clock.elapsed - tic - res.solve_time

@@ -522,12 +522,12 @@ class SMO(IterativeSolver):
         else:
             act = c.active[:n_active]
             y, G, bits = c.y[act], c.G[act], c.status[act]
-        v = -y * G  # −y_t G_t: equals b at a free support vector
         # the loops' bound status (bit 0: I_up, bit 1: I_low): both ⇔ 0 < α_t < C_t
         free = bits == 3
         n_free = np.count_nonzero(free)
-        if n_free:
-            return float(v[free].sum() / n_free)  # the mean, as np.mean computes it
+        if n_free:  # the mean of −y_t G_t (b at a free support vector), as np.mean computes it
+            return float(-np.add.reduce((y * G)[free]) / n_free)  # Σ(−v) = −Σv exactly
+        v = -y * G
         up, low = (bits & 1).astype(bool), (bits & 2).astype(bool)
         lo = v[up].max() if up.any() else -np.inf
         hi = v[low].min() if low.any() else np.inf
@@ -563,7 +563,7 @@ class SMO(IterativeSolver):
             # −r = −G − y b: the hinge of f = g + b is max(0, −r) = −min(0, r)
             hinge = -float(Cw @ np.minimum(r, 0.0))
             gap = float(a @ r) + hinge
-            P = 0.5 * (float(a @ G) + float(a.sum())) + hinge
+            P = 0.5 * (float(a @ G) + float(np.add.reduce(a))) + hinge
         else:
             pos = Cw > 0
             half = np.zeros_like(a)

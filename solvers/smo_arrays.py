@@ -231,6 +231,11 @@ def gradients(X, sqn, kint, kflt, y, C, dplus, alpha, previous=None):
     return G, Gbar
 
 
+#: The empty linear term and row map of C-SVC's record, per column dtype: never written, one
+#: set for every problem.
+_NO_ROW_MAP: dict = {}
+
+
 def new_core(X, XT, sqn, kint, kflt, y, C, QD, alpha, G, Gbar, status, n_slots, dtype, **extra):
     """The loops' record (:class:`~solvers._jit.smo.Core`) of n = ``len(y)`` variables at
     ``alpha`` with gradients ``G``, ``Ḡ``: all active, a column cache of ``n_slots`` empty
@@ -238,6 +243,9 @@ def new_core(X, XT, sqn, kint, kflt, y, C, QD, alpha, G, Gbar, status, n_slots, 
     ``extra`` sets the general form's fields (``p``, ``rowmap``, a longer ``tmp``, an unused
     one-entry ``cache``) instead."""
     n = len(y)
+    empty = _NO_ROW_MAP.get(dtype)
+    if empty is None:
+        empty = _NO_ROW_MAP[dtype] = (np.empty(0), jit.no_rows(dtype))
     ist = np.zeros(jit.N_IST, dtype=np.int64)
     ist[jit.N_ACTIVE] = n
     ist[jit.SHRINK_COUNTER] = min(n, 1000)
@@ -267,8 +275,8 @@ def new_core(X, XT, sqn, kint, kflt, y, C, QD, alpha, G, Gbar, status, n_slots, 
         tmp=None if "tmp" in extra else np.empty(n),
         shrink_buf=np.zeros(n, dtype=np.bool_),
         status=status,
-        p=np.empty(0),
-        rowmap=jit.no_rows(dtype),
+        p=empty[0],
+        rowmap=empty[1],
     )
     fields.update(extra)
     return jit.Core(**fields)

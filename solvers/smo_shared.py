@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import math
 import time
+import warnings
 
 import numpy as np
 
@@ -22,8 +23,8 @@ from svmbench.problems.kernels import Kernel
 from svmbench.solvers._jit import smo as jit
 from svmbench.solvers.chunk_loop import all_finite, gap_verdict
 from svmbench.solvers.compile_notice import compiling
-from svmbench.solvers.exact_finish import exact_finish, finish_applies
-from svmbench.solvers.records import SolveResult, Status, replaced
+from svmbench.solvers.exact_finish import EPS_MAX, EPS_MIN, EXACT_GAP, exact_finish, finish_applies
+from svmbench.solvers.records import ConvergenceWarning, SolveResult, Status, replaced
 from svmbench.solvers.smo_arrays import new_core
 
 #: The loops compiled in this process for shared rows: pair updates or single ones.
@@ -63,7 +64,10 @@ def shared_core(problem: KernelDual, n_slots: int, buffer: np.ndarray | None = N
     C = np.ascontiguousarray(problem.upper_bounds, dtype=np.float64)
     source = table.columns(rows, blocks)
     # bit 0: t ∈ I_up, bit 1: t ∈ I_low at α = 0 (a box [0, 0] in neither)
-    status = ((C > 0) * (2 - (y > 0))).astype(np.uint8)
+    if problem.sample_weight is None and problem.C > 0.0:  # no box [0, 0]
+        status = np.add(y < 0.0, 1, dtype=np.uint8)
+    else:
+        status = ((C > 0) * (2 - (y > 0))).astype(np.uint8)
     kint = (int(spec.code), int(spec.degree), None)
     kflt = np.array([spec.gamma, spec.coef0, 0.0])
     QD = np.ascontiguousarray(table.diagonal[rows])  # Q̃_tt = y_t² K_tt
@@ -135,7 +139,47 @@ def _same_point(a, b) -> bool:
     return a is not None and a["b"] == b["b"] and np.array_equal(a["alpha"], b["alpha"])
 
 
-def solve_shared_pair(solver, problem: KernelDual) -> SolveResult:
+ALREADY_EXACT = "already exact: every multiplier near a bound is at it"
+
+
+def already_exact(problem: KernelDual, alpha: np.ndarray, cert, tol: float) -> dict | None:
+    """The exact finish's report on a certified point whose bounded multipliers are exact
+    (:func:`~solvers.exact_finish.exact_finish` keeps such a point bit for bit), or None when
+    the finish must look: the certificate meets ``tol`` with a relative gap at most
+    ``EXACT_GAP``, ``alpha`` (the solver's, ``cert.dual_point`` its projection) lies in its
+    box, and every multiplier of the finish's first active set (``α_i ≤ ε₀·min(C_i, max α)``
+    → 0, ``α_i ≥ (1 − ε₀)C_i`` → C_i, ``ε₀ = √rel_gap`` within ``[EPS_MIN, EPS_MAX]``) is at
+    its bound. A pair's SMO point is one: its updates clip to the bounds exactly."""
+    rel, point = cert.rel_gap, cert.dual_point
+    if not (cert.meets(tol) and rel <= EXACT_GAP and point is not None):
+        return None
+    eps0 = min(max(math.sqrt(max(rel, 0.0)), EPS_MIN), EPS_MAX)
+    largest = float(point.max(initial=0.0))
+    if problem.sample_weight is None and problem.C > 0.0:
+        # one C: the two sets are apart (ε₀ min(C, max α) < (1 − ε₀)C), their tests scalar
+        upper = problem.C
+        at0 = point <= eps0 * min(upper, largest)
+        atC = point >= (1.0 - eps0) * upper
+        exact = (alpha[atC] == upper).all()
+    else:
+        upper = problem.upper_bounds
+        at0 = point <= eps0 * np.minimum(upper, largest)
+        at0 |= upper <= 0.0
+        atC = point >= (1.0 - eps0) * upper
+        atC &= ~at0
+        exact = (alpha[atC] == upper[atC]).all()
+    if not (
+        exact and alpha.min(initial=0.0) >= 0.0 and (alpha <= upper).all() and not alpha[at0].any()
+    ):
+        return None
+    n0, nC = int(np.count_nonzero(at0)), int(np.count_nonzero(atC))
+    return {
+        "fixed_at_0": n0, "fixed_at_C": nC, "free": alpha.size - n0 - nC, "eps": eps0,
+        "rel_gap_before": float(rel), "skipped": ALREADY_EXACT,
+    }  # fmt: skip
+
+
+def solve_shared_pair(solver, problem: KernelDual, warns: bool = True) -> SolveResult:
     """``solver.solve(problem)`` for a pair of a reduction on shared rows
     (:func:`lean_pair_applies`), cold, without :meth:`Solver.solve`'s generic machinery.
 
@@ -146,7 +190,8 @@ def solve_shared_pair(solver, problem: KernelDual) -> SolveResult:
     (:func:`~solvers.exact_finish.exact_finish`, as ``Solver._finish`` calls it), one record.
     What it leaves out only applies elsewhere: acceptance and memory checks (the reduction
     built the pair from its checked problem, on rows that fit its cache budget), warm starts,
-    rescaling, callbacks, traces and time limits."""
+    rescaling, callbacks, traces and time limits. ``warns=False``: no ``ConvergenceWarning``
+    at ``max_iter`` (a caller that goes on from the record and warns itself)."""
     entered = time.perf_counter()
     compile_time = warm_up_shared(problem, reconstruct=solver.shrinks(problem.n_samples))
     start = time.perf_counter()
@@ -183,7 +228,8 @@ def solve_shared_pair(solver, problem: KernelDual) -> SolveResult:
     if point != iterations:  # the point moved since its last certificate (if any)
         variables, cert = solver._variables(problem, state), None
     info = solver._info(state)
-    usable = all_finite(variables)
+    # an optimal verdict was drawn on these variables, found finite then
+    usable = (point == iterations and status is Status.OPTIMAL) or all_finite(variables)
     if not usable:
         status, cert = Status.NUMERICAL_ERROR, None
         message = message or "the iterates contain NaN or inf"
@@ -191,21 +237,24 @@ def solve_shared_pair(solver, problem: KernelDual) -> SolveResult:
         cert = problem.certificate(**variables)
     finishes = finish_applies(problem)  # as Solver._finish: no report where it never applies
     if finishes and status is Status.OPTIMAL:
-        variables, cert, info["exact_finish"] = exact_finish(problem, variables, cert, tol=tol)
+        # the finish's report without its test where the point is already exact
+        report = already_exact(problem, variables["alpha"], cert, tol)
+        if report is None:
+            variables, cert, report = exact_finish(problem, variables, cert, tol=tol)
+        info["exact_finish"] = report
     elif finishes:
         info["exact_finish"] = {"skipped": f"status {status.value}"}
     # the record as Solver.solve builds it: settled status, model, warnings, fields
-    record = solver._result(
-        problem,
-        status=status,
-        variables=variables,
-        iterations=iterations,
-        solve_time=solve_time,
-        compile_time=compile_time,
-        certificate=cert,
-        message=message,
-        info=info,
-    )
+    fields = dict(
+        status=status, variables=variables, iterations=iterations, solve_time=solve_time,
+        compile_time=compile_time, certificate=cert, message=message, info=info,
+    )  # fmt: skip
+    if warns or status is not Status.MAX_ITER:  # the only status that warns here
+        record = solver._result(problem, **fields)
+    else:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", ConvergenceWarning)
+            record = solver._result(problem, **fields)
     ended = time.perf_counter()
     return replaced(
         record,

@@ -113,7 +113,7 @@ def test_a_one_vs_one_fit_solves_its_shared_pairs_on_the_lean_path(binary_solver
     original = reductions_module.solve_shared_pair
     monkeypatch.setattr(
         reductions_module, "solve_shared_pair",
-        lambda s, p: lean_calls.append(p) or original(s, p),
+        lambda s, p, **k: lean_calls.append(p) or original(s, p, **k),
     )  # fmt: skip
     solve = Solver.solve
     monkeypatch.setattr(
