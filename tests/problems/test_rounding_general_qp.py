@@ -17,6 +17,7 @@ import svmbench.problems.rounding_general_qp as rg
 from svmbench.problems.general_dual import GeneralDual
 from svmbench.problems.general_qp import GeneralQP
 from svmbench.problems.kernels import Kernel
+from svmbench.solvers import registry
 
 LONG = np.longdouble
 needs_long_double = pytest.mark.skipif(
@@ -110,6 +111,23 @@ def test_the_allowance_covers_the_exact_gap_at_large_bounds(name):
         assert diff <= cert.rounding
         assert cert.rounding <= 1e-6 * max(1.0, abs(cert.primal))
     assert differ  # float64 loses digits here: without the allowance the bound fails
+
+
+@needs_long_double
+@pytest.mark.parametrize("name", ["c_svc", "eps_svr", "linear_none"])
+def test_at_the_optimum_the_scores_that_weigh_are_recomputed_in_long_double(name, monkeypatch):
+    """At bounds of 1e6, the barrier's optimum: the float64 bound alone exceeds 1e-8 of |F| (a
+    tol of 1e-8 could not be met); the scores that weigh, in long double, bring it below 1e-9
+    and correct the gap, which the allowance still covers."""
+    form = _forms(1e6)[name]
+    result = registry.get("barrier", tol=1e-8).solve(GeneralQP(form))
+    cert = GeneralQP(form).certificate(alpha=result.alpha)
+    scale = max(1.0, abs(cert.primal))
+    assert cert.certified and cert.meets(1e-8)
+    assert abs(float(LONG(cert.gap) - _exact_gap(form, cert))) <= cert.rounding <= 1e-9 * scale
+    monkeypatch.setattr(rg, "_refined", lambda *args: (args[-3], args[-2], np.inf))
+    first = GeneralQP(form).certificate(alpha=result.alpha)
+    assert first.rounding > 1e-8 * scale and not first.meets(1e-8)
 
 
 @needs_long_double
