@@ -31,14 +31,17 @@ from svmbench.problems.rounding import gamma
 __all__ = ["chain_rounding"]
 
 
-def _position_norms(problem) -> np.ndarray:
-    """``‖x_t‖`` of every position, computed once per problem."""
-    norms = problem.__dict__.get("position_norms")
-    if norms is None:
+def _sequence_sizes(problem):
+    """``(Σ_t ‖x_t‖ per sequence, r per sequence, max r)``, computed once per problem (the
+    norms rounded up for their own float64 arithmetic)."""
+    kept = problem.__dict__.get("rounding_sequence_sizes")
+    if kept is None:
         d = problem.X.shape[1]
         norms = np.sqrt(np.einsum("ij,ij->i", problem.X, problem.X)) * (1.0 + gamma(d + 2))
-        problem.__dict__["position_norms"] = norms
-    return norms
+        sums = np.add.reduceat(norms, problem.offsets[:-1]) * (1.0 + gamma(int(norms.size)))
+        kept = (sums, problem.lengths.astype(np.float64), int(problem.lengths.max()))
+        problem.__dict__["rounding_sequence_sizes"] = kept
+    return kept
 
 
 def chain_rounding(problem, w, losses, L, ws_sq, step, P, D) -> float:
@@ -50,13 +53,10 @@ def chain_rounding(problem, w, losses, L, ws_sq, step, P, D) -> float:
     n, p = problem.n_samples, problem.n_features
     d = problem.X.shape[1]
     C = problem.upper_bounds
-    lengths = problem.lengths.astype(np.float64)
-    r_max = int(problem.lengths.max())
+    norm_sums, lengths, r_max = _sequence_sizes(problem)
     E, T = problem.split_weights(w)
     e_max = float(np.sqrt(np.max(np.einsum("ij,ij->i", E, E)))) * (1.0 + gamma(d + 2))
     t_max = 0.0 if T is None else float(np.max(np.abs(T)))
-    starts = problem.offsets[:-1]
-    norm_sums = np.add.reduceat(_position_norms(problem), starts)
     A = (norm_sums * e_max + lengths) / lengths + (lengths - 1.0) * t_max / lengths
     scores = float(C @ (2.0 * gamma(d + 2 * r_max + 4) * A))
     loss_sum = float(C @ np.abs(losses))
