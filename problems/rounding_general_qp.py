@@ -31,8 +31,10 @@ from scipy import sparse
 
 from svmbench.problems.kernels import squared_norms
 from svmbench.problems.rounding import (
+    ACCURATE_CACHE_SAMPLES,
     ACCURATE_MAX_ENTRIES,
     UNIT_ROUNDOFF,
+    AccurateEntries,
     accurate_linear_sums,
     accurate_rbf_sums,
     gamma,
@@ -167,7 +169,7 @@ def _refined(problem, a, g, shift, slopes, weigh, nz, P, D, sqn):
         sums, e_long = accurate_linear_sums(form.X, rows[weigh], rows[nz], coef, a[nz], sqn)
     else:
         sums, e_long = accurate_rbf_sums(
-            form.X, rows[weigh], rows[nz], coef, a[nz], form.kernel.gamma
+            form.X, rows[weigh], rows[nz], coef, a[nz], form.kernel.gamma, _kept_entries(problem)
         )
     total = float(a[nz].sum())
     if form.s2:
@@ -193,6 +195,20 @@ def _refined(problem, a, g, shift, slopes, weigh, nz, P, D, sqn):
     slopes_new = np.maximum(slopes[weigh], new)
     fixed = UNIT_ROUNDOFF * (abs(float(change)) + 2.0 * abs(float(quad_change)))
     return P_new, D_new, float(slopes_new @ e_long) + argument_part + fixed
+
+
+def _kept_entries(problem) -> AccurateEntries | None:
+    """The form's long-double RBF entries, kept with the problem (made on first use) for at
+    most ``ACCURATE_CACHE_SAMPLES`` rows of X, so that later certificates compute only the
+    entries they have not seen."""
+    form = problem.form
+    if form.X.shape[0] > ACCURATE_CACHE_SAMPLES:
+        return None
+    kept = problem.__dict__.get("accurate_rbf_entries")
+    if kept is None:
+        kept = AccurateEntries(np.ascontiguousarray(form.X), form.kernel.gamma)
+        problem.__dict__["accurate_rbf_entries"] = kept
+    return kept
 
 
 def _weighted(g, e, reach, a, u, kink):
