@@ -24,6 +24,7 @@ import numpy as np
 
 from svmbench.problems.base import Certificate, make_certificate
 from svmbench.problems.general_dual import GeneralDual, GeneralDualProblem
+from svmbench.problems.rounding_general_qp import general_qp_rounding
 
 #: Bisection steps on a multiplier's slope (each halves the bracket).
 BISECTION_STEPS = 200
@@ -135,7 +136,9 @@ class GeneralQP(GeneralDualProblem):
         return h.hexdigest()[:24]
 
     def certificate(self, *, alpha=None, rho=None) -> Certificate:
-        """``F(α)`` at the projected α against the Lagrangian bound ``L(α, μ*)``."""
+        """``F(α)`` at the projected α against the Lagrangian bound ``L(α, μ*)``, with the
+        gap's rounding allowance (problems/rounding_general_qp.py: where it would weigh, the
+        scores that weigh recomputed in long double and both sides corrected)."""
         if alpha is None:
             raise TypeError("certificate needs alpha for a general QP")
         f = self.form
@@ -159,6 +162,7 @@ class GeneralQP(GeneralDualProblem):
             dual -= float(f.upper @ np.maximum(0.0, -h))
             multipliers = []
         residuals = {"dual_infeasibility": float(np.max(np.abs(a - given), initial=0.0))}
+        primal, dual, rounding = general_qp_rounding(self, a, Qa, multipliers, primal, dual)
         return make_certificate(
             primal,
             dual,
@@ -166,4 +170,5 @@ class GeneralQP(GeneralDualProblem):
             residuals=residuals,
             primal_point={"alpha": a, "multipliers": multipliers},
             dual_point=a,
+            rounding=rounding,
         )

@@ -309,6 +309,20 @@ def accurate_rbf_sums(X, rows, support, coef, alpha, gamma_k: float, entries=Non
     return g, e
 
 
+def accurate_linear_sums(X, rows, support, coef, alpha, sqn):
+    """``g_i = x_i·v``, ``v = Σ_j c_j x_j``, for the ``rows`` i over the ``support`` j, in
+    ``np.longdouble`` (X and c exact there), with a bound: v is off by ``γ^L_k Σ_j |c_j||x_j|``
+    per coordinate and ``x_i·v`` by ``γ^L_d`` more, so ``|δg_i| ≤ γ^L_{k+d} ‖x_i‖ Σ_j α_j‖x_j‖``
+    (Cauchy–Schwarz per j; ``sqn`` the rows' ``‖x‖²``). Returns ``(g, e)``, e rounded up for
+    its own float64 arithmetic."""
+    d, k = X.shape[1], support.shape[0]
+    v = np.asarray(X[support], dtype=np.longdouble).T @ np.asarray(coef, dtype=np.longdouble)
+    g = np.asarray(X[rows], dtype=np.longdouble) @ v
+    norms = np.sqrt(sqn)
+    e = _long_gamma(k + d) * norms[rows] * float(alpha @ norms[support])
+    return g, e * (1.0 + gamma(2 * d + k + 8))
+
+
 def largest_row_error(kernel, total: float, k: int, d: int, widest: float) -> float:
     """:func:`kernel_row_errors`' bound at its largest, from scalars: every ``‖x_j‖²`` (or
     ``K_jj`` of a precomputed kernel) at most ``widest``, ``Σα = total``, ``k`` terms."""
@@ -408,39 +422,46 @@ def kernel_dual_rounding(problem, a, g, m, b, sum_ay, quad, loss, squared):
 
     bound = float(slopes @ e) + accumulated(P, D)
     weigh = np.flatnonzero(slopes)
+    linear = problem.kernel == "linear"  # v = Σ c_j x_j once, then x_i·v: (k + rows) d numbers
+    size = (weigh.size + support if linear else weigh.size * support) * problem.n_features
     if (
         bound <= _refine_above(P, D)
-        or problem.kernel != "rbf"
+        or problem.kernel not in ("rbf", "linear")
         or sparse.issparse(problem.X)
-        or not 0 < weigh.size * support * problem.n_features <= ACCURATE_MAX_ENTRIES
+        or not 0 < size <= ACCURATE_MAX_ENTRIES
     ):
         return P, D, bound
     nz = np.flatnonzero(a)
-    entries = accurate_entries(problem)
-    # first, Σ_j K_ij α_j of the rows that weigh (float64, one kernel block) in place of Σα,
-    # unless the long-double entries are kept already (then they cost less than this block)
-    sqn = problem.squared_norms
-    worst = 1.0
-    if entries is None or not entries.covers(weigh, nz):
-        k_alpha = kernel.dot(
-            problem.X[weigh], problem.X[nz], a[nz], sqn_X=sqn[weigh], sqn_Z=sqn[nz]
-        )
-        widest = float(sqn[nz].max())
-        relative = (
-            gamma(support)
-            + (_ELEMENTARY_ULPS + 1.0) * UNIT_ROUNDOFF
-            + 2.0 * kernel.gamma * gamma(problem.n_features + 3) * (sqn[weigh] + widest)
-        )
-        worst = float(relative.max())
-    if worst < 0.5:  # the product bounds Σ_j K_ij α_j to within its own relative error
-        e[weigh] = relative * np.abs(k_alpha) / (1.0 - worst) + (e[weigh] - relative * total)
-        bound = min(bound, float(slopes[weigh] @ e[weigh]) + accumulated(P, D))
-        if bound <= _refine_above(P, D):
-            return P, D, bound
     y = problem.y
-    g_long, e_long = accurate_rbf_sums(
-        problem.X, weigh, nz, a[nz] * y[nz], a[nz], kernel.gamma, entries
-    )
+    if linear:
+        g_long, e_long = accurate_linear_sums(
+            problem.X, weigh, nz, a[nz] * y[nz], a[nz], problem.squared_norms
+        )
+    else:
+        entries = accurate_entries(problem)
+        # first, Σ_j K_ij α_j of the rows that weigh (float64, one kernel block) in place of Σα,
+        # unless the long-double entries are kept already (then they cost less than this block)
+        sqn = problem.squared_norms
+        worst = 1.0
+        if entries is None or not entries.covers(weigh, nz):
+            k_alpha = kernel.dot(
+                problem.X[weigh], problem.X[nz], a[nz], sqn_X=sqn[weigh], sqn_Z=sqn[nz]
+            )
+            widest = float(sqn[nz].max())
+            relative = (
+                gamma(support)
+                + (_ELEMENTARY_ULPS + 1.0) * UNIT_ROUNDOFF
+                + 2.0 * kernel.gamma * gamma(problem.n_features + 3) * (sqn[weigh] + widest)
+            )
+            worst = float(relative.max())
+        if worst < 0.5:  # the product bounds Σ_j K_ij α_j to within its own relative error
+            e[weigh] = relative * np.abs(k_alpha) / (1.0 - worst) + (e[weigh] - relative * total)
+            bound = min(bound, float(slopes[weigh] @ e[weigh]) + accumulated(P, D))
+            if bound <= _refine_above(P, D):
+                return P, D, bound
+        g_long, e_long = accurate_rbf_sums(
+            problem.X, weigh, nz, a[nz] * y[nz], a[nz], kernel.gamma, entries
+        )
     m_long = (g_long + np.longdouble(b)) * y[weigh]
     xi_long = np.maximum(np.longdouble(0.0), 1 - m_long)
     xi_fast = np.maximum(0.0, 1.0 - m[weigh])

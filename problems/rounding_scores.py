@@ -9,9 +9,10 @@ plus terms free of g: ε-SVR two hinges at ``y_i − b ∓ ε``, ν-SVC one at i
 point's own numbers. A score off by e_i moves the gap by at most ``s_i e_i``, ``s_i`` the largest
 |slope| on ``[g_i − e_i, g_i + e_i]`` (:func:`hinge_slopes`): only the support and the points
 near a kink weigh. The bound is first taken from maxima (a few scalar operations); then per row
-(:func:`~problems.rounding.kernel_row_errors`); then, on an RBF kernel of dense rows above
-``ROUNDING_ACCURATE_RTOL``, the scores that weigh are recomputed in long double
-(:func:`~problems.rounding.accurate_rbf_sums`) and P and D corrected, as the kernel dual's.
+(:func:`~problems.rounding.kernel_row_errors`); then, on an RBF or linear kernel of dense rows
+above ``ROUNDING_ACCURATE_RTOL``, the scores that weigh are recomputed in long double
+(:func:`~problems.rounding.accurate_rbf_sums`, :func:`~problems.rounding.accurate_linear_sums`)
+and P and D corrected, as the kernel dual's.
 
 **Linear problems.** The scores ``x̃_i·w̃`` are off by at most ``γ_{d+2}‖x̃_i‖‖w̃‖`` (and the
 loss's argument by ``γ_3`` of what forms it), weighted by the loss's slope (``C_i`` at most; the
@@ -31,6 +32,7 @@ from svmbench.problems.rounding import (
     ELEMENTARY_ULPS,
     ROUNDING_SCREEN_RTOL,
     UNIT_ROUNDOFF,
+    accurate_linear_sums,
     accurate_rbf_sums,
     gamma,
     kernel_row_errors,
@@ -100,12 +102,12 @@ def kernel_score_rounding(problem, coef, g, P, D, *, loss, magnitude, shift=0.0,
     g_abs = np.abs(g)
     g_max = float(g_abs.max(initial=0.0))
     diagonal = None if rows_kernel else np.abs(kernel.diagonal(problem.X))
-    size = problem.squared_norms if rows_kernel else diagonal
+    size_sq = problem.squared_norms if rows_kernel else diagonal
     extra = 0.0
     if bias_sum is not None:  # s²(Σc)², in the gap twice
         extra = 2.0 * bias_sum[0] * abs(bias_sum[1]) * gamma(n + 1) * total
     weight, reach_max, detail = loss
-    e_max = largest_row_error(kernel, total, n, d, float(size.max(initial=0.0)))
+    e_max = largest_row_error(kernel, total, n, d, float(size_sq.max(initial=0.0)))
     e_max += gamma(3) * (g_max + reach_max) + shift
     screen = e_max * (total + weight) + gamma(n + 4) * (total * g_max + magnitude + abs(P) + abs(D))
     if settled_by_screen(screen + extra, P, D):
@@ -117,7 +119,7 @@ def kernel_score_rounding(problem, coef, g, P, D, *, loss, magnitude, shift=0.0,
         weights,
         support=support,
         n_features=d,
-        squared_norms=size if rows_kernel else None,
+        squared_norms=size_sq if rows_kernel else None,
         diagonal=diagonal,
     )
     e += gamma(3) * (g_abs + reach) + shift
@@ -128,15 +130,22 @@ def kernel_score_rounding(problem, coef, g, P, D, *, loss, magnitude, shift=0.0,
 
     bound = float(slopes @ e) + accumulated(P, D)
     weigh = np.flatnonzero(slopes)
+    linear = problem.kernel == "linear"  # v = Σ c_j x_j once, then x_i·v
+    size = (weigh.size + support if linear else weigh.size * support) * d
     if (
         bound <= refine_above(P, D)
-        or problem.kernel != "rbf"
+        or problem.kernel not in ("rbf", "linear")
         or sparse.issparse(problem.X)
-        or not 0 < weigh.size * support * d <= ACCURATE_MAX_ENTRIES
+        or not 0 < size <= ACCURATE_MAX_ENTRIES
     ):
         return P, D, bound
     nz = np.flatnonzero(coef)
-    g_long, e_long = accurate_rbf_sums(problem.X, weigh, nz, coef[nz], weights[nz], kernel.gamma)
+    if linear:
+        g_long, e_long = accurate_linear_sums(problem.X, weigh, nz, coef[nz], weights[nz], size_sq)
+    else:
+        g_long, e_long = accurate_rbf_sums(
+            problem.X, weigh, nz, coef[nz], weights[nz], kernel.gamma
+        )
     change = np.sum(row_terms(g_long, weigh) - row_terms(g[weigh], weigh))
     quad_change = np.sum(coef[weigh] * (g_long - g[weigh])) / 2
     P_new = float(np.longdouble(P) + quad_change + change)

@@ -40,6 +40,7 @@ import numpy as np
 from svmbench.problems.base import QP, Certificate, Problem, make_certificate
 from svmbench.problems.chain_decoding import viterbi
 from svmbench.problems.models import ChainModel, finite
+from svmbench.problems.rounding_chain import chain_rounding
 from svmbench.problems.validation import (
     check_C_range,
     check_int,
@@ -216,16 +217,19 @@ class ChainStructuredHinge(Problem):
 
     def certificate(self, *, w=None) -> Certificate:
         """``P(w)`` and the dual value of the segment dual point described in the module
-        docstring (one loss-augmented Viterbi per sequence)."""
+        docstring (one loss-augmented Viterbi per sequence), with the gap's rounding allowance
+        (problems/rounding_chain.py)."""
         if w is None:
             raise TypeError("certificate needs w for a structured problem")
         w = np.asarray(w, dtype=np.float64).ravel()
         self.split_weights(w)
         C = self.upper_bounds
         L, ws, loss_sum = 0.0, np.zeros_like(w), 0.0
+        losses = np.empty(self.n_samples)
         for i in range(self.n_samples):
             x, yi = self.sequence(i)
             yhat, loss = self.loss_augmented_decode(w, i)
+            losses[i] = loss
             loss_sum += C[i] * loss
             delta = float(np.mean(yhat != yi))
             if delta > 0.0:
@@ -235,7 +239,10 @@ class ChainStructuredHinge(Problem):
         nrm = float(ws @ ws)
         gamma = 0.0 if L <= 0.0 else (1.0 if nrm <= L else L / nrm)
         D = gamma * L - 0.5 * gamma * gamma * nrm
-        return make_certificate(P, D, primal_point={"w": w}, residuals={"dual_step": gamma})
+        rounding = chain_rounding(self, w, losses, L, nrm, gamma, P, D)
+        return make_certificate(
+            P, D, primal_point={"w": w}, residuals={"dual_step": gamma}, rounding=rounding
+        )
 
     def to_qp(self) -> QP:
         raise NotImplementedError(

@@ -47,6 +47,7 @@ from svmbench.problems.models import (
     OneVsOneModel,
     OneVsRestModel,
 )
+from svmbench.problems.rounding import UNIT_ROUNDOFF as _UNIT
 from svmbench.problems.rounding import gamma as sum_error
 from svmbench.problems.validation import check_option, validated_input
 from svmbench.solvers.base import (
@@ -70,24 +71,37 @@ def _zero_one_cost(problem) -> str | None:
 
 def _binary_certificate(results, unsolved: int) -> Certificate:
     """The reduction's own certificate: the binary problems' summed primal and dual objectives,
-    certified when every one of them is, with their worst relative gap (so that ``optimal``
-    means every binary problem certified at ``tol``); not certified while some never ran. Its
-    rounding allowance is the sum of theirs (each bounds its own gap's error), plus the sums'
-    own rounding, ``γ_{2k}`` of their terms (problems/rounding.py)."""
+    certified when every one of them is, with their worst relative gap; not certified while
+    some never ran. Its rounding allowance states the same worst pair: it is the amount that
+    makes ``(gap + rounding)/max(1, |P|)`` (the record's P, gap) the largest of the pairs'
+    ``(gap_p + rounding_p)/max(1, |P_p|)``, so that :meth:`~problems.base.Certificate.meets`,
+    and the status that follows it, hold exactly when every binary problem meets tol. Where
+    every ``|P_p| ≥ 1`` it is at least the sum of the pairs' allowances; it is below it (even
+    negative) only where small pairs (``|P_p| < 1``) count a scale of 1 each, which the summed
+    gap does not. Uncertified, it is the sum of theirs plus the sums' own ``γ_{2k+1}``."""
     primal = float(sum(r.primal for r in results))
     dual = float(sum(r.dual for r in results))
     certified = unsolved == 0 and all(r.certified for r in results)
-    rounding = math.fsum(float(r.residuals.get("rounding", 0.0)) for r in results)
-    if rounding > 0.0:
-        terms = math.fsum(abs(r.primal) + abs(r.dual) for r in results)
-        rounding += sum_error(2 * len(results) + 1) * terms
+    allowances = [float(r.residuals.get("rounding", 0.0)) for r in results]
+    worst = max(
+        ((r.gap + a) / max(1.0, abs(r.primal)) for r, a in zip(results, allowances, strict=True)),
+        default=math.inf,
+    )
+    if certified and math.isfinite(worst):
+        # rounded up: the record meets tol only if the worst pair does
+        rounding = worst * max(1.0, abs(primal)) * (1.0 + 8.0 * _UNIT) - (primal - dual)
+    else:
+        rounding = math.fsum(allowances)
+        if rounding > 0.0:
+            terms = math.fsum(abs(r.primal) + abs(r.dual) for r in results)
+            rounding += sum_error(2 * len(results) + 1) * terms
     return Certificate(
         primal=primal,
         dual=dual,
         gap=primal - dual,
         rel_gap=max((r.rel_gap for r in results), default=math.inf) if certified else math.inf,
         certified=certified,
-        residuals={"rounding": rounding} if rounding > 0.0 else {},
+        residuals={"rounding": rounding} if rounding != 0.0 else {},
     )
 
 

@@ -68,21 +68,40 @@ def _exact_kernel_gap(problem, alpha, b):
 
 
 def test_a_certified_gap_within_an_allowance_above_tol_is_not_certified(overlapping_iris):
-    """The linear kernel at C = 5e9 on overlapping rows: ``active_set`` ends on its own rule at
-    a certified gap under tol, but C times the margins' rounding is above it."""
+    """RBF, γ = 1, at C = 1e10 on overlapping rows: ``active_set`` ends on its own rule at a
+    certified gap under tol = 1e-8, but C times the margins' rounding, even recomputed in long
+    double, is above it."""
+    X, y = overlapping_iris
+    problem = KernelDual(X, y, C=1e10, kernel="rbf", gamma=1.0, bias="none")
+    result = registry.get("active_set", tol=1e-8).solve(problem)
+    scale = max(1.0, abs(result.primal))
+    rounding = result.residuals["rounding"]
+    assert result.rel_gap <= 1e-8 < rounding / scale
+    assert result.status is Status.NOT_CERTIFIED
+    assert "rounding floor" in result.message and "tol=1e-08" in result.message
+    # another arithmetic path to the same (α, b): a fresh problem, the same verdict
+    fresh = KernelDual(X, y, C=1e10, kernel="rbf", gamma=1.0, bias="none")
+    again = fresh.certificate(alpha=result.alpha, b=result.b)
+    assert abs(again.gap - result.gap) <= rounding + again.rounding
+    assert settled_status(fresh, Status.OPTIMAL, again, 1e-8, "")[0] is Status.NOT_CERTIFIED
+
+
+@needs_long_double
+def test_the_linear_kernel_s_margins_in_long_double_certify_it_at_large_C(overlapping_iris):
+    """The linear kernel at C = 5e9 on the same rows: its float64 bound alone (the entries'
+    and sums' ``γ_{d+k+1}‖x_i‖Σα_j‖x_j‖``, 2.5e-4 of |P|) left ``active_set``'s point
+    ``not_certified`` at tol 1e-6; the margins that weigh, recomputed in long double
+    (``accurate_linear_sums``), bound the gap to 1.2e-7 of |P| and the point is ``optimal``.
+    The allowance still covers the gap computed in long double from the kernel entries."""
     X, y = overlapping_iris
     problem = KernelDual(X, y, C=5e9, kernel="linear", bias="none")
     result = registry.get("active_set", tol=1e-6).solve(problem)
     scale = max(1.0, abs(result.primal))
-    rounding = result.residuals["rounding"]
-    assert result.rel_gap <= 1e-6 < rounding / scale
-    assert result.status is Status.NOT_CERTIFIED
-    assert "rounding floor" in result.message and "tol=1e-06" in result.message
-    # another arithmetic path to the same (α, b): a fresh problem, the same verdict
-    fresh = KernelDual(X, y, C=5e9, kernel="linear", bias="none")
-    again = fresh.certificate(alpha=result.alpha, b=result.b)
-    assert abs(again.gap - result.gap) <= rounding + again.rounding
-    assert settled_status(fresh, Status.OPTIMAL, again, 1e-6, "")[0] is Status.NOT_CERTIFIED
+    assert result.status is Status.OPTIMAL
+    assert result.rel_gap + result.residuals["rounding"] / scale <= 1e-6
+    cert = problem.certificate(alpha=result.alpha, b=result.b)
+    exact = float(_exact_kernel_gap(problem, cert.dual_point, cert.primal_point["b"]))
+    assert abs(cert.gap - exact) <= cert.rounding <= 1e-6 * scale
 
 
 def test_the_repro_two_paths_to_one_point_agree_within_the_allowance(overlapping_iris):
@@ -218,6 +237,6 @@ def test_the_estimator_warns_when_its_fit_ends_at_the_rounding_floor(overlapping
 
     X, y = overlapping_iris
     with pytest.warns(ConvergenceWarning, match="rounding floor.*smaller C or a looser tol"):
-        clf = SVMClassifier(kernel="linear", C=5e9, solver="active_set").fit(X, y)
+        clf = SVMClassifier(gamma=1.0, C=1e10, tol=1e-8, solver="active_set").fit(X, y)
     assert clf.result_.status is Status.NOT_CERTIFIED and clf.result_.certified
     assert np.mean(clf.predict(X) == y) > 0.9
