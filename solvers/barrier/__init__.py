@@ -465,11 +465,9 @@ class BarrierSolver(IterativeSolver):
             if self.stop_rule == "native":
                 return StepOutcome(1, converged=ppd_converged(state, self.tol))
             estimate = ppd_gap_estimate(state)
-            if estimate <= PD_CERTIFY_FACTOR * self.tol:
-                return StepOutcome(1, converged=True)
             if self._finished_early(problem, state, estimate):  # its certificate, drawn once
                 return StepOutcome(1, converged=True, certificate=state.finished[1])
-            return StepOutcome(1)
+            return StepOutcome(1, converged=estimate <= PD_CERTIFY_FACTOR * self.tol)
         every_chunk = self.stop_rule == "gap" and self._auto_check
         if isinstance(state, GeneralPathState):
             steps, native, failure = path_outer_step(
