@@ -501,7 +501,9 @@ class BarrierSolver(IterativeSolver):
         variables = self._variables(problem, state)
         if not all_finite(variables):  # the loop judges non-finite iterates
             return False
-        state.finished = try_early_finish(problem, variables, self.tol, problem.n_features + 2)
+        state.finished = try_early_finish(
+            problem, variables, self.tol, problem.n_features + 2, estimate
+        )
         return state.finished is not None
 
     def _trace_estimate(self, problem, state):

@@ -869,11 +869,12 @@ def test_dense_and_csr_rows_take_the_same_least_squares_start(name):
 
 
 @pytest.mark.parametrize("C", [0.01, 0.1, 0.3, 1.0, 10.0])
-def test_an_early_finish_try_solves_two_sets_and_certifies_once(C, monkeypatch):
-    """Each early try of the exact finish solves at most EARLY_TRIES active sets and asks the
-    problem's certificate at most once, for a point whose margins already give a gap within tol
-    (on breast cancer at these C the tries of the last round certified two candidates each);
-    the run ends certified at Clarabel's optimum, with the finish of an early try."""
+def test_an_early_finish_try_certifies_once(C, monkeypatch):
+    """Each early try of the exact finish solves at most EARLY_ROUNDS active sets from each of
+    its two first sets (the margins', α's) and asks the problem's certificate at most once, for
+    a point whose margins already give a gap within tol (on breast cancer at these C the tries
+    of the last round certified the iterate and two candidates); the run ends certified at
+    Clarabel's optimum, with the finish of an early try."""
     import svmbench.solvers.barrier as barrier_module
     import svmbench.solvers.barrier.early_finish as early_module
 
@@ -901,6 +902,7 @@ def test_an_early_finish_try_solves_two_sets_and_certifies_once(C, monkeypatch):
     monkeypatch.setattr(barrier_module, "try_early_finish", spy)
     problem = SoftMarginPrimal(FULL_BREAST_CANCER.X, FULL_BREAST_CANCER.y, C=C)
     result = _solve(problem, trace=False)
-    assert tries and all(s <= early_module.EARLY_TRIES and c <= 1 for s, c, _ in tries), tries
+    rounds = 2 * early_module.EARLY_ROUNDS
+    assert tries and all(s <= rounds and c <= 1 for s, c, _ in tries), tries
     assert tries[-1][2] and result.info["exact_finish"]["early"] is True
     _check_against_reference(problem, result, newton_budget=MAX_NEWTON)
