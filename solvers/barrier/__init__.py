@@ -501,8 +501,14 @@ class BarrierSolver(IterativeSolver):
         variables = self._variables(problem, state)
         if not all_finite(variables):  # the loop judges non-finite iterates
             return False
+        every = len(state.m) == problem.n_samples  # the margins of every example, kept
         state.finished = try_early_finish(
-            problem, variables, self.tol, problem.n_features + 2, estimate
+            problem,
+            variables,
+            self.tol,
+            problem.n_features + 2,
+            estimate,
+            state.m if every else None,
         )
         return state.finished is not None
 

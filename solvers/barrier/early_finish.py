@@ -60,23 +60,24 @@ def early_finish_applies(problem) -> bool:
     return finish_applies(problem)
 
 
-def try_early_finish(problem, variables, tol: float, free_limit: int, estimate: float):
+def try_early_finish(problem, variables, tol: float, free_limit: int, estimate: float, m=None):
     """``(variables, certificate, report)`` of the finished point when the problem certifies it
     at ``tol``, else None. ``variables``: the iterate's ``w, b, alpha`` (α in its box, and on
     ``yᵀα = 0`` for a free bias); ``free_limit``: the largest free set solved; ``estimate``:
-    the iterate's relative gap estimate (the margins' band)."""
+    the iterate's relative gap estimate (the margins' band); ``m``: its margins, if known."""
     alpha = np.asarray(variables["alpha"], dtype=np.float64)
     _, upper = problem.dual_box()
     b0 = variables.get("b")
-    m = problem.margins(variables["w"], 0.0 if b0 is None else b0)
+    if m is None:
+        m = problem.margins(variables["w"], 0.0 if b0 is None else b0)
     band = MARGIN_BAND * math.sqrt(max(estimate, 0.0))
-    at0 = (m > 1.0 + band) | (upper <= 0.0)
-    starts = (
-        ("margins", at0, np.isfinite(upper) & ~at0 & (m < 1.0 - band)),
-        ("alpha", *active_set(alpha, upper, EPS_LOOSE)),
-    )
     tried = []
-    for name, at0, atC in starts:
+    for name in ("margins", "alpha"):
+        if name == "margins":
+            at0 = (m > 1.0 + band) | (upper <= 0.0)
+            atC = np.isfinite(upper) & ~at0 & (m < 1.0 - band)
+        else:
+            at0, atC = active_set(alpha, upper, EPS_LOOSE)
         found = _rounds(problem, alpha, b0, upper, at0, atC, tol, free_limit, tried)
         if found is None:
             continue
