@@ -105,6 +105,8 @@ def _rounds(problem, alpha, b0, upper, at0, atC, tol, free_limit, tried):
         inside = ~(on0 | onC)
         finished = _on_label_sum(problem, finished, upper, inside)
         point = variables_of(problem, finished, b)
+        if problem.bias == "free":
+            point["b"] = _free_bias(problem, point["w"], finished, inside)
         best = point["b"] is None  # the equations left b open: the iterate's, then the best
         if best:
             point["b"] = b0
@@ -147,6 +149,23 @@ def _on_label_sum(problem, alpha, upper, inside):
         return alpha
     grid = exact_label_sum(alpha, problem.y, inside) if inside.any() else None
     return grid if grid is not None else zero_label_sum(problem, alpha, upper)
+
+
+def _free_bias(problem, w, alpha, inside) -> float | None:
+    """LIBSVM's free b of the finished point, ``mean_F(y_i t_i − x_i·w)`` over its free
+    multipliers F (``t_i`` the margin they are held at: 1, or ``1 − α_i/(2C_i)`` for the squared
+    hinge), from the final w rather than the equations' own b, whose rounding followed
+    multipliers of 1e-17 that are then set to 0 (a dense and a CSR fit of one problem then
+    agree on b; on a point at a pair's boundary their one-vs-one votes did not). None without
+    a free multiplier."""
+    if not inside.any():
+        return None
+    X, y = problem.X[inside], problem.y[inside]
+    f = X @ w if not sparse.issparse(X) else np.asarray(X @ w).ravel()
+    target = y
+    if problem.loss == "squared_hinge":
+        target = y * (1.0 - alpha[inside] / (2.0 * problem.upper_bounds[inside]))
+    return float(np.mean(target - f))
 
 
 def gap_parts(problem, point) -> tuple[np.ndarray, float]:
