@@ -18,7 +18,7 @@ within tol is handed to the problem's certificate, once, and it stops the method
 problem certifies it at ``tol``. Otherwise the iterations go on, and the next try waits until
 the gap estimate has fallen by ``RETRY_FACTOR``: a try that fails has cost a few small KKT
 solves and products with X, no certificate. On standardized breast cancer the first tries
-(estimates 0.004-0.07) certify at C = 0.01/0.1/0.3/1 after 4/6/7/7 Newton steps, where the
+(estimates 0.03-0.07) certify at C = 0.01/0.1/0.3/1 after 4/6/7/7 Newton steps, where the
 sets of α's thresholds alone needed 7/8/8/8 and the candidates certified one by one 9/9/9/8.
 """
 
