@@ -17,9 +17,9 @@ most: active-set steps from the interior point's guess). Only a point whose marg
 within tol is handed to the problem's certificate, once, and it stops the method only if the
 problem certifies it at ``tol``. Otherwise the iterations go on, and the next try waits until
 the gap estimate has fallen by ``RETRY_FACTOR``: a try that fails has cost a few small KKT
-solves and products with X, no certificate. On standardized breast cancer the tries certify at
-C = 0.01/0.1/0.3/1 after 4/6/7/6 Newton steps (estimates 0.03-0.5), where the sets of α's
-thresholds alone needed 7/8/8/8 and the candidates certified one by one 9/9/9/8.
+solves and products with X, no certificate. On standardized breast cancer the first tries
+(estimates 0.03-0.07) certify at C = 0.01/0.1/0.3/1 after 4/6/7/7 Newton steps, where the
+sets of α's thresholds alone needed 7/8/8/8 and the candidates certified one by one 9/9/9/8.
 """
 
 from __future__ import annotations
@@ -41,15 +41,15 @@ from svmbench.solvers.exact_finish import (
 )
 
 #: The first try comes when the iterate's own gap estimate is at most this.
-EARLY_FINISH_GAP = 0.6
+EARLY_FINISH_GAP = 0.1
 #: The active sets solved at most from each of a try's two first sets.
 EARLY_ROUNDS = 4
 #: A later try waits until the gap estimate is this many times smaller than at the last one.
 RETRY_FACTOR = 4.0
 #: Rounds go on only while the relative gap is at most this and falls: further off, freeing
 #: the violators took breast cancer's gap from 0.064 to 0.6 and from 0.42 to 1.0, where the
-#: rounds that certified followed gaps of 3e-5 to 1.7e-2.
-SECOND_SET_GAP = 3e-2
+#: rounds that certified followed gaps of 3e-5 to 3e-3.
+SECOND_SET_GAP = 1e-2
 #: The margins' band of the first set: ``|m_i − 1| ≤ MARGIN_BAND·√estimate`` free.
 MARGIN_BAND = 0.1
 
