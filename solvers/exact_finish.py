@@ -484,3 +484,11 @@ def _variables_of(problem, alpha, b):
     X = problem.X
     w = np.asarray(X.T @ (alpha * y)).ravel()
     return {"w": w, "b": b, "alpha": alpha}
+
+
+#: Public names of the helpers above, for the barrier's early finish
+#: (solvers/barrier/early_finish.py), which solves its own candidates.
+active_set = _active_set
+solve_free_set = _solve_free_set
+zero_label_sum = _zero_label_sum
+variables_of = _variables_of

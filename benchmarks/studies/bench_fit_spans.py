@@ -42,7 +42,6 @@ from svmbench.benchmarks.harness.environment import summary
 from svmbench.problems import KernelDual, SoftMarginDual, SoftMarginPrimal
 from svmbench.solvers import auto, base, reductions, smo_shared
 from svmbench.solvers import barrier as barrier_module
-from svmbench.solvers.barrier import early_finish
 
 CASES = {
     "hinge": (
@@ -123,11 +122,7 @@ def wrap_stages(spans: Spans) -> None:
     spans.wrap(base, "run_chunks", "run_chunks (the iterations)")
     for cls in (SoftMarginPrimal, SoftMarginDual, KernelDual):
         spans.wrap(cls, "certificate", "problem.certificate")
-    for module in (
-        base,
-        early_finish,
-        smo_shared,
-    ):  # the finish after a run, and the barrier's early one
+    for module in (base, smo_shared):  # the finish after a run (the barrier's early one: below)
         spans.wrap(module, "exact_finish", "exact_finish")
     spans.wrap(barrier_module, "try_early_finish", "barrier's early finish tries")
     spans.wrap(svc_layout, "support_layout", "svc_layout.support_layout")

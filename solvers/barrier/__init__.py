@@ -465,11 +465,9 @@ class BarrierSolver(IterativeSolver):
             if self.stop_rule == "native":
                 return StepOutcome(1, converged=ppd_converged(state, self.tol))
             estimate = ppd_gap_estimate(state)
-            if estimate <= PD_CERTIFY_FACTOR * self.tol:
-                return StepOutcome(1, converged=True)
             if self._finished_early(problem, state, estimate):  # its certificate, drawn once
                 return StepOutcome(1, converged=True, certificate=state.finished[1])
-            return StepOutcome(1)
+            return StepOutcome(1, converged=estimate <= PD_CERTIFY_FACTOR * self.tol)
         every_chunk = self.stop_rule == "gap" and self._auto_check
         if isinstance(state, GeneralPathState):
             steps, native, failure = path_outer_step(
@@ -503,7 +501,15 @@ class BarrierSolver(IterativeSolver):
         variables = self._variables(problem, state)
         if not all_finite(variables):  # the loop judges non-finite iterates
             return False
-        state.finished = try_early_finish(problem, variables, self.tol, problem.n_features + 2)
+        every = len(state.m) == problem.n_samples  # the margins of every example, kept
+        state.finished = try_early_finish(
+            problem,
+            variables,
+            self.tol,
+            problem.n_features + 2,
+            estimate,
+            state.m if every else None,
+        )
         return state.finished is not None
 
     def _trace_estimate(self, problem, state):

@@ -53,12 +53,6 @@ KNOWN_FAILURES: dict[str, tuple[str, ...]] = {
     "max_iter counts LIBLINEAR's epochs: LinearSVC's squared hinge goes to squared_hinge_newton, "
     "which on iris ends within max_iter=2 Newton steps, certified optimal, so there is no "
     "failure to converge to warn about": ("test_svm.py::test_linear_svm_convergence_warnings",),
-    "bitwise equality of a dense and a sparse fit: small dense problems now run passes of their "
-    "own (one copy of X, LAPACK without SciPy's checks), so a dense and a CSR fit sum in "
-    "different orders and dual_coef_ differs by 1 ulp (4.4e-16), both certified": (
-        "test_sparse.py::test_sparse_realdata[csr_array]",
-        "test_sparse.py::test_sparse_realdata[csr_matrix]",
-    ),
     "probability=True, probA_: deprecated by scikit-learn (CalibratedClassifierCV instead)": (
         "test_sparse.py::test_sparse_svc_clone_with_callable_kernel[lil_array]",
         "test_sparse.py::test_sparse_svc_clone_with_callable_kernel[lil_matrix]",

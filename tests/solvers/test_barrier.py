@@ -868,23 +868,41 @@ def test_dense_and_csr_rows_take_the_same_least_squares_start(name):
     np.testing.assert_allclose(results[1].w, results[0].w, rtol=1e-7, atol=1e-10)
 
 
-@pytest.mark.parametrize("C", [0.01, 0.1, 0.3, 10.0])
-def test_an_early_finish_certifies_at_most_its_share_of_candidates(C, monkeypatch):
-    """Each early try of the exact finish certifies at most EARLY_TRIES candidate active sets
-    (on breast cancer at these C an uncapped try certified three or four), and the run still
-    ends certified at Clarabel's optimum."""
+@pytest.mark.parametrize("C", [0.01, 0.1, 0.3, 1.0, 10.0])
+def test_an_early_finish_try_certifies_once(C, monkeypatch):
+    """Each early try of the exact finish solves at most EARLY_ROUNDS active sets from each of
+    its two first sets (the margins', α's) and asks the problem's certificate at most once, for
+    a point whose margins already give a gap within tol (on breast cancer at these C the tries
+    of the last round certified the iterate and two candidates); the run ends certified at
+    Clarabel's optimum, with the finish of an early try."""
+    import svmbench.solvers.barrier as barrier_module
     import svmbench.solvers.barrier.early_finish as early_module
 
-    reports = []
-    finish = early_module.exact_finish
+    tries, counts = [], {"solves": 0, "certificates": 0}
+    solve_free_set, certificate = early_module.solve_free_set, SoftMarginPrimal.certificate
+    original_try = barrier_module.try_early_finish
+
+    def counted_solve(*args):
+        counts["solves"] += 1
+        return solve_free_set(*args)
+
+    def counted_certificate(self, **variables):
+        counts["certificates"] += 1
+        return certificate(self, **variables)
 
     def spy(*args, **kwargs):
-        out = finish(*args, **kwargs)
-        reports.append(out[2])
+        counts.update(solves=0, certificates=0)
+        with monkeypatch.context() as inner:
+            inner.setattr(early_module, "solve_free_set", counted_solve)
+            inner.setattr(SoftMarginPrimal, "certificate", counted_certificate)
+            out = original_try(*args, **kwargs)
+        tries.append((counts["solves"], counts["certificates"], out is not None))
         return out
 
-    monkeypatch.setattr(early_module, "exact_finish", spy)
+    monkeypatch.setattr(barrier_module, "try_early_finish", spy)
     problem = SoftMarginPrimal(FULL_BREAST_CANCER.X, FULL_BREAST_CANCER.y, C=C)
     result = _solve(problem, trace=False)
-    assert reports and all(len(r.get("tried", ())) <= early_module.EARLY_TRIES for r in reports)
+    rounds = 2 * early_module.EARLY_ROUNDS
+    assert tries and all(s <= rounds and c <= 1 for s, c, _ in tries), tries
+    assert tries[-1][2] and result.info["exact_finish"]["early"] is True
     _check_against_reference(problem, result, newton_budget=MAX_NEWTON)
