@@ -128,26 +128,20 @@ def exact_finish(
         return variables, cert, {"skipped": "the solver hands over (w, b) only, no α"}
     alpha = np.asarray(cert.dual_point, dtype=np.float64)
     _, upper = problem.dual_box()
+    raw = np.asarray(variables["alpha"], dtype=np.float64)
+    report = already_exact(raw, cert, upper, tol)
+    if report is not None:  # SMO, coordinate descent at a tight tol: kept bit for bit
+        return variables, cert, report
     eps0 = min(max(math.sqrt(max(cert.rel_gap, 0.0)), EPS_MIN), EPS_MAX)  # a float: no np.clip
-    at0, atC = _active_set(alpha, upper, eps0)
+    at0, atC = active_set(alpha, upper, eps0)
     n0, nC = int(np.count_nonzero(at0)), int(np.count_nonzero(atC))
-    report: dict[str, Any] = {
+    report = {
         "fixed_at_0": n0,
         "fixed_at_C": nC,
         "free": alpha.size - n0 - nC,  # the two sets are disjoint
         "eps": eps0,
         "rel_gap_before": float(cert.rel_gap),
     }
-    raw = np.asarray(variables["alpha"], dtype=np.float64)
-    if (
-        cert.rel_gap <= EXACT_GAP
-        and np.all((raw >= 0.0) & (raw <= upper))
-        and np.all(raw[at0] == 0.0)
-        and np.all(raw[atC] == upper[atC])
-    ):
-        # SMO, coordinate descent at a tight tol: the bounds are exact, the point stays bit for bit
-        report["skipped"] = "already exact: every multiplier near a bound is at it"
-        return variables, cert, report
     sets = _threshold_sets(alpha, upper, eps0)
     b0 = cert.primal_point.get("b")
     limit = MAX_FREE if max_free is None else max_free
@@ -158,12 +152,12 @@ def exact_finish(
         tries = itertools.islice(tries, max_tries)
     for eps, at0, atC, free in tries:
         fixed = np.where(atC, upper, 0.0)
-        finished, b, method = _solve_free_set(problem, fixed, free, alpha[free], b0, upper)
+        finished, b, method = solve_free_set(problem, fixed, free, alpha[free], b0, upper)
         # a multiplier within rounding of 0 is at 0 (dense and sparse products then agree)
         size = np.abs(finished)
         finished[size <= ROUNDING_ZERO * size.max()] = 0.0  # n ≥ 1 multipliers
-        finished = _zero_label_sum(problem, finished, upper)
-        new_vars = _variables_of(problem, finished, b)
+        finished = zero_label_sum(problem, finished, upper)
+        new_vars = variables_of(problem, finished, b)
         new_cert = problem.certificate(**new_vars)
         tried.append((eps, float(new_cert.rel_gap)))
         if new_cert.certified and (best is None or new_cert.rel_gap < best[1].rel_gap):
@@ -198,6 +192,41 @@ def exact_finish(
     return new_vars, new_cert, report
 
 
+#: The report's reason for a point kept as it is.
+ALREADY_EXACT = "already exact: every multiplier near a bound is at it"
+
+
+def already_exact(alpha, cert: Certificate, upper, tol: float) -> dict[str, Any] | None:
+    """The finish's report on a point it keeps bit for bit, or None when it must look.
+
+    Kept: the certificate meets ``tol`` with a relative gap at most ``EXACT_GAP``, ``alpha``
+    (the solver's; ``cert.dual_point`` its projection) lies in its box ``[0, upper]``, and every
+    multiplier of the first active set (:func:`active_set` at ``ε₀ = √rel_gap`` within
+    ``[EPS_MIN, EPS_MAX]``) is exactly at its bound, as SMO's clipped updates leave it.
+    ``upper``: the bounds, or one float C > 0 shared by all (its tests then scalar)."""
+    rel, point = cert.rel_gap, cert.dual_point
+    if not (cert.meets(tol) and rel <= EXACT_GAP and point is not None):
+        return None
+    eps0 = min(max(math.sqrt(max(rel, 0.0)), EPS_MIN), EPS_MAX)
+    if isinstance(upper, float):
+        # one C: the two sets are apart (ε₀ min(C, max α) < (1 − ε₀)C), their tests scalar
+        at0 = point <= eps0 * min(upper, float(point.max(initial=0.0)))
+        atC = point >= (1.0 - eps0) * upper
+        exact = (alpha[atC] == upper).all()
+    else:
+        at0, atC = active_set(point, upper, eps0)
+        exact = (alpha[atC] == upper[atC]).all()
+    if not (
+        exact and alpha.min(initial=0.0) >= 0.0 and (alpha <= upper).all() and not alpha[at0].any()
+    ):
+        return None
+    n0, nC = int(np.count_nonzero(at0)), int(np.count_nonzero(atC))
+    return {
+        "fixed_at_0": n0, "fixed_at_C": nC, "free": alpha.size - n0 - nC, "eps": eps0,
+        "rel_gap_before": float(rel), "skipped": ALREADY_EXACT,
+    }  # fmt: skip
+
+
 def _then_margins(problem, cert, upper, candidates, max_free: int):
     """The candidates of α, then those of the margins (:func:`_margin_candidates`), read only
     when the first did not end the search."""
@@ -216,7 +245,7 @@ class _ThresholdSets(NamedTuple):
     nC: np.ndarray
 
 
-def _active_set(alpha, upper, eps) -> tuple[np.ndarray, np.ndarray]:
+def active_set(alpha, upper, eps) -> tuple[np.ndarray, np.ndarray]:
     """``(at0, atC)`` of the threshold ε: ``α_i ≤ ε·min(C_i, max α)`` (or a box [0, 0]) →
     ``at0`` and, of the others, ``α_i ≥ (1 − ε)·C_i`` → ``atC``; masks of α's shape for a
     float ε, k×n for a column of k thresholds."""
@@ -226,13 +255,13 @@ def _active_set(alpha, upper, eps) -> tuple[np.ndarray, np.ndarray]:
 
 
 def _threshold_sets(alpha, upper, eps0: float) -> _ThresholdSets:
-    """The active set (:func:`_active_set`) of every threshold ε = ε₀, 10ε₀, … up to
+    """The active set (:func:`active_set`) of every threshold ε = ε₀, 10ε₀, … up to
     EPS_LOOSE, in one k×n comparison."""
     eps_list, eps = [], eps0
     while eps <= EPS_LOOSE * (1.0 + 1e-9):
         eps_list.append(eps)
         eps *= 10.0
-    at0, atC = _active_set(alpha, upper, np.array(eps_list)[:, None])
+    at0, atC = active_set(alpha, upper, np.array(eps_list)[:, None])
     return _ThresholdSets(eps_list, at0, atC, at0.sum(axis=1), atC.sum(axis=1))
 
 
@@ -288,7 +317,7 @@ def _margin_candidates(problem, cert, upper, known, max_free: int) -> list:
     return out
 
 
-def _solve_free_set(problem, fixed, free, alpha_free, b0, upper):
+def solve_free_set(problem, fixed, free, alpha_free, b0, upper):
     """α with the bounded multipliers at their bounds and the free ones from the KKT equations
     (``method="kkt"``), or at their own values when the equations do not settle in the box
     (``"thresholded"``); and the free bias b the equations give, ``b = mean_F(y_i t_i − g_i)``
@@ -453,7 +482,7 @@ def _dense_kernel_block(XF, *, kernel, gamma, degree, coef0):
     return None
 
 
-def _zero_label_sum(problem, alpha, upper):
+def zero_label_sum(problem, alpha, upper):
     """For a free bias, ``yᵀα = 0`` made exact in floating point, the bounded multipliers kept
     exact (as the barrier's ``feasible_multipliers`` does): the free multipliers rounded down to
     multiples of ``q = 2^⌈log₂ Σα⌉ / 2⁵²`` (every partial sum of ``±α_i`` is then exact in any
@@ -471,7 +500,7 @@ def _zero_label_sum(problem, alpha, upper):
     return absorb_label_sum(alpha, y, upper)
 
 
-def _variables_of(problem, alpha, b):
+def variables_of(problem, alpha, b):
     """The certificate's arguments of a finished α: ``(α, b)`` for the kernel dual, ``(w, b, α)``
     for the linear views (b from the KKT solve for a free bias, else the problem's rule)."""
     y = problem.y
@@ -488,7 +517,3 @@ def _variables_of(problem, alpha, b):
 
 #: Public names of the helpers above, for the barrier's early finish
 #: (solvers/barrier/early_finish.py), which solves its own candidates.
-active_set = _active_set
-solve_free_set = _solve_free_set
-zero_label_sum = _zero_label_sum
-variables_of = _variables_of

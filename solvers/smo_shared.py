@@ -23,7 +23,7 @@ from svmbench.problems.kernels import Kernel
 from svmbench.solvers._jit import smo as jit
 from svmbench.solvers.chunk_loop import all_finite, gap_verdict
 from svmbench.solvers.compile_notice import compiling
-from svmbench.solvers.exact_finish import EPS_MAX, EPS_MIN, EXACT_GAP, exact_finish, finish_applies
+from svmbench.solvers.exact_finish import already_exact, exact_finish, finish_applies
 from svmbench.solvers.records import ConvergenceWarning, SolveResult, Status, replaced
 from svmbench.solvers.smo_arrays import new_core
 
@@ -139,46 +139,6 @@ def _same_point(a, b) -> bool:
     return a is not None and a["b"] == b["b"] and np.array_equal(a["alpha"], b["alpha"])
 
 
-ALREADY_EXACT = "already exact: every multiplier near a bound is at it"
-
-
-def already_exact(problem: KernelDual, alpha: np.ndarray, cert, tol: float) -> dict | None:
-    """The exact finish's report on a certified point whose bounded multipliers are exact
-    (:func:`~solvers.exact_finish.exact_finish` keeps such a point bit for bit), or None when
-    the finish must look: the certificate meets ``tol`` with a relative gap at most
-    ``EXACT_GAP``, ``alpha`` (the solver's, ``cert.dual_point`` its projection) lies in its
-    box, and every multiplier of the finish's first active set (``α_i ≤ ε₀·min(C_i, max α)``
-    → 0, ``α_i ≥ (1 − ε₀)C_i`` → C_i, ``ε₀ = √rel_gap`` within ``[EPS_MIN, EPS_MAX]``) is at
-    its bound. A pair's SMO point is one: its updates clip to the bounds exactly."""
-    rel, point = cert.rel_gap, cert.dual_point
-    if not (cert.meets(tol) and rel <= EXACT_GAP and point is not None):
-        return None
-    eps0 = min(max(math.sqrt(max(rel, 0.0)), EPS_MIN), EPS_MAX)
-    largest = float(point.max(initial=0.0))
-    if problem.sample_weight is None and problem.C > 0.0:
-        # one C: the two sets are apart (ε₀ min(C, max α) < (1 − ε₀)C), their tests scalar
-        upper = problem.C
-        at0 = point <= eps0 * min(upper, largest)
-        atC = point >= (1.0 - eps0) * upper
-        exact = (alpha[atC] == upper).all()
-    else:
-        upper = problem.upper_bounds
-        at0 = point <= eps0 * np.minimum(upper, largest)
-        at0 |= upper <= 0.0
-        atC = point >= (1.0 - eps0) * upper
-        atC &= ~at0
-        exact = (alpha[atC] == upper[atC]).all()
-    if not (
-        exact and alpha.min(initial=0.0) >= 0.0 and (alpha <= upper).all() and not alpha[at0].any()
-    ):
-        return None
-    n0, nC = int(np.count_nonzero(at0)), int(np.count_nonzero(atC))
-    return {
-        "fixed_at_0": n0, "fixed_at_C": nC, "free": alpha.size - n0 - nC, "eps": eps0,
-        "rel_gap_before": float(rel), "skipped": ALREADY_EXACT,
-    }  # fmt: skip
-
-
 def solve_shared_pair(solver, problem: KernelDual, warns: bool = True) -> SolveResult:
     """``solver.solve(problem)`` for a pair of a reduction on shared rows
     (:func:`lean_pair_applies`), cold, without :meth:`Solver.solve`'s generic machinery.
@@ -238,7 +198,9 @@ def solve_shared_pair(solver, problem: KernelDual, warns: bool = True) -> SolveR
     finishes = finish_applies(problem)  # as Solver._finish: no report where it never applies
     if finishes and status is Status.OPTIMAL:
         # the finish's report without its test where the point is already exact
-        report = already_exact(problem, variables["alpha"], cert, tol)
+        uniform = problem.sample_weight is None and problem.C > 0.0
+        upper = float(problem.C) if uniform else problem.upper_bounds
+        report = already_exact(variables["alpha"], cert, upper, tol)
         if report is None:
             variables, cert, report = exact_finish(problem, variables, cert, tol=tol)
         info["exact_finish"] = report

@@ -207,7 +207,7 @@ def test_a_finish_that_does_not_certify_is_refused(breast_cancer, monkeypatch):
     def wrong(problem, fixed, free, alpha_free, b0, upper):
         return np.zeros_like(fixed), None, "kkt"  # every multiplier at 0: far from optimal
 
-    monkeypatch.setattr(finish_module, "_solve_free_set", wrong)
+    monkeypatch.setattr(finish_module, "solve_free_set", wrong)
     result = registry.get("clarabel", tol=TOL).solve(problem)
     report = result.info["exact_finish"]
     assert not report["accepted"] and report["rel_gap_after"] > TOL
@@ -306,7 +306,7 @@ def test_the_next_candidate_is_tried_when_one_does_not_certify(monkeypatch):
     """The candidates (the active sets of thresholds from the gap's up to EPS_LOOSE) are tried
     smallest free set first; one whose finished point does not certify (here: forced to 0) is
     followed by the next, and the candidate of smallest certified gap is kept."""
-    solve = finish_module._solve_free_set
+    solve = finish_module.solve_free_set
     calls = []
 
     def first_fails(problem, fixed, free, alpha_free, b0, upper):
@@ -315,7 +315,7 @@ def test_the_next_candidate_is_tried_when_one_does_not_certify(monkeypatch):
             return np.zeros_like(fixed), None, "kkt"
         return solve(problem, fixed, free, alpha_free, b0, upper)
 
-    monkeypatch.setattr(finish_module, "_solve_free_set", first_fails)
+    monkeypatch.setattr(finish_module, "solve_free_set", first_fails)
     problem = SoftMarginDual(TOY_X, TOY_Y, C=1.0)
     result = registry.get("barrier", tol=1e-3).solve(problem)
     report = result.info["exact_finish"]
@@ -393,7 +393,7 @@ def test_max_tries_caps_the_candidates_certified(monkeypatch):
     alpha = 0.999 * exact.alpha + 1e-4  # an interior point near the optimum
     cert = problem.certificate(alpha=alpha, b=exact.b)
     assert cert.certified and 1e-8 < cert.rel_gap < 1e-2
-    solve = finish_module._solve_free_set
+    solve = finish_module.solve_free_set
     calls = []
 
     def first_fails(problem, fixed, free, alpha_free, b0, upper):
@@ -402,7 +402,7 @@ def test_max_tries_caps_the_candidates_certified(monkeypatch):
             return np.zeros_like(fixed), None, "kkt"
         return solve(problem, fixed, free, alpha_free, b0, upper)
 
-    monkeypatch.setattr(finish_module, "_solve_free_set", first_fails)
+    monkeypatch.setattr(finish_module, "solve_free_set", first_fails)
     tol = 2.0 * cert.rel_gap
     point = {"alpha": alpha, "b": exact.b}
     capped = finish_module.exact_finish(problem, point, cert, tol=tol, max_tries=1)

@@ -18,8 +18,8 @@ from svmbench.solvers import Status, registry
 from svmbench.solvers import reductions as reductions_module
 from svmbench.solvers.auto import Auto, choose
 from svmbench.solvers.base import ConvergenceWarning
-from svmbench.solvers.exact_finish import exact_finish
-from svmbench.solvers.smo_shared import ALREADY_EXACT, already_exact, solve_shared_pair
+from svmbench.solvers.exact_finish import ALREADY_EXACT, already_exact, exact_finish
+from svmbench.solvers.smo_shared import solve_shared_pair
 
 X_WINE, Y_WINE = load_wine(return_X_y=True)
 X_WINE = StandardScaler().fit_transform(X_WINE)
@@ -38,6 +38,15 @@ def _pair(pos, neg, C, gamma=0.1, weights=None):
 WEIGHTS = np.random.default_rng(3).uniform(0.5, 2.0, size=Y_WINE.size)
 
 
+def _pretest(bp, alpha, cert, tol):
+    """The pretest with the bounds as an array and, where one C is shared, as its scalar form
+    (the two must agree)."""
+    report = already_exact(alpha, cert, bp.upper_bounds, tol)
+    if bp.sample_weight is None:
+        assert already_exact(alpha, cert, float(bp.C), tol) == report
+    return report
+
+
 @pytest.mark.parametrize("weights", [None, WEIGHTS])
 @pytest.mark.parametrize("C", [1.0, 100.0])
 def test_the_pretest_gives_the_finish_report_on_an_exact_point_and_defers_otherwise(C, weights):
@@ -48,7 +57,7 @@ def test_the_pretest_gives_the_finish_report_on_an_exact_point_and_defers_otherw
         assert res.status is Status.OPTIMAL
         variables = {"alpha": res.alpha, "b": res.b}
         cert = bp.certificate(**variables)
-        report = already_exact(bp, res.alpha, cert, tol)
+        report = _pretest(bp, res.alpha, cert, tol)
         assert report is not None and report["skipped"] == ALREADY_EXACT
         assert report == exact_finish(bp, variables, cert, tol=tol)[2]
         upper = bp.upper_bounds
@@ -60,7 +69,7 @@ def test_the_pretest_gives_the_finish_report_on_an_exact_point_and_defers_otherw
             alpha = res.alpha.copy()
             alpha[index] = factor * upper[index]
             moved = bp.certificate(alpha=alpha, b=res.b)
-            assert already_exact(bp, alpha, moved, tol) is None
+            assert _pretest(bp, alpha, moved, tol) is None
             finished = exact_finish(bp, {"alpha": alpha, "b": res.b}, moved, tol=tol)[2]
             assert finished.get("skipped") != ALREADY_EXACT
 
@@ -69,10 +78,10 @@ def test_the_pretest_defers_a_point_short_of_tol_or_out_of_its_box():
     bp = _pair(0, 1, 10.0)
     res = solve_shared_pair(registry.get("smo", tol=1e-6, trace=False), bp)
     cert = bp.certificate(alpha=res.alpha, b=res.b)
-    assert already_exact(bp, res.alpha, cert, 1e-12) is None  # the certificate misses 1e-12
+    assert _pretest(bp, res.alpha, cert, 1e-12) is None  # the certificate misses 1e-12
     outside = res.alpha.copy()
     outside[np.argmax(outside)] = 10.0 + 1e-9  # above C: the projection moves it
-    assert already_exact(bp, outside, bp.certificate(alpha=outside, b=res.b), 1e-6) is None
+    assert _pretest(bp, outside, bp.certificate(alpha=outside, b=res.b), 1e-6) is None
 
 
 @pytest.mark.parametrize("C", [1.0, 1e4, 1e8])
