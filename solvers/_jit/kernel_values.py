@@ -56,26 +56,17 @@ def kernel_entry(X, sqn, i, k, kind, gamma, coef0, degree):
 @numba.njit(cache=True, inline="always")
 def from_gathered_dots(out, sqn, i, idx, kind, gamma, coef0, degree):
     """``out[t] = K(x_i, x_{idx[t]})`` from ``out[t] = x_i·x_{idx[t]}`` (kind < 4), one loop per
-    kind so that each vectorizes; :func:`from_dot`'s values. The RBF loop is inlined, the
-    polynomial and sigmoid ones are one compiled callee (:func:`gathered_poly_sigmoid`)."""
-    if kind == 2:
-        si = sqn[i]
-        for t in range(idx.shape[0]):
-            v = kernel_from_dot(out[t], si, sqn[idx[t]], 2, gamma, coef0, degree)
-            out[t] = 1.0 if idx[t] == i else v
-    elif kind == 1 or kind == 3:
-        gathered_poly_sigmoid(out, sqn, i, idx, kind, gamma, coef0, degree)
-
-
-@numba.njit(cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
-def gathered_poly_sigmoid(out, sqn, i, idx, kind, gamma, coef0, degree):
-    """:func:`from_gathered_dots` for the polynomial (1) and sigmoid (3) kernels."""
+    kind so that each vectorizes; :func:`from_dot`'s values."""
     m = idx.shape[0]
     si = sqn[i]
     if kind == 1:
         for t in range(m):
             out[t] = kernel_from_dot(out[t], si, sqn[idx[t]], 1, gamma, coef0, degree)
-    else:
+    elif kind == 2:
+        for t in range(m):
+            v = kernel_from_dot(out[t], si, sqn[idx[t]], 2, gamma, coef0, degree)
+            out[t] = 1.0 if idx[t] == i else v
+    elif kind == 3:
         for t in range(m):
             out[t] = kernel_from_dot(out[t], si, sqn[idx[t]], 3, gamma, coef0, degree)
 
@@ -83,24 +74,7 @@ def gathered_poly_sigmoid(out, sqn, i, idx, kind, gamma, coef0, degree):
 @numba.njit(cache=True, inline="always")
 def from_dots_block(out, sqn, i, lo, hi, kind, gamma, coef0, degree):
     """``out[t] = K(x_i, x_t)`` from ``out[t] = x_i·x_t`` for ``lo ≤ t < hi`` (kind < 4), one
-    loop per kind so that each vectorizes. The RBF loop is inlined, the polynomial and sigmoid
-    ones are one compiled callee (:func:`block_poly_sigmoid`)."""
-    if kind == 2:
-        m = hi - lo
-        o = out[lo:hi]
-        q = sqn[lo:hi]
-        si = sqn[i]
-        for t in range(m):
-            o[t] = kernel_from_dot(o[t], si, q[t], 2, gamma, coef0, degree)
-        if lo <= i < hi:
-            out[i] = 1.0
-    elif kind == 1 or kind == 3:
-        block_poly_sigmoid(out, sqn, i, lo, hi, kind, gamma, coef0, degree)
-
-
-@numba.njit(cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
-def block_poly_sigmoid(out, sqn, i, lo, hi, kind, gamma, coef0, degree):
-    """:func:`from_dots_block` for the polynomial (1) and sigmoid (3) kernels."""
+    loop per kind so that each vectorizes."""
     m = hi - lo
     o = out[lo:hi]
     q = sqn[lo:hi]
@@ -108,7 +82,12 @@ def block_poly_sigmoid(out, sqn, i, lo, hi, kind, gamma, coef0, degree):
     if kind == 1:
         for t in range(m):
             o[t] = kernel_from_dot(o[t], si, q[t], 1, gamma, coef0, degree)
-    else:
+    elif kind == 2:
+        for t in range(m):
+            o[t] = kernel_from_dot(o[t], si, q[t], 2, gamma, coef0, degree)
+        if lo <= i < hi:
+            out[i] = 1.0
+    elif kind == 3:
         for t in range(m):
             o[t] = kernel_from_dot(o[t], si, q[t], 3, gamma, coef0, degree)
 

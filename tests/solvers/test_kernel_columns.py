@@ -117,9 +117,9 @@ def test_small_rows_compile_the_serial_columns_only():
 
 @pytest.mark.parametrize("kernel", ["linear", "poly", "rbf", "sigmoid"])
 def test_whole_columns_of_several_blocks_are_the_gathered_ones_bit_for_bit(rng, kernel):
-    """A whole column over more than one block (:data:`FULL_BLOCK` rows; the polynomial and
-    sigmoid transforms in their own compiled callee, from each block's offset) equals the
-    gathered column of every index, the example in the second block."""
+    """A whole column over more than one block (:data:`FULL_BLOCK` rows, each block's kernel
+    transform from its own offset) equals the gathered column of every index, the example in
+    the second block, and the kernel's formula."""
     n = kc.FULL_BLOCK + 37
     X = rng.normal(size=(n, 3))
     sqn = kc.squared_norms(X)
