@@ -22,7 +22,8 @@ the wall time also counts the other processes). Python's bytecode is cached in t
 directory, as an installed package's is, Numba's and that of every module of svmbench included,
 before any figure (:data:`BYTECODE`). Each cold run also counts the lines the fit printed on
 stderr (the compile notice). The first printed line is
-:func:`~benchmarks.harness.environment.summary`, the second the tree's version and commit.
+:func:`~benchmarks.harness.environment.summary`, the second the version and commit of the tree
+the fits ran (``--python``'s, which may be another checkout than this one).
 """
 
 from __future__ import annotations
@@ -40,7 +41,7 @@ from svmbench.benchmarks.harness.environment import git_commit, summary
 #: The child's program: loads scikit-learn and the data, then times ``import svmbench`` and the
 #: first fit; prints one JSON line.
 FIT = """
-import json, sys, time
+import json, os, sys, time
 from sklearn.datasets import load_breast_cancer
 from sklearn.preprocessing import StandardScaler
 X, y = load_breast_cancer(return_X_y=True)
@@ -50,6 +51,7 @@ import svmbench
 est = svmbench.SVMClassifier(kernel=sys.argv[1]).fit(X, y)
 end, cpu = time.perf_counter(), time.process_time() - cpu
 record = {"seconds": end - start, "cpu": cpu, "version": svmbench.__version__}
+record["source"] = os.path.dirname(os.path.realpath(svmbench.__file__))
 record.update(status=est.result_.status.value, method=est.result_.info["auto"]["chose"])
 print(json.dumps(record))
 """
@@ -107,6 +109,18 @@ def _child(python: str, program: str, cache: str, pyc: str, *args: str) -> tuple
     return json.loads(done.stdout.strip().splitlines()[-1]), done.stderr.strip().splitlines()
 
 
+def _commit_of(source: str) -> str:
+    """``HEAD`` of the checkout that holds ``source`` (the child's svmbench, which ``--python``
+    may take from another tree than this one's), else this tree's commit."""
+    try:
+        done = subprocess.run(
+            ["git", "rev-parse", "HEAD"], cwd=source, capture_output=True, text=True, timeout=10
+        )
+    except (OSError, subprocess.SubprocessError):
+        return git_commit()
+    return done.stdout.strip() or git_commit()
+
+
 def _median(records: list[dict]) -> str:
     """Median wall and CPU seconds of ``records`` (with the wall range)."""
     wall = [r["seconds"] for r in records]
@@ -130,7 +144,7 @@ def main(argv: list[str] | None = None) -> None:
     if args.cold_repeats < 1:
         parser.error("--cold-repeats must be at least 1")
     print(summary(note="each figure a new process, OPENBLAS_NUM_THREADS=1 NUMBA_NUM_THREADS=1"))
-    commit = git_commit()
+    commit = git_commit()  # the child's, once a fit has said where its svmbench lives
     with tempfile.TemporaryDirectory(prefix="svmbench-first-run-") as root:
         pyc = os.path.join(root, "pyc")
         _child(args.python, BYTECODE, os.path.join(root, "bytecode"), pyc)  # writes the bytecode
@@ -146,7 +160,7 @@ def main(argv: list[str] | None = None) -> None:
                 record, lines = _child(args.python, FIT, warm_dir, pyc, kernel)
                 cold.append(record)
                 notices = max(notices, sum("svmbench: compiling" in line for line in lines))
-                version = record["version"]
+                version, commit = record["version"], _commit_of(record["source"])
             warm = [
                 _child(args.python, FIT, warm_dir, pyc, kernel)[0] for _ in range(args.warm_repeats)
             ]

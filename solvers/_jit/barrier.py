@@ -29,7 +29,12 @@ NumPy one in the same order of operations; no ``fastmath``.
 Each pass is one body for the three losses and for dense and CSR rows (:mod:`solvers._jit.rows`),
 with one entry point per loss (:data:`PASSES`, the loss a constant in it), compiled per storage
 on first use: a fit compiles the loss and the storage it runs, not the nine variants of every
-pass. ``x̃_i · Δz`` is :func:`~solvers._jit.rows.row_dot4`, whose dense order (four partial sums)
+pass. The row helpers are compiled callees (one per loss, which LLVM inlines: the same
+code), not Numba-inlined bodies (``inline="always"``), which Numba copies and translates
+again at every call site: ``_row_direction``, ``_affine_row``, ``_corrector_rhs``,
+``_state_row``, ``_corrector_dir``, ``_ratio``, ``_floor``. ``_row_terms`` and the block loops
+stay inlined (a compiled ``_row_terms`` left the corrector's row loop unvectorized).
+``x̃_i · Δz`` is :func:`~solvers._jit.rows.row_dot4`, whose dense order (four partial sums)
 differs from the CSR one (one sum): the two storages give the same iterates to rounding, not
 bitwise (dcd, whose docs promise the same bits, uses ``row_dot``).
 """
@@ -61,7 +66,7 @@ def _row_terms(loss, m, s, lam, xi, nu, C):
     return 1.0 / (s / lam + 0.0), m - 1.0 - s, 0.0
 
 
-@numba.njit(cache=True, inline="always", error_model="numpy")
+@numba.njit(cache=True, error_model="numpy", no_cpython_wrapper=True, no_cfunc_wrapper=True)
 def _row_direction(loss, s, lam, xi, nu, D, r_p, r_xi, r_s, r_c, dm):
     """``(Δλ, Δs, Δξ, Δν)`` of one row from ``Δm`` (see the module notes)."""
     g = r_s / lam - r_p
@@ -76,21 +81,21 @@ def _row_direction(loss, s, lam, xi, nu, D, r_p, r_xi, r_s, r_c, dm):
     return dlam, ds, (r_c - xi * dnu) / nu, dnu
 
 
-@numba.njit(cache=True, inline="always", error_model="numpy")
+@numba.njit(cache=True, error_model="numpy", no_cpython_wrapper=True, no_cfunc_wrapper=True)
 def _ratio(worst, x, dx):
     """``max(worst, −dx/x)``: the step to the boundary is ``1/max(1, worst)``."""
     r = -dx / x
     return r if r > worst else worst
 
 
-@numba.njit(cache=True, inline="always", error_model="numpy")
+@numba.njit(cache=True, error_model="numpy", no_cpython_wrapper=True, no_cfunc_wrapper=True)
 def _affine_row(loss, s, lam, xi, nu, D, r_p, r_xi, dm):
     """Affine-scaling direction of one row (``r_s = −sλ``, ``r_c = −ξν``)."""
     r_c = -xi * nu if loss == HINGE else 0.0
     return _row_direction(loss, s, lam, xi, nu, D, r_p, r_xi, -s * lam, r_c, dm)
 
 
-@numba.njit(cache=True, inline="always", error_model="numpy")
+@numba.njit(cache=True, error_model="numpy", no_cpython_wrapper=True, no_cfunc_wrapper=True)
 def _corrector_rhs(loss, s, lam, xi, nu, D, r_p, r_xi, dm_aff, tau):
     """``(r_s, r_c)`` of the corrector: ``−sλ + τ − Δs_aΔλ_a``, ``−ξν + τ − Δξ_aΔν_a``."""
     dlam, ds, dxi, dnu = _affine_row(loss, s, lam, xi, nu, D, r_p, r_xi, dm_aff)
@@ -98,7 +103,7 @@ def _corrector_rhs(loss, s, lam, xi, nu, D, r_p, r_xi, dm_aff, tau):
     return (-s * lam + tau) - ds * dlam, r_c
 
 
-@numba.njit(cache=True, inline="always", error_model="numpy")
+@numba.njit(cache=True, error_model="numpy", no_cpython_wrapper=True, no_cfunc_wrapper=True)
 def _state_row(loss, i, C, m, s, lam, xi, nu):
     """``(s, λ, ξ, ν, D, r_p, r_ξ)`` of row i (``ξ = 0``, ``ν = 1`` but for the hinge)."""
     xi_i = xi[i] if loss == HINGE else 0.0
@@ -166,7 +171,7 @@ def _affine_rows(loss, a, b, y, C, m, s, lam, xi, nu, dm, buf):
         buf[3, i - a] = y[i] * (D * c)
 
 
-@numba.njit(cache=True, inline="always", error_model="numpy")
+@numba.njit(cache=True, error_model="numpy", no_cpython_wrapper=True, no_cfunc_wrapper=True)
 def _corrector_dir(loss, i, C, m, s, lam, xi, nu, dm_aff, tau, dm):
     """``(s, λ, ξ, ν, Δλ, Δs, Δξ, Δν)`` of row i for the corrected direction."""
     s_i, lam_i, xi_i, nu_i, D, r_p, r_xi = _state_row(loss, i, C, m, s, lam, xi, nu)
@@ -190,7 +195,7 @@ def _corrector_rows(loss, a, b, y, C, m, s, lam, xi, nu, dm_aff, tau, dm, buf):
 
 
 # ---- the step -------------------------------------------------------------------------------
-@numba.njit(cache=True, inline="always", error_model="numpy")
+@numba.njit(cache=True, error_model="numpy", no_cpython_wrapper=True, no_cfunc_wrapper=True)
 def _floor(v):
     """``max(v, TINY)``, NaN kept (as ``np.maximum``)."""
     return v if (v > TINY or v != v) else TINY

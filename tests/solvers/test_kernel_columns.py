@@ -113,3 +113,25 @@ def test_small_rows_compile_the_serial_columns_only():
     big = np.zeros((work // 10, 10))  # n·d = work, n below PARALLEL_MIN_N_CSR
     assert kc.column_threads(big, 2) == 2
     assert kc.column_threads(kc.csr_rows(sparse.csr_matrix(big)), 2) is None  # no non-zeros
+
+
+@pytest.mark.parametrize("kernel", ["linear", "poly", "rbf", "sigmoid"])
+def test_whole_columns_of_several_blocks_are_the_gathered_ones_bit_for_bit(rng, kernel):
+    """A whole column over more than one block (:data:`FULL_BLOCK` rows, each block's kernel
+    transform from its own offset) equals the gathered column of every index, the example in
+    the second block, and the kernel's formula."""
+    n = kc.FULL_BLOCK + 37
+    X = rng.normal(size=(n, 3))
+    sqn = kc.squared_norms(X)
+    code, g, c0, p = kc.KERNEL_CODES[kernel], 0.3, 0.5, 3
+    i = kc.FULL_BLOCK + 5
+    full, gathered = np.empty(n), np.empty(n)
+    kc.kernel_column_full(np.ascontiguousarray(X.T), sqn, i, full, code, g, c0, p, 1)
+    kc.kernel_column(X, sqn, i, np.arange(n, dtype=np.int64), gathered, code, g, c0, p, 1)
+    np.testing.assert_array_equal(full, gathered)
+    if kernel == "rbf":
+        assert full[i] == 1.0
+    want = {"linear": X @ X[i], "poly": (g * (X @ X[i]) + c0) ** p,
+            "sigmoid": np.tanh(g * (X @ X[i]) + c0),
+            "rbf": np.exp(-g * np.maximum(((X - X[i]) ** 2).sum(axis=1), 0.0))}[kernel]  # fmt: skip
+    np.testing.assert_allclose(full, want, rtol=1e-12, atol=1e-14)
