@@ -454,15 +454,7 @@ class KernelDual(BinaryDualMixin, Problem):
         # the margins that weigh recomputed accurately where C magnifies their rounding, and
         # the bound on what rounding can still move the gap by (problems/rounding.py)
         P, D, rounding = kernel_dual_rounding(self, a, g, m, b, sum_ay, quad, loss, squared)
-        return make_certificate(
-            P,
-            D,
-            convex=self.convex,
-            residuals=residuals,
-            primal_point={"alpha": a, "b": b},
-            dual_point=a,
-            rounding=rounding,
-        )
+        return self._certificate_at(a, b, P, D, rounding, residuals)
 
     def _pair_certificate(self, a, b: float, residuals) -> Certificate:
         """:meth:`certificate`'s arithmetic, step for step, for a hinge on shared rows with b
@@ -483,6 +475,10 @@ class KernelDual(BinaryDualMixin, Problem):
         m *= y
         loss = self._loss_term(m)
         P, D, rounding = kernel_dual_rounding(self, a, g, m, b, sum_ay, quad, loss, 0.0)
+        return self._certificate_at(a, b, P, D, rounding, residuals)
+
+    def _certificate_at(self, a, b, P, D, rounding, residuals) -> Certificate:
+        """The certificate of ``(P, D)`` at the projected ``a`` and its bias ``b``."""
         return make_certificate(
             P,
             D,
