@@ -70,6 +70,12 @@ SVR_DCD_C_R2 = 20.0
 #: two SMOs measured equal at C = 1, smo_batch 2.1x faster at C = 100; from n = 1000 1.5-6.7x.
 SVR_BATCH_MIN_N = 400
 
+#: ε-SVR and ν-SVR with a linear kernel: SMO tries this many pair updates, then the barrier
+#: goes on. On a kernel of rank d the pairs' steps stall as C grows: on standardized diabetes
+#: (d = 10) SMO needed 6306-7520 updates at C = 1 and was short of tol after 200 000 at
+#: C = 100 and 1e4, where the barrier certified in 11-12 Newton steps.
+SVR_LINEAR_PROBE = 20_000
+
 #: Kernel duals with at most this many examples: SMO tries a probe of SMALL_KERNEL_PROBE pair
 #: updates (enough where C is moderate), then the active-set method goes on from its point, its
 #: cost set by the active set's changes rather than by C (SMO's updates grow with C there).
@@ -264,6 +270,18 @@ RULES: tuple[Rule, ...] = (
         "10.6 s (n=5000, C=1); regression n=2000, d=50: 0.47/0.85 vs 3.1/5.3 s; diabetes "
         "(n=442): 0.038/0.39 vs 0.039/0.84 s; n=10 000: 13.8 vs 32 s (LIBSVM 33 s); one-class "
         "(outliers n=3000, d=2/20) measured equal, left to smo",
+    ),
+    Rule(
+        ("svr_dual", "nu_svr"),
+        lambda f: f.kernel == "linear",
+        "a linear kernel",
+        ("smo", "barrier", "clarabel"),
+        "standardized diabetes (d=10), n=150/442: C=1: smo 6306/7520 updates (0.018 s at "
+        "n=442) vs barrier 0.08/0.27 s; C=100 and 1e4: smo short of tol after 200 000 updates "
+        "(0.42-1.5 s), barrier 0.08-0.34 s (11-12 Newton steps); without the probe, auto ran "
+        "smo to its max_iter first (16 s at n=150, C=1e4; ν-SVR 25 s, where C=1 took smo 6455 "
+        "updates)",
+        probe=SVR_LINEAR_PROBE,
     ),
     Rule(
         ("svr_dual", "nu_svc", "nu_svr", "one_class"),

@@ -107,6 +107,8 @@ CASES = {
     "multinomial": (MultinomialLogistic(BLOBS.X, BLOBS.y, C=1.0), "multinomial_newton"),
     "svr": (SVRDual(FRIEDMAN.X, FRIEDMAN.y, C=1.0, epsilon=0.1), "smo"),
     "svr-rbf-large-n": (SVRDual(WIDE.X, np.sin(WIDE.X[:, 0]), C=1.0, epsilon=0.1), "smo_batch"),
+    # a kernel of rank d: SMO gets a probe, the barrier goes on
+    "svr-linear": (SVRDual(FRIEDMAN.X, FRIEDMAN.y, C=1.0, epsilon=0.1, kernel="linear"), "smo"),
     "nu_svc": (NuSVCDual(OVERLAP.X, OVERLAP.y, nu=0.3), "smo"),
     "one_class": (OneClassDual(OVERLAP.X, nu=0.2), "smo"),
     "linear-svr-squared": (
@@ -360,3 +362,31 @@ def test_the_probe_grows_as_the_epochs_get_cheaper():
     assert r.status is Status.OPTIMAL and r.rel_gap <= 1e-6
     ref = reference_solution(problem)
     assert abs(r.primal - ref.primal) <= 1e-6 * max(1.0, abs(ref.primal))
+
+
+def test_linear_kernel_svr_gives_smo_a_probe_then_the_barrier_goes_on():
+    """On a kernel of rank d, SMO's pair steps stall as C grows: auto gives it
+    SVR_LINEAR_PROBE updates, then the barrier certifies, for ε-SVR and ν-SVR (it had run SMO
+    to its max_iter first, 16 s on these 150 rows at C = 1e4); at C = 1 SMO certifies within
+    the probe."""
+    from sklearn.datasets import load_diabetes
+
+    from svmbench import NuSVMRegressor
+    from svmbench.solvers.auto_rules import SVR_LINEAR_PROBE
+
+    X, y = load_diabetes(return_X_y=True)
+    X = (X[:150] - X[:150].mean(axis=0)) / X[:150].std(axis=0)
+    y = (y[:150] - y[:150].mean()) / y[:150].std()
+    stalled = SVRDual(X, y, C=1e4, epsilon=0.1, kernel="linear")
+    choice = auto.choose(stalled)
+    assert choice.solvers[:2] == ("smo", "barrier") and choice.probe == SVR_LINEAR_PROBE
+    r = registry.get("auto").solve(stalled)
+    assert r.info["auto"]["tried"] == ("smo", "barrier")
+    assert r.status is Status.OPTIMAL
+    ref = reference_solution(stalled)
+    assert abs(r.primal - ref.primal) <= 1e-6 * max(1.0, abs(ref.primal))
+    easy = registry.get("auto").solve(SVRDual(X, y, C=1.0, epsilon=0.1, kernel="linear"))
+    assert easy.info["auto"]["tried"] == ("smo",) and easy.status is Status.OPTIMAL
+    assert easy.iterations < SVR_LINEAR_PROBE
+    nu = NuSVMRegressor(kernel="linear", C=1e4).fit(X, y).result_
+    assert nu.info["auto"]["tried"] == ("smo", "barrier") and nu.status is Status.OPTIMAL
