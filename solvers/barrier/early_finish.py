@@ -175,9 +175,7 @@ def gap_parts(problem, point) -> tuple[np.ndarray, float]:
     ``+ α_i²/(4C_i)`` for the squared hinge (``ℓ = max(0, 1 − m)²``), every term ≥ 0 in exact
     arithmetic. An estimate in float64, which decides whether the certificate is asked."""
     w, b, alpha = point["w"], point["b"], point["alpha"]
-    X = problem.X
-    f = X @ w if not sparse.issparse(X) else np.asarray(X @ w).ravel()
-    m = problem.y * (f + b)
+    m = problem.margins(w, b)
     C = problem.upper_bounds
     xi = np.maximum(0.0, 1.0 - m)
     parts = alpha * (m - 1.0)
@@ -187,7 +185,5 @@ def gap_parts(problem, point) -> tuple[np.ndarray, float]:
     else:
         loss = C * xi
         parts += loss
-    primal = 0.5 * float(w @ w) + float(loss.sum())
-    if problem.bias == "regularized":
-        primal += 0.5 * (b / problem.bias_scale) ** 2
+    primal = problem.regularizer(w, b) + float(loss.sum())
     return parts, max(1.0, abs(primal))

@@ -302,10 +302,9 @@ def test_smo_at_a_loose_tol_gets_the_exact_multipliers(C):
     np.testing.assert_allclose(result.b, ref.b, atol=1e-9)
 
 
-def test_the_next_candidate_is_tried_when_one_does_not_certify(monkeypatch):
-    """The candidates (the active sets of thresholds from the gap's up to EPS_LOOSE) are tried
-    smallest free set first; one whose finished point does not certify (here: forced to 0) is
-    followed by the next, and the candidate of smallest certified gap is kept."""
+def _first_solve_fails(monkeypatch) -> list:
+    """The finish's first free-set solve returns all zeros (a point that does not certify), the
+    later ones solve; the list the free sets' sizes are appended to, call by call."""
     solve = finish_module.solve_free_set
     calls = []
 
@@ -316,6 +315,14 @@ def test_the_next_candidate_is_tried_when_one_does_not_certify(monkeypatch):
         return solve(problem, fixed, free, alpha_free, b0, upper)
 
     monkeypatch.setattr(finish_module, "solve_free_set", first_fails)
+    return calls
+
+
+def test_the_next_candidate_is_tried_when_one_does_not_certify(monkeypatch):
+    """The candidates (the active sets of thresholds from the gap's up to EPS_LOOSE) are tried
+    smallest free set first; one whose finished point does not certify (here: forced to 0) is
+    followed by the next, and the candidate of smallest certified gap is kept."""
+    calls = _first_solve_fails(monkeypatch)
     problem = SoftMarginDual(TOY_X, TOY_Y, C=1.0)
     result = registry.get("barrier", tol=1e-3).solve(problem)
     report = result.info["exact_finish"]
@@ -393,16 +400,7 @@ def test_max_tries_caps_the_candidates_certified(monkeypatch):
     alpha = 0.999 * exact.alpha + 1e-4  # an interior point near the optimum
     cert = problem.certificate(alpha=alpha, b=exact.b)
     assert cert.certified and 1e-8 < cert.rel_gap < 1e-2
-    solve = finish_module.solve_free_set
-    calls = []
-
-    def first_fails(problem, fixed, free, alpha_free, b0, upper):
-        calls.append(free.size)
-        if len(calls) == 1:
-            return np.zeros_like(fixed), None, "kkt"
-        return solve(problem, fixed, free, alpha_free, b0, upper)
-
-    monkeypatch.setattr(finish_module, "solve_free_set", first_fails)
+    calls = _first_solve_fails(monkeypatch)
     tol = 2.0 * cert.rel_gap
     point = {"alpha": alpha, "b": exact.b}
     capped = finish_module.exact_finish(problem, point, cert, tol=tol, max_tries=1)
