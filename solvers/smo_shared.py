@@ -26,6 +26,7 @@ from svmbench.solvers.compile_notice import compiling
 from svmbench.solvers.exact_finish import already_exact, exact_finish, finish_applies
 from svmbench.solvers.records import ConvergenceWarning, SolveResult, Status, replaced
 from svmbench.solvers.smo_arrays import new_core
+from svmbench.solvers.status_rules import settled_status
 
 #: The loops compiled in this process for shared rows: pair updates or single ones.
 _WARM_SHARED: set[bool] = set()
@@ -207,6 +208,20 @@ def solve_shared_pair(solver, problem: KernelDual, warns: bool = True) -> SolveR
     elif finishes:
         info["exact_finish"] = {"skipped": f"status {status.value}"}
     # the record as Solver.solve builds it: settled status, model, warnings, fields
+    if usable and status is not Status.MAX_ITER:
+        # Solver._result's steps that apply here: nothing warns (only max_iter would), the
+        # certificate and a finite point are at hand
+        for name, value in cert.primal_point.items():
+            if variables.get(name) is None:
+                variables[name] = value
+        model = problem.model_from(variables)
+        status, message = settled_status(problem, status, cert, tol, message)
+        ended = time.perf_counter()
+        return solver._record(
+            problem, status, variables, cert, model, message, info, iterations, solve_time,
+            compile_time, wall_time=ended - entered - compile_time,
+            certify_time=ended - start - solve_time,
+        )  # fmt: skip
     fields = dict(
         status=status, variables=variables, iterations=iterations, solve_time=solve_time,
         compile_time=compile_time, certificate=cert, message=message, info=info,
