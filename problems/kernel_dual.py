@@ -57,6 +57,9 @@ EIGEN_CHECK_MAX_N = 6000
 MAX_C_TIMES_DIAGONAL = 1e11
 
 
+#: ``x.min()`` without ndarray's Python wrapper (the same value, NaN included)
+_smallest = np.minimum.reduce
+
 #: A solver's α on ``yᵀα = 0`` up to rounding: ``|yᵀα| ≤ 64 ε Σα_i`` (the projection's test).
 _ROUNDING_RESIDUE = 64 * np.finfo(np.float64).eps
 
@@ -404,7 +407,13 @@ class KernelDual(BinaryDualMixin, Problem):
             return None
         alpha = np.asarray(alpha, dtype=np.float64)
         support = alpha.ravel().nonzero()[0].astype(np.int64, copy=False)
-        vectors = None if self.kernel == "precomputed" else self.X[support]
+        X = self.X
+        if self.kernel == "precomputed":
+            vectors = None
+        elif type(X) is np.ndarray:  # the same rows as X[support], gathered in half the time
+            vectors = np.take(X, support, axis=0)
+        else:
+            vectors = X[support]
         if vectors is not None and not sparse.issparse(vectors):
             vectors = np.ascontiguousarray(vectors)
         # the problem's checked rows, labels and kernel parameters: no second check
@@ -507,7 +516,7 @@ class KernelDual(BinaryDualMixin, Problem):
         raw = alpha if plain else self._check_alpha(alpha)
         upper = self.C if self.sample_weight is None else self.upper_bounds
         room = np.minimum(raw, upper - raw)
-        if not room.min() >= 0.0:  # out of the box, or not finite
+        if not _smallest(room) >= 0.0:  # out of the box, or not finite
             return super()._repair_alpha(raw)
         y = self.y
         residue = float(y @ raw)

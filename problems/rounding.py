@@ -24,6 +24,8 @@ has slopes 0 above the margin and ``C_i`` below it.
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 from scipy import sparse
 
@@ -352,11 +354,12 @@ def _kernel_dual_screen(problem, kernel, rows_kernel, a_total, g, b, sum_ay) -> 
     ``Σα_i|g_i| ≤ Σα max|g|``: a few scalar operations, so that the per-row bound is computed
     only where this one is not already small."""
     n, total = problem.n_samples, a_total
+    # x.max(initial=0.0) as one ufunc reduction each (the same values)
     if rows_kernel:
-        widest = float(problem.squared_norms.max(initial=0.0))
+        widest = float(np.maximum.reduce(problem.squared_norms, initial=0.0))
     else:
-        widest = float(np.abs(problem.kernel_diagonal).max(initial=0.0))
-    g_max = float(np.abs(g).max(initial=0.0))
+        widest = float(np.maximum.reduce(np.abs(problem.kernel_diagonal), initial=0.0))
+    g_max = float(np.maximum.reduce(np.abs(g), initial=0.0))
     e_max = largest_row_error(kernel, total, n, problem.n_features, widest)
     e_max += UNIT_ROUNDOFF * (g_max + abs(b))
     out = gamma(n + 4) * total * g_max
@@ -383,10 +386,10 @@ def kernel_dual_rounding(problem, a, g, m, b, sum_ay, quad, loss, squared):
     double), and their ``e_i`` taken from there; the intervals' slopes stay those of the wider
     first bound (they only grow with e), so the result is a bound either way."""
     n = problem.n_samples
-    total = float(a.sum())
+    total = float(np.add.reduce(a))  # a.sum(), without its wrapper
     P = quad + loss
     D = total - quad - squared
-    if not (np.isfinite(P) and np.isfinite(D)):
+    if not (math.isfinite(P) and math.isfinite(D)):
         return P, D, np.inf
     kernel = problem.kernel_spec
     rows_kernel = problem.kernel != "precomputed"

@@ -250,36 +250,24 @@ def new_core(X, XT, sqn, kint, kflt, y, C, QD, alpha, G, Gbar, status, n_slots, 
     ist[jit.N_ACTIVE] = n
     ist[jit.SHRINK_COUNTER] = min(n, 1000)
     all_idx = np.arange(n, dtype=np.int64)
-    fields = dict(
-        X=X,
-        XT=XT,
-        sqn=sqn,
-        kint=kint,
-        kflt=kflt,
-        y=y,
-        C=C,
-        QD=QD,
-        alpha=alpha,
-        G=G,
-        Gbar=Gbar,
-        active=all_idx.copy(),
-        is_active=np.ones(n, dtype=np.uint8),
-        all_idx=all_idx,
-        cache=None if "cache" in extra else np.empty((n_slots, n), dtype=dtype),
-        slot_col=np.full(n_slots, -1, dtype=np.int64),
-        col_slot=np.full(n, -1, dtype=np.int64),
-        slot_full=np.zeros(n_slots, dtype=np.uint8),
-        stamp=np.zeros(n_slots, dtype=np.int64),
-        ist=ist,
-        idx_buf=np.empty(n, dtype=np.int64),
-        tmp=None if "tmp" in extra else np.empty(n),
-        shrink_buf=np.zeros(n, dtype=np.bool_),
-        status=status,
-        p=empty[0],
-        rowmap=empty[1],
-    )
-    fields.update(extra)
-    return jit.Core(**fields)
+    # np.ones and np.full are Python wrappers of empty and fill: called directly here
+    is_active = np.empty(n, dtype=np.uint8)
+    is_active.fill(1)
+    slot_col = np.empty(n_slots, dtype=np.int64)
+    slot_col.fill(-1)
+    col_slot = np.empty(n, dtype=np.int64)
+    col_slot.fill(-1)
+    cache = extra.pop("cache", None)
+    if cache is None:
+        cache = np.empty((n_slots, n), dtype=dtype)
+    core = jit.Core(
+        X, XT, sqn, kint, kflt, y, C, QD, alpha, G, Gbar, all_idx.copy(), is_active, all_idx,
+        cache, slot_col, col_slot,
+        np.zeros(n_slots, dtype=np.uint8), np.zeros(n_slots, dtype=np.int64), ist,
+        np.empty(n, dtype=np.int64), None if "tmp" in extra else np.empty(n),
+        np.zeros(n, dtype=np.bool_), status, empty[0], empty[1],
+    )  # fmt: skip
+    return core._replace(**extra) if extra else core
 
 
 def column_key(core) -> str:

@@ -62,17 +62,23 @@ def shared_core(problem: KernelDual, n_slots: int, buffer: np.ndarray | None = N
     n = problem.n_samples
     spec = table.kernel
     y = np.ascontiguousarray(problem.y, dtype=np.float64)
-    C = np.ascontiguousarray(problem.upper_bounds, dtype=np.float64)
+    uniform = problem.sample_weight is None
+    if uniform:  # upper_bounds' np.full, without its wrapper
+        C = np.empty(n)
+        C.fill(float(problem.C))
+    else:
+        C = np.ascontiguousarray(problem.upper_bounds, dtype=np.float64)
     source = table.columns(rows, blocks)
     # bit 0: t ∈ I_up, bit 1: t ∈ I_low at α = 0 (a box [0, 0] in neither)
-    if problem.sample_weight is None and problem.C > 0.0:  # no box [0, 0]
+    if uniform and problem.C > 0.0:  # no box [0, 0]
         status = np.add(y < 0.0, 1, dtype=np.uint8)
     else:
         status = ((C > 0) * (2 - (y > 0))).astype(np.uint8)
     kint = (int(spec.code), int(spec.degree), None)
     kflt = np.array([spec.gamma, spec.coef0, 0.0])
     QD = np.ascontiguousarray(table.diagonal[rows])  # Q̃_tt = y_t² K_tt
-    G, Gbar = np.full(n, -1.0), np.zeros(n)
+    G, Gbar = np.empty(n), np.zeros(n)  # G = −1: np.full without its wrapper
+    G.fill(-1.0)
     extra = {}
     if buffer is not None and buffer.size >= n_slots * n:
         extra["cache"] = buffer[: n_slots * n].reshape(n_slots, n)  # no slot is read unfilled
