@@ -112,6 +112,27 @@ def _rows(problem: MulticlassHinge, pos: int, neg: int) -> np.ndarray:
     return ((problem.y == pos) | (problem.y == neg)).nonzero()[0]
 
 
+class _PairRows:
+    """:func:`_rows` of each pair from one mask per class (not two passes of the labels per
+    pair), and :meth:`signs`: ``±1`` of every example against a positive class."""
+
+    def __init__(self, problem: MulticlassHinge):
+        self.y, self.n, self._masks, self._signs = problem.y, problem.n_samples, {}, {}
+
+    def __call__(self, pos: int, neg: int) -> np.ndarray:
+        if neg < 0:
+            return np.arange(self.n)
+        for c in (pos, neg):
+            if c not in self._masks:
+                self._masks[c] = self.y == c
+        return np.logical_or(self._masks[pos], self._masks[neg]).nonzero()[0]
+
+    def signs(self, pos: int) -> np.ndarray:
+        if pos not in self._signs:
+            self._signs[pos] = np.where(self.y == pos, 1.0, -1.0)
+        return self._signs[pos]
+
+
 def _binary_solve(binary: Solver, bp, share=None, first_of=None) -> SolveResult:
     """``binary.solve(bp)``; for ``auto``, its first method run directly
     (:meth:`~solvers.auto.Auto.first_method`), and auto's next methods from that record
@@ -265,15 +286,18 @@ class _Reduction(Solver):
 
     def _binary_problem(
         self, problem: MulticlassHinge, pos: int, neg: int, solver_cls, gamma, rows=None,
-        like=None,
+        like=None, signs=None,
     ):  # fmt: skip
         """The binary problem "pos against neg" on its rows (:func:`_rows`, if not given).
         ``like``: a kernel pair of this reduction already built by the constructor; without
         sample weights the next pairs take its checked parameters and skip the checks of rows
         and labels built here from the checked multiclass problem
-        (``KernelDual._on_checked_rows``)."""
+        (``KernelDual._on_checked_rows``); ``signs``, if given, ±1 of every example of
+        ``problem`` against ``pos`` (the labels read at ``rows``)."""
         rows = _rows(problem, pos, neg) if rows is None else rows
-        X = problem.X[rows]
+        X = problem.X
+        # the rows gathered: np.take copies dense rows in half the time of X[rows]
+        X = np.take(X, rows, axis=0) if type(X) is np.ndarray else X[rows]
         if self.kernel == "precomputed":
             X = X[:, rows]
         if self.kernel is not None and type(X) is not np.ndarray and sparse.issparse(X):
@@ -282,7 +306,10 @@ class _Reduction(Solver):
             like is not None and problem.sample_weight is None and self.kernel != "precomputed"
         )
         if trusted:  # labels in {−1, +1}, both classes present: pos's and neg's rows
-            y = np.where(problem.y[rows] == pos, 1.0, -1.0)
+            if signs is None:
+                y = np.where(problem.y[rows] == pos, 1.0, -1.0)
+            else:
+                y = np.take(signs, rows)
             return like._on_checked_rows(np.ascontiguousarray(X, dtype=np.float64), y)
         with validated_input(X):  # rows of the checked multiclass X: finite, no second scan
             return self._binary_view(problem, X, rows, pos, solver_cls, gamma)
@@ -395,9 +422,11 @@ class _Reduction(Solver):
             bp._share_checked_rows(table, rows, (min(pos, neg), max(pos, neg)))
 
         like = None  # the first kernel pair, checked by the constructor
+        rows_of = _PairRows(problem)
         for pos, neg in pairs:
-            rows = _rows(problem, pos, neg)
-            bp = self._binary_problem(problem, pos, neg, solver_cls, gamma, rows, like)
+            rows = rows_of(pos, neg)
+            signs = rows_of.signs(pos) if like is not None else None
+            bp = self._binary_problem(problem, pos, neg, solver_cls, gamma, rows, like, signs)
             if like is None and isinstance(bp, KernelDual) and self.kernel is not None:
                 like = bp
             tic = clock.elapsed
