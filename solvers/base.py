@@ -482,30 +482,20 @@ class Solver(abc.ABC):
         self, problem, status, variables, cert, model, message, info, iterations, solve_time,
         compile_time, **extra,
     ) -> SolveResult:  # fmt: skip
-        """The record's fields from a settled status, its certificate (or None) and model
-        (:meth:`_result`'s last step; ``extra``: the trace, Farkas vector, wall times)."""
+        """The record of a settled status, certificate (or None), model and ``extra`` fields."""
         nan = math.nan
         return new_record(
-            solver=self.name,
-            problem=problem.kind,
+            solver=self.name, problem=problem.kind,
             problem_key=problem.deferred_key() if self.records_problem_key else "",
-            status=status,
+            status=status, iterations=int(iterations), iteration_unit=self.iteration_unit,
+            solve_time=float(solve_time), compile_time=float(compile_time),
             primal=cert.primal if cert else (math.inf if status is Status.INFEASIBLE else nan),
-            dual=cert.dual if cert else nan,
-            gap=cert.gap if cert else nan,
-            rel_gap=cert.rel_gap if cert else nan,
-            certified=cert.certified if cert else False,
-            iterations=int(iterations),
-            iteration_unit=self.iteration_unit,
-            solve_time=float(solve_time),
-            compile_time=float(compile_time),
+            dual=cert.dual if cert else nan, gap=cert.gap if cert else nan,
+            rel_gap=cert.rel_gap if cert else nan, certified=cert.certified if cert else False,
             residuals=dict(cert.residuals) if cert else {},
-            message=message or STATUS_MESSAGES[status],
-            info=info,
-            model=model,
-            **{k: variables.get(k) for k in ("w", "b", "alpha", "W", "beta")},
-            **extra,
-        )
+            message=message or STATUS_MESSAGES[status], info=info, model=model,
+            **{k: variables.get(k) for k in ("w", "b", "alpha", "W", "beta")}, **extra,
+        )  # fmt: skip
 
 
 class IterativeSolver(Solver):
