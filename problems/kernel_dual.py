@@ -478,12 +478,12 @@ class KernelDual(BinaryDualMixin, Problem):
             g = table.times(rows, rows[nz], ay[nz], blocks)
         else:
             g = np.zeros(self.n_samples)
-        sum_ay = float(np.add.reduce(ay))
         quad = 0.5 * float(ay @ g)
         m = g + b
         m *= y
         loss = self._loss_term(m)
-        P, D, rounding = kernel_dual_rounding(self, a, g, m, b, sum_ay, quad, loss, 0.0)
+        # Σα_i y_i: read by the rounding bound only for a regularized bias, never for a pair's
+        P, D, rounding = kernel_dual_rounding(self, a, g, m, b, 0.0, quad, loss, 0.0)
         return self._certificate_at(a, b, P, D, rounding, residuals)
 
     def _certificate_at(self, a, b, P, D, rounding, residuals) -> Certificate:
