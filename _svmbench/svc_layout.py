@@ -88,11 +88,12 @@ def _one_vs_one(model: OneVsOneModel, X, y_index, k: int) -> dict:
     if not all(isinstance(m, KernelModel) for m in models):
         return out
     local = []
+    masks = [y_index == c for c in range(k)]  # once per class, not twice per pair
     for (i, j), m in zip(pairs, models, strict=True):
         if m.kernel == "precomputed" and m.n_train == y_index.size:
             local.append(m.support)  # a precomputed pair reads the whole training kernel
             continue
-        rows = np.flatnonzero((y_index == i) | (y_index == j))
+        rows = np.flatnonzero(np.logical_or(masks[i], masks[j]))
         if rows.size != m.n_train:  # not the reduction's rows: no layout
             return out
         local.append(rows[m.support])

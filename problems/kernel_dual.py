@@ -411,7 +411,7 @@ class KernelDual(BinaryDualMixin, Problem):
         if self.kernel == "precomputed":
             vectors = None
         elif type(X) is np.ndarray:  # the same rows as X[support], gathered in half the time
-            vectors = np.take(X, support, axis=0)
+            vectors = X.take(support, axis=0)
         else:
             vectors = X[support]
         if vectors is not None and not sparse.issparse(vectors):

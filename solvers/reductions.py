@@ -296,8 +296,8 @@ class _Reduction(Solver):
         ``problem`` against ``pos`` (the labels read at ``rows``)."""
         rows = _rows(problem, pos, neg) if rows is None else rows
         X = problem.X
-        # the rows gathered: np.take copies dense rows in half the time of X[rows]
-        X = np.take(X, rows, axis=0) if type(X) is np.ndarray else X[rows]
+        # the rows gathered: take copies dense rows in half the time of X[rows]
+        X = X.take(rows, axis=0) if type(X) is np.ndarray else X[rows]
         if self.kernel == "precomputed":
             X = X[:, rows]
         if self.kernel is not None and type(X) is not np.ndarray and sparse.issparse(X):
@@ -309,7 +309,7 @@ class _Reduction(Solver):
             if signs is None:
                 y = np.where(problem.y[rows] == pos, 1.0, -1.0)
             else:
-                y = np.take(signs, rows)
+                y = signs.take(rows)
             return like._on_checked_rows(np.ascontiguousarray(X, dtype=np.float64), y)
         with validated_input(X):  # rows of the checked multiclass X: finite, no second scan
             return self._binary_view(problem, X, rows, pos, solver_cls, gamma)
