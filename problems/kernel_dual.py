@@ -405,7 +405,11 @@ class KernelDual(BinaryDualMixin, Problem):
         alpha, b = variables.get("alpha"), variables.get("b")
         if alpha is None or not finite(alpha, b):
             return None
-        alpha = np.asarray(alpha, dtype=np.float64)
+        return self._model_of(np.asarray(alpha, dtype=np.float64), 0.0 if b is None else float(b))
+
+    def _model_of(self, alpha: np.ndarray, b: float) -> KernelModel:
+        """:meth:`model_from` of a finite float64 α and a float b, taken as they are (a
+        solver's own point, already found finite)."""
         support = alpha.ravel().nonzero()[0].astype(np.int64, copy=False)
         X = self.X
         if self.kernel == "precomputed":
@@ -418,9 +422,8 @@ class KernelDual(BinaryDualMixin, Problem):
             vectors = np.ascontiguousarray(vectors)
         # the problem's checked rows, labels and kernel parameters: no second check
         return KernelModel.of_checked(
-            vectors, alpha[support] * self.y[support], 0.0 if b is None else float(b),
-            self.kernel, support, self.n_samples, float(self.gamma), int(self.degree),
-            float(self.coef0),
+            vectors, alpha[support] * self.y[support], b, self.kernel, support, self.n_samples,
+            float(self.gamma), int(self.degree), float(self.coef0),
         )  # fmt: skip
 
     def decision_function(self, alpha, b: float = 0.0, X=None) -> np.ndarray:

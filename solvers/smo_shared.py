@@ -197,6 +197,7 @@ def solve_shared_pair(solver, problem: KernelDual, warns: bool = True) -> SolveR
     info = solver._info(state)
     # an optimal verdict was drawn on these variables, found finite then
     usable = (point == iterations and status is Status.OPTIMAL) or all_finite(variables)
+    checked = usable  # these variables: a float64 α and a float b, both finite
     if not usable:
         status, cert = Status.NUMERICAL_ERROR, None
         message = message or "the iterates contain NaN or inf"
@@ -210,6 +211,7 @@ def solve_shared_pair(solver, problem: KernelDual, warns: bool = True) -> SolveR
         report = already_exact(variables["alpha"], cert, upper, tol)
         if report is None:
             variables, cert, report = exact_finish(problem, variables, cert, tol=tol)
+            checked = False  # the finish's point
         info["exact_finish"] = report
     elif finishes:
         info["exact_finish"] = {"skipped": f"status {status.value}"}
@@ -220,7 +222,10 @@ def solve_shared_pair(solver, problem: KernelDual, warns: bool = True) -> SolveR
         for name, value in cert.primal_point.items():
             if variables.get(name) is None:
                 variables[name] = value
-        model = problem.model_from(variables)
+        if checked:  # model_from without its second test of the point
+            model = problem._model_of(variables["alpha"], variables["b"])
+        else:
+            model = problem.model_from(variables)
         status, message = settled_status(problem, status, cert, tol, message)
         ended = time.perf_counter()
         return solver._record(
