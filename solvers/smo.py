@@ -78,6 +78,7 @@ from svmbench.solvers.smo_general import (
 )
 from svmbench.solvers.smo_shared import (
     column_buffer,
+    pair_arrays,
     rows_kind,
     shared_core,
     uses_shared_rows,
@@ -385,10 +386,11 @@ class SMO(IterativeSolver):
         if warm_start is None and uses_shared_rows(problem, self.storage):  # smo_shared
             n, n_slots = problem.n_samples, self._n_slots(problem.n_samples)
             self._buffer = column_buffer(self._buffer, n_slots * n)  # one for every pair
-            core = shared_core(problem, n_slots, self._buffer)
+            arrays = self.__dict__["_arrays"] = pair_arrays(self.__dict__.get("_arrays"), problem)
+            core = shared_core(problem, n_slots, self._buffer, arrays)
             return _State(
-                core, problem.bias == "free", core.C, 0 * core.C, max(self.eps, EPS_FLOOR),
-                shrinking=self.shrinks(n),
+                core, problem.bias == "free", core.C, arrays.zeros(core.C),
+                max(self.eps, EPS_FLOOR), shrinking=self.shrinks(n),
             )  # fmt: skip
         # the box (and yᵀα = 0) of this problem: a result for another C fits
         alpha0 = None if warm_start is None else warm_start.dual_point(problem)
@@ -592,8 +594,6 @@ class SMO(IterativeSolver):
             "eps_final": state.eps,
             "gap_estimate": state.estimate,
             "native_converged": state.converged,
-            "numba_threads": int(
-                state.core.kint[2] or 1
-            ),  # the threads its loops were given (serial: 1)
+            "numba_threads": int(state.core.kint[2] or 1),  # the loops' threads (serial: 1)
             "rows": rows_kind(state.core.X),
         }

@@ -236,6 +236,14 @@ def gradients(X, sqn, kint, kflt, y, C, dplus, alpha, previous=None):
 _NO_ROW_MAP: dict = {}
 
 
+def no_row_map(dtype) -> tuple:
+    """C-SVC's empty linear term and row map for columns of ``dtype`` (one set, never written)."""
+    empty = _NO_ROW_MAP.get(dtype)
+    if empty is None:
+        empty = _NO_ROW_MAP[dtype] = (np.empty(0), jit.no_rows(dtype))
+    return empty
+
+
 def new_core(X, XT, sqn, kint, kflt, y, C, QD, alpha, G, Gbar, status, n_slots, dtype, **extra):
     """The loops' record (:class:`~solvers._jit.smo.Core`) of n = ``len(y)`` variables at
     ``alpha`` with gradients ``G``, ``Ḡ``: all active, a column cache of ``n_slots`` empty
@@ -243,9 +251,7 @@ def new_core(X, XT, sqn, kint, kflt, y, C, QD, alpha, G, Gbar, status, n_slots, 
     ``extra`` sets the general form's fields (``p``, ``rowmap``, a longer ``tmp``, an unused
     one-entry ``cache``) instead."""
     n = len(y)
-    empty = _NO_ROW_MAP.get(dtype)
-    if empty is None:
-        empty = _NO_ROW_MAP[dtype] = (np.empty(0), jit.no_rows(dtype))
+    empty = no_row_map(dtype)
     ist = np.zeros(jit.N_IST, dtype=np.int64)
     ist[jit.N_ACTIVE] = n
     ist[jit.SHRINK_COUNTER] = min(n, 1000)

@@ -25,7 +25,7 @@ from svmbench.solvers.chunk_loop import all_finite, gap_verdict
 from svmbench.solvers.compile_notice import compiling
 from svmbench.solvers.exact_finish import already_exact, exact_finish, finish_applies
 from svmbench.solvers.records import ConvergenceWarning, SolveResult, Status, replaced
-from svmbench.solvers.smo_arrays import new_core
+from svmbench.solvers.smo_arrays import new_core, no_row_map
 from svmbench.solvers.status_rules import settled_status
 
 #: The loops compiled in this process for shared rows: pair updates or single ones.
@@ -53,16 +53,91 @@ def rows_kind(X) -> str:
     return "dense"
 
 
-def shared_core(problem: KernelDual, n_slots: int, buffer: np.ndarray | None = None) -> jit.Core:
+class PairArrays:
+    """The loops' arrays of cold starts of one problem after another on shared rows (a
+    reduction's pairs on one solver), with one C and every column cached (``n_slots = n``):
+    three blocks of ``size`` columns, float64 (α = 0, G = −1, Ḡ = 0, C), int64 (the active
+    set 0…n−1, each slot's column and each column's slot −1, the stamps 0, a scratch) and
+    uint8 (the active flags 1, the full slots 0, the shrinking scratch 0), each reset for a
+    problem of n ≤ size by one copy of its template's first n columns and handed out as rows
+    of n (C-contiguous, as new arrays: the loops compile nothing new). The counters' start of
+    each n is kept; the templates' rows 0…n−1 and 0 serve as ``all_idx`` and the squared
+    hinge's (here zero) diagonal, which nothing writes."""
+
+    def __init__(self, size: int, C: float, kernel):
+        self.size, self.C, self.kernel = size, C, kernel
+        self.kint = (int(kernel.code), int(kernel.degree), None)
+        self.kflt = np.array([kernel.gamma, kernel.coef0, 0.0])
+        self.ft = np.zeros((4, size))
+        self.ft[1].fill(-1.0)
+        self.ft[3].fill(C)
+        self.it = np.zeros((5, size), dtype=np.int64)
+        self.it[0] = np.arange(size)
+        self.it[1:3].fill(-1)
+        self.ut = np.zeros((3, size), dtype=np.uint8)
+        self.ut[0].fill(1)
+        self.f, self.i, self.u = (
+            np.empty_like(self.ft),
+            np.empty_like(self.it),
+            np.empty_like(self.ut),
+        )
+        self.tmp = np.empty(size)
+        self.ist: dict[int, np.ndarray] = {}
+        self.empty = no_row_map(np.float64)
+
+    def fits(self, n: int, C: float, kernel) -> bool:
+        return n <= self.size and C == self.C and kernel == self.kernel
+
+    def zeros(self, C: np.ndarray) -> np.ndarray:
+        """n zeros for the state's diagonal term beside ``C``: the template's, never written,
+        when ``C`` is these arrays' own."""
+        return self.ft[0, : C.size] if C.base is self.f else np.zeros(C.size)
+
+    def core(self, n: int, source, sqn, y, QD, status, cache) -> jit.Core:
+        """The record of a cold start of n variables (:func:`shared_core`'s)."""
+        f, i, u = self.f[:, :n], self.i[:, :n], self.u[:, :n]
+        np.copyto(f, self.ft[:, :n])
+        np.copyto(i, self.it[:, :n])
+        np.copyto(u, self.ut[:, :n])
+        ist = self.ist.get(n)
+        if ist is None:
+            ist = self.ist[n] = np.zeros(jit.N_IST, dtype=np.int64)
+            ist[jit.N_ACTIVE], ist[jit.SHRINK_COUNTER] = n, min(n, 1000)
+        empty = self.empty
+        return jit.Core(
+            source, source, sqn, self.kint, self.kflt, y, f[3], QD, f[0], f[1], f[2], i[0], u[0],
+            self.it[0, :n], cache, i[1], i[2], u[1], i[3], ist.copy(), i[4], self.tmp[:n],
+            u[2].view(np.bool_), status, empty[0], empty[1],
+        )  # fmt: skip
+
+
+def shared_core(
+    problem: KernelDual, n_slots: int, buffer: np.ndarray | None = None,
+    arrays: PairArrays | None = None,
+) -> jit.Core:  # fmt: skip
     """The loops' record for a cold start (α = 0, G = −1, Ḡ = 0) of ``problem`` on its shared
     rows (the table's tuple as X and Xᵀ, serial columns) with ``n_slots`` float64 columns,
     held in ``buffer`` (float64, at least ``n_slots · n`` entries: the memory of the previous
-    pair's columns, already mapped, reused) or in a new array."""
+    pair's columns, already mapped, reused) or in a new array; its other arrays from
+    ``arrays`` where they fit (:class:`PairArrays`), else new."""
     table, rows, blocks = problem.shared_rows
     n = problem.n_samples
     spec = table.kernel
     y = np.ascontiguousarray(problem.y, dtype=np.float64)
     uniform = problem.sample_weight is None
+    if (
+        arrays is not None
+        and uniform
+        and problem.C > 0.0
+        and n_slots == n
+        and buffer is not None
+        and buffer.size >= n * n
+        and arrays.fits(n, float(problem.C), spec)
+    ):
+        cache = buffer[: n * n].reshape(n, n)
+        QD = np.ascontiguousarray(table.diagonal[rows])  # Q̃_tt = y_t² K_tt
+        status = np.add(y < 0.0, 1, dtype=np.uint8)  # I_up: y > 0, I_low: y < 0 at α = 0
+        return arrays.core(n, table.columns(rows, blocks), table.sqn, y, QD, status, cache)
     if uniform:  # upper_bounds' np.full, without its wrapper
         C = np.empty(n)
         C.fill(float(problem.C))
@@ -86,6 +161,16 @@ def shared_core(problem: KernelDual, n_slots: int, buffer: np.ndarray | None = N
         source, source, table.sqn, kint, kflt, y, C, QD, np.zeros(n), G, Gbar, status, n_slots,
         np.float64, **extra,
     )  # fmt: skip
+
+
+def pair_arrays(previous: PairArrays | None, problem: KernelDual) -> PairArrays:
+    """:class:`PairArrays` for ``problem`` (on shared rows): ``previous`` when it fits, else
+    new ones, with room for a tenth more examples (the pairs' sizes differ)."""
+    C, kernel, n = float(problem.C), problem.shared_rows[0].kernel, problem.n_samples
+    if previous is not None and previous.fits(n, C, kernel):
+        return previous
+    size = max(n + n // 10, 0 if previous is None else previous.size)
+    return PairArrays(size, C, kernel)
 
 
 def column_buffer(previous: np.ndarray | None, entries: int) -> np.ndarray:
