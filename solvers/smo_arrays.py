@@ -267,11 +267,12 @@ def new_core(X, XT, sqn, kint, kflt, y, C, QD, alpha, G, Gbar, status, n_slots, 
     if cache is None:
         cache = np.empty((n_slots, n), dtype=dtype)
     core = jit.Core(
-        X, XT, sqn, kint, kflt, y, C, QD, alpha, G, Gbar, all_idx.copy(), is_active, all_idx,
-        cache, slot_col, col_slot,
-        np.zeros(n_slots, dtype=np.uint8), np.zeros(n_slots, dtype=np.int64), ist,
-        np.empty(n, dtype=np.int64), None if "tmp" in extra else np.empty(n),
-        np.zeros(n, dtype=np.bool_), status, empty[0], empty[1],
+        X=X, XT=XT, sqn=sqn, kint=kint, kflt=kflt, y=y, C=C, QD=QD, alpha=alpha, G=G,
+        Gbar=Gbar, active=all_idx.copy(), is_active=is_active, all_idx=all_idx, cache=cache,
+        slot_col=slot_col, col_slot=col_slot, slot_full=np.zeros(n_slots, dtype=np.uint8),
+        stamp=np.zeros(n_slots, dtype=np.int64), ist=ist, idx_buf=np.empty(n, dtype=np.int64),
+        tmp=None if "tmp" in extra else np.empty(n), shrink_buf=np.zeros(n, dtype=np.bool_),
+        status=status, p=empty[0], rowmap=empty[1],
     )  # fmt: skip
     return core._replace(**extra) if extra else core
 

@@ -105,9 +105,11 @@ class PairArrays:
             ist[jit.N_ACTIVE], ist[jit.SHRINK_COUNTER] = n, min(n, 1000)
         empty = self.empty
         return jit.Core(
-            source, source, sqn, self.kint, self.kflt, y, f[3], QD, f[0], f[1], f[2], i[0], u[0],
-            self.it[0, :n], cache, i[1], i[2], u[1], i[3], ist.copy(), i[4], self.tmp[:n],
-            u[2].view(np.bool_), status, empty[0], empty[1],
+            X=source, XT=source, sqn=sqn, kint=self.kint, kflt=self.kflt, y=y, C=f[3], QD=QD,
+            alpha=f[0], G=f[1], Gbar=f[2], active=i[0], is_active=u[0], all_idx=self.it[0, :n],
+            cache=cache, slot_col=i[1], col_slot=i[2], slot_full=u[1], stamp=i[3],
+            ist=ist.copy(), idx_buf=i[4], tmp=self.tmp[:n], shrink_buf=u[2].view(np.bool_),
+            status=status, p=empty[0], rowmap=empty[1],
         )  # fmt: skip
 
 
