@@ -45,14 +45,11 @@ from svmbench.solvers._jit.kernel_values import (  # noqa: F401
     FULL_BLOCK,
     KERNEL_CODES,
     PARALLEL_MIN_WORK,
-    dots_block,
     from_dot,
     from_dots_block,
     from_dots_parallel,
     from_gathered_dots,
-    gathered_dots,
     kernel_entry,
-    nonzero_features,
 )
 
 
@@ -64,7 +61,14 @@ def kernel_column_serial(X, sqn, i, idx, out, kind, gamma, coef0, degree):
         return
     # the inner products first, then the kernel in its own loop (which vectorizes: the
     # exponential of an entry at a time had been the larger part of a gathered column)
-    gathered_dots(X, i, idx, out)
+    m = idx.shape[0]
+    d = X.shape[1]
+    for t in range(m):
+        k = idx[t]
+        dot = 0.0
+        for f in range(d):
+            dot += X[i, f] * X[k, f]
+        out[t] = dot
     from_gathered_dots(out, sqn, i, idx, kind, gamma, coef0, degree)
 
 
@@ -122,10 +126,16 @@ def _full_block(XT, sqn, i, out, lo, hi, kind, gamma, coef0, degree):
         for t in range(m):
             o[t] = g[t]
         return
+    d = XT.shape[0]
+    for t in range(m):
+        o[t] = 0.0
     # the sum runs over f in the same order as kernel_entry's (identical rounding), but the inner
     # loop over t is contiguous and vectorizes
-    feats = np.empty(XT.shape[0], dtype=np.int64)
-    dots_block(XT, i, out, lo, hi, feats, nonzero_features(XT, i, feats))
+    for f in range(d):
+        xf = XT[f, i]
+        r = XT[f, lo:hi]
+        for t in range(m):
+            o[t] += xf * r[t]
     from_dots_block(out, sqn, i, lo, hi, kind, gamma, coef0, degree)
 
 

@@ -40,11 +40,12 @@ def is_table(X) -> bool:
 
 
 @numba.njit(cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
-def table_block(XT, sqn, r, out, lo, hi, kind, gamma, coef0, degree, feats, c):
+def table_block(XT, sqn, r, out, lo, hi, kind, gamma, coef0, degree, feats):
     """``out[t] = K(x_r, x_t)`` for ``lo ≤ t < hi`` from the dense transposed rows ``XT``
-    (d × n) and the features ``feats[:c]`` where ``x_r`` is not 0: the values of a whole kernel
-    column, entry for entry (:func:`~solvers._jit.kernel_values.dots_block`)."""
-    dots_block(XT, r, out, lo, hi, feats, c)
+    (d × n) over the features where ``x_r`` is not 0 (listed in the scratch ``feats``): the
+    values of a whole kernel column, entry for entry
+    (:func:`~solvers._jit.kernel_values.dots_block`)."""
+    dots_block(XT, r, out, lo, hi, feats, nonzero_features(XT, r, feats))
     from_dots_block(out, sqn, r, lo, hi, kind, gamma, coef0, degree)
 
 
@@ -58,13 +59,12 @@ def table_row(table, r, kind, gamma, coef0, degree):
         missing += done[r, want[w]] == 0
     if missing == 0:
         return out
-    feats = np.empty(XT.shape[0], dtype=np.int64)  # row r's non-zero features, once
-    c = nonzero_features(XT, r, feats)
+    feats = np.empty(XT.shape[0], dtype=np.int64)
     for w in range(want.shape[0]):
         g = want[w]
         if done[r, g] == 0:
             lo, hi = starts[g], starts[g + 1]
-            table_block(XT, sqn, r, out, lo, hi, kind, gamma, coef0, degree, feats, c)
+            table_block(XT, sqn, r, out, lo, hi, kind, gamma, coef0, degree, feats)
             done[r, g] = 1
     return out
 

@@ -15,11 +15,11 @@ for these columns and for the certificates' products; its exponential is the vec
 - 4 ``precomputed``: ``X`` is the Gram matrix and the column is read from it.
 
 The transforms of a whole column of inner products run one loop per kind, so that each
-vectorizes. The inner products themselves (:func:`dots_block`, :func:`gathered_dots`) sum over the
-features in ascending order, one rounding per product and per addition, as :func:`kernel_entry`:
-every path gives the same value to the last bit. :func:`dots_block` leaves out the features where
-``x_i`` is 0: for finite rows a product ``±0`` added to a partial sum started at ``+0`` never
-changes it (an exact zero sum rounds to ``+0``), so the values stay those of the full sum.
+vectorizes. The inner products of the shared table's blocks (:func:`dots_block`) sum over the
+features in ascending order, one rounding per product and per addition, as :func:`kernel_entry`
+and the whole columns: the same value to the last bit. They leave out the features where ``x_i``
+is 0: for finite rows a product ``±0`` added to a partial sum started at ``+0`` never changes it
+(an exact zero sum rounds to ``+0``).
 """
 
 from __future__ import annotations
@@ -74,35 +74,16 @@ def dots_block(XT, i, out, lo, hi, feats, c):
     """``out[t] = Σ_f x_i[f] x_t[f]`` for ``lo ≤ t < hi`` over the features ``feats[:c]``
     (ascending) of the transposed rows ``XT`` (d × n).
 
-    Eight features per pass over ``out``, then four, then one (each entry's sum still adds them
-    one at a time, in order): a pass per feature loaded and stored ``out`` once per product. The
-    loops over t run from 0 on contiguous views, so that LLVM vectorizes them.
+    Four features per pass over ``out`` (each entry's sum still adds them one at a time, in
+    order): a pass per feature loaded and stored ``out`` once per product. The loops over t run
+    from 0 on contiguous views, so that LLVM vectorizes them.
     """
     m = hi - lo
     o = out[lo:hi]
     for t in range(m):
         o[t] = 0.0
     j = 0
-    while j + 8 <= c:
-        f0, f1, f2, f3 = feats[j], feats[j + 1], feats[j + 2], feats[j + 3]
-        f4, f5, f6, f7 = feats[j + 4], feats[j + 5], feats[j + 6], feats[j + 7]
-        x0, x1, x2, x3 = XT[f0, i], XT[f1, i], XT[f2, i], XT[f3, i]
-        x4, x5, x6, x7 = XT[f4, i], XT[f5, i], XT[f6, i], XT[f7, i]
-        r0, r1, r2, r3 = XT[f0, lo:hi], XT[f1, lo:hi], XT[f2, lo:hi], XT[f3, lo:hi]
-        r4, r5, r6, r7 = XT[f4, lo:hi], XT[f5, lo:hi], XT[f6, lo:hi], XT[f7, lo:hi]
-        for t in range(m):
-            v = o[t]
-            v += x0 * r0[t]
-            v += x1 * r1[t]
-            v += x2 * r2[t]
-            v += x3 * r3[t]
-            v += x4 * r4[t]
-            v += x5 * r5[t]
-            v += x6 * r6[t]
-            v += x7 * r7[t]
-            o[t] = v
-        j += 8
-    if j + 4 <= c:
+    while j + 4 <= c:
         f0, f1, f2, f3 = feats[j], feats[j + 1], feats[j + 2], feats[j + 3]
         x0, x1, x2, x3 = XT[f0, i], XT[f1, i], XT[f2, i], XT[f3, i]
         r0, r1, r2, r3 = XT[f0, lo:hi], XT[f1, lo:hi], XT[f2, lo:hi], XT[f3, lo:hi]
@@ -121,41 +102,6 @@ def dots_block(XT, i, out, lo, hi, feats, c):
         for t in range(m):
             o[t] += xf * r[t]
         j += 1
-
-
-@numba.njit(cache=True, inline="always")
-def gathered_dots(X, i, idx, out):
-    """``out[t] = x_i·x_{idx[t]}`` for ``t < len(idx)`` (rows of the C-contiguous ``X``), eight
-    entries at a time: their sums are independent chains that run side by side (one entry's
-    chain of additions waited on each addition's latency)."""
-    m = idx.shape[0]
-    d = X.shape[1]
-    xi = X[i]
-    t = 0
-    while t + 8 <= m:
-        a0, a1, a2, a3 = X[idx[t]], X[idx[t + 1]], X[idx[t + 2]], X[idx[t + 3]]
-        a4, a5, a6, a7 = X[idx[t + 4]], X[idx[t + 5]], X[idx[t + 6]], X[idx[t + 7]]
-        s0 = s1 = s2 = s3 = s4 = s5 = s6 = s7 = 0.0
-        for f in range(d):
-            x = xi[f]
-            s0 += x * a0[f]
-            s1 += x * a1[f]
-            s2 += x * a2[f]
-            s3 += x * a3[f]
-            s4 += x * a4[f]
-            s5 += x * a5[f]
-            s6 += x * a6[f]
-            s7 += x * a7[f]
-        out[t], out[t + 1], out[t + 2], out[t + 3] = s0, s1, s2, s3
-        out[t + 4], out[t + 5], out[t + 6], out[t + 7] = s4, s5, s6, s7
-        t += 8
-    while t < m:
-        a = X[idx[t]]
-        s = 0.0
-        for f in range(d):
-            s += xi[f] * a[f]
-        out[t] = s
-        t += 1
 
 
 @numba.njit(cache=True, inline="always")

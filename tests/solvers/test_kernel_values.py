@@ -1,7 +1,6 @@
-"""The kernel columns' inner products (solvers._jit.kernel_values): eight features or eight
-entries at a time, the features where x_i is 0 left out, and still the sum over the features in
-ascending order, one rounding per product and per addition, on every path (gathered, whole
-column, shared table)."""
+"""The inner products of the shared table's blocks (solvers._jit.kernel_values.dots_block): four
+features per pass, the features where x_r is 0 left out, and still the sum over the features in
+ascending order, one rounding per product and per addition, as the whole kernel columns'."""
 
 from __future__ import annotations
 
@@ -36,65 +35,60 @@ def _sequential(X, i):
     return s
 
 
-@pytest.mark.parametrize("d", [1, 3, 4, 7, 8, 9, 12, 13, 20, 30, 64])
-def test_whole_and_gathered_columns_are_the_sequential_sums_bit_for_bit(rng, d):
-    n = 45  # five groups of eight entries and a tail of five
-    X = _rows(rng, n, d)
-    XT = np.ascontiguousarray(X.T)
-    sqn = kc.squared_norms(X)
-    idx = rng.permutation(n).astype(np.int64)
-    for i in (0, 1, 7):
-        want = _sequential(X, i)
-        full, gathered = np.empty(n), np.empty(n)
-        kc.kernel_column_full(XT, sqn, i, full, LINEAR, 1.0, 0.0, 1, 1)
-        kc.kernel_column(X, sqn, i, idx, gathered, LINEAR, 1.0, 0.0, 1, 1)
-        np.testing.assert_array_equal(full, want)
-        np.testing.assert_array_equal(gathered, want[idx])
-        # the zeros skipped leave no -0.0 where the full sum has +0.0
-        assert not np.signbit(full[full == 0.0]).any()
+def _table_rows(X, groups, kernel, gamma):
+    """Every row of the shared table of ``X`` computed by the jitted loops, the blocks asked for
+    in several calls (one group at a time and several at once)."""
+    rows = KernelRows(X, Kernel(kernel, gamma, 3, 0.0), groups)
+    code = LINEAR if kernel == "linear" else RBF
+    n = X.shape[0]
+    everything = np.arange(n, dtype=np.int64)
+    for want in ([0, 2], [1, 2, 3], [0, 1, 2, 3]):
+        table = rows.columns(everything, np.array(want))
+        for i in range(n):
+            table_column(table, i, everything, np.empty(n), code, gamma, 0.0, 3)
+    assert rows.done.all()
+    return rows
+
+
+@pytest.mark.parametrize("d", [1, 3, 4, 5, 7, 8, 9, 13, 20, 64])
+def test_table_entries_are_the_sequential_sums_bit_for_bit(rng, d):
+    """Four features per pass and the zeros of x_r left out: still every product and every
+    addition rounded in ascending order of the features."""
+    X = _rows(rng, 45, d)
+    rows = _table_rows(X, rng.integers(0, 4, size=45), "linear", 1.0)
+    for r in range(45):
+        np.testing.assert_array_equal(rows.krows[r], _sequential(rows.X, r))
+        # the zeros left out leave no -0.0 where the full sum has +0.0
+        assert not np.signbit(rows.krows[r][rows.krows[r] == 0.0]).any()
     # the order matters on these rows: the reversed sum differs somewhere
     if d >= 8:
         assert not np.array_equal(_sequential(X[:, ::-1], 0), _sequential(X, 0))
 
 
-def test_zero_features_of_the_column_row_are_left_out_without_changing_a_bit(rng):
-    """x_i all zero but one feature, and the other rows' products with x_i's zeros -0.0."""
+def test_zero_features_of_the_row_are_left_out_without_changing_a_bit(rng):
+    """x_r all zero but one feature, the other rows' products with x_r's zeros -0.0, and a row
+    of zeros."""
     n, d = 30, 17
     X = -np.abs(rng.normal(size=(n, d)))
     X[0] = 0.0
     X[0, 11] = 2.0
     X[2, :] = 0.0
-    XT = np.ascontiguousarray(X.T)
-    out = np.empty(n)
-    kc.kernel_column_full(XT, kc.squared_norms(X), 0, out, LINEAR, 1.0, 0.0, 1, 1)
-    np.testing.assert_array_equal(out, 2.0 * X[:, 11])
-    np.testing.assert_array_equal(np.signbit(out), np.signbit(_sequential(X, 0)))
+    rows = _table_rows(X, np.arange(n) % 4, "linear", 1.0)
+    got = rows.krows[rows.position[0]][rows.position]
+    np.testing.assert_array_equal(got, 2.0 * X[:, 11])
+    np.testing.assert_array_equal(np.signbit(got), np.signbit(_sequential(X, 0)))
+    np.testing.assert_array_equal(rows.krows[rows.position[2]], np.zeros(n))
 
 
 @pytest.mark.parametrize("kernel", ["linear", "rbf"])
 def test_the_tables_blocks_are_the_whole_columns_bit_for_bit(rng, kernel):
-    """The shared table's rows, computed block by block (one group at a time, the non-zero
-    features of the row once), equal whole kernel columns, and linear entries the sequential
-    sums."""
+    """The shared table's rows, computed block by block, equal whole kernel columns (one pass
+    over the features at a time, every feature)."""
     n, d = 70, 20
-    X = (
-        _rows(rng, n, d)
-        if kernel == "linear"
-        else rng.normal(size=(n, d)) * (rng.random((n, d)) < 0.5)
-    )
-    groups = rng.integers(0, 4, size=n)
-    gamma = 0.05
-    rows = KernelRows(X, Kernel(kernel, gamma, 3, 0.0), groups)
+    X = rng.normal(size=(n, d)) * (rng.random((n, d)) < 0.5)
+    rows = _table_rows(X, rng.integers(0, 4, size=n), kernel, 0.05)
     code = LINEAR if kernel == "linear" else RBF
-    everything = np.arange(n, dtype=np.int64)
-    for want in ([0, 2], [1, 2, 3], [0, 1, 2, 3]):  # blocks asked for in several calls
-        table = rows.columns(everything, np.array(want))
-        for i in range(n):
-            table_column(table, i, everything, np.empty(n), code, gamma, 0.0, 3)
-    assert rows.done.all()
     for r in range(n):
         whole = np.empty(n)
-        kc.kernel_column_full(rows.XT, rows.sqn, r, whole, code, gamma, 0.0, 3, 1)
+        kc.kernel_column_full(rows.XT, rows.sqn, r, whole, code, 0.05, 0.0, 3, 1)
         np.testing.assert_array_equal(rows.krows[r], whole)
-        if kernel == "linear":
-            np.testing.assert_array_equal(rows.krows[r], _sequential(rows.X, r))
