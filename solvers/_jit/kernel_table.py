@@ -19,9 +19,10 @@ type.
 from __future__ import annotations
 
 import numba
+import numpy as np
 from numba import types
 
-from svmbench.solvers._jit.kernel_values import from_dots_block
+from svmbench.solvers._jit.kernel_values import dots_block, from_dots_block, nonzero_features
 
 #: The length of the table tuple (:func:`is_table`).
 TABLE_FIELDS = 7
@@ -39,19 +40,12 @@ def is_table(X) -> bool:
 
 
 @numba.njit(cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
-def table_block(XT, sqn, r, out, lo, hi, kind, gamma, coef0, degree):
+def table_block(XT, sqn, r, out, lo, hi, kind, gamma, coef0, degree, feats):
     """``out[t] = K(x_r, x_t)`` for ``lo ≤ t < hi`` from the dense transposed rows ``XT``
-    (d × n): the arithmetic of a whole kernel column, entry for entry (the sum over the features
-    in the same order; the inner loop over t contiguous)."""
-    m = hi - lo
-    o = out[lo:hi]
-    for t in range(m):
-        o[t] = 0.0
-    for f in range(XT.shape[0]):
-        xf = XT[f, r]
-        row = XT[f, lo:hi]
-        for t in range(m):
-            o[t] += xf * row[t]
+    (d × n) over the features where ``x_r`` is not 0 (listed in the scratch ``feats``): the
+    values of a whole kernel column, entry for entry
+    (:func:`~solvers._jit.kernel_values.dots_block`)."""
+    dots_block(XT, r, out, lo, hi, feats, nonzero_features(XT, r, feats))
     from_dots_block(out, sqn, r, lo, hi, kind, gamma, coef0, degree)
 
 
@@ -60,10 +54,17 @@ def table_row(table, r, kind, gamma, coef0, degree):
     """Row r of the table with the blocks the problem reads computed (those missing now)."""
     krows, done, starts, want, XT, sqn = table[1:]
     out = krows[r]
+    missing = 0
+    for w in range(want.shape[0]):
+        missing += done[r, want[w]] == 0
+    if missing == 0:
+        return out
+    feats = np.empty(XT.shape[0], dtype=np.int64)
     for w in range(want.shape[0]):
         g = want[w]
         if done[r, g] == 0:
-            table_block(XT, sqn, r, out, starts[g], starts[g + 1], kind, gamma, coef0, degree)
+            lo, hi = starts[g], starts[g + 1]
+            table_block(XT, sqn, r, out, lo, hi, kind, gamma, coef0, degree, feats)
             done[r, g] = 1
     return out
 

@@ -15,7 +15,11 @@ for these columns and for the certificates' products; its exponential is the vec
 - 4 ``precomputed``: ``X`` is the Gram matrix and the column is read from it.
 
 The transforms of a whole column of inner products run one loop per kind, so that each
-vectorizes.
+vectorizes. The inner products of the shared table's blocks (:func:`dots_block`) sum over the
+features in ascending order, one rounding per product and per addition, as :func:`kernel_entry`
+and the whole columns: the same value to the last bit. They leave out the features where ``x_i``
+is 0: for finite rows a product ``±0`` added to a partial sum started at ``+0`` never changes it
+(an exact zero sum rounds to ``+0``).
 """
 
 from __future__ import annotations
@@ -51,6 +55,53 @@ def kernel_entry(X, sqn, i, k, kind, gamma, coef0, degree):
     for f in range(d):
         dot += X[i, f] * X[k, f]
     return from_dot(dot, sqn[i], sqn[k], i == k, kind, gamma, coef0, degree)
+
+
+@numba.njit(cache=True, inline="always")
+def nonzero_features(XT, i, feats):
+    """Write the features f with ``XT[f, i] != 0`` into ``feats`` (ascending) and return how
+    many."""
+    c = 0
+    for f in range(XT.shape[0]):
+        if XT[f, i] != 0.0:
+            feats[c] = f
+            c += 1
+    return c
+
+
+@numba.njit(cache=True, inline="always")
+def dots_block(XT, i, out, lo, hi, feats, c):
+    """``out[t] = Σ_f x_i[f] x_t[f]`` for ``lo ≤ t < hi`` over the features ``feats[:c]``
+    (ascending) of the transposed rows ``XT`` (d × n).
+
+    Four features per pass over ``out`` (each entry's sum still adds them one at a time, in
+    order): a pass per feature loaded and stored ``out`` once per product. The loops over t run
+    from 0 on contiguous views, so that LLVM vectorizes them.
+    """
+    m = hi - lo
+    o = out[lo:hi]
+    for t in range(m):
+        o[t] = 0.0
+    j = 0
+    while j + 4 <= c:
+        f0, f1, f2, f3 = feats[j], feats[j + 1], feats[j + 2], feats[j + 3]
+        x0, x1, x2, x3 = XT[f0, i], XT[f1, i], XT[f2, i], XT[f3, i]
+        r0, r1, r2, r3 = XT[f0, lo:hi], XT[f1, lo:hi], XT[f2, lo:hi], XT[f3, lo:hi]
+        for t in range(m):
+            v = o[t]
+            v += x0 * r0[t]
+            v += x1 * r1[t]
+            v += x2 * r2[t]
+            v += x3 * r3[t]
+            o[t] = v
+        j += 4
+    while j < c:
+        f = feats[j]
+        xf = XT[f, i]
+        r = XT[f, lo:hi]
+        for t in range(m):
+            o[t] += xf * r[t]
+        j += 1
 
 
 @numba.njit(cache=True, inline="always")
