@@ -17,7 +17,6 @@ The first printed line is :func:`~benchmarks.harness.environment.summary`.
 from __future__ import annotations
 
 import argparse
-import collections
 import statistics
 import time
 
@@ -26,20 +25,9 @@ from sklearn.datasets import load_digits
 
 from svmbench import SVMClassifier
 from svmbench.benchmarks.harness.environment import summary
+from svmbench.benchmarks.studies.bench_fit_spans import Spans
 from svmbench.solvers import reductions
 from svmbench.solvers._jit import smo as jit
-
-
-def _timed(spent: dict, key: str, f):
-    def timed(*args, **kwargs):
-        start = time.perf_counter()
-        try:
-            return f(*args, **kwargs)
-        finally:
-            spent[key] += time.perf_counter() - start
-            spent[key + " calls"] += 1
-
-    return timed
 
 
 def main(argv=None) -> None:
@@ -50,13 +38,13 @@ def main(argv=None) -> None:
     print(summary())
     X, y = load_digits(return_X_y=True)
     X = X / 16.0
-    spent: dict = collections.defaultdict(float)
     pairs = []
-    loop, solve, lean = jit.run_loop, reductions._binary_solve, reductions.solve_shared_pair
-    problem = reductions._Reduction._binary_problem
-    jit.run_loop = _timed(spent, "loops", loop)
-    reductions._binary_solve = _timed(spent, "solve", solve)
-    reductions._Reduction._binary_problem = _timed(spent, "problem", problem)
+    lean = reductions.solve_shared_pair
+    spans = Spans()  # timers set on the stages' owners by name, as bench_fit_spans sets its own
+    spans.wrap(jit, "run_loop", "loops")
+    spans.wrap(reductions, "_binary_solve", "solve")
+    spans.wrap(reductions.OneVsOne, "_binary_problem", "problem")
+    spent, calls = spans.seconds, spans.calls
     reductions.solve_shared_pair = lambda s, p, **k: pairs.append((s, p)) or lean(s, p, **k)
     try:
         SVMClassifier(gamma=0.02).fit(X, y)  # its pairs, for the lean path below
@@ -64,9 +52,10 @@ def main(argv=None) -> None:
         outside, whole = [], []
         for _ in range(args.fits):
             spent.clear()
+            calls.clear()
             start = time.perf_counter()
             SVMClassifier(gamma=0.02).fit(X, y)
-            fit, n = time.perf_counter() - start, spent["solve calls"]
+            fit, n = time.perf_counter() - start, calls["solve"]
             outside.append((spent["solve"] + spent["problem"] - spent["loops"]) / n)
             whole.append((fit - spent["loops"]) / n)
         least = np.full(len(pairs), np.inf)
@@ -77,8 +66,8 @@ def main(argv=None) -> None:
                 lean(solver, pair, warns=False)
                 least[i] = min(least[i], time.perf_counter() - start - spent["loops"])
     finally:
-        jit.run_loop, reductions._binary_solve, reductions.solve_shared_pair = loop, solve, lean
-        reductions._Reduction._binary_problem = problem
+        reductions.solve_shared_pair = lean
+        spans.restore()
     us = 1e6
     print(f"digits, {args.fits} fits, 45 pairs each; µs per pair outside SMO's loops:")
     print(f"  the pairs' solves and problems   median {statistics.median(outside) * us:6.0f}"
