@@ -10,22 +10,20 @@ Breast cancer standardized (569 × 30, γ = 0.05) and Gaussian rows (4000 × 20,
 thread. The study calls only names that earlier trees have too: run it with another tree's
 interpreter (``python path/to/bench_kernel_blocks.py``) to alternate the two.
 
-    python -m svmbench.benchmarks.studies.bench_kernel_blocks --repeats 7
+    OPENBLAS_NUM_THREADS=1 NUMBA_NUM_THREADS=1 \
+        python -m svmbench.benchmarks.studies.bench_kernel_blocks --repeats 7
 """
 
 from __future__ import annotations
 
 import argparse
-import os
 import time
-
-os.environ.setdefault("NUMBA_NUM_THREADS", "1")
-os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 
 import numba
 import numpy as np
 from sklearn.datasets import load_breast_cancer, load_digits
 
+from svmbench.benchmarks.harness.environment import summary
 from svmbench.solvers._jit import kernel_columns as kc
 from svmbench.solvers._jit.kernel_table import table_row
 
@@ -82,6 +80,7 @@ def main(argv=None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--repeats", type=int, default=7)
     args = parser.parse_args(argv)
+    print(summary())
     cases = list(_cases())
     for _, _, run in cases:
         run()  # compile
