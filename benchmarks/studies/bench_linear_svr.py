@@ -1,6 +1,7 @@
 """Linear ε-SVR: ours against LIBLINEAR on the same loss, one thread, side by side in one run.
 
-Run ``python -m svmbench.benchmarks.studies.bench_linear_svr [--quick] [--repeat 7]``. Every case
+Run ``OPENBLAS_NUM_THREADS=1 OMP_NUM_THREADS=1 python -m
+svmbench.benchmarks.studies.bench_linear_svr [--quick] [--repeat 7]``. Every case
 is an :class:`~problems.SVRPrimal` with ``bias="regularized"`` (LIBLINEAR's ``-B 1``), ``ε = 0.1``,
 ``C`` = 1 and 100 (``--C``), on scikit-learn's ``make_regression(20 000, 50, noise=10)`` (dense)
 and on a sparse ``20 000 × 2 000`` matrix of density 1 % with targets ``X w₀ + 10·noise`` (CSR).
@@ -32,12 +33,8 @@ machine are noisy: compare ratios within one run.
 from __future__ import annotations
 
 import argparse
-import os
 import statistics
 import warnings
-
-os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
-os.environ.setdefault("OMP_NUM_THREADS", "1")
 
 import numpy as np
 from scipy import sparse

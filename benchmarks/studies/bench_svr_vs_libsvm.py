@@ -1,6 +1,7 @@
 """Kernel ε-SVR: the generalized SMO and the batched SMO against LIBSVM's ``-s 3``, one thread.
 
-Run ``NUMBA_NUM_THREADS=1 python -m svmbench.benchmarks.studies.bench_svr_vs_libsvm`` (options
+Run ``NUMBA_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 OMP_NUM_THREADS=1 python -m
+svmbench.benchmarks.studies.bench_svr_vs_libsvm`` (options
 ``--n 10000 --repeat 3 --old REV``). The problem is an :class:`~problems.SVRDual` on
 ``friedman1`` (standardized), RBF with ``gamma="scale"``, ``C = 1``, ``ε = 0.1``, free bias; the
 target (issue 27) is svmbench at a certified relative gap of 1e-6 in at most half LIBSVM's wall
@@ -33,9 +34,6 @@ import sys
 import tempfile
 import time
 from pathlib import Path
-
-os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
-os.environ.setdefault("OMP_NUM_THREADS", "1")
 
 from svmbench.benchmarks.studies.bench_general_smo import trees
 from svmbench.problems import SVRDual, datasets

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import importlib
 import math
+import os
 import pkgutil
 import re
 import shutil
@@ -230,7 +231,11 @@ def test_the_studies_package_holds_every_study():
 
 @pytest.mark.parametrize("name", _studies())
 def test_every_study_module_imports(name):
+    before = dict(os.environ)
     module = importlib.import_module(f"svmbench.benchmarks.studies.{name}")
+    # the suite imports every study into its own process: one that set a thread count there
+    # made Numba refuse every later compile of that process
+    assert dict(os.environ) == before, f"importing {name} changed the process environment"
     if name.startswith("bench_") and name != "bench_kernels":  # bench_kernels: pytest only
         assert callable(module.main)
 
