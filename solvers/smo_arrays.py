@@ -240,8 +240,8 @@ def new_core(X, XT, sqn, kint, kflt, y, C, QD, alpha, G, Gbar, status, n_slots, 
     """The loops' record (:class:`~solvers._jit.smo.Core`) of n = ``len(y)`` variables at
     ``alpha`` with gradients ``G``, ``Ḡ``: all active, a column cache of ``n_slots`` empty
     columns of ``dtype``, fresh counters and scratch, no linear term and no row map (C-SVC).
-    ``extra`` sets the general form's fields (``p``, ``rowmap``, a longer ``tmp``, an unused
-    one-entry ``cache``) instead."""
+    ``extra`` sets the general form's fields (``p``, ``rowmap``, a longer ``tmp``, no column
+    ``cache``: None) instead."""
     n = len(y)
     empty = _NO_ROW_MAP.get(dtype)
     if empty is None:

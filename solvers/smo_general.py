@@ -152,8 +152,9 @@ def make_general_state(
     QD = np.ascontiguousarray(diag[rowmap] + form.s2)
     core = new_core(
         X, XT, sqn, kint, kflt, z, upper, QD, alpha, G, Gbar, status, 1, dtype,
-        # the variables' columns are read from the kernel rows: C-SVC's column cache stays empty
-        cache=np.empty((1, 1), dtype=dtype),
+        # the variables' columns are read from the kernel rows: no column cache (the loops
+        # compile the general form's variant alone)
+        cache=None,
         tmp=np.empty(max(m, n_rows)),  # a kernel column on the rows of X
         p=np.ascontiguousarray(form.p, dtype=np.float64),
         rowmap=rowcache,

@@ -61,7 +61,7 @@ from svmbench.solvers._jit.smo_counters import (  # noqa: F401 (re-exported: the
     SHRINK_COUNTER,
     UNSHRUNK,
 )
-from svmbench.solvers._jit.smo_rows import has_rows, lru_slot, row_slot
+from svmbench.solvers._jit.smo_rows import general_column, lru_slot
 
 #: A missing column is computed whole (contiguous, from ``XT``) when at least this fraction of
 #: its entries is wanted: an entry over a gathered index list costs about twice one of a whole
@@ -128,18 +128,13 @@ def get_column(
     ist,
     idx_buf,
     tmp,
-    rowmap,
 ):
     """Slot of ``cache`` holding column ``Q̃_:i``, valid on the active set (on all if need_full).
 
-    A miss takes a free slot or evicts the least recently used one (smallest ``stamp``). The
-    general form (``rowmap`` a row map, :func:`~solvers._jit.smo_rows.has_rows`) gives the slot
-    of the kernel row of i's row instead (:func:`~solvers._jit.smo_rows.general_column`; the
-    loops read it in their branches on the row map).
+    A miss takes a free slot or evicts the least recently used one (smallest ``stamp``). C-SVC's
+    columns only: the general form reads the kernel row of i's row
+    (:func:`~solvers._jit.smo_rows.general_column`).
     """
-    if has_rows(rowmap):  # the general form's kernel row of i's row
-        rows, krows, kslots, krow_slot = rowmap
-        return row_slot(rows[i], XT, sqn, kint, kflt, ist, tmp, krows, kslots, krow_slot)
     n = y.shape[0]
     n_active = ist[N_ACTIVE]
     ist[CLOCK] += 1
@@ -211,7 +206,7 @@ def reconstruct(
         coef = alpha[cols] * y[cols]
         rows = np.flatnonzero(is_active == 0)
         rows_x, cols_x = rows, cols
-        if rowmap[0].shape[0] > 0:  # the general form: the kernel's rows of X
+        if rowmap is not None:  # the general form: the kernel's rows of X
             rows_x, cols_x = rowmap[0][rows], rowmap[0][cols]
         sums = np.zeros(rows.shape[0])
         sums_of(X, kint)(X, sqn, kint, kflt, cols_x, coef, rows_x, np.empty(rows.shape[0]), sums)
@@ -425,41 +420,42 @@ def update_gbar(
     tmp,
     rowmap,
 ):
-    """Keep ``Ḡ = Σ_{α_j = C_j} C_j Q̃_:j`` when α_i enters or leaves its upper bound."""
+    """Keep ``Ḡ = Σ_{α_j = C_j} C_j Q̃_:j`` when α_i enters or leaves its upper bound. The
+    general form (``rowmap`` not None) reads the kernel row of i's row, C-SVC (``cache`` not
+    None) its column: each test is decided by the argument's type when the loop is compiled."""
     was_up = old >= C[i]
     is_up = alpha[i] >= C[i]
     if was_up == is_up:
         return
-    s = get_column(
-        i,
-        WHOLE,
-        X,
-        XT,
-        sqn,
-        kint,
-        kflt,
-        y,
-        QD,
-        active,
-        is_active,
-        all_idx,
-        cache,
-        slot_col,
-        col_slot,
-        slot_full,
-        stamp,
-        ist,
-        idx_buf,
-        tmp,
-        rowmap,
-    )
     c = C[i] if is_up else -C[i]
-    if has_rows(rowmap):  # the kernel row of i's row: Q_ti = z_t z_i K[r_i, r_t]
-        Qi = rowmap[1][s]
+    if rowmap is not None:  # the kernel row of i's row: Q_ti = z_t z_i K[r_i, r_t]
+        Qi = rowmap[1][general_column(i, XT, sqn, kint, kflt, ist, tmp, rowmap)]
         rows = rowmap[0]
         for t in range(y.shape[0]):
             Gbar[t] += c * (y[i] * y[t] * Qi[rows[t]])
-    else:
+    if cache is not None:
+        s = get_column(
+            i,
+            WHOLE,
+            X,
+            XT,
+            sqn,
+            kint,
+            kflt,
+            y,
+            QD,
+            active,
+            is_active,
+            all_idx,
+            cache,
+            slot_col,
+            col_slot,
+            slot_full,
+            stamp,
+            ist,
+            idx_buf,
+            tmp,
+        )
         Qi = cache[s]
         for t in range(y.shape[0]):
             Gbar[t] += c * Qi[t]
