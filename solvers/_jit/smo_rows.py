@@ -75,9 +75,10 @@ def kernel_row_slot(r, XT, sqn, kint, kflt, ist, tmp, krows, kslots, krow_slot):
     return ks
 
 
-@numba.njit(cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
+@numba.njit(cache=True, inline="always")
 def general_column(i, XT, sqn, kint, kflt, ist, tmp, rowcache):
     """The general form's :func:`~solvers._jit.smo_shrink.get_column`: the slot of the kernel
-    row of variable i's row (computed on a miss, :func:`kernel_row_slot`), a whole row."""
+    row of variable i's row (computed on a miss, :func:`kernel_row_slot`), a whole row (a
+    one-line wrapper, inlined at its call sites)."""
     rows, krows, kslots, krow_slot = rowcache
     return kernel_row_slot(rows[i], XT, sqn, kint, kflt, ist, tmp, krows, kslots, krow_slot)

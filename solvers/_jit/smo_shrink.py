@@ -273,13 +273,13 @@ def in_low(yt, at, ct):
     return (yt > 0.0 and at > 0.0) or (yt < 0.0 and at < ct)
 
 
-@numba.njit(cache=True, inline="always")
+@numba.njit(cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
 def bound_status(yt, at, ct):
     """Bit 0: t ∈ I_up; bit 1: t ∈ I_low (kept for each variable, as LIBSVM's alpha_status)."""
     return (1 if in_up(yt, at, ct) else 0) | (2 if in_low(yt, at, ct) else 0)
 
 
-@numba.njit(cache=True, inline="always")
+@numba.njit(cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
 def shrink_active(eps, pairs, y, C, alpha, G, active, ist, tmp):
     """Every ``min(n, 1000)`` updates (both loops): measure the maximal violation on the active
     set, keep it in ``tmp[0]``, ``tmp[1]`` for :func:`remove_shrunk` (``ist[PENDING_SHRINK]``),
@@ -305,7 +305,7 @@ def shrink_active(eps, pairs, y, C, alpha, G, active, ist, tmp):
     return False
 
 
-@numba.njit(cache=True, inline="always")
+@numba.njit(cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
 def remove_shrunk(pairs, y, C, alpha, G, active, is_active, ist, tmp, shrink):
     """Remove from the active set the variables at a bound whose gradient pushes them into it
     harder than the violations :func:`shrink_active` measured (Chang & Lin 2011, §5.1; the
@@ -420,14 +420,66 @@ def update_gbar(
     tmp,
     rowmap,
 ):
-    """Keep ``Ḡ = Σ_{α_j = C_j} C_j Q̃_:j`` when α_i enters or leaves its upper bound. The
-    general form (``rowmap`` not None) reads the kernel row of i's row, C-SVC (``cache`` not
-    None) its column: each test is decided by the argument's type when the loop is compiled."""
-    was_up = old >= C[i]
-    is_up = alpha[i] >= C[i]
-    if was_up == is_up:
-        return
-    c = C[i] if is_up else -C[i]
+    """Keep ``Ḡ = Σ_{α_j = C_j} C_j Q̃_:j`` when α_i enters or leaves its upper bound (rarely:
+    the change itself, :func:`gbar_change`, is a compiled callee)."""
+    if (old >= C[i]) != (alpha[i] >= C[i]):
+        gbar_change(
+            i,
+            X,
+            XT,
+            sqn,
+            kint,
+            kflt,
+            y,
+            C,
+            QD,
+            alpha,
+            Gbar,
+            active,
+            is_active,
+            all_idx,
+            cache,
+            slot_col,
+            col_slot,
+            slot_full,
+            stamp,
+            ist,
+            idx_buf,
+            tmp,
+            rowmap,
+        )
+
+
+@numba.njit(cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
+def gbar_change(
+    i,
+    X,
+    XT,
+    sqn,
+    kint,
+    kflt,
+    y,
+    C,
+    QD,
+    alpha,
+    Gbar,
+    active,
+    is_active,
+    all_idx,
+    cache,
+    slot_col,
+    col_slot,
+    slot_full,
+    stamp,
+    ist,
+    idx_buf,
+    tmp,
+    rowmap,
+):
+    """``Ḡ += ±C_i Q̃_:i`` as α_i enters (+) or leaves (−) its upper bound. The general form
+    (``rowmap`` not None) reads the kernel row of i's row, C-SVC (``cache`` not None) its
+    column: each test is decided by the argument's type when this is compiled."""
+    c = C[i] if alpha[i] >= C[i] else -C[i]
     if rowmap is not None:  # the kernel row of i's row: Q_ti = z_t z_i K[r_i, r_t]
         Qi = rowmap[1][general_column(i, XT, sqn, kint, kflt, ist, tmp, rowmap)]
         rows = rowmap[0]
