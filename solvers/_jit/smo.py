@@ -135,11 +135,14 @@ def run_loop(loop, max_updates, eps, shrinking, core: Core) -> tuple[int, int]:
     """``loop(max_updates, eps, shrinking, *core)`` (:func:`smo_pairs`, :func:`smo_single` or
     the ν loop), with the gradient reconstructions it returns for (:data:`RECONSTRUCT`) done
     here and the loop called again for the updates left: ``(updates done, BUDGET or
-    CONVERGED)``. The loops do not link :func:`reconstruct` (rarely run, about a fifth of their
-    compiled code), so that a first fit compiles it once instead of again inside each loop."""
+    CONVERGED)``. Without ``shrinking`` the loop is given None, by whose type Numba prunes its
+    shrinking and Ḡ's updates (a variant that small problems, which never shrink, compile
+    alone; the warm-ups run the variant of their problem). The loops do not link
+    :func:`reconstruct` (rarely run, about a fifth of their compiled code), so that a first fit
+    compiles it once instead of again inside each loop."""
     done = 0
     while True:
-        step, code = loop(max_updates - done, eps, shrinking, *core)
+        step, code = loop(max_updates - done, eps, True if shrinking else None, *core)
         done += step
         if code != RECONSTRUCT:
             return done, code
@@ -261,7 +264,7 @@ def smo_pairs(
     next_i = np.int64(-1)
     next_gmax = -np.inf
     while True:
-        if shrinking:
+        if shrinking is not None and shrinking:
             if ist[PENDING_SHRINK] == 0:
                 ist[SHRINK_COUNTER] -= 1
                 if ist[SHRINK_COUNTER] <= 0 and shrink_active(
@@ -361,7 +364,7 @@ def smo_pairs(
             have_next, next_i, next_gmax = pair_gradient(
                 i, j, da_i, da_j, Qi, Qj, all_idx, False, y, G, status, active, ist[N_ACTIVE]
             )
-        if shrinking:
+        if shrinking is not None and shrinking:
             update_gbar(
                 i,
                 old_i,
@@ -454,7 +457,7 @@ def smo_single(
     codes of :func:`smo_pairs`."""
     done = 0
     while True:
-        if shrinking:
+        if shrinking is not None and shrinking:
             if ist[PENDING_SHRINK] == 0:
                 ist[SHRINK_COUNTER] -= 1
                 if ist[SHRINK_COUNTER] <= 0 and shrink_active(
@@ -508,7 +511,7 @@ def smo_single(
             for s in range(ist[N_ACTIVE]):
                 t = active[s]
                 G[t] += Qi[t] * da
-        if shrinking:
+        if shrinking is not None and shrinking:
             update_gbar(
                 i,
                 old,
