@@ -136,11 +136,9 @@ def _needs_product(problem: KernelDual) -> bool:
     )
 
 
-#: The variants (rows, cache dtype, pair updates) whose loop that never shrinks is compiled in
-#: this process.
+#: The variants (rows, cache dtype, pair updates) whose non-shrinking loop this process compiled.
 _WARM_VARIANTS: set[tuple] = set()
-#: The variants whose shrinking loop and reconstruction (the kernel sums of a shrunk gradient)
-#: are compiled.
+#: Those whose shrinking loop and reconstruction (a shrunk gradient's kernel sums) it compiled.
 _WARM_RECONSTRUCT: set[tuple] = set()
 
 
