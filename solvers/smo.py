@@ -137,9 +137,9 @@ def _needs_product(problem: KernelDual) -> bool:
     )
 
 
-#: The variants (rows, cache dtype, pair updates) compiled in this process.
+#: The variants (rows, cache dtype, pair updates) whose non-shrinking loop this process compiled.
 _WARM_VARIANTS: set[tuple] = set()
-#: The variants whose reconstruction (the kernel sums of a shrunk gradient) is compiled too.
+#: Those whose shrinking loop and reconstruction (a shrunk gradient's kernel sums) it compiled.
 _WARM_RECONSTRUCT: set[tuple] = set()
 
 
@@ -285,7 +285,7 @@ class SMO(IterativeSolver):
         variant = (storage, dtype, problem.bias == "free", threads is not None)
         product = _needs_product(problem)
         reconstruct = self.shrinks(problem.n_samples)
-        warm = variant in _WARM_VARIANTS and (variant in _WARM_RECONSTRUCT or not reconstruct)
+        warm = variant in (_WARM_RECONSTRUCT if reconstruct else _WARM_VARIANTS)
         if warm and (_WARM_PRODUCT or not product):
             return 0.0
         start = time.perf_counter()
@@ -307,8 +307,8 @@ class SMO(IterativeSolver):
         kernel sums of the gradient's reconstruction (run only where the loops shrink:
         :meth:`shrinks`); with the columns' parallel loops when ``threads`` is not None."""
         variant = (storage, np.dtype(dtype).type, pairs, threads is not None)
-        loops = variant not in _WARM_VARIANTS
-        sums = reconstruct and variant not in _WARM_RECONSTRUCT
+        loops = not reconstruct and variant not in _WARM_VARIANTS  # the loop that never shrinks
+        sums = reconstruct and variant not in _WARM_RECONSTRUCT  # the shrinking one, the sums
         if not (loops or sums):
             return
         name = np.dtype(dtype).name
@@ -324,15 +324,15 @@ class SMO(IterativeSolver):
                 tiny, None, pairs=pairs, n_slots=2, dtype=dtype, storage=storage
             )
             core = state.core._replace(kint=(*state.core.kint[:2], threads))
-            if loops:
-                run = jit.smo_pairs if pairs else jit.smo_single
-                jit.run_loop(run, 50, 1e-3, True, core)
-                alpha = np.array([1.0, 1.0, 0.5, 0.5])  # G and Ḡ of a warm start
-                c = state.core
-                _gradients(c.X, c.sqn, c.kint, c.kflt, y, c.C, 0.0 * y, alpha)
+            run = jit.smo_pairs if pairs else jit.smo_single
+            jit.run_loop(run, 50, 1e-3, reconstruct, core)
+            alpha = np.array([1.0, 1.0, 0.5, 0.5])  # G and Ḡ of a warm start
+            c = state.core
+            _gradients(c.X, c.sqn, c.kint, c.kflt, y, c.C, 0.0 * y, alpha)
             if sums:
                 jit.compile_reconstruct(core)
-        _WARM_VARIANTS.add(variant)
+        if loops:
+            _WARM_VARIANTS.add(variant)
         if sums:
             _WARM_RECONSTRUCT.add(variant)
 

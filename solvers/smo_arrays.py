@@ -248,8 +248,8 @@ def new_core(X, XT, sqn, kint, kflt, y, C, QD, alpha, G, Gbar, status, n_slots, 
     """The loops' record (:class:`~solvers._jit.smo.Core`) of n = ``len(y)`` variables at
     ``alpha`` with gradients ``G``, ``Ḡ``: all active, a column cache of ``n_slots`` empty
     columns of ``dtype``, fresh counters and scratch, no linear term and no row map (C-SVC).
-    ``extra`` sets the general form's fields (``p``, ``rowmap``, a longer ``tmp``, an unused
-    one-entry ``cache``) instead."""
+    ``extra`` sets the general form's fields (``p``, ``rowmap``, a longer ``tmp``, no column
+    ``cache``: None) instead."""
     n = len(y)
     empty = no_row_map(dtype)
     ist = np.zeros(jit.N_IST, dtype=np.int64)
@@ -263,9 +263,8 @@ def new_core(X, XT, sqn, kint, kflt, y, C, QD, alpha, G, Gbar, status, n_slots, 
     slot_col.fill(-1)
     col_slot = np.empty(n, dtype=np.int64)
     col_slot.fill(-1)
-    cache = extra.pop("cache", None)
-    if cache is None:
-        cache = np.empty((n_slots, n), dtype=dtype)
+    # extra's cache: the general form's None (no column cache) or a buffer to reuse
+    cache = extra.pop("cache") if "cache" in extra else np.empty((n_slots, n), dtype=dtype)
     core = jit.Core(
         X=X, XT=XT, sqn=sqn, kint=kint, kflt=kflt, y=y, C=C, QD=QD, alpha=alpha, G=G,
         Gbar=Gbar, active=all_idx.copy(), is_active=is_active, all_idx=all_idx, cache=cache,

@@ -152,8 +152,9 @@ def make_general_state(
     QD = np.ascontiguousarray(diag[rowmap] + form.s2)
     core = new_core(
         X, XT, sqn, kint, kflt, z, upper, QD, alpha, G, Gbar, status, 1, dtype,
-        # the variables' columns are read from the kernel rows: C-SVC's column cache stays empty
-        cache=np.empty((1, 1), dtype=dtype),
+        # the variables' columns are read from the kernel rows: no column cache (the loops
+        # compile the general form's variant alone)
+        cache=None,
         tmp=np.empty(max(m, n_rows)),  # a kernel column on the rows of X
         p=np.ascontiguousarray(form.p, dtype=np.float64),
         rowmap=rowcache,
@@ -207,7 +208,8 @@ def general_warm_up(solver, problem: GeneralDualProblem) -> float:
         tiny_X = tiny_X @ tiny_X.T
     dtype = np.dtype(row_cache_dtype(form, solver.cache_mb)).type
     threads = rows_threads(form.X, "dense" if precomputed else storage)
-    variant = (storage, form.equality, dtype, threads is not None)
+    shrinking = solver.shrinking and form.equality != "nu"  # as general_step's
+    variant = (storage, form.equality, dtype, threads is not None, shrinking)
     if variant in _WARM_GENERAL:
         return 0.0
     start = time.perf_counter()
@@ -228,8 +230,8 @@ def general_warm_up(solver, problem: GeneralDualProblem) -> float:
             tiny, alpha0, eps=1e-3, cache_mb=0.0, storage=storage, dtype=dtype
         )
         core = state.core._replace(kint=(*state.core.kint[:2], threads))
-        jit.run_loop(LOOPS[form.equality], 50, 1e-3, form.equality != "nu", core)
-        if form.equality != "nu":  # the ν loop does not shrink
+        jit.run_loop(LOOPS[form.equality], 50, 1e-3, shrinking, core)
+        if shrinking:  # the ν loop does not shrink
             jit.compile_reconstruct(core)
     _WARM_GENERAL.add(variant)
     return time.perf_counter() - start

@@ -28,9 +28,9 @@ from svmbench.solvers.records import ConvergenceWarning, SolveResult, Status, re
 from svmbench.solvers.smo_arrays import new_core, no_row_map
 from svmbench.solvers.status_rules import settled_status
 
-#: The loops compiled in this process for shared rows: pair updates or single ones.
+#: The loops compiled in this process for shared rows that never shrink: pair updates or single.
 _WARM_SHARED: set[bool] = set()
-#: Those whose reconstruction (the kernel sums of a shrunk gradient) is compiled too.
+#: Those whose shrinking loop and reconstruction (the kernel sums of a shrunk gradient) are.
 _WARM_SHARED_SUMS: set[bool] = set()
 
 
@@ -188,8 +188,8 @@ def warm_up_shared(problem: KernelDual, *, reconstruct: bool) -> float:
     problem, and with ``reconstruct`` (where the loops shrink: :meth:`~solvers.smo.SMO.shrinks`)
     the kernel sums of the gradient's reconstruction; untimed, once per process and variant."""
     pairs = problem.bias == "free"
-    loops = pairs not in _WARM_SHARED
-    sums = reconstruct and pairs not in _WARM_SHARED_SUMS
+    loops = not reconstruct and pairs not in _WARM_SHARED  # the loop that never shrinks
+    sums = reconstruct and pairs not in _WARM_SHARED_SUMS  # the shrinking one, the sums
     if not (loops or sums):
         return 0.0
     start = time.perf_counter()
@@ -200,11 +200,11 @@ def warm_up_shared(problem: KernelDual, *, reconstruct: bool) -> float:
         tiny = KernelDual(X, y, kernel="rbf", gamma=0.5, bias="free" if pairs else "none")
         tiny.share_rows(KernelRows(X, Kernel("rbf", 0.5), (y > 0).astype(np.int64)), np.arange(4))
         core = shared_core(tiny, 2)
-        if loops:
-            jit.run_loop(jit.smo_pairs if pairs else jit.smo_single, 50, 1e-3, True, core)
+        jit.run_loop(jit.smo_pairs if pairs else jit.smo_single, 50, 1e-3, reconstruct, core)
         if sums:
             jit.compile_reconstruct(core)
-    _WARM_SHARED.add(pairs)
+    if loops:
+        _WARM_SHARED.add(pairs)
     if sums:
         _WARM_SHARED_SUMS.add(pairs)
     return time.perf_counter() - start

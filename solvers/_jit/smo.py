@@ -31,14 +31,14 @@ rules live in :mod:`solvers._jit.smo_shrink`, which both loops share (:func:`shr
 :func:`grow_back`, :func:`get_column`, :func:`update_gbar`); their names are re-exported here.
 
 LIBSVM's general dual (:mod:`solvers.smo_general`: ``min ½αᵀQα + pᵀα``, signs z in ``y``, bounds
-u in ``C``, a row of X per variable) runs on the same loops, compiled once for both: the record's
-``p`` (the linear term, read where the gradient is rebuilt: ``G = Qα + p``; empty for C-SVC, whose
-term is −1) and ``rowmap`` (the row of each variable and the kernel rows cached by row of X,
-:mod:`solvers._jit.smo_rows`, LIBSVM's ``SVR_Q``; empty arrays for C-SVC, ``no_rows``). The loops
-read ``Q_ti = z_t z_i K[r_i, r_t]`` from the kernel row of i's row; they test the row map at run
-time outside their scans over the variables (:func:`second_index` and :func:`pair_gradient` are
-inlined once per kind, the kind a constant in each copy), so that C-SVC reads its cached column
-as before.
+u in ``C``, a row of X per variable) runs on the same loops: the record's ``p`` (the linear term,
+read where the gradient is rebuilt: ``G = Qα + p``; empty for C-SVC, whose term is −1) and
+``rowmap`` (the row of each variable and the kernel rows cached by row of X,
+:mod:`solvers._jit.smo_rows`, LIBSVM's ``SVR_Q``). The loops read ``Q_ti = z_t z_i K[r_i, r_t]``
+from the kernel row of i's row. C-SVC passes ``rowmap = None`` and the general form ``cache =
+None``: the loops' branches on ``rowmap is not None`` and ``cache is not None`` are pruned by the
+arguments' types before Numba types the loop, so each kind compiles its own variant without the
+other's code (:func:`second_index` and :func:`pair_gradient` inlined once, the kind a constant).
 
 The driver keeps the loops' arrays as one record, :class:`Core`, unpacked into the loops'
 arguments (the record passed whole into the jitted code ran as fast but compiled 1.5x slower: see
@@ -52,7 +52,7 @@ from typing import NamedTuple
 import numba
 import numpy as np
 
-from svmbench.solvers._jit.smo_rows import has_rows, no_rows  # noqa: F401 (no_rows: C-SVC's)
+from svmbench.solvers._jit.smo_rows import general_column, no_rows  # noqa: F401 (no_rows: C-SVC's)
 from svmbench.solvers._jit.smo_shrink import (  # noqa: F401 (the loops' helpers, re-exported)
     CLOCK,
     FULL_FRACTION,
@@ -115,7 +115,7 @@ class Core(NamedTuple):
     active: np.ndarray  # int64: the active set is active[:ist[N_ACTIVE]]
     is_active: np.ndarray  # uint8
     all_idx: np.ndarray  # 0, …, n − 1
-    cache: np.ndarray  # (n_slots × n) float32 or float64: the cached columns Q̃_:i
+    cache: np.ndarray | None  # (n_slots × n) float32 or float64: Q̃_:i (None: the general form)
     slot_col: np.ndarray  # column in each slot (−1: free)
     col_slot: np.ndarray  # slot of each column (−1: not cached)
     slot_full: np.ndarray  # uint8: 1 if the slot's column was computed on every index
@@ -127,19 +127,22 @@ class Core(NamedTuple):
     status: np.ndarray  # uint8: bit 0 t ∈ I_up, bit 1 t ∈ I_low (free bias only)
     p: np.ndarray  # the general form's linear term (empty: −1, C-SVC)
     # the general form's row of each variable and its kernel rows cached by row, the tuple
-    # ``(rows, krows, kslots, krow_slot)`` of :mod:`solvers._jit.smo_rows` (C-SVC: ``no_rows``)
-    rowmap: tuple
+    # ``(rows, krows, kslots, krow_slot)`` of :mod:`solvers._jit.smo_rows` (C-SVC: None)
+    rowmap: tuple | None
 
 
 def run_loop(loop, max_updates, eps, shrinking, core: Core) -> tuple[int, int]:
     """``loop(max_updates, eps, shrinking, *core)`` (:func:`smo_pairs`, :func:`smo_single` or
     the ν loop), with the gradient reconstructions it returns for (:data:`RECONSTRUCT`) done
     here and the loop called again for the updates left: ``(updates done, BUDGET or
-    CONVERGED)``. The loops do not link :func:`reconstruct` (rarely run, about a fifth of their
-    compiled code), so that a first fit compiles it once instead of again inside each loop."""
+    CONVERGED)``. Without ``shrinking`` the loop is given None, by whose type Numba prunes its
+    shrinking and Ḡ's updates (a variant that small problems, which never shrink, compile
+    alone; the warm-ups run the variant of their problem). The loops do not link
+    :func:`reconstruct` (rarely run, about a fifth of their compiled code), so that a first fit
+    compiles it once instead of again inside each loop."""
     done = 0
     while True:
-        step, code = loop(max_updates - done, eps, shrinking, *core)
+        step, code = loop(max_updates - done, eps, True if shrinking else None, *core)
         done += step
         if code != RECONSTRUCT:
             return done, code
@@ -251,7 +254,9 @@ def smo_pairs(
     goes on (call it through :func:`run_loop`), ``BUDGET`` otherwise. Arrays are updated in
     place.
     """
-    general = has_rows(rowmap)
+    # the kind, decided by the arguments' types when compiled (Numba prunes the other's code)
+    general = rowmap is not None
+    columns = cache is not None
     done = 0
     # i of the next update found during the gradient update (the same scan, fused), valid until
     # the active set or G changes otherwise (shrinking, reconstruction)
@@ -259,7 +264,7 @@ def smo_pairs(
     next_i = np.int64(-1)
     next_gmax = -np.inf
     while True:
-        if shrinking:
+        if shrinking is not None and shrinking:
             if ist[PENDING_SHRINK] == 0:
                 ist[SHRINK_COUNTER] -= 1
                 if ist[SHRINK_COUNTER] <= 0 and shrink_active(
@@ -290,38 +295,20 @@ def smo_pairs(
         j = np.int64(-1)
         gmax2 = -np.inf
         if i >= 0:
-            si = get_column(
-                i,
-                PARTIAL,
-                X,
-                XT,
-                sqn,
-                kint,
-                kflt,
-                y,
-                QD,
-                active,
-                is_active,
-                all_idx,
-                cache,
-                slot_col,
-                col_slot,
-                slot_full,
-                stamp,
-                ist,
-                idx_buf,
-                tmp,
-                rowmap,
-            )
-            # C-SVC reads the cached column; the general form the kernel row of i's row,
-            # Q_ti = z_t z_i K[r_i, r_t] (solvers._jit.smo_rows): one scan each
+            # the general form reads the kernel row of i's row, Q_ti = z_t z_i K[r_i, r_t]
+            # (solvers._jit.smo_rows); C-SVC its cached column: one scan each
             if general:
+                si = general_column(i, XT, sqn, kint, kflt, ist, tmp, rowmap)
                 j, gmax2 = second_index(
                     i, gmax, rowmap[1][si], rowmap[0], True, y, G, QD, status, active, n_active
                 )
-            else:
+            if columns:
+                si = get_column(
+                    i, PARTIAL, X, XT, sqn, kint, kflt, y, QD, active, is_active, all_idx,
+                    cache, slot_col, col_slot, slot_full, stamp, ist, idx_buf, tmp,
+                )  # fmt: skip
                 j, gmax2 = second_index(
-                    i, gmax, cache[si], rowmap[0], False, y, G, QD, status, active, n_active
+                    i, gmax, cache[si], all_idx, False, y, G, QD, status, active, n_active
                 )
         if j < 0 or gmax + gmax2 < eps:
             # check the shrunk variables too before declaring convergence
@@ -329,35 +316,17 @@ def smo_pairs(
                 return done, RECONSTRUCT
             return done, CONVERGED
         # ---- update along d_i = y_i, d_j = −y_j (keeps yᵀα)
-        sj = get_column(
-            j,
-            PARTIAL,
-            X,
-            XT,
-            sqn,
-            kint,
-            kflt,
-            y,
-            QD,
-            active,
-            is_active,
-            all_idx,
-            cache,
-            slot_col,
-            col_slot,
-            slot_full,
-            stamp,
-            ist,
-            idx_buf,
-            tmp,
-            rowmap,
-        )
         # i's column (or its row's kernel row) is still cached: the most recent before j's
         if general:
+            sj = general_column(j, XT, sqn, kint, kflt, ist, tmp, rowmap)
             Qi = rowmap[1][rowmap[3][rowmap[0][i]]]
             Qj = rowmap[1][sj]
             q = y[i] * y[j] * Qi[rowmap[0][j]]
-        else:
+        if columns:
+            sj = get_column(
+                j, PARTIAL, X, XT, sqn, kint, kflt, y, QD, active, is_active, all_idx, cache,
+                slot_col, col_slot, slot_full, stamp, ist, idx_buf, tmp,
+            )  # fmt: skip
             Qi = cache[col_slot[i]]
             Qj = cache[sj]
             q = Qi[j]
@@ -391,11 +360,11 @@ def smo_pairs(
             have_next, next_i, next_gmax = pair_gradient(
                 i, j, da_i, da_j, Qi, Qj, rowmap[0], True, y, G, status, active, ist[N_ACTIVE]
             )
-        else:
+        if columns:
             have_next, next_i, next_gmax = pair_gradient(
-                i, j, da_i, da_j, Qi, Qj, rowmap[0], False, y, G, status, active, ist[N_ACTIVE]
+                i, j, da_i, da_j, Qi, Qj, all_idx, False, y, G, status, active, ist[N_ACTIVE]
             )
-        if shrinking:
+        if shrinking is not None and shrinking:
             update_gbar(
                 i,
                 old_i,
@@ -488,7 +457,7 @@ def smo_single(
     codes of :func:`smo_pairs`."""
     done = 0
     while True:
-        if shrinking:
+        if shrinking is not None and shrinking:
             if ist[PENDING_SHRINK] == 0:
                 ist[SHRINK_COUNTER] -= 1
                 if ist[SHRINK_COUNTER] <= 0 and shrink_active(
@@ -524,44 +493,25 @@ def smo_single(
             if grow_back(y, ist):
                 return done, RECONSTRUCT
             return done, CONVERGED
-        si = get_column(
-            i,
-            PARTIAL,
-            X,
-            XT,
-            sqn,
-            kint,
-            kflt,
-            y,
-            QD,
-            active,
-            is_active,
-            all_idx,
-            cache,
-            slot_col,
-            col_slot,
-            slot_full,
-            stamp,
-            ist,
-            idx_buf,
-            tmp,
-            rowmap,
-        )
         old = alpha[i]
         alpha[i] = new_i
         da = new_i - old
-        if has_rows(rowmap):  # the kernel row of i's row (as in smo_pairs)
-            Qi = rowmap[1][si]
+        if rowmap is not None:  # the kernel row of i's row (as in smo_pairs)
+            Qi = rowmap[1][general_column(i, XT, sqn, kint, kflt, ist, tmp, rowmap)]
             rows = rowmap[0]
             for s in range(ist[N_ACTIVE]):
                 t = active[s]
                 G[t] += y[i] * y[t] * Qi[rows[t]] * da
-        else:
+        if cache is not None:
+            si = get_column(
+                i, PARTIAL, X, XT, sqn, kint, kflt, y, QD, active, is_active, all_idx, cache,
+                slot_col, col_slot, slot_full, stamp, ist, idx_buf, tmp,
+            )  # fmt: skip
             Qi = cache[si]
             for s in range(ist[N_ACTIVE]):
                 t = active[s]
                 G[t] += Qi[t] * da
-        if shrinking:
+        if shrinking is not None and shrinking:
             update_gbar(
                 i,
                 old,

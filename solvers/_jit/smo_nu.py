@@ -74,8 +74,7 @@ def smo_pairs_nu(
     bounds u); every variable must be active."""
     n = y.shape[0]
     done = 0
-    # the kernel row of a variable's row (the general form's get_column, called directly)
-    row_args = (XT, sqn, kint, kflt, ist, tmp, rowmap)
+    # the kernel row of a variable's row: the general form's get_column
     rows, krows, _, krow_slot = rowmap
     while True:
         if done >= max_updates:
@@ -98,9 +97,9 @@ def smo_pairs_nu(
         Qp = krows[0]
         Qn = krows[0]
         if ip >= 0:
-            Qp = krows[general_column(ip, *row_args)]
+            Qp = krows[general_column(ip, XT, sqn, kint, kflt, ist, tmp, rowmap)]
         if i_n >= 0:
-            Qn = krows[general_column(i_n, *row_args)]
+            Qn = krows[general_column(i_n, XT, sqn, kint, kflt, ist, tmp, rowmap)]
         # ---- j by WSS2 within the group of each candidate
         gmax2_p = -np.inf
         gmax2_n = -np.inf
@@ -138,8 +137,8 @@ def smo_pairs_nu(
         i = ip if y[j] > 0.0 else i_n
         # ---- update along d_i = z_i, d_j = −z_j (z_i = z_j: both sums kept); i's column made
         # the most recent before j's is fetched, so that j's cannot evict it
-        general_column(i, *row_args)
-        sj = general_column(j, *row_args)
+        general_column(i, XT, sqn, kint, kflt, ist, tmp, rowmap)
+        sj = general_column(j, XT, sqn, kint, kflt, ist, tmp, rowmap)
         Qi = krows[krow_slot[rows[i]]]
         Qj = krows[sj]
         a = QD[i] + QD[j] - 2.0 * y[i] * y[j] * (y[i] * y[j] * Qi[rows[j]])

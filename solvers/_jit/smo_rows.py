@@ -11,35 +11,25 @@ which took a quarter more time per ε-SVR solve here).
 
 The loops of :mod:`solvers._jit.smo` and :mod:`solvers._jit.smo_nu` read the general form's
 ``rowmap = (rows, krows, kslots, krow_slot)`` (the row of each variable; the cached kernel rows,
-slots × n; each slot's row, −1 free, and its LRU stamp; each row's slot, −1 not cached). C-SVC
-passes :func:`no_rows` (every array empty, the same types), so that one compiled loop serves
-both: :func:`has_rows` tells them apart at run time, outside the loops over the variables.
+slots × n; each slot's row, −1 free, and its LRU stamp; each row's slot, −1 not cached) through
+:func:`general_column`. C-SVC passes ``rowmap = None`` (:func:`no_rows`) and the general form
+``cache = None`` (no column cache): the loops test ``rowmap is not None`` and ``cache is not
+None``, which Numba's branch pruning decides from the arguments' types before typing, so that
+each kind compiles its own code alone (C-SVC's fit compiles none of the general form's reads).
 """
 
 from __future__ import annotations
 
 import numba
-import numpy as np
 
 from svmbench.solvers._jit.kernel_columns import column_full
 from svmbench.solvers._jit.smo_counters import CLOCK, HITS, MISSES
 
 
-def no_rows(dtype) -> tuple:
-    """The row map of a problem without one (C-SVC): empty arrays of the general form's types,
-    the kernel rows in the column cache's ``dtype``, so that both share the loops' signature."""
-    return (
-        np.empty(0, dtype=np.int64),
-        np.empty((0, 0), dtype=dtype),
-        np.empty((2, 0), dtype=np.int64),
-        np.empty(0, dtype=np.int64),
-    )
-
-
-@numba.njit(cache=True, inline="always")
-def has_rows(rowmap):
-    """Whether ``rowmap`` is a general form's row map (not :func:`no_rows`)."""
-    return rowmap[0].shape[0] > 0
+def no_rows(dtype) -> None:
+    """The row map of a problem without one (C-SVC, whatever the column cache's ``dtype``):
+    None, by whose type Numba prunes the general form's branches from the loops."""
+    return None
 
 
 @numba.njit(cache=True, inline="always")
@@ -63,13 +53,11 @@ def lru_slot(key, slot_key, key_slot, stamp, clock):
     return slot
 
 
-@numba.njit(cache=True, inline="always")
-def row_slot(r, XT, sqn, kint, kflt, ist, tmp, krows, kslots, krow_slot):
+@numba.njit(cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
+def kernel_row_slot(r, XT, sqn, kint, kflt, ist, tmp, krows, kslots, krow_slot):
     """Slot of ``krows`` holding ``K(x_r, x_k) + s²`` for every row k of X (LRU over the slots;
     ``kslots[0]`` the row in each slot, −1 free, ``kslots[1]`` its stamp). A kernel row serves
-    every variable on row r: ε-SVR's α_r and α*_r read one row, as LIBSVM's ``SVR_Q``. Inlined
-    into :func:`~solvers._jit.smo_shrink.get_column` (one call site: no function of its own to
-    compile and link for C-SVC's loops); :func:`kernel_row_slot` is its compiled form."""
+    every variable on row r: ε-SVR's α_r and α*_r read one row, as LIBSVM's ``SVR_Q``."""
     ist[CLOCK] += 1
     ks = krow_slot[r]
     if ks >= 0:
@@ -87,15 +75,10 @@ def row_slot(r, XT, sqn, kint, kflt, ist, tmp, krows, kslots, krow_slot):
     return ks
 
 
-@numba.njit(cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
-def kernel_row_slot(r, XT, sqn, kint, kflt, ist, tmp, krows, kslots, krow_slot):
-    """:func:`row_slot`, compiled (the ν loop's several call sites)."""
-    return row_slot(r, XT, sqn, kint, kflt, ist, tmp, krows, kslots, krow_slot)
-
-
-@numba.njit(cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
+@numba.njit(cache=True, inline="always")
 def general_column(i, XT, sqn, kint, kflt, ist, tmp, rowcache):
     """The general form's :func:`~solvers._jit.smo_shrink.get_column`: the slot of the kernel
-    row of variable i's row (computed on a miss, :func:`kernel_row_slot`)."""
+    row of variable i's row (computed on a miss, :func:`kernel_row_slot`), a whole row (a
+    one-line wrapper, inlined at its call sites)."""
     rows, krows, kslots, krow_slot = rowcache
     return kernel_row_slot(rows[i], XT, sqn, kint, kflt, ist, tmp, krows, kslots, krow_slot)

@@ -61,7 +61,7 @@ from svmbench.solvers._jit.smo_counters import (  # noqa: F401 (re-exported: the
     SHRINK_COUNTER,
     UNSHRUNK,
 )
-from svmbench.solvers._jit.smo_rows import has_rows, lru_slot, row_slot
+from svmbench.solvers._jit.smo_rows import general_column, lru_slot
 
 #: A missing column is computed whole (contiguous, from ``XT``) when at least this fraction of
 #: its entries is wanted: an entry over a gathered index list costs about twice one of a whole
@@ -128,18 +128,13 @@ def get_column(
     ist,
     idx_buf,
     tmp,
-    rowmap,
 ):
     """Slot of ``cache`` holding column ``Q̃_:i``, valid on the active set (on all if need_full).
 
-    A miss takes a free slot or evicts the least recently used one (smallest ``stamp``). The
-    general form (``rowmap`` a row map, :func:`~solvers._jit.smo_rows.has_rows`) gives the slot
-    of the kernel row of i's row instead (:func:`~solvers._jit.smo_rows.general_column`; the
-    loops read it in their branches on the row map).
+    A miss takes a free slot or evicts the least recently used one (smallest ``stamp``). C-SVC's
+    columns only: the general form reads the kernel row of i's row
+    (:func:`~solvers._jit.smo_rows.general_column`).
     """
-    if has_rows(rowmap):  # the general form's kernel row of i's row
-        rows, krows, kslots, krow_slot = rowmap
-        return row_slot(rows[i], XT, sqn, kint, kflt, ist, tmp, krows, kslots, krow_slot)
     n = y.shape[0]
     n_active = ist[N_ACTIVE]
     ist[CLOCK] += 1
@@ -211,7 +206,7 @@ def reconstruct(
         coef = alpha[cols] * y[cols]
         rows = np.flatnonzero(is_active == 0)
         rows_x, cols_x = rows, cols
-        if rowmap[0].shape[0] > 0:  # the general form: the kernel's rows of X
+        if rowmap is not None:  # the general form: the kernel's rows of X
             rows_x, cols_x = rowmap[0][rows], rowmap[0][cols]
         sums = np.zeros(rows.shape[0])
         sums_of(X, kint)(X, sqn, kint, kflt, cols_x, coef, rows_x, np.empty(rows.shape[0]), sums)
@@ -278,13 +273,13 @@ def in_low(yt, at, ct):
     return (yt > 0.0 and at > 0.0) or (yt < 0.0 and at < ct)
 
 
-@numba.njit(cache=True, inline="always")
+@numba.njit(cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
 def bound_status(yt, at, ct):
     """Bit 0: t ∈ I_up; bit 1: t ∈ I_low (kept for each variable, as LIBSVM's alpha_status)."""
     return (1 if in_up(yt, at, ct) else 0) | (2 if in_low(yt, at, ct) else 0)
 
 
-@numba.njit(cache=True, inline="always")
+@numba.njit(cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
 def shrink_active(eps, pairs, y, C, alpha, G, active, ist, tmp):
     """Every ``min(n, 1000)`` updates (both loops): measure the maximal violation on the active
     set, keep it in ``tmp[0]``, ``tmp[1]`` for :func:`remove_shrunk` (``ist[PENDING_SHRINK]``),
@@ -310,7 +305,7 @@ def shrink_active(eps, pairs, y, C, alpha, G, active, ist, tmp):
     return False
 
 
-@numba.njit(cache=True, inline="always")
+@numba.njit(cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
 def remove_shrunk(pairs, y, C, alpha, G, active, is_active, ist, tmp, shrink):
     """Remove from the active set the variables at a bound whose gradient pushes them into it
     harder than the violations :func:`shrink_active` measured (Chang & Lin 2011, §5.1; the
@@ -425,41 +420,94 @@ def update_gbar(
     tmp,
     rowmap,
 ):
-    """Keep ``Ḡ = Σ_{α_j = C_j} C_j Q̃_:j`` when α_i enters or leaves its upper bound."""
-    was_up = old >= C[i]
-    is_up = alpha[i] >= C[i]
-    if was_up == is_up:
-        return
-    s = get_column(
-        i,
-        WHOLE,
-        X,
-        XT,
-        sqn,
-        kint,
-        kflt,
-        y,
-        QD,
-        active,
-        is_active,
-        all_idx,
-        cache,
-        slot_col,
-        col_slot,
-        slot_full,
-        stamp,
-        ist,
-        idx_buf,
-        tmp,
-        rowmap,
-    )
-    c = C[i] if is_up else -C[i]
-    if has_rows(rowmap):  # the kernel row of i's row: Q_ti = z_t z_i K[r_i, r_t]
-        Qi = rowmap[1][s]
+    """Keep ``Ḡ = Σ_{α_j = C_j} C_j Q̃_:j`` when α_i enters or leaves its upper bound (rarely:
+    the change itself, :func:`gbar_change`, is a compiled callee)."""
+    if (old >= C[i]) != (alpha[i] >= C[i]):
+        gbar_change(
+            i,
+            X,
+            XT,
+            sqn,
+            kint,
+            kflt,
+            y,
+            C,
+            QD,
+            alpha,
+            Gbar,
+            active,
+            is_active,
+            all_idx,
+            cache,
+            slot_col,
+            col_slot,
+            slot_full,
+            stamp,
+            ist,
+            idx_buf,
+            tmp,
+            rowmap,
+        )
+
+
+@numba.njit(cache=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)
+def gbar_change(
+    i,
+    X,
+    XT,
+    sqn,
+    kint,
+    kflt,
+    y,
+    C,
+    QD,
+    alpha,
+    Gbar,
+    active,
+    is_active,
+    all_idx,
+    cache,
+    slot_col,
+    col_slot,
+    slot_full,
+    stamp,
+    ist,
+    idx_buf,
+    tmp,
+    rowmap,
+):
+    """``Ḡ += ±C_i Q̃_:i`` as α_i enters (+) or leaves (−) its upper bound. The general form
+    (``rowmap`` not None) reads the kernel row of i's row, C-SVC (``cache`` not None) its
+    column: each test is decided by the argument's type when this is compiled."""
+    c = C[i] if alpha[i] >= C[i] else -C[i]
+    if rowmap is not None:  # the kernel row of i's row: Q_ti = z_t z_i K[r_i, r_t]
+        Qi = rowmap[1][general_column(i, XT, sqn, kint, kflt, ist, tmp, rowmap)]
         rows = rowmap[0]
         for t in range(y.shape[0]):
             Gbar[t] += c * (y[i] * y[t] * Qi[rows[t]])
-    else:
+    if cache is not None:
+        s = get_column(
+            i,
+            WHOLE,
+            X,
+            XT,
+            sqn,
+            kint,
+            kflt,
+            y,
+            QD,
+            active,
+            is_active,
+            all_idx,
+            cache,
+            slot_col,
+            col_slot,
+            slot_full,
+            stamp,
+            ist,
+            idx_buf,
+            tmp,
+        )
         Qi = cache[s]
         for t in range(y.shape[0]):
             Gbar[t] += c * Qi[t]

@@ -625,3 +625,40 @@ def test_the_warm_up_compiles_the_reconstruction_where_the_loops_shrink(
     assert f"WARM {int(shrinks)}" in done.stdout, done.stdout[-2000:]
     assert f"SHRUNK {shrinks}" in done.stdout, done.stdout[-2000:]
     assert f"AFTER {int(shrinks)}" in done.stdout, done.stdout[-2000:]  # the solve compiled none
+
+
+_KINDS_APART = """
+import numpy as np
+from svmbench.problems import KernelDual
+from svmbench.problems.svr import SVRDual
+from svmbench.solvers import registry
+from svmbench.solvers._jit import smo
+rng = np.random.default_rng(0)
+X = rng.standard_normal((200, 4))
+y = np.where(X[:, 0] * X[:, 1] > 0, 1.0, -1.0)
+def kinds(loop):
+    # (rowmap's type, cache's type) of every signature of the loop compiled or loaded so far
+    return sorted({(str(s[-1]).lower()[:5], str(s[17]).lower()[:5]) for s in loop.signatures})
+for bias in ("free", "none"):
+    registry.get("smo").solve(KernelDual(X, y, C=10.0, kernel="rbf", gamma=0.5, bias=bias))
+print("CSVC", kinds(smo.smo_pairs), kinds(smo.smo_single))
+for bias in ("free", "none"):
+    registry.get("smo").solve(SVRDual(X, X[:, 2], C=10.0, kernel="rbf", gamma=0.5, bias=bias))
+print("BOTH", kinds(smo.smo_pairs), kinds(smo.smo_single))
+"""
+
+
+def test_each_kind_runs_its_own_loop(tmp_path):
+    """C-SVC passes no row map (None) and the general form no column cache (None): the loops
+    are compiled per kind, each without the other's branches (pruned by the argument's type
+    before typing; the general form's reads of a row map could not be typed on None). A new
+    process's C-SVC fits load or compile no loop of the general form, whose fit then adds its
+    own (pairs with a free bias, single updates without)."""
+    from tests.fresh_process import run_python
+
+    done = run_python(_KINDS_APART, tmp_path, timeout=900)
+    assert done.returncode == 0, done.stderr[-2000:]
+    csvc = "[('none', 'array')]"
+    both = "[('none', 'array'), ('tuple', 'none')]"
+    assert f"CSVC {csvc} {csvc}" in done.stdout, done.stdout[-2000:]
+    assert f"BOTH {both} {both}" in done.stdout, done.stdout[-2000:]
