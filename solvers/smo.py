@@ -248,12 +248,10 @@ class SMO(IterativeSolver):
     # ---- JIT -------------------------------------------------------------------------------------
     def warm_up(self) -> float:
         """Compile the loops on a 4-point problem (both update kinds, float32 and float64
-        columns, dense and CSR rows, shrinking and reconstruction, the serial columns; the
-        gradient of a warm start and the certificate's kernel products), once per process;
-        untimed. Later calls return 0 at once (the 4-point runs cost 0.2-0.7 s each time). The
-        loops with parallel columns, which only problems of ``n·d ≥ PARALLEL_MIN_WORK`` run on
-        several threads, compile in :meth:`warm_up_for` of such a problem (before any solve of
-        it)."""
+        columns, dense and CSR rows, the loop that never shrinks and the shrinking one with its
+        reconstruction, the serial columns; a warm start's gradient, the certificate's kernel
+        products), once per process; untimed; later calls return 0. The loops with parallel
+        columns (problems of ``n·d ≥ PARALLEL_MIN_WORK``) compile in :meth:`warm_up_for`."""
         global _WARM
         if _WARM:
             return 0.0
@@ -261,7 +259,8 @@ class SMO(IterativeSolver):
         for storage in ("dense", "csr"):
             for dtype in (np.float32, np.float64):
                 for pairs in (True, False):
-                    self._compile(storage, dtype, pairs, None)
+                    for shrinks in (False, True):
+                        self._compile(storage, dtype, pairs, None, shrinks)
         self._compile_product()
         _WARM = True
         return time.perf_counter() - start
