@@ -25,7 +25,7 @@ from svmbench.problems.untrusted import machine_memory
 from svmbench.problems.validation import check_int, check_option, check_real
 from svmbench.solvers.chunk_loop import all_finite, run_chunks
 from svmbench.solvers.clock import Clock
-from svmbench.solvers.exact_finish import exact_finish, finish_applies
+from svmbench.solvers.finish_outcome import finished_outcome
 from svmbench.solvers.records import (
     STATUS_MESSAGES,
     Callback,
@@ -370,42 +370,8 @@ class Solver(abc.ABC):
         )
 
     def _finish(self, outcome: Outcome, problem: Problem, clock: Clock) -> Outcome:
-        """The exact finish of an ``optimal`` point of a box-constrained binary dual
-        (:func:`~solvers.exact_finish.exact_finish`): bounded multipliers set exactly, the free
-        ones solved, kept only if the problem re-certifies it; ``info["exact_finish"]`` says
-        what happened. Skipped for anchors (the library's model is reported as trained), for
-        solvers that build their own model, and where a solver inside already finished."""
-        problem = outcome.problem or problem
-        if not finish_applies(problem) or "exact_finish" in outcome.info:
-            return outcome
-        if outcome.status is not Status.OPTIMAL:
-            why = f"status {outcome.status.value}"
-        elif self.anchor:
-            why = "an anchor: the library's model is reported as trained"
-        elif outcome.model is not None or not all_finite(outcome.variables):
-            why = "the solver built its own model" if outcome.model is not None else "no point"
-        else:
-            why = None
-        if why is not None:
-            return replaced(outcome, info={**outcome.info, "exact_finish": {"skipped": why}})
-        with clock.certifying():  # the certificates: the record's, before and after
-            variables, cert, report = exact_finish(
-                problem, outcome.variables, outcome.certificate, tol=self.tol
-            )
-        trace = outcome.trace
-        if report.get("accepted") and trace and trace[-1].iteration == outcome.iterations:
-            # the trace ends at the result: its last point is the finished one
-            last = replace(
-                trace[-1], primal=cert.primal, dual=cert.dual, gap=cert.gap, certified=True
-            )
-            trace = (*trace[:-1], last)
-        return replaced(
-            outcome,
-            variables=variables,
-            certificate=cert,
-            trace=trace,
-            info={**outcome.info, "exact_finish": report},
-        )
+        """The exact finish of the outcome (:func:`~solvers.finish_outcome.finished_outcome`)."""
+        return finished_outcome(outcome, problem, clock, tol=self.tol, anchor=self.anchor)
 
     @abc.abstractmethod
     def _run(self, problem: Problem, warm_start: WarmStart | None, clock: Clock, callback):

@@ -30,6 +30,7 @@ import numpy as np
 
 from svmbench.problems.base import Certificate, Problem
 from svmbench.solvers.clock import CheckSchedule, Clock, TraceSchedule
+from svmbench.solvers.margin_lift import finished_or_lifted, lift_applies, lift_words
 from svmbench.solvers.records import (
     STATUS_MESSAGES,
     Checkpoint,
@@ -139,6 +140,7 @@ def run_chunks(
     iterations, chunks = prepared.iterations, 0
     status, cert, message = None, None, ""
     limit_info: dict[str, Any] = {}
+    lift_info: dict[str, Any] = {}
     last_chunk = 0.0
     # the options, read once (a chunk of a small problem takes tens of microseconds)
     tol, max_iter, time_limit = solver.tol, solver.max_iter, solver.time_limit
@@ -206,6 +208,11 @@ def run_chunks(
         if gap_rule and due:
             cert = step.certificate or problem.certificate(**variables)
             status, message = gap_verdict(problem, cert, tol, step.converged)
+            if status is not Status.OPTIMAL and lift_applies(problem, cert, tol):
+                lifted = finished_or_lifted(problem, variables, cert, tol)
+                if lifted is not None:  # the margins' rounding at a large C, lifted off
+                    variables, cert, lift_info["margin_lift"] = lifted
+                    status, message = Status.OPTIMAL, lift_words(lift_info["margin_lift"])
         elif stop_rule == "native" and step.converged:
             status = Status.OPTIMAL  # if the certificate agrees (Solver._result)
         if cert is not None or wanted:
@@ -263,7 +270,7 @@ def run_chunks(
         iterations=iterations,
         certificate=cert,
         message=message,
-        info={**prepared.info, **solver._info(state), **limit_info},
+        info={**prepared.info, **solver._info(state), **limit_info, **lift_info},
         problem=problem,
         trace=tuple(trace),
     )

@@ -98,6 +98,7 @@ def exact_finish(
     stop_gap: float = STOP_GAP,
     margins: bool = True,
     max_tries: int | None = None,
+    short: bool = False,
 ) -> tuple[dict[str, Any], Certificate | None, dict[str, Any]]:
     """The finished ``(variables, certificate, report)`` of a certified point.
 
@@ -105,7 +106,9 @@ def exact_finish(
     set solved (None: ``MAX_FREE``; a caller trying the finish early asks for small sets only);
     ``stop_gap``: the candidates stop at the first certified to it (``STOP_GAP``: exact);
     ``margins=False``: the active sets of α's thresholds only, none read from the margins;
-    ``max_tries``: the candidates certified at most, in their order (None: all).
+    ``max_tries``: the candidates certified at most, in their order (None: all); ``short``: a
+    point short of ``tol`` is finished too (a method's early try, :mod:`~solvers.margin_lift`;
+    what it returns still meets ``tol`` or is the point given).
     The variables and certificate returned are the finished ones when accepted, else the given
     ones (the certificate drawn, if it was); the report says which and what was fixed
     (``fixed_at_0``, ``fixed_at_C``, ``free``, ``accepted``, ``rel_gap_before``,
@@ -119,7 +122,7 @@ def exact_finish(
     cert = certificate
     if not cert.certified or not math.isfinite(cert.rel_gap):
         return variables, cert, {"skipped": "the point is not certified"}
-    if not cert.meets(tol):  # a native rule that held short of tol: reported as it stopped
+    if not (short or cert.meets(tol)):  # a native rule that held short of tol: as it stopped
         why = f"certified at {cert.rel_gap:.3g}, short of tol={tol:g}: it is not optimal"
         if cert.rel_gap <= tol:
             why = f"certified at {cert.rel_gap:.3g}, within tol={tol:g} but not with its rounding"
@@ -150,14 +153,14 @@ def exact_finish(
     tries = _then_margins(problem, cert, upper, candidates, limit) if margins else candidates
     if max_tries is not None:
         tries = itertools.islice(tries, max_tries)
+    from svmbench.solvers.margin_lift import finish_lift, lift_margins  # it builds on this module
+
+    lift = finish_lift(problem, cert, tol)  # at a large C, margins asked at 1 + lift
+    if lift:
+        stop_gap = max(stop_gap, 4.0 * lift * float(alpha.sum()) / max(1.0, abs(cert.dual)))
+        report["lifted"] = lift
     for eps, at0, atC, free in tries:
-        fixed = np.where(atC, upper, 0.0)
-        finished, b, method = solve_free_set(problem, fixed, free, alpha[free], b0, upper)
-        # a multiplier within rounding of 0 is at 0 (dense and sparse products then agree)
-        size = np.abs(finished)
-        finished[size <= ROUNDING_ZERO * size.max()] = 0.0  # n ≥ 1 multipliers
-        finished = zero_label_sum(problem, finished, upper)
-        new_vars = variables_of(problem, finished, b)
+        new_vars, finished, method = finished_point(problem, atC, free, alpha, b0, upper, lift)
         new_cert = problem.certificate(**new_vars)
         tried.append((eps, float(new_cert.rel_gap)))
         if new_cert.certified and (best is None or new_cert.rel_gap < best[1].rel_gap):
@@ -176,6 +179,11 @@ def exact_finish(
         return variables, cert, report
     new_vars, new_cert, eps, method, (n0, nC, nfree), finished = best
     accepted = new_cert.meets(tol)  # the point's own gap, with its rounding allowance, met tol
+    if not (accepted or lift):  # its margins on 1, where a large C magnifies their rounding
+        lifted = lift_margins(problem, new_vars, new_cert, tol)
+        if lifted is not None:
+            new_vars, new_cert, accepted = lifted[0], lifted[1], True
+            finished, report["lifted"] = new_cert.dual_point, lifted[2]["lifted"]
     report.update(
         fixed_at_0=n0,
         fixed_at_C=nC,
@@ -317,7 +325,20 @@ def _margin_candidates(problem, cert, upper, known, max_free: int) -> list:
     return out
 
 
-def solve_free_set(problem, fixed, free, alpha_free, b0, upper):
+def finished_point(problem, atC, free, alpha, b0, upper, lift: float = 0.0):
+    """``(variables, α, method)`` of one active set: the multipliers of ``atC`` at their bound,
+    those of ``free`` solved (:func:`solve_free_set`, from ``alpha``'s), the rest 0; multipliers
+    within rounding of 0 set to 0 (dense and sparse products then agree) and ``yᵀα = 0`` made
+    exact (:func:`zero_label_sum`)."""
+    fixed = np.where(atC, upper, 0.0)
+    finished, b, method = solve_free_set(problem, fixed, free, alpha[free], b0, upper, lift)
+    size = np.abs(finished)
+    finished[size <= ROUNDING_ZERO * size.max()] = 0.0  # n ≥ 1 multipliers
+    finished = zero_label_sum(problem, finished, upper)
+    return variables_of(problem, finished, b), finished, method
+
+
+def solve_free_set(problem, fixed, free, alpha_free, b0, upper, lift: float = 0.0):
     """α with the bounded multipliers at their bounds and the free ones from the KKT equations
     (``method="kkt"``), or at their own values when the equations do not settle in the box
     (``"thresholded"``); and the free bias b the equations give, ``b = mean_F(y_i t_i − g_i)``
@@ -326,7 +347,8 @@ def solve_free_set(problem, fixed, free, alpha_free, b0, upper):
     certificate's rule).
 
     The kernel block of the free set and the bounded multipliers' part of its margins are
-    computed once; a round that moves multipliers to a bound reads them from that block."""
+    computed once; a round that moves multipliers to a bound reads them from that block.
+    ``lift``: the hinge's free margins asked at ``1 + lift`` (:mod:`~solvers.margin_lift`)."""
     if not free.size:  # every multiplier at a bound: nothing to solve, b by the problem's rule
         return fixed.copy(), None, "kkt"
     y = problem.y
@@ -343,7 +365,7 @@ def solve_free_set(problem, fixed, free, alpha_free, b0, upper):
         if moved.any():
             r_loc = r_loc + K[np.ix_(loc, moved)] @ (upper[free[moved]] * y[free[moved]])
         K_loc = K if loc.size == free.size else K[np.ix_(loc, loc)]  # the first round: all
-        sol = _kkt_solve(problem, alpha, idx, x_loc, b0, K_loc, r_loc)
+        sol = _kkt_solve(problem, alpha, idx, x_loc, b0, K_loc, r_loc, 1.0 + lift)
         if sol is None:
             break
         x, b = sol
@@ -353,7 +375,7 @@ def solve_free_set(problem, fixed, free, alpha_free, b0, upper):
             alpha[idx] = x
             if b is not None:  # LIBSVM's b: the mean over the free set of what its margins ask
                 g = K_loc @ (x * y[idx]) + r_loc
-                target = 1.0 if problem.loss == "hinge" else 1.0 - x / (2.0 * up)
+                target = 1.0 + lift if problem.loss == "hinge" else 1.0 - x / (2.0 * up)
                 b = float(np.mean(y[idx] * target - g))
             return alpha, b, "kkt"
         # a multiplier outside its box sits at the bound it crossed, the others are solved again
@@ -366,16 +388,17 @@ def solve_free_set(problem, fixed, free, alpha_free, b0, upper):
     return alpha, None, "thresholded"
 
 
-def _kkt_solve(problem, alpha, free, x0, b0, K_FF, r_F):
+def _kkt_solve(problem, alpha, free, x0, b0, K_FF, r_F, margin: float = 1.0):
     """The free multipliers (and b, for a free bias) solving the KKT equations with the others
     at ``alpha`` (``K_FF`` the kernel block of the free set, ``r_F`` the other multipliers' part
-    of its decision values): the minimum-norm correction of ``(x0, b0)``; None if not finite."""
+    of its decision values, ``margin`` the hinge's margin asked): the minimum-norm correction of
+    ``(x0, b0)``; None if not finite."""
     y = problem.y
     yF = y[free]
     Q = K_FF * np.outer(yF, yF)
     if problem.loss == "squared_hinge":
         Q[np.diag_indices_from(Q)] += 1.0 / (2.0 * problem.upper_bounds[free])
-    rhs = 1.0 - yF * r_F
+    rhs = margin - yF * r_F
     m = free.size
     if problem.bias == "free":
         M = np.empty((m + 1, m + 1))

@@ -52,6 +52,7 @@ from svmbench.problems.validation import check_bool, check_int, check_option, ch
 from svmbench.solvers._jit import smo as jit
 from svmbench.solvers.base import IterativeSolver, StepOutcome
 from svmbench.solvers.compile_notice import compiling
+from svmbench.solvers.margin_lift import finish_due, lifted_estimate
 from svmbench.solvers.registry import register
 
 # (DENSE_MAX_BYTES and _gradients stay importable from here, as the tests do)
@@ -474,7 +475,8 @@ class SMO(IterativeSolver):
                 return StepOutcome(total, converged=state.converged)
             # the native rule holds on every variable and G is complete: estimate the gap, O(n)
             state.estimate = self._gap_estimate(problem, state)
-            if state.estimate <= self.tol or state.eps <= EPS_FLOOR:
+            due = finish_due(problem, self.tol, state.eps)  # at a large C: finished early
+            if state.estimate <= self.tol or state.eps <= EPS_FLOOR or due:
                 state.asked = True
                 state.certifications += 1
                 return StepOutcome(total, converged=True)
@@ -484,21 +486,18 @@ class SMO(IterativeSolver):
 
     @staticmethod
     def _refresh_gradient(state: _State) -> None:
-        """Recompute G and Ḡ in float64 from α: float32 columns make the maintained gradient drift
-        by rounding (≤ 2⁻²³ |Δα| per update), which may hide the last digits a tight gap target
-        needs. Done only when the certificate refused a point (a cost of the same order)."""
+        """Recompute G and Ḡ in float64 from α (float32 columns make the maintained gradient
+        drift by ≤ 2⁻²³ |Δα| per update); only when the certificate refused a point."""
         c = state.core
         c.G[:], c.Gbar[:] = _gradients(c.X, c.sqn, c.kint, c.kflt, c.y, c.C, state.dplus, c.alpha)
         state.bias = None
 
     @staticmethod
     def _tighten(state: _State, wanted: float = 0.0) -> None:
-        """Lower the native tolerance for a new phase (shrinking may grow back once more).
-
-        ``wanted`` = tol / estimate: the gap has followed eps nearly in proportion, so eps goes
-        to half the share that would just meet tol, between 1/100 and 1/2 of itself; a fixed
-        tenfold step overshot tol (docs/measurements.md, "smo"). Without an estimate (the
-        certificate refused a point the estimate had accepted): tenfold."""
+        """Lower the native tolerance for a new phase (shrinking may grow back once more):
+        ``wanted`` = tol / estimate (the gap follows eps nearly in proportion), eps to half the
+        share that would just meet tol, within [1/100, 1/2] of itself (docs/measurements.md,
+        "smo"); without an estimate (the certificate refused the point): tenfold."""
         factor = 0.1 if wanted <= 0.0 else min(0.5, max(0.01, 0.5 * wanted))
         state.eps = max(EPS_FLOOR, state.eps * factor)
         state.core.ist[jit.UNSHRUNK] = 0
@@ -541,6 +540,8 @@ class SMO(IterativeSolver):
     def _gap_estimate(self, problem: KernelDual, state: _State) -> float:
         """Relative duality gap of ``(α, b)`` from the maintained gradient (all of G exact)."""
         P, gap = self._estimates(problem, state)
+        b, c = self._bias(problem, state) if problem.bias == "free" else 0.0, state.core
+        gap = lifted_estimate(problem, self.tol, P, gap, c.alpha, c.G, c.y, b, state.Cw)
         return gap / max(1.0, abs(P))
 
     def _trace_estimate(self, problem: KernelDual, state: _State) -> tuple[float, float]:

@@ -68,6 +68,7 @@ from svmbench.solvers._jit import kernel_columns as kc
 from svmbench.solvers._jit import smo_batch as jit
 from svmbench.solvers.base import IterativeSolver, StepOutcome
 from svmbench.solvers.compile_notice import announced
+from svmbench.solvers.margin_lift import finish_due, lifted_estimate
 from svmbench.solvers.registry import register
 from svmbench.solvers.smo import EPS_FLOOR
 from svmbench.solvers.smo_arrays import (
@@ -498,7 +499,8 @@ class SMOBatch(IterativeSolver):
             if self.stop_rule == "native":
                 return StepOutcome(total, converged=True)
             s.estimate = self._gap_estimate(problem, s)
-            if s.estimate <= self.tol or s.eps <= EPS_FLOOR:
+            due = finish_due(problem, self.tol, s.eps)  # at a large C: finished early
+            if s.estimate <= self.tol or s.eps <= EPS_FLOOR or due:
                 s.asked = True
                 s.certifications += 1
                 return StepOutcome(total, converged=True)
@@ -534,11 +536,9 @@ class SMOBatch(IterativeSolver):
         low = np.where(pos, a > 0, a < C)
         lo = v[up].max() if up.any() else -np.inf
         hi = v[low].min() if low.any() else np.inf
-        if not np.isfinite(lo):
-            return float(hi) if np.isfinite(hi) else 0.0
-        if not np.isfinite(hi):
-            return float(lo)
-        return float(0.5 * (lo + hi))
+        if np.isfinite(lo) and np.isfinite(hi):
+            return float(0.5 * (lo + hi))
+        return float(lo) if np.isfinite(lo) else float(hi) if np.isfinite(hi) else 0.0
 
     def _estimates(self, problem: KernelDual, s: State) -> tuple[float, float]:
         """``(P, P − D)`` of ``(α, b)`` from G, O(n) (the formulas of the module docstring)."""
@@ -561,6 +561,8 @@ class SMOBatch(IterativeSolver):
         if isinstance(s, GeneralBatchState):
             return general_batch_gap(s)
         P, gap = self._estimates(problem, s)
+        b = self._bias(problem, s) if problem.bias == "free" else 0.0
+        gap = lifted_estimate(problem, self.tol, P, gap, s.alpha, s.G, s.y, b, s.Cw)
         return gap / max(1.0, abs(P))
 
     def _trace_estimate(self, problem: KernelDual, state: State) -> tuple[float, float]:

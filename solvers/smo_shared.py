@@ -24,7 +24,13 @@ from svmbench.solvers._jit import smo as jit
 from svmbench.solvers.chunk_loop import all_finite, gap_verdict
 from svmbench.solvers.compile_notice import compiling
 from svmbench.solvers.exact_finish import already_exact, exact_finish, finish_applies
-from svmbench.solvers.records import ConvergenceWarning, SolveResult, Status, replaced
+from svmbench.solvers.margin_lift import (
+    finished_or_lifted,
+    lift_applies,
+    lift_words,
+    lifted_outcome,
+)
+from svmbench.solvers.records import ConvergenceWarning, Outcome, SolveResult, Status, replaced
 from svmbench.solvers.smo_arrays import new_core, no_row_map
 from svmbench.solvers.status_rules import settled_status
 
@@ -251,7 +257,7 @@ def solve_shared_pair(solver, problem: KernelDual, warns: bool = True) -> SolveR
     start = time.perf_counter()
     state = solver._init_state(problem, None)
     tol, iterations = solver.tol, 0
-    status, cert, message, variables, point = None, None, "", None, -1
+    status, cert, message, variables, point, info_lift = None, None, "", None, -1, None
     with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
         while status is None:
             try:
@@ -271,6 +277,11 @@ def solve_shared_pair(solver, problem: KernelDual, warns: bool = True) -> SolveR
                 if cert is None or not _same_point(drawn, variables):  # else: its verdict stands
                     cert = problem.certificate(**variables)
                     status, message = gap_verdict(problem, cert, tol, True)
+                    if status is not Status.OPTIMAL and lift_applies(problem, cert, tol):
+                        lifted = finished_or_lifted(problem, variables, cert, tol)
+                        if lifted is not None:  # as run_chunks: lifted off the rounding
+                            variables, cert, info_lift = lifted
+                            status, message = Status.OPTIMAL, lift_words(info_lift)
                 if status is not None:
                     break
             if step.iterations == 0:
@@ -284,13 +295,27 @@ def solve_shared_pair(solver, problem: KernelDual, warns: bool = True) -> SolveR
     info = solver._info(state)
     # an optimal verdict was drawn on these variables, found finite then
     usable = (point == iterations and status is Status.OPTIMAL) or all_finite(variables)
-    checked = usable  # these variables: a float64 α and a float b, both finite
+    checked = usable and info_lift is None  # these variables: SMO's float64 α and float b
+    if info_lift is not None:
+        info["margin_lift"] = info_lift
     if not usable:
         status, cert = Status.NUMERICAL_ERROR, None
         message = message or "the iterates contain NaN or inf"
     elif cert is None:
         cert = problem.certificate(**variables)
     finishes = finish_applies(problem)  # as Solver._finish: no report where it never applies
+    if finishes and usable and status is not Status.OPTIMAL:  # as Solver._finish: lifted
+        lifted = lifted_outcome(
+            Outcome(status, variables, iterations, cert, None, message, info), problem, tol
+        )
+        if lifted.status is Status.OPTIMAL:
+            status, variables, cert, message = (
+                lifted.status,
+                lifted.variables,
+                lifted.certificate,
+                lifted.message,
+            )
+            info, checked = dict(lifted.info), False
     if finishes and status is Status.OPTIMAL:
         # the finish's report without its test where the point is already exact
         uniform = problem.sample_weight is None and problem.C > 0.0

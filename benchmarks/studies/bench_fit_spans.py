@@ -40,7 +40,7 @@ import svmbench.svc_layout as svc_layout
 from svmbench import SVMClassifier
 from svmbench.benchmarks.harness.environment import summary
 from svmbench.problems import KernelDual, SoftMarginDual, SoftMarginPrimal
-from svmbench.solvers import auto, base, reductions, smo_shared
+from svmbench.solvers import auto, base, finish_outcome, reductions, smo_shared
 from svmbench.solvers import barrier as barrier_module
 
 CASES = {
@@ -122,7 +122,7 @@ def wrap_stages(spans: Spans) -> None:
     spans.wrap(base, "run_chunks", "run_chunks (the iterations)")
     for cls in (SoftMarginPrimal, SoftMarginDual, KernelDual):
         spans.wrap(cls, "certificate", "problem.certificate")
-    for module in (base, smo_shared):  # the finish after a run (the barrier's early one: below)
+    for module in (finish_outcome, smo_shared):  # the finish after a run (the barrier: below)
         spans.wrap(module, "exact_finish", "exact_finish")
     spans.wrap(barrier_module, "try_early_finish", "barrier's early finish tries")
     spans.wrap(svc_layout, "support_layout", "svc_layout.support_layout")

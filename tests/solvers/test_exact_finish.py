@@ -204,7 +204,7 @@ def test_a_finish_that_does_not_certify_is_refused(breast_cancer, monkeypatch):
     problem = _problem(X, y, "rbf", gamma)
     good = registry.get("clarabel", tol=TOL).solve(problem)
 
-    def wrong(problem, fixed, free, alpha_free, b0, upper):
+    def wrong(problem, fixed, free, alpha_free, b0, upper, lift=0.0):
         return np.zeros_like(fixed), None, "kkt"  # every multiplier at 0: far from optimal
 
     monkeypatch.setattr(finish_module, "solve_free_set", wrong)
@@ -308,11 +308,11 @@ def _first_solve_fails(monkeypatch) -> list:
     solve = finish_module.solve_free_set
     calls = []
 
-    def first_fails(problem, fixed, free, alpha_free, b0, upper):
+    def first_fails(problem, fixed, free, alpha_free, b0, upper, lift=0.0):
         calls.append(free.size)
         if len(calls) == 1:
             return np.zeros_like(fixed), None, "kkt"
-        return solve(problem, fixed, free, alpha_free, b0, upper)
+        return solve(problem, fixed, free, alpha_free, b0, upper, lift)
 
     monkeypatch.setattr(finish_module, "solve_free_set", first_fails)
     return calls

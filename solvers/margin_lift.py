@@ -1,0 +1,253 @@
+"""The margin lift: a hinge point whose support vectors sit on the margin, moved just off it so
+that float64 can show its gap at a large C (docs/ARCHITECTURE.md §4, "Rounding floor").
+
+At the hinge dual's optimum the free support vectors have margins ``m_i = y_i f(x_i) = 1``
+exactly; computed, they are ``1 ± 1e-14``, and the primal term ``C_i max(0, 1 − m_i)`` turns that
+rounding into about ``C·1e-14`` a vector: 1e-4 at C = 1e10, a relative gap no iteration removes
+(SMO ends ``numerical_error``, the exact finish's KKT point is refused, an interior point keeps
+every row as a support vector). Scaling ``(α, b)`` by ``1 + δ`` scales every margin by ``1 + δ``:
+those on the margin move to ``1 + δ``, clear of their rounding once ``δ`` exceeds it, their hinge
+terms vanish and their slopes in the rounding allowance fall from ``C_i`` to ``α_i``. What the
+scaling costs is exact: with every margin at least 1 and ``‖w‖² + b·yᵀα = Σα`` (complementary
+slackness, no multiplier at ``C``), ``P − D = δ(1 + δ)Σα``. Where multipliers sit at ``C_i``
+(they cannot grow), the free ones are solved again with the margins they ask at ``1 + δ``
+(:func:`~solvers.exact_finish.solve_free_set`), the bounded ones kept.
+
+The lifted point is judged by the problem's own certificate, as every point is: it is kept only
+when that meets ``tol`` with its rounding allowance. ``δ`` runs up ``LIFTS`` while ``δΣα`` stays
+within a quarter of ``tol·max(1, |P|)``.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+from typing import Any
+
+import numpy as np
+
+from svmbench.problems.base import Certificate, Problem
+from svmbench.problems.rounding import UNIT_ROUNDOFF
+from svmbench.solvers.exact_finish import (
+    MAX_FREE,
+    finish_applies,
+    finished_point,
+    solve_free_set,
+    variables_of,
+    zero_label_sum,
+)
+from svmbench.solvers.records import STATUS_MESSAGES, Outcome, Status, replaced
+
+#: The lifts δ tried, smallest first: above the margins' rounding (1e-14 to 1e-12 on the data
+#: sets tried), far below any tol.
+LIFTS = (1e-11, 1e-9, 1e-7)
+#: The lift the exact finish asks of its KKT points at a large C (:func:`finish_lift`).
+KKT_LIFT = 1e-9
+#: A method's iterate certified short of tol at a large C is finished exactly
+#: (:func:`finished_or_lifted`) once its native tolerance is at most this (LIBSVM's default:
+#: the active set is usually found by then), at most this many free multipliers solved.
+EARLY_FINISH_EPS = 1e-3
+EARLY_MAX_FREE = 500
+#: The lift is tried only where ``max C_i · n · u`` (what rounding alone can add to the hinge
+#: terms) is at least this fraction of ``tol·max(1, |P|)``: below it, the margins' rounding is
+#: not what keeps a point from ``tol``.
+LIFT_GATE = 1e-2
+
+
+def lift_worth(problem: Problem, tol: float, size: float = 1.0) -> bool:
+    """Whether a hinge binary dual's C is large enough for its margins' rounding to weigh at
+    ``tol``: ``max C_i · n · u ≥ LIFT_GATE · tol · size`` (``size``: ``max(1, |P|)``)."""
+    if getattr(problem, "loss", None) != "hinge" or not finish_applies(problem):
+        return False
+    c_max = float(np.max(problem.dual_box()[1], initial=0.0))
+    return c_max * problem.n_samples * UNIT_ROUNDOFF >= LIFT_GATE * tol * size
+
+
+def finish_lift(problem: Problem, cert: Certificate, tol: float) -> float:
+    """The lift δ the exact finish asks of the margins of its KKT points: ``KKT_LIFT``, or less
+    where ``δΣα`` would exceed a quarter of ``tol·max(1, |D|)``, at a C where the margins'
+    rounding weighs (:func:`lift_worth`); else 0 (margins asked at 1 exactly)."""
+    size = max(1.0, abs(cert.dual))
+    if not (math.isfinite(size) and lift_worth(problem, tol, size)):
+        return 0.0
+    total = float(np.sum(cert.dual_point))
+    delta = min(KKT_LIFT, 0.25 * tol * size / total) if total > 0.0 else KKT_LIFT
+    return delta if delta >= LIFTS[0] else 0.0
+
+
+def lift_applies(problem: Problem, cert: Certificate | None, tol: float) -> bool:
+    """Whether :func:`lift_margins` may show what ``cert`` cannot: a hinge binary dual, a point
+    certified but short of ``tol``, at a C where the margins' rounding weighs."""
+    if cert is None or not cert.certified or cert.meets(tol) or not math.isfinite(cert.gap):
+        return False
+    # the dual value sizes the objective: an iterate's P carries C times its margins' errors
+    return lift_worth(problem, tol, max(1.0, abs(cert.dual)))
+
+
+def lifted_estimate(problem, tol, P, gap, alpha, G, y, b, upper) -> float:
+    """A solver's O(n) gap estimate ``gap`` (of objective ``P``), or where it is short of ``tol``
+    at a large C (:func:`lift_worth`), the lifted points' (:func:`lifted_gap`, ``G + y b`` the
+    margins less 1, as SMO's gradient ``G = Q̃α − 1`` gives them)."""
+    if gap <= tol * max(1.0, abs(P)) or not lift_worth(problem, tol):
+        return gap
+    return lifted_gap(alpha, G + y * b, upper, gap)
+
+
+def lifted_gap(alpha: np.ndarray, r: np.ndarray, upper: np.ndarray, gap: float) -> float:
+    """The smallest of ``gap`` and the hinge gaps of the point lifted by each δ of ``LIFTS``,
+    from ``r = m − 1`` (the margins less 1, as a solver's gradient gives them, O(n) each):
+    ``(1 + δ) Σα_i (m'_i − 1) + Σ C_i max(0, 1 − m'_i)``, ``m' = (1 + δ) m`` — the gap's
+    estimate a solver stops on (α at its bound is scaled too: an estimate, the certificate
+    judges)."""
+    best = gap
+    for delta in LIFTS:
+        lifted = (1.0 + delta) * (r + 1.0)
+        lifted -= 1.0
+        gap_delta = (1.0 + delta) * float(alpha @ lifted) - float(upper @ np.minimum(lifted, 0.0))
+        best = min(best, gap_delta)
+    return best
+
+
+def lift_margins(
+    problem: Problem,
+    variables: Mapping[str, Any],
+    cert: Certificate,
+    tol: float,
+    largest_first: bool = False,
+) -> tuple[dict[str, Any], Certificate, dict[str, Any]] | None:
+    """``(variables, certificate, report)`` of the point lifted by the first δ of ``LIFTS``
+    whose certificate meets ``tol``, or None (the point is then kept as it is). The smallest δ
+    first, for a KKT point exact to rounding; ``largest_first`` for a method's iterate, whose
+    margins are off by its own tolerance (one certificate, where the smallest would take three).
+
+    ``variables`` is the point ``cert`` was drawn at (its α projected into the box is
+    ``cert.dual_point``); the report gives ``lifted`` (δ), ``method`` (``"scaled"``, or ``"kkt"``
+    where multipliers sit at their bound) and the relative gaps before and after."""
+    alpha = cert.dual_point
+    b = cert.primal_point.get("b") if cert.primal_point else None
+    if variables.get("alpha") is None or alpha is None or b is None:
+        return None  # a solver that hands over (w, b) only: its model is w
+    if not lift_applies(problem, cert, tol):
+        return None
+    alpha = np.asarray(alpha, dtype=np.float64)
+    _, upper = problem.dual_box()
+    total = float(alpha.sum())
+    if not (total > 0.0 and math.isfinite(total)):
+        return None
+    budget = 0.25 * tol * max(1.0, abs(cert.primal))
+    for delta in sorted(LIFTS, reverse=largest_first):
+        if delta * total > budget:
+            continue
+        point = _lifted(problem, alpha, float(b), upper, delta)
+        if point is None:
+            return None
+        lifted = variables_of(problem, *point[:2])
+        new_cert = problem.certificate(**lifted)
+        if new_cert.meets(tol):
+            report = {
+                "lifted": delta,
+                "method": point[2],
+                "rel_gap_before": float(cert.rel_gap),
+                "rel_gap_after": float(new_cert.rel_gap),
+                "accepted": True,
+                "support": int(np.count_nonzero(new_cert.dual_point)),
+            }
+            return lifted, new_cert, report
+    return None
+
+
+def _lifted(problem, alpha, b, upper, delta):
+    """``(α, b, method)`` with every margin on 1 moved to ``1 + δ``: α and b scaled by ``1 + δ``
+    where that keeps α in its box, else the free multipliers solved for margins ``1 + δ`` with the
+    bounded ones kept (None if there are more than ``MAX_FREE``)."""
+    scale = 1.0 + delta
+    scaled = alpha * scale
+    if (scaled <= upper).all():
+        return zero_label_sum(problem, scaled, upper), b * scale, "scaled"
+    free = np.flatnonzero((alpha > 0.0) & (alpha < upper))
+    if free.size > MAX_FREE:
+        return None
+    fixed = np.where(alpha >= upper, upper, 0.0)
+    solved, new_b, method = solve_free_set(problem, fixed, free, alpha[free], b, upper, lift=delta)
+    if method != "kkt":
+        return None
+    return zero_label_sum(problem, solved, upper), new_b, "kkt"
+
+
+#: The statuses whose certified point the lift may turn ``optimal``: a method that stopped, or
+#: whose rule held, short of what float64 showed of its gap.
+LIFTED_FROM = (Status.NUMERICAL_ERROR, Status.NOT_CERTIFIED, Status.MAX_ITER)
+
+
+def lifted_outcome(outcome: Outcome, problem: Problem, tol: float) -> Outcome:
+    """``outcome`` with its point lifted (:func:`lift_margins`) and ``optimal`` where the lifted
+    point's certificate meets ``tol``; else ``outcome`` itself. Only a status of ``LIFTED_FROM``
+    with finite variables that include α is tried, and a certificate is drawn only where
+    ``max C_i · n · u`` passes the gate with ``|P| ≤ 1``."""
+    variables = outcome.variables
+    if outcome.status not in LIFTED_FROM or variables.get("alpha") is None:
+        return outcome
+    alpha, b = np.asarray(variables["alpha"]), variables.get("b")
+    if not lift_worth(problem, tol) or not np.isfinite(alpha).all():
+        return outcome
+    if b is not None and not math.isfinite(b):
+        return outcome
+    cert = outcome.certificate
+    if cert is None or cert.dual_point is None:
+        cert = problem.certificate(**variables)
+    lifted = lift_margins(problem, variables, cert, tol, largest_first=True)
+    if lifted is None:
+        return replaced(outcome, certificate=cert)
+    new_vars, new_cert, report = lifted
+    message = f"{outcome.message or STATUS_MESSAGES[outcome.status]}; {lift_words(report)}"
+    return replaced(
+        outcome,
+        status=Status.OPTIMAL,
+        variables=new_vars,
+        certificate=new_cert,
+        message=message,
+        info={**outcome.info, "margin_lift": report},
+    )
+
+
+def lift_words(report: Mapping[str, Any]) -> str:
+    """What a record whose point was finished exactly or lifted (or both) says."""
+    words = "its free multipliers solved exactly" if report.get("early") else ""
+    if report.get("lifted"):
+        words += (" and " if words else "") + f"its margins lifted by δ = {report['lifted']:g}"
+    return f"{words} (C magnifies their rounding), certified at {report['rel_gap_after']:.3g}"
+
+
+def finish_due(problem: Problem, tol: float, eps: float) -> bool:
+    """Whether a method whose native rule holds at ``eps`` should hand its point over to
+    :func:`finished_or_lifted` although its gap estimate is short of ``tol``: at a large C
+    (:func:`lift_worth`) its estimate carries C times its margins' error, which only an exact
+    point shows the real size of."""
+    return eps <= EARLY_FINISH_EPS and lift_worth(problem, tol)
+
+
+def finished_or_lifted(
+    problem: Problem, variables: Mapping[str, Any], cert: Certificate, tol: float
+) -> tuple[dict[str, Any], Certificate, dict[str, Any]] | None:
+    """``(variables, certificate, report)`` of a method's iterate certified short of ``tol`` at a
+    large C (:func:`lift_applies`), made certifiable: the KKT equations of its free multipliers
+    solved with the others at their bounds (:func:`~solvers.exact_finish.exact_finish`, at most
+    ``EARLY_MAX_FREE`` free, the margins lifted where needed), else its own margins lifted
+    (largest δ first); None when neither meets ``tol``."""
+    if not lift_applies(problem, cert, tol) or variables.get("alpha") is None:
+        return None
+    alpha, b = np.asarray(cert.dual_point, dtype=np.float64), cert.primal_point.get("b")
+    _, upper = problem.dual_box()
+    atC = alpha >= upper
+    free = np.flatnonzero((alpha > 0.0) & ~atC)
+    if free.size <= EARLY_MAX_FREE:  # the method's own active set, its free multipliers solved
+        lift = finish_lift(problem, cert, tol)
+        new_vars, finished, method = finished_point(problem, atC, free, alpha, b, upper, lift)
+        new_cert = problem.certificate(**new_vars) if method == "kkt" else None
+        if new_cert is not None and new_cert.meets(tol):
+            return new_vars, new_cert, {
+                "early": True, "lifted": lift, "free": int(free.size), "fixed_at_C":
+                int(atC.sum()), "rel_gap_before": float(cert.rel_gap), "rel_gap_after":
+                float(new_cert.rel_gap), "support": int(np.count_nonzero(finished)),
+            }  # fmt: skip
+    return lift_margins(problem, variables, cert, tol, largest_first=True)
