@@ -1,0 +1,143 @@
+"""The margin lift (solvers/margin_lift.py): at a large C, a hinge point whose support vectors sit
+on the margin is moved off its rounding, and kept only where the problem certifies it."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from sklearn.datasets import load_digits
+from sklearn.svm import SVC
+
+from svmbench import SVMClassifier
+from svmbench.problems import KernelDual
+from svmbench.solvers import margin_lift, registry
+from svmbench.solvers.exact_finish import finished_point
+from svmbench.solvers.records import Outcome, Status
+
+TOL = 1e-6
+GAMMA = 0.02
+
+
+@pytest.fixture(scope="module")
+def digits():
+    X, y = load_digits(return_X_y=True)
+    return X / 16.0, y
+
+
+def _pair(digits, C, a=0, b=1):
+    """Digits a against b (about 360 rows): separable, every support vector free at a large C."""
+    X, y = digits
+    mask = (y == a) | (y == b)
+    return KernelDual(X[mask], np.where(y[mask] == a, 1.0, -1.0), C=C, kernel="rbf", gamma=GAMMA)
+
+
+def _libsvm_support(problem):
+    svc = SVC(C=problem.C, kernel="rbf", gamma=GAMMA, tol=1e-8).fit(problem.X, problem.y)
+    return np.sort(svc.support_)
+
+
+@pytest.mark.parametrize("C", [1e8, 1e10])
+@pytest.mark.parametrize("method", ["smo", "smo_batch", "barrier", "auto"])
+def test_a_large_c_pair_is_certified_with_libsvm_s_support(digits, C, method):
+    """Before the lift, SMO ended ``numerical_error`` here (its margins 1 ± 1e-14, C times that
+    above tol) and the barrier kept all 360 rows as support vectors."""
+    problem = _pair(digits, C)
+    result = registry.get(method, tol=TOL).solve(problem)
+    assert result.status is Status.OPTIMAL, result.message
+    assert problem.certificate(**result.variables).meets(TOL)  # the problem's word, not the record's
+    support = np.flatnonzero(result.variables["alpha"])
+    np.testing.assert_array_equal(support, _libsvm_support(problem))
+
+
+def test_the_lifted_gap_is_delta_times_the_sum_of_alpha(digits):
+    """``P − D = δ(1 + δ)Σα`` for an exact point lifted by δ (no multiplier at C), within the
+    certificate's own rounding allowance."""
+    problem = _pair(digits, 1e10)
+    solved = registry.get("smo", tol=TOL).solve(problem)
+    alpha = solved.variables["alpha"]
+    free = np.flatnonzero(alpha > 0)
+    exact, _, method = finished_point(
+        problem, alpha >= problem.C, free, alpha, solved.variables["b"], problem.upper_bounds
+    )
+    assert method == "kkt"
+    cert = problem.certificate(**exact)
+    assert not cert.meets(TOL)  # on the margin: C times its rounding is above tol
+    lifted = margin_lift.lift_margins(problem, exact, cert, TOL)
+    assert lifted is not None
+    variables, new_cert, report = lifted
+    delta, total = report["lifted"], float(cert.dual_point.sum())
+    assert report["method"] == "scaled" and new_cert.meets(TOL)
+    expected = delta * (1.0 + delta) * total
+    assert abs(new_cert.gap - expected) <= new_cert.rounding + 1e-9 * expected
+    m = problem.y * problem.decision_function(variables["alpha"], variables["b"])
+    assert m[variables["alpha"] > 0].min() >= 1.0 + 0.5 * delta  # every margin off 1
+
+
+def test_multipliers_at_their_bound_are_kept_and_the_free_ones_solved_for_a_lifted_margin():
+    """Where α_i = C_i (it cannot grow), the free multipliers are solved for margins 1 + δ."""
+    rng = np.random.default_rng(3)
+    X = np.vstack([rng.normal(0.0, 1.0, (30, 2)), rng.normal(1.0, 1.0, (30, 2))])
+    y = np.repeat([1.0, -1.0], 30)
+    problem = KernelDual(X, y, C=10.0, kernel="rbf", gamma=0.5)
+    result = registry.get("smo", tol=1e-10).solve(problem)
+    alpha, b = result.variables["alpha"], result.variables["b"]
+    at_c = alpha >= problem.C
+    assert at_c.any()
+    delta = 1e-7
+    lifted, new_b, method = margin_lift._lifted(problem, alpha, b, problem.upper_bounds, delta)
+    assert method == "kkt"
+    np.testing.assert_array_equal(lifted[at_c], alpha[at_c])
+    free = (lifted > 0) & (lifted < problem.C)
+    m = y * problem.decision_function(lifted, new_b)
+    np.testing.assert_allclose(m[free], 1.0 + delta, atol=1e-9)
+    assert abs(float(lifted @ y)) <= 1e-12 * float(lifted.sum())
+
+
+def test_a_lift_that_would_cost_more_than_tol_is_not_tried(digits):
+    """At a tol the lift's own gap δΣα cannot fit in, no point is lifted and SMO's record says
+    what its certificate says."""
+    problem = _pair(digits, 1e10)
+    tol = 1e-13
+    result = registry.get("smo", tol=tol).solve(problem)
+    assert "margin_lift" not in result.info
+    assert (result.status is Status.OPTIMAL) == problem.certificate(**result.variables).meets(tol)
+
+
+def test_the_lift_stays_out_of_a_moderate_c(digits):
+    """At C = 1 the margins' rounding weighs nothing: no lift, no early finish (records as they
+    were), and the gate's formula holds on both sides."""
+    moderate, large = _pair(digits, 1.0), _pair(digits, 1e10)
+    assert not margin_lift.lift_worth(moderate, TOL)
+    assert margin_lift.lift_worth(large, TOL)
+    assert not margin_lift.finish_due(moderate, TOL, 1e-3)
+    assert margin_lift.finish_due(large, TOL, 1e-3) and not margin_lift.finish_due(large, TOL, 1e-2)
+    result = registry.get("smo", tol=TOL).solve(moderate)
+    assert result.status is Status.OPTIMAL and "margin_lift" not in result.info
+
+
+def test_a_point_that_is_not_finite_or_not_a_hinge_is_left_as_it_is(digits):
+    problem = _pair(digits, 1e10)
+    alpha = np.full(problem.n_samples, np.nan)
+    outcome = Outcome(Status.NUMERICAL_ERROR, {"alpha": alpha, "b": 0.0}, 5)
+    assert margin_lift.lifted_outcome(outcome, problem, TOL) is outcome
+    assert not margin_lift.lift_applies(problem, None, TOL)
+    squared = KernelDual(
+        problem.X, problem.y, C=1e10, kernel="rbf", gamma=GAMMA, loss="squared_hinge"
+    )
+    assert not margin_lift.lift_worth(squared, TOL)
+
+
+def test_the_estimator_at_c_1e10_keeps_svc_s_support_vectors(digits):
+    """Three digits classes at C = 1e10: before the lift, every training row was a support
+    vector (the barrier's interior point) where ``SVC`` keeps a few dozen."""
+    X, y = digits
+    mask = y < 3
+    X, y = X[mask], y[mask]
+    ours = SVMClassifier(C=1e10, gamma=GAMMA).fit(X, y)
+    svc = SVC(C=1e10, gamma=GAMMA, tol=1e-8).fit(X, y)
+    assert ours.result_.status is Status.OPTIMAL
+    np.testing.assert_array_equal(ours.n_support_, svc.n_support_)
+    np.testing.assert_array_equal(ours.support_, svc.support_)
+    np.testing.assert_array_equal(ours.predict(X), svc.predict(X))
+    # a hard margin's α need not be unique; the decision values are
+    np.testing.assert_allclose(ours.decision_function(X), svc.decision_function(X), atol=1e-4)
