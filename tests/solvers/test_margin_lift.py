@@ -44,7 +44,7 @@ def test_a_large_c_pair_is_certified_with_libsvm_s_support(digits, C, method):
     problem = _pair(digits, C)
     result = registry.get(method, tol=TOL).solve(problem)
     assert result.status is Status.OPTIMAL, result.message
-    assert problem.certificate(**result.variables).meets(TOL)  # the problem's word, not the record's
+    assert problem.certificate(**result.variables).meets(TOL)  # the problem says so
     support = np.flatnonzero(result.variables["alpha"])
     np.testing.assert_array_equal(support, _libsvm_support(problem))
 
