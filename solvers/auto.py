@@ -74,7 +74,8 @@ from svmbench.solvers.base import (
     Status,
     WarmStart,
 )
-from svmbench.solvers.exact_finish import exact_finish, finish_applies
+from svmbench.solvers.exact_finish import finish_applies
+from svmbench.solvers.margin_lift import finish_exactly
 from svmbench.solvers.records import replaced
 from svmbench.solvers.registry import register
 
@@ -480,7 +481,7 @@ def _finished_probe(problem, result: SolveResult, solvers, name: str, tol: float
     cert = problem.certificate(**result.variables)
     if not cert.certified:
         return None
-    variables, cert, report = exact_finish(
+    variables, cert, report = finish_exactly(
         problem,
         result.variables,
         cert,

@@ -208,7 +208,7 @@ def run_chunks(
         if gap_rule and due:
             cert = step.certificate or problem.certificate(**variables)
             status, message = gap_verdict(problem, cert, tol, step.converged)
-            if status is not Status.OPTIMAL and lift_applies(problem, cert, tol):
+            if status is not Status.OPTIMAL and step.converged and lift_applies(problem, cert, tol):
                 lifted = finished_or_lifted(problem, variables, cert, tol)
                 if lifted is not None:  # the margins' rounding at a large C, lifted off
                     variables, cert, lift_info["margin_lift"] = lifted

@@ -21,8 +21,12 @@ training row as a support vector. From the certified point, :func:`exact_finish`
 3. re-certifies each candidate with the problem's own certificate, stopping at the first that
    certifies to ``STOP_GAP`` (the KKT point of the right active set is exact to rounding); the
    candidate of smallest certified gap is accepted only when ``rel_gap ≤ tol``; otherwise the
-   point is unchanged. The point itself must meet ``tol``: the finish makes an optimal point
-   exact, it never turns a native rule's stop short of ``tol`` into an optimum.
+   point is unchanged. The point itself must meet ``tol`` (a native rule's stop short of it
+   stays as it stopped), except for a method's early try at a large C (``short``,
+   :mod:`~solvers.margin_lift`), whose result, too, is kept only where it meets ``tol``.
+
+At a C where the margins' rounding weighs, the callers ask the KKT points' margins at ``1 + δ``
+(:func:`~solvers.margin_lift.finish_exactly`), so that their certificates can show their gap.
 
 It applies to the box-constrained binary duals (:class:`SoftMarginPrimal`, :class:`SoftMarginDual`
 and :class:`KernelDual` with the hinge or squared hinge, every bias) and is skipped, with the reason
@@ -99,6 +103,7 @@ def exact_finish(
     margins: bool = True,
     max_tries: int | None = None,
     short: bool = False,
+    lift: float = 0.0,
 ) -> tuple[dict[str, Any], Certificate | None, dict[str, Any]]:
     """The finished ``(variables, certificate, report)`` of a certified point.
 
@@ -108,7 +113,8 @@ def exact_finish(
     ``margins=False``: the active sets of α's thresholds only, none read from the margins;
     ``max_tries``: the candidates certified at most, in their order (None: all); ``short``: a
     point short of ``tol`` is finished too (a method's early try, :mod:`~solvers.margin_lift`;
-    what it returns still meets ``tol`` or is the point given).
+    what it returns still meets ``tol`` or is the point given); ``lift``: the hinge's free
+    margins asked at ``1 + lift`` (:func:`~solvers.margin_lift.finish_exactly` sets it).
     The variables and certificate returned are the finished ones when accepted, else the given
     ones (the certificate drawn, if it was); the report says which and what was fixed
     (``fixed_at_0``, ``fixed_at_C``, ``free``, ``accepted``, ``rel_gap_before``,
@@ -153,10 +159,7 @@ def exact_finish(
     tries = _then_margins(problem, cert, upper, candidates, limit) if margins else candidates
     if max_tries is not None:
         tries = itertools.islice(tries, max_tries)
-    from svmbench.solvers.margin_lift import finish_lift, lift_margins  # it builds on this module
-
-    lift = finish_lift(problem, cert, tol)  # at a large C, margins asked at 1 + lift
-    if lift:
+    if lift:  # margins asked at 1 + lift: a gap of about lift·Σα stops the candidates
         stop_gap = max(stop_gap, 4.0 * lift * float(alpha.sum()) / max(1.0, abs(cert.dual)))
         report["lifted"] = lift
     for eps, at0, atC, free in tries:
@@ -179,11 +182,6 @@ def exact_finish(
         return variables, cert, report
     new_vars, new_cert, eps, method, (n0, nC, nfree), finished = best
     accepted = new_cert.meets(tol)  # the point's own gap, with its rounding allowance, met tol
-    if not (accepted or lift):  # its margins on 1, where a large C magnifies their rounding
-        lifted = lift_margins(problem, new_vars, new_cert, tol)
-        if lifted is not None:
-            new_vars, new_cert, accepted = lifted[0], lifted[1], True
-            finished, report["lifted"] = new_cert.dual_point, lifted[2]["lifted"]
     report.update(
         fixed_at_0=n0,
         fixed_at_C=nC,

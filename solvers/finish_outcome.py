@@ -10,8 +10,8 @@ from dataclasses import replace
 from svmbench.problems.base import Problem
 from svmbench.solvers.chunk_loop import all_finite
 from svmbench.solvers.clock import Clock
-from svmbench.solvers.exact_finish import exact_finish, finish_applies
-from svmbench.solvers.margin_lift import lifted_outcome
+from svmbench.solvers.exact_finish import finish_applies
+from svmbench.solvers.margin_lift import finish_exactly, lifted_outcome
 from svmbench.solvers.records import Outcome, Status, replaced
 
 
@@ -41,7 +41,7 @@ def finished_outcome(
     if why is not None:
         return replaced(outcome, info={**outcome.info, "exact_finish": {"skipped": why}})
     with clock.certifying():  # the certificates: the record's, before and after
-        variables, cert, report = exact_finish(
+        variables, cert, report = finish_exactly(
             problem, outcome.variables, outcome.certificate, tol=tol
         )
     trace = outcome.trace

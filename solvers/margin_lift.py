@@ -30,6 +30,7 @@ from svmbench.problems.base import Certificate, Problem
 from svmbench.problems.rounding import UNIT_ROUNDOFF
 from svmbench.solvers.exact_finish import (
     MAX_FREE,
+    exact_finish,
     finish_applies,
     finished_point,
     solve_free_set,
@@ -73,6 +74,45 @@ def finish_lift(problem: Problem, cert: Certificate, tol: float) -> float:
     total = float(np.sum(cert.dual_point))
     delta = min(KKT_LIFT, 0.25 * tol * size / total) if total > 0.0 else KKT_LIFT
     return delta if delta >= LIFTS[0] else 0.0
+
+
+def finish_exactly(
+    problem: Problem,
+    variables: Mapping[str, Any],
+    certificate: Certificate | None,
+    *,
+    tol: float,
+    **options,
+) -> tuple[dict[str, Any], Certificate | None, dict[str, Any]]:
+    """:func:`~solvers.exact_finish.exact_finish` with its KKT points' margins asked at
+    ``1 + δ`` where a large C makes their rounding weigh (:func:`finish_lift`); where it asked
+    them at 1 and every candidate was refused, once more with the smallest lift that fits."""
+    if certificate is None or certificate.dual_point is None:
+        certificate = problem.certificate(**variables)
+    lift = finish_lift(problem, certificate, tol)
+    done = exact_finish(problem, variables, certificate, tol=tol, lift=lift, **options)
+    report = done[2]
+    if (
+        lift
+        or report.get("accepted")
+        or "tried" not in report
+        or not _fits(problem, certificate, tol)
+    ):
+        return done
+    again = exact_finish(problem, variables, certificate, tol=tol, lift=LIFTS[0], **options)
+    return again if again[2].get("accepted") else done
+
+
+def _fits(problem, cert, tol) -> bool:
+    """Whether the smallest lift's cost ``δΣα`` fits in a quarter of ``tol·max(1, |D|)``, at a
+    hinge whose margins' rounding could weigh at all (``max C_i·n·u`` above 1e-6 of that)."""
+    size = max(1.0, abs(cert.dual))
+    total = float(np.sum(cert.dual_point))
+    if getattr(problem, "loss", None) != "hinge" or not (math.isfinite(size) and total > 0.0):
+        return False
+    c_max = float(np.max(problem.dual_box()[1], initial=0.0))
+    weighs = c_max * problem.n_samples * UNIT_ROUNDOFF >= 1e-6 * tol * size
+    return weighs and LIFTS[0] * total <= 0.25 * tol * size
 
 
 def lift_applies(problem: Problem, cert: Certificate | None, tol: float) -> bool:
@@ -236,12 +276,14 @@ def finished_or_lifted(
     (largest δ first); None when neither meets ``tol``."""
     if not lift_applies(problem, cert, tol) or variables.get("alpha") is None:
         return None
+    lift = finish_lift(problem, cert, tol)
+    if not lift:  # a tol no lift fits in: the margins' rounding cannot be shown away
+        return None
     alpha, b = np.asarray(cert.dual_point, dtype=np.float64), cert.primal_point.get("b")
     _, upper = problem.dual_box()
     atC = alpha >= upper
     free = np.flatnonzero((alpha > 0.0) & ~atC)
     if free.size <= EARLY_MAX_FREE:  # the method's own active set, its free multipliers solved
-        lift = finish_lift(problem, cert, tol)
         new_vars, finished, method = finished_point(problem, atC, free, alpha, b, upper, lift)
         new_cert = problem.certificate(**new_vars) if method == "kkt" else None
         if new_cert is not None and new_cert.meets(tol):

@@ -23,8 +23,9 @@ from svmbench.problems.kernels import Kernel
 from svmbench.solvers._jit import smo as jit
 from svmbench.solvers.chunk_loop import all_finite, gap_verdict
 from svmbench.solvers.compile_notice import compiling
-from svmbench.solvers.exact_finish import already_exact, exact_finish, finish_applies
+from svmbench.solvers.exact_finish import already_exact, finish_applies
 from svmbench.solvers.margin_lift import (
+    finish_exactly,
     finished_or_lifted,
     lift_applies,
     lift_words,
@@ -322,7 +323,7 @@ def solve_shared_pair(solver, problem: KernelDual, warns: bool = True) -> SolveR
         upper = float(problem.C) if uniform else problem.upper_bounds
         report = already_exact(variables["alpha"], cert, upper, tol)
         if report is None:
-            variables, cert, report = exact_finish(problem, variables, cert, tol=tol)
+            variables, cert, report = finish_exactly(problem, variables, cert, tol=tol)
             checked = False  # the finish's point
         info["exact_finish"] = report
     elif finishes:

@@ -123,7 +123,7 @@ def wrap_stages(spans: Spans) -> None:
     for cls in (SoftMarginPrimal, SoftMarginDual, KernelDual):
         spans.wrap(cls, "certificate", "problem.certificate")
     for module in (finish_outcome, smo_shared):  # the finish after a run (the barrier: below)
-        spans.wrap(module, "exact_finish", "exact_finish")
+        spans.wrap(module, "finish_exactly", "exact_finish")
     spans.wrap(barrier_module, "try_early_finish", "barrier's early finish tries")
     spans.wrap(svc_layout, "support_layout", "svc_layout.support_layout")
     spans.wrap(SVMClassifier, "_problem_and_solver", "estimator's problem and solver")
