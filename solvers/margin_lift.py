@@ -26,6 +26,7 @@ from typing import Any
 
 import numpy as np
 
+from svmbench.problems import KernelDual
 from svmbench.problems.base import Certificate, Problem
 from svmbench.problems.rounding import UNIT_ROUNDOFF
 from svmbench.solvers.exact_finish import (
@@ -49,30 +50,52 @@ KKT_LIFT = 1e-9
 #: the active set is usually found by then), at most this many free multipliers solved.
 EARLY_FINISH_EPS = 1e-3
 EARLY_MAX_FREE = 500
-#: The lift is tried only where ``max C_i · n · u`` (what rounding alone can add to the hinge
-#: terms) is at least this fraction of ``tol·max(1, |P|)``: below it, the margins' rounding is
-#: not what keeps a point from ``tol``.
+#: The lift is tried only where C times what rounding can put in the margins, summed over the
+#: examples (``max C_i · n · u · max(1, Σα · max K̃_ii)``), is at least this fraction of
+#: ``tol·max(1, Σα/2)`` (the dual's size near the optimum, ``D ≥ Σα/2``): below it, the margins'
+#: rounding is not what keeps a point from ``tol``.
 LIFT_GATE = 1e-2
 
 
-def lift_worth(problem: Problem, tol: float, size: float = 1.0) -> bool:
-    """Whether a hinge binary dual's C is large enough for its margins' rounding to weigh at
-    ``tol``: ``max C_i · n · u ≥ LIFT_GATE · tol · size`` (``size``: ``max(1, |P|)``)."""
+def _diagonal(problem) -> float:
+    """``max K̃_ii``, what a margin's sum can weigh per unit of α: 1 for RBF, the kernel's
+    diagonal, ``max ‖x_i‖²`` for the linear views; ``+ s²`` for a regularized bias."""
+    if isinstance(problem, KernelDual):
+        diag = 1.0
+        if problem.kernel != "rbf":
+            diag = float(np.max(np.abs(problem.kernel_diagonal), initial=0.0))
+    else:
+        diag = float(np.max(problem.row_norms, initial=0.0)) ** 2
+    return diag + (problem.bias_scale**2 if problem.bias == "regularized" else 0.0)
+
+
+def lift_worth(problem: Problem, tol: float, alpha, gate: float = LIFT_GATE) -> bool:
+    """Whether a hinge binary dual at multipliers ``alpha`` has a C large enough for its
+    margins' rounding to weigh at ``tol`` (``LIFT_GATE``)."""
     if getattr(problem, "loss", None) != "hinge" or not finish_applies(problem):
         return False
+    total = float(np.sum(alpha)) if alpha is not None else 0.0
+    if not (math.isfinite(total) and total >= 0.0):
+        return False
     c_max = float(np.max(problem.dual_box()[1], initial=0.0))
-    return c_max * problem.n_samples * UNIT_ROUNDOFF >= LIFT_GATE * tol * size
+    weight = c_max * problem.n_samples * UNIT_ROUNDOFF * max(1.0, total * _diagonal(problem))
+    return weight >= gate * tol * max(1.0, 0.5 * total)
 
 
-def finish_lift(problem: Problem, cert: Certificate, tol: float) -> float:
-    """The lift δ the exact finish asks of the margins of its KKT points: ``KKT_LIFT``, or less
-    where ``δΣα`` would exceed a quarter of ``tol·max(1, |D|)``, at a C where the margins'
-    rounding weighs (:func:`lift_worth`); else 0 (margins asked at 1 exactly)."""
-    size = max(1.0, abs(cert.dual))
-    if not (math.isfinite(size) and lift_worth(problem, tol, size)):
+def finish_lift(problem: Problem, cert: Certificate, tol: float, largest: bool = False) -> float:
+    """The lift δ the exact finish asks of the margins of its KKT points, at a C where their
+    rounding weighs (:func:`lift_worth`; else 0, margins asked at 1 exactly): ``KKT_LIFT``, or
+    64 times a margin's rounding ``u·Σα·max K̃_ii`` where that is larger (an ill-conditioned
+    linear view: breast cancer at C = 1e8, Σα = 1.3e5), at most ``δΣα ≤ tol·max(1, Σα/2)/4``
+    (``largest``: that bound itself); 0 where even ``LIFTS[0]`` exceeds it."""
+    if cert.dual_point is None or not lift_worth(problem, tol, cert.dual_point):
         return 0.0
     total = float(np.sum(cert.dual_point))
-    delta = min(KKT_LIFT, 0.25 * tol * size / total) if total > 0.0 else KKT_LIFT
+    if total <= 0.0:
+        return KKT_LIFT
+    budget = 0.25 * tol * max(1.0, 0.5 * total) / total
+    wanted = max(KKT_LIFT, 64.0 * UNIT_ROUNDOFF * total * _diagonal(problem))
+    delta = budget if largest else min(wanted, budget)
     return delta if delta >= LIFTS[0] else 0.0
 
 
@@ -91,28 +114,27 @@ def finish_exactly(
         certificate = problem.certificate(**variables)
     lift = finish_lift(problem, certificate, tol)
     done = exact_finish(problem, variables, certificate, tol=tol, lift=lift, **options)
-    report = done[2]
-    if (
-        lift
-        or report.get("accepted")
-        or "tried" not in report
-        or not _fits(problem, certificate, tol)
-    ):
+    if done[2].get("accepted") or "tried" not in done[2]:
         return done
-    again = exact_finish(problem, variables, certificate, tol=tol, lift=LIFTS[0], **options)
+    # refused: the margins' errors above the lift (an ill-conditioned KKT system), or a C just
+    # below the gate; once more with the largest lift tol leaves room for
+    largest = finish_lift(problem, certificate, tol, largest=True)
+    if largest > lift:
+        again = exact_finish(problem, variables, certificate, tol=tol, lift=largest, **options)
+    elif not lift and _fits(problem, certificate, tol):
+        again = exact_finish(problem, variables, certificate, tol=tol, lift=LIFTS[0], **options)
+    else:
+        return done
     return again if again[2].get("accepted") else done
 
 
 def _fits(problem, cert, tol) -> bool:
-    """Whether the smallest lift's cost ``δΣα`` fits in a quarter of ``tol·max(1, |D|)``, at a
-    hinge whose margins' rounding could weigh at all (``max C_i·n·u`` above 1e-6 of that)."""
-    size = max(1.0, abs(cert.dual))
-    total = float(np.sum(cert.dual_point))
-    if getattr(problem, "loss", None) != "hinge" or not (math.isfinite(size) and total > 0.0):
+    """Whether the smallest lift fits in tol (``δΣα ≤ tol·max(1, Σα/2)/4``) at a hinge whose
+    margins' rounding could weigh at all (:func:`lift_worth` at a gate 1e4 times lower)."""
+    if cert.dual_point is None or not lift_worth(problem, tol, cert.dual_point, 1e-4 * LIFT_GATE):
         return False
-    c_max = float(np.max(problem.dual_box()[1], initial=0.0))
-    weighs = c_max * problem.n_samples * UNIT_ROUNDOFF >= 1e-6 * tol * size
-    return weighs and LIFTS[0] * total <= 0.25 * tol * size
+    total = float(np.sum(cert.dual_point))
+    return LIFTS[0] * total <= 0.25 * tol * max(1.0, 0.5 * total)
 
 
 def lift_applies(problem: Problem, cert: Certificate | None, tol: float) -> bool:
@@ -120,15 +142,14 @@ def lift_applies(problem: Problem, cert: Certificate | None, tol: float) -> bool
     certified but short of ``tol``, at a C where the margins' rounding weighs."""
     if cert is None or not cert.certified or cert.meets(tol) or not math.isfinite(cert.gap):
         return False
-    # the dual value sizes the objective: an iterate's P carries C times its margins' errors
-    return lift_worth(problem, tol, max(1.0, abs(cert.dual)))
+    return lift_worth(problem, tol, cert.dual_point)
 
 
 def lifted_estimate(problem, tol, P, gap, alpha, G, y, b, upper) -> float:
     """A solver's O(n) gap estimate ``gap`` (of objective ``P``), or where it is short of ``tol``
     at a large C (:func:`lift_worth`), the lifted points' (:func:`lifted_gap`, ``G + y b`` the
     margins less 1, as SMO's gradient ``G = Q̃α − 1`` gives them)."""
-    if gap <= tol * max(1.0, abs(P)) or not lift_worth(problem, tol):
+    if gap <= tol * max(1.0, abs(P)) or not lift_worth(problem, tol, alpha):
         return gap
     return lifted_gap(alpha, G + y * b, upper, gap)
 
@@ -228,7 +249,7 @@ def lifted_outcome(outcome: Outcome, problem: Problem, tol: float) -> Outcome:
     if outcome.status not in LIFTED_FROM or variables.get("alpha") is None:
         return outcome
     alpha, b = np.asarray(variables["alpha"]), variables.get("b")
-    if not lift_worth(problem, tol) or not np.isfinite(alpha).all():
+    if not np.isfinite(alpha).all() or not lift_worth(problem, tol, alpha):
         return outcome
     if b is not None and not math.isfinite(b):
         return outcome
@@ -258,12 +279,12 @@ def lift_words(report: Mapping[str, Any]) -> str:
     return f"{words} (C magnifies their rounding), certified at {report['rel_gap_after']:.3g}"
 
 
-def finish_due(problem: Problem, tol: float, eps: float) -> bool:
+def finish_due(problem: Problem, tol: float, eps: float, alpha) -> bool:
     """Whether a method whose native rule holds at ``eps`` should hand its point over to
     :func:`finished_or_lifted` although its gap estimate is short of ``tol``: at a large C
     (:func:`lift_worth`) its estimate carries C times its margins' error, which only an exact
     point shows the real size of."""
-    return eps <= EARLY_FINISH_EPS and lift_worth(problem, tol)
+    return eps <= EARLY_FINISH_EPS and lift_worth(problem, tol, alpha)
 
 
 def finished_or_lifted(

@@ -473,9 +473,10 @@ class SMO(IterativeSolver):
             state.converged = code == jit.CONVERGED
             if self.stop_rule == "native" or not state.converged:
                 return StepOutcome(total, converged=state.converged)
-            # the native rule holds on every variable and G is complete: estimate the gap, O(n)
+            # the native rule holds on every variable and G is complete: estimate the gap, O(n);
+            # at a large C the point is finished early (solvers/margin_lift.py)
             state.estimate = self._gap_estimate(problem, state)
-            due = finish_due(problem, self.tol, state.eps)  # at a large C: finished early
+            due = finish_due(problem, self.tol, state.eps, state.core.alpha)
             if state.estimate <= self.tol or state.eps <= EPS_FLOOR or due:
                 state.asked = True
                 state.certifications += 1
@@ -503,8 +504,7 @@ class SMO(IterativeSolver):
         state.core.ist[jit.UNSHRUNK] = 0
 
     def _bias(self, problem: KernelDual, state: _State) -> float:
-        """b of the current point, computed once per point (the gap estimate and the
-        variables ask for it at the same α)."""
+        """b of the current point, once per point (the estimate and the variables ask it)."""
         if state.bias is None:
             state.bias = self._bias_of(problem, state)
         return state.bias

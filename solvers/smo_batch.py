@@ -499,7 +499,7 @@ class SMOBatch(IterativeSolver):
             if self.stop_rule == "native":
                 return StepOutcome(total, converged=True)
             s.estimate = self._gap_estimate(problem, s)
-            due = finish_due(problem, self.tol, s.eps)  # at a large C: finished early
+            due = finish_due(problem, self.tol, s.eps, s.alpha)  # at a large C: finished early
             if s.estimate <= self.tol or s.eps <= EPS_FLOOR or due:
                 s.asked = True
                 s.certifications += 1

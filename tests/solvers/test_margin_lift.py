@@ -5,7 +5,8 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from sklearn.datasets import load_digits
+from sklearn.datasets import load_breast_cancer, load_digits
+from sklearn.preprocessing import StandardScaler
 from sklearn.svm import SVC
 
 from svmbench import SVMClassifier
@@ -107,10 +108,16 @@ def test_the_lift_stays_out_of_a_moderate_c(digits):
     """At C = 1 the margins' rounding weighs nothing: no lift, no early finish (records as they
     were), and the gate's formula holds on both sides."""
     moderate, large = _pair(digits, 1.0), _pair(digits, 1e10)
-    assert not margin_lift.lift_worth(moderate, TOL)
-    assert margin_lift.lift_worth(large, TOL)
-    assert not margin_lift.finish_due(moderate, TOL, 1e-3)
-    assert margin_lift.finish_due(large, TOL, 1e-3) and not margin_lift.finish_due(large, TOL, 1e-2)
+    alpha = registry.get("smo", tol=TOL).solve(large).variables["alpha"]  # Σα = 67
+    assert not margin_lift.lift_worth(moderate, TOL, alpha)
+    assert margin_lift.lift_worth(large, TOL, alpha)
+    # the gate: C·n·u·max(1, Σα·max K̃_ii) against 1e-2·tol·max(1, Σα/2), by hand
+    total, n, u = float(alpha.sum()), large.n_samples, np.finfo(float).eps / 2
+    weight_at_1 = 1.0 * n * u * total
+    assert weight_at_1 < 1e-2 * TOL * total / 2 < 1e10 * n * u * total
+    assert not margin_lift.finish_due(moderate, TOL, 1e-3, alpha)
+    assert margin_lift.finish_due(large, TOL, 1e-3, alpha)
+    assert not margin_lift.finish_due(large, TOL, 1e-2, alpha)
     result = registry.get("smo", tol=TOL).solve(moderate)
     assert result.status is Status.OPTIMAL and "margin_lift" not in result.info
 
@@ -124,7 +131,23 @@ def test_a_point_that_is_not_finite_or_not_a_hinge_is_left_as_it_is(digits):
     squared = KernelDual(
         problem.X, problem.y, C=1e10, kernel="rbf", gamma=GAMMA, loss="squared_hinge"
     )
-    assert not margin_lift.lift_worth(squared, TOL)
+    assert not margin_lift.lift_worth(squared, TOL, np.ones(problem.n_samples))
+
+
+def test_a_linear_kernel_at_a_large_c_keeps_only_the_margin_s_points():
+    """Breast cancer (standardized) with a linear kernel at C = 1e8: the barrier's interior
+    point was kept, all 569 rows support vectors, where ``SVC`` keeps 29."""
+    X, y = load_breast_cancer(return_X_y=True)
+    X = StandardScaler().fit_transform(X)
+    ours = SVMClassifier(kernel="linear", C=1e8).fit(X, y)
+    assert ours.result_.status is Status.OPTIMAL
+    # a hard margin's optimum: support vectors on the margin, every other point beyond it (two
+    # points sit on it with α = 0; LIBSVM, which stops short here, keeps one of them)
+    margins = np.where(y == 1, 1.0, -1.0) * ours.decision_function(X)
+    others = np.delete(margins, ours.support_)
+    np.testing.assert_allclose(margins[ours.support_], 1.0, atol=1e-6)
+    assert others.min() >= 1.0 - 1e-6
+    assert ours.n_support_.sum() <= X.shape[1] + 1  # a vertex in 30 dimensions, not 569 rows
 
 
 def test_the_estimator_at_c_1e10_keeps_svc_s_support_vectors(digits):
