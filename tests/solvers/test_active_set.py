@@ -177,7 +177,23 @@ def _raw_iris_pair(C, gamma):
     return KernelDual(X[keep], np.where(y[keep] == 1, 1.0, -1.0), C=C, gamma=gamma)
 
 
-@pytest.mark.parametrize(("C", "gamma"), [(1e4, 0.01), (1e5, 0.1), (1e6, 0.001)])
+def test_a_probe_at_its_cap_whose_lifted_margins_certify_is_optimal():
+    """At C = 1e6, γ = 0.001 SMO's probe stops at its cap with its margins within 1e-7 of 1: lifted
+    off them (solvers/margin_lift.py) the point is certified, by a problem built anew too, and
+    held against the barrier's optimum."""
+    problem = _raw_iris_pair(1e6, 0.001)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        probe = registry.get("smo", max_iter=auto.SMALL_KERNEL_PROBE, tol=TOL).solve(problem)
+        barrier = registry.get("barrier", tol=1e-9).solve(problem)
+    assert probe.iterations >= auto.SMALL_KERNEL_PROBE  # it stopped at its cap
+    assert probe.status is Status.OPTIMAL and probe.info["margin_lift"]["lifted"] > 0
+    fresh = _raw_iris_pair(1e6, 0.001)
+    assert fresh.certificate(alpha=probe.alpha, b=probe.b).meets(TOL)
+    _held_against(fresh, probe, barrier)
+
+
+@pytest.mark.parametrize(("C", "gamma"), [(1e4, 0.01), (1e5, 0.1)])
 def test_auto_finishes_a_probe_that_stopped_short_exactly(C, gamma):
     """Where SMO's probe stops at its cap, auto solves the free multipliers of the probe's active
     set (the exact finish) before it would start the active-set method: the finished point is
