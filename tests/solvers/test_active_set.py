@@ -148,6 +148,7 @@ def test_auto_probes_smo_then_runs_the_active_set_on_a_small_dual(iris_pair):
     assert "active_set" not in auto.choose(big).solvers  # 320 points at a moderate C: smo
     large_C = KernelDual(big.X, big.y, kernel="rbf", C=auto_rules.LARGE_C)
     assert auto.choose(large_C).solvers[:2] == ("smo", "active_set")
+    assert auto.choose(large_C).probe == auto_rules.LARGE_C_PROBE
     n = auto_rules.LARGE_C_KERNEL_N + 1
     assert n == active_set.MAX_SAMPLES + 1  # beyond, the active-set method refuses the dual
     rng = np.random.default_rng(0)
