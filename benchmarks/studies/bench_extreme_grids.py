@@ -10,8 +10,9 @@ Issue 25 asks that no cell of a grid be pathological: none above 50 ms (:data:`S
 20× scikit-learn's time for that cell (:data:`SLOW_RATIO`). Each cell is one fit on the whole
 data (no cross-validation), ``SVMClassifier`` at its defaults against scikit-learn's estimator
 with the same parameters, both in this process, warm (every data set and family is fitted once
-before it is timed), the two sides alternated ``--repeats`` times (a side whose fit took over
-:data:`LONG_FIT` seconds is not repeated) and the median wall time kept. Families:
+before it is timed, and a fit of svmbench's that compiled is timed again), the two sides
+alternated ``--repeats`` times (a side whose fit took over :data:`LONG_FIT` seconds is not
+repeated) and the median wall time kept. Families:
 
 - ``rbf``: C ∈ logspace(−2, 10, 13) × γ ∈ logspace(−9, 3, 13), against ``SVC(C, gamma)``;
 - ``linear``: the hinge, C ∈ logspace(−2, 10, 13), against ``SVC(kernel="linear", C)``; with
@@ -22,17 +23,17 @@ before it is timed), the two sides alternated ``--repeats`` times (a side whose 
   a regularized bias, one-vs-rest), over the same C.
 
 Data (:func:`datasets`): iris, wine and breast cancer (standardized), digits (X/16, 10 classes),
-the digits pair 3 against 8, and ``hard``: 120 × 200
-Gaussian rows (d > n), the classes' means 0.1 apart per feature, with 40 rows repeated, half
-of them under the other label. ``--quick`` takes every other C and γ (7 × 7) and one repeat.
+the digits pair 3 against 8, and ``hard``: 120 × 200 Gaussian rows (d > n), the classes' means
+0.1 apart per feature, with 40 rows repeated, half of them under the other label. ``--quick``
+takes every other C and γ (7 × 7) and one repeat.
 
 Per data set and family it prints the total time of each side and their ratio, the worst cell's
 ratio, the cells above 50 ms and above 20×, the statuses (``result_.status``; every fit should
 be ``optimal``), the cells whose ``n_support_`` differs from SVC's and the cells whose
 predictions on the training data differ; then every flagged cell. ``--explain`` refits each
 cell that is slow, above 20× or not ``optimal`` once more and prints what ran: auto's choice,
-or for one-vs-one every pair's method, status, iterations and solve time (the slowest pairs
-first). ``--csv FILE`` writes one row per cell. The first printed line is
+or for a reduction the method, status, iterations and time of its five slowest binary
+problems. ``--csv FILE`` writes one row per cell. The first printed line is
 :func:`~benchmarks.harness.environment.summary`.
 """
 
