@@ -81,6 +81,15 @@ SVR_LINEAR_PROBE = 20_000
 #: cost set by the active set's changes rather than by C (SMO's updates grow with C there).
 SMALL_KERNEL_N = 300
 SMALL_KERNEL_PROBE = 2000
+#: RBF duals of up to LARGE_C_KERNEL_N examples (the active-set method's dense limit) at C from
+#: LARGE_C on: SMO's probe is LARGE_C_PROBE updates, then the active-set method goes on. There
+#: SMO's updates grow with C (breast cancer at C = 1e10: past 3 s, then the barrier's interior
+#: point stopped at the rounding floor, all 569 multipliers free); a probe of 2000 stopped short
+#: where SMO ends in 2000-6000 updates (γ ≥ 0.1), and the active-set method took 2-6 times SMO's
+#: time there.
+LARGE_C_KERNEL_N = 1000
+LARGE_C = 1e5
+LARGE_C_PROBE = 10_000
 
 #: The table, read top to bottom; the first row whose kind and condition match decides. Times are
 #: CPU seconds to tol = 1e-6 on one core (the machine shared), from
@@ -119,8 +128,11 @@ RULES: tuple[Rule, ...] = (
         _LINEAR,
         lambda f: f.bias == "free",
         "free bias (dcd has no equality constraint)",
-        ("barrier", "accpm", "clarabel"),
-        "n=2000, d=20: barrier 0.01 s vs accpm 0.6-0.9 s, clarabel 0.07-0.1 s",
+        ("barrier", "clarabel", "accpm"),
+        "n=2000, d=20: barrier 0.01 s vs accpm 0.6-0.9 s, clarabel 0.07-0.1 s; digits pairs "
+        "(about 360×64) at C = 1e10: the barrier stalls at a gap of 2e-5 (margins 1 − 1e-15, "
+        "weighed C times) and ends after 20 iterations without progress, clarabel then 50 ms, "
+        "accpm 15-20 s",
     ),
     Rule(
         _LINEAR,
@@ -199,6 +211,18 @@ RULES: tuple[Rule, ...] = (
         "gets the exact finish of its point first (23 of 27 iris grid pairs at C = 1e4-1e6 "
         "certified, in about a quarter of active_set's time)",
         probe=SMALL_KERNEL_PROBE,
+    ),
+    Rule(
+        ("kernel_dual",),
+        lambda f: f.kernel == "rbf" and f.n <= LARGE_C_KERNEL_N and f.C_max >= LARGE_C,
+        f"RBF, n <= {LARGE_C_KERNEL_N}, C >= {LARGE_C:.0e}",
+        ("smo", "active_set", "barrier", "clarabel"),
+        "breast cancer (569 points), γ = 1e-9..1e-1, C = 1e5-1e10: smo alone 2 ms to past 3 s "
+        "(numerical_error at C >= 1e8, γ >= 1e-3; the barrier after it stopped at the rounding "
+        "floor, 0.25-57 s in all), the probe then active_set 2-470 ms, certified; digits 3 "
+        "against 8 (357 points), C = 1e10, γ <= 1e-3: smo numerical_error, probe and active_set "
+        "50-100 ms, certified",
+        probe=LARGE_C_PROBE,
     ),
     Rule(
         ("kernel_dual",),

@@ -108,6 +108,7 @@ from svmbench.solvers.barrier.primal_dual_margins import (
     ppd_fused_iteration,
     ppd_gap_estimate,
     ppd_iteration,
+    ppd_stalled,
     ppd_start,
 )
 from svmbench.solvers.base import IterativeSolver, Prepared, Status, StepOutcome
@@ -467,7 +468,8 @@ class BarrierSolver(IterativeSolver):
             estimate = ppd_gap_estimate(state)
             if self._finished_early(problem, state, estimate):  # its certificate, drawn once
                 return StepOutcome(1, converged=True, certificate=state.finished[1])
-            return StepOutcome(1, converged=estimate <= PD_CERTIFY_FACTOR * self.tol)
+            converged = estimate <= PD_CERTIFY_FACTOR * self.tol
+            return StepOutcome(1, converged=converged, failure=ppd_stalled(state, estimate))
         every_chunk = self.stop_rule == "gap" and self._auto_check
         if isinstance(state, GeneralPathState):
             steps, native, failure = path_outer_step(

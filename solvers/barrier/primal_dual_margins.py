@@ -61,6 +61,11 @@ from svmbench.solvers.barrier.primal_dual import PD_TO_BOUNDARY, pd_max_step
 #: ``PD_CERTIFY_EVERY`` iterations.
 PD_CERTIFY_FACTOR = 10.0
 PD_CERTIFY_EVERY = 10
+#: After this many iterations in a row whose gap estimate fell by less than 1 % the variant
+#: reports that it can go no further: on a separable digits pair at C = 1e10 the margins sit at
+#: 1 − 1e-15, which the hinge weighs C times; the estimate stayed at 2.18e-5 from the 15th
+#: iteration to the 500th while μ fell to 1e-290.
+PD_STALL_ITERATIONS = 20
 #: Dense rows ``[X E]`` of at most this many bytes are copied once for the lean normal system of
 #: :meth:`_RowPasses.normal_system` (one syrk per iteration instead of the blocked products).
 LEAN_BYTES = 2**21
@@ -113,6 +118,10 @@ class PrimalPDState:
     #: tol: ``(variables, certificate, report)``; and the gap estimate below which it is tried.
     finished: tuple | None = field(default=None, repr=False)
     next_finish_try: float = math.inf
+    #: The last gap estimate and the iterations in a row it fell by less than 1 %
+    #: (:func:`ppd_stalled`).
+    last_estimate: float = math.inf
+    stalled: int = 0
 
     @property
     def xi_of_loss(self) -> np.ndarray | None:
@@ -305,6 +314,21 @@ def ppd_gap_estimate(s: PrimalPDState) -> float:
         return math.inf
     primal, dual = estimates
     return (primal - dual) / max(1.0, abs(primal))
+
+
+def ppd_stalled(s: PrimalPDState, estimate: float) -> str | None:
+    """The failure to report once the gap estimate has fallen by less than 1 % in
+    :data:`PD_STALL_ITERATIONS` iterations in a row (the loop certifies such points every
+    ``PD_CERTIFY_EVERY`` iterations, and would have stopped at one meeting tol), else None."""
+    still = math.isfinite(estimate) and not estimate < 0.99 * s.last_estimate
+    s.stalled = s.stalled + 1 if still else 0
+    s.last_estimate = estimate
+    if s.stalled < PD_STALL_ITERATIONS:
+        return None
+    return (
+        f"no progress: the gap estimate stayed at {estimate:.3g} for {s.stalled} iterations "
+        f"(μ = {s.mu:.1e}); the iterates are at the limits of float64"
+    )
 
 
 def ppd_converged(s: PrimalPDState, tol: float) -> bool:

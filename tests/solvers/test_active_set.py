@@ -15,7 +15,7 @@ from sklearn.preprocessing import StandardScaler
 
 from svmbench import SVMClassifier
 from svmbench.problems import KernelDual, datasets
-from svmbench.solvers import active_set, auto, registry
+from svmbench.solvers import active_set, auto, auto_rules, registry
 from svmbench.solvers._reference import reference_solution
 from svmbench.solvers.base import Status
 
@@ -144,8 +144,43 @@ def test_auto_probes_smo_then_runs_the_active_set_on_a_small_dual(iris_pair):
     choice = auto.choose(problem)
     assert choice.solvers[:2] == ("smo", "active_set")
     assert choice.probe == auto.SMALL_KERNEL_PROBE
-    big = KernelDual(np.vstack([X] * 4), np.concatenate([y] * 4), kernel="rbf", C=1e10)
-    assert "active_set" not in auto.choose(big).solvers
+    big = KernelDual(np.vstack([X] * 4), np.concatenate([y] * 4), kernel="rbf", C=1e4)
+    assert "active_set" not in auto.choose(big).solvers  # 320 points at a moderate C: smo
+    large_C = KernelDual(big.X, big.y, kernel="rbf", C=auto_rules.LARGE_C)
+    assert auto.choose(large_C).solvers[:2] == ("smo", "active_set")
+    assert auto.choose(large_C).probe == auto_rules.LARGE_C_PROBE
+    n = auto_rules.LARGE_C_KERNEL_N + 1
+    assert n == active_set.MAX_SAMPLES + 1  # beyond, the active-set method refuses the dual
+    rng = np.random.default_rng(0)
+    too_big = KernelDual(rng.normal(size=(n, 2)), np.where(rng.random(n) < 0.5, 1.0, -1.0), C=1e10)
+    assert "active_set" not in auto.choose(too_big).solvers
+    linear = KernelDual(big.X, big.y, kernel="linear", C=1e8)
+    assert "active_set" not in auto.choose(linear).solvers
+
+
+@pytest.mark.parametrize("gamma", [1e-5, 1e-3])
+def test_auto_certifies_a_digits_pair_at_C_1e10(gamma):
+    """Digits 3 against 8 (357 points): SMO ends numerical_error at C = 1e10 after about 4000
+    updates, and the barrier after it stopped at the rounding floor (every multiplier inside its
+    box, each weighing C in the margins' rounding). The probe, then the active-set method from
+    its point, certifies; the point is held against the barrier's at a fresh problem."""
+    from sklearn.datasets import load_digits
+
+    X, y = load_digits(return_X_y=True)
+    keep = (y == 3) | (y == 8)
+    X, y = np.ascontiguousarray(X[keep] / 16.0), np.where(y[keep] == 3, 1.0, -1.0)
+    problem = KernelDual(X, y, kernel="rbf", gamma=gamma, C=1e10)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        result = registry.get("auto", tol=TOL).solve(problem)
+        barrier = registry.get("barrier", tol=1e-9).solve(problem)
+    assert result.status is Status.OPTIMAL and result.rel_gap <= TOL
+    assert result.info["auto"]["tried"] == ("smo", "active_set")
+    fresh = KernelDual(X, y, kernel="rbf", gamma=gamma, C=1e10)
+    assert fresh.certificate(alpha=result.alpha, b=result.b).meets(TOL)
+    _held_against(fresh, result, barrier)
+    # fewer support vectors than points: a vertex of the box, not an interior point
+    assert np.count_nonzero(result.alpha) < X.shape[0] / 4
 
 
 def test_the_estimator_fits_iris_at_C_1e10_certified():

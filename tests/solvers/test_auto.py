@@ -84,6 +84,8 @@ CASES = {
     ),
     "kernel": (KernelDual(OVERLAP.X, OVERLAP.y, C=1.0, kernel="rbf"), "smo"),
     "kernel-rbf-large-n": (KernelDual(WIDE.X, WIDE.y, C=1.0, kernel="rbf"), "smo_batch"),
+    # 400 points at C = 1e6: SMO's probe of LARGE_C_PROBE updates, then active_set
+    "kernel-rbf-large-C": (KernelDual(WIDE.X[:400], WIDE.y[:400], C=1e6, kernel="rbf"), "smo"),
     # d < 5: kernel rows too cheap for smo_batch's GEMM blocks
     "kernel-rbf-large-n-low-d": (KernelDual(BIG.X, BIG.y, C=1.0, kernel="rbf"), "smo"),
     "kernel-linear-large-C": (

@@ -906,3 +906,41 @@ def test_an_early_finish_try_certifies_once(C, monkeypatch):
     assert tries and all(s <= rounds and c <= 1 for s, c, _ in tries), tries
     assert tries[-1][2] and result.info["exact_finish"]["early"] is True
     _check_against_reference(problem, result, newton_budget=MAX_NEWTON)
+
+
+def _digits_pair(first: int, second: int):
+    from sklearn.datasets import load_digits
+
+    X, y = load_digits(return_X_y=True)
+    keep = (y == first) | (y == second)
+    return np.ascontiguousarray(X[keep] / 16.0), np.where(y[keep] == first, 1.0, -1.0)
+
+
+def test_the_primal_dual_variant_stops_when_its_gap_stops_falling():
+    """Digits 1 against 7 (separable) at C = 1e10 on the primal: the margins of the support
+    vectors sit at 1 − 1e-15, which the hinge weighs C times; the gap estimate stays at 2e-5
+    while μ falls by 200 a step. The run ends numerical_error after PD_STALL_ITERATIONS steps
+    without progress (it ran to max_iter = 500 before), its point certified as it is, and auto
+    goes on to Clarabel, which certifies."""
+    from svmbench.solvers.barrier.primal_dual_margins import PD_STALL_ITERATIONS
+
+    X, y = _digits_pair(1, 7)
+    problem = SoftMarginPrimal(X, y, C=1e10)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        result = registry.get("barrier", tol=1e-6).solve(problem)
+        chosen = registry.get("auto", tol=1e-6).solve(problem)
+    assert result.status is Status.NUMERICAL_ERROR and "no progress" in result.message
+    assert result.iterations < 2 * PD_STALL_ITERATIONS + 20  # 36 measured; 500 before
+    assert result.certified and result.rel_gap > 1e-6
+    assert chosen.status is Status.OPTIMAL and chosen.rel_gap <= 1e-6
+    assert chosen.info["auto"]["tried"] == ("barrier", "clarabel")
+    fresh = SoftMarginPrimal(X, y, C=1e10)
+    assert fresh.certificate(w=chosen.w, b=chosen.b).meets(1e-6)
+
+
+def test_a_converging_primal_dual_run_is_not_taken_for_a_stalled_one():
+    """The same pair at C = 1e8, where the gap falls every step: optimal, no failure."""
+    X, y = _digits_pair(1, 7)
+    result = registry.get("barrier", tol=1e-6).solve(SoftMarginPrimal(X, y, C=1e8))
+    assert result.status is Status.OPTIMAL and "no progress" not in result.message
