@@ -21,6 +21,7 @@ from svmbench.problems import KernelDual
 from svmbench.problems.kernel_rows import KernelRows
 from svmbench.problems.kernels import Kernel
 from svmbench.solvers._jit import smo as jit
+from svmbench.solvers._jit.smo_gap import compile_estimates
 from svmbench.solvers.chunk_loop import all_finite, gap_verdict
 from svmbench.solvers.compile_notice import compiling
 from svmbench.solvers.exact_finish import already_exact, exact_finish, finish_applies
@@ -201,6 +202,8 @@ def warm_up_shared(problem: KernelDual, *, reconstruct: bool) -> float:
         tiny.share_rows(KernelRows(X, Kernel("rbf", 0.5), (y > 0).astype(np.int64)), np.arange(4))
         core = shared_core(tiny, 2)
         jit.run_loop(jit.smo_pairs if pairs else jit.smo_single, 50, 1e-3, reconstruct, core)
+        compile_estimates(core)  # SMO's gap estimate and b, after each loop
+        tiny.certificate(alpha=np.array([0.5, 0.5, 0.0, 0.0]), b=0.0)  # its jitted pass
         if sums:
             jit.compile_reconstruct(core)
     if loops:
