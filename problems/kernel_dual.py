@@ -461,10 +461,12 @@ class KernelDual(BinaryDualMixin, Problem):
         plain = type(alpha) is np.ndarray and alpha.dtype == np.float64 and alpha.shape == (n,)
         if not plain or self.sample_weight is not None:
             return self._repair_alpha(alpha)
-        from svmbench.problems._sums import box_repair  # jitted: SMO's rows, Numba loaded
+        from svmbench.problems._pair_passes import box_repair  # jitted: Numba is loaded
 
         residue = float(self.y @ alpha)
-        a, moved = box_repair(alpha, float(self.C), self.y, residue, _ROUNDING_RESIDUE)
+        limit = _ROUNDING_RESIDUE * float(np.add.reduce(alpha)) if residue != 0.0 else 0.0
+        a = alpha.copy()
+        moved = box_repair(alpha, a, float(self.C), self.y, residue, limit)
         if moved < 0.0:  # out of the box, not finite, or off yᵀα = 0 beyond rounding
             return super()._repair_alpha(alpha)
         return a, {"dual_infeasibility": moved}
@@ -504,14 +506,14 @@ class KernelDual(BinaryDualMixin, Problem):
             loss = self._loss_term(m)
             P, D, rounding = kernel_dual_rounding(self, a, g, m, b, 0.0, quad, loss, 0.0)
             return self._certificate_at(a, b, P, D, rounding, residuals)
-        from svmbench.problems._sums import hinge_margins  # jitted: SMO's rows, Numba loaded
+        from svmbench.problems._pair_passes import hinge_margins  # jitted: Numba is loaded
 
-        # the margins, C Σ max(0, 1 − m_i) and the rounding screen's sums and maxima in one
-        # pass: NumPy's values, bit for bit
-        m = np.empty(self.n_samples)
-        xi_sum, total, widest, g_max = hinge_margins(g, b, y, a, self.squared_norms, m)
-        loss = self.C * xi_sum
-        sums = (total, widest, g_max)
+        # the margins, the hinge terms and the rounding screen's maxima in one pass, the sums
+        # NumPy's: the values of the NumPy formulas, bit for bit
+        m, xi = np.empty(self.n_samples), np.empty(self.n_samples)
+        widest, g_max = hinge_margins(g, b, y, self.squared_norms, m, xi)
+        loss = self.C * float(np.add.reduce(xi))
+        sums = (float(np.add.reduce(a)), widest, g_max)
         P, D, rounding = kernel_dual_rounding(self, a, g, m, b, 0.0, quad, loss, 0.0, sums)
         return self._certificate_at(a, b, P, D, rounding, residuals)
 

@@ -519,8 +519,8 @@ class SMO(IterativeSolver):
         c = state.core
         if problem.bias == "regularized":
             return float(c.kflt[2] * (c.alpha @ c.y))
-        # LIBSVM's free b (jitted: NumPy's sums of the same terms, bit for bit)
-        return float(free_bias(c.y, c.G, c.status, c.active, c.ist[jit.N_ACTIVE]))
+        # LIBSVM's free b: the terms in one jitted pass, their sum NumPy's (the same bits)
+        return free_bias(c.y, c.G, c.status, c.active, c.ist[jit.N_ACTIVE], np.empty(c.y.size))
 
     def _gap_estimate(self, problem: KernelDual, state: _State) -> float:
         """Relative duality gap of ``(α, b)`` from the maintained gradient (all of G exact)."""
@@ -542,12 +542,9 @@ class SMO(IterativeSolver):
         """``(P, P − D)`` of ``(α, b)`` from the maintained gradient ``G = Q̃α − 1``, O(n)."""
         c, free = state.core, problem.bias == "free"
         a, y, G, Cw = c.alpha, c.y, c.G, state.Cw
-        if problem.loss == "hinge":  # one jitted pass, with b (solvers._jit.smo_gap)
-            b, P, gap = hinge_estimates(a, y, G, Cw, c.status, c.active, c.ist, free)
-            if free:
-                state.bias = b
-            return P, gap
         b = self._bias(problem, state) if free else 0.0
+        if problem.loss == "hinge":  # one jitted pass (solvers._jit.smo_gap)
+            return hinge_estimates(a, y, G, Cw, b)
         r = y * b
         r += G
         pos = Cw > 0

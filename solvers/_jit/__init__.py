@@ -47,10 +47,8 @@ def _load_numba():
 numba = _load_numba()
 
 #: Jitted sources outside this package that the cores here call (and inline): the kernel values
-#: from inner products and the exponential of the certificates; NumPy's sum (SMO's free b).
-SHARED_SOURCES = tuple(
-    Path(__file__).parents[2] / "problems" / name for name in ("_kernel_products.py", "_sums.py")
-)
+#: from inner products and the exponential of the certificates.
+SHARED_SOURCES = (Path(__file__).parents[2] / "problems" / "_kernel_products.py",)
 
 
 def _sources_digest(
