@@ -519,8 +519,11 @@ class SMO(IterativeSolver):
         c = state.core
         if problem.bias == "regularized":
             return float(c.kflt[2] * (c.alpha @ c.y))
-        # LIBSVM's free b: the terms in one jitted pass, their sum NumPy's (the same bits)
-        return free_bias(c.y, c.G, c.status, c.active, c.ist[jit.N_ACTIVE], np.empty(c.y.size))
+        # LIBSVM's free b: the terms in one jitted pass, summed in NumPy's order (the same
+        # bits), in the loops' scratch where they never shrink (else it may hold a pending
+        # shrinking's bounds)
+        terms = np.empty(c.y.size) if state.shrinking else c.tmp
+        return free_bias(c.y, c.G, c.status, c.active, c.ist[jit.N_ACTIVE], terms)
 
     def _gap_estimate(self, problem: KernelDual, state: _State) -> float:
         """Relative duality gap of ``(α, b)`` from the maintained gradient (all of G exact)."""
