@@ -519,9 +519,9 @@ class SMO(IterativeSolver):
         c = state.core
         if problem.bias == "regularized":
             return float(c.kflt[2] * (c.alpha @ c.y))
-        # LIBSVM's free b: the terms in one jitted pass, summed in NumPy's order (the same
-        # bits), in the loops' scratch where they never shrink (else it may hold a pending
-        # shrinking's bounds)
+        # LIBSVM's free b: the terms in one jitted pass, summed by NumPy (the same bits), in
+        # the loops' scratch where they never shrink (else it may hold a pending shrinking's
+        # bounds)
         terms = np.empty(c.y.size) if state.shrinking else c.tmp
         return free_bias(c.y, c.G, c.status, c.active, c.ist[jit.N_ACTIVE], terms)
 

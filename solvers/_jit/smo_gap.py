@@ -6,12 +6,13 @@ For the hinge (:mod:`solvers.smo`), with ``G = Q̃α − 1`` and ``r_t = G_t + y
 
 A free bias is LIBSVM's: ``b = mean(−y_t G_t)`` over the free multipliers (bound status 3:
 ``0 < α_t < C_t``), else the midpoint of ``[max_{I_up} −y_t G_t, min_{I_low} −y_t G_t]``, over
-the active set. :func:`free_terms` gathers the mean's terms and sums them in NumPy's order
-(``np.add.reduce``'s, up to 128 terms; the caller's NumPy call beyond), so that b is the value
-NumPy computed, bit for bit, and the extremes. The estimate's sums run in index order
-(NumPy's dot products are BLAS's, whose order is the library's): they decide only when SMO
-asks for a certificate, and how far it tightens eps. Neither allocates beyond eight numbers
-nor sums pairwise over more than 128 terms: each compiles in a fraction of a second.
+the active set. :func:`free_terms` gathers the mean's terms (their sum is NumPy's
+``np.add.reduce``, taken beside it, so that b is the value NumPy computed, bit for bit) and the
+extremes. The estimate's sums run in index order (NumPy's dot products are BLAS's, whose order
+is the library's): they decide only when SMO asks for a certificate, and how far it tightens
+eps. Neither allocates nor sums pairwise (a
+jitted copy of NumPy's pairwise sum cost more compile time than the NumPy call it saves): each
+compiles in a fraction of a second.
 """
 
 from __future__ import annotations
@@ -24,14 +25,10 @@ from svmbench.solvers._jit.smo_counters import N_ACTIVE
 
 @numba.njit(cache=True, no_cfunc_wrapper=True)
 def free_terms(y, G, status, active, n_active, terms):
-    """``(k, lo, hi, total)``: the terms ``y_t G_t`` of the free multipliers, in ``terms[:k]``
-    (over the active set: all of it in index order when nothing is shrunk, else
-    ``active[:n_active]`` in that order), the extremes ``lo = max_{I_up} −y_t G_t``,
-    ``hi = min_{I_low} −y_t G_t`` (−inf and inf over an empty set, NaN where a term is NaN, as
-    NumPy's max and min), and for at most 128 terms their sum as ``np.add.reduce`` takes it
-    (fewer than eight in order from 0.0, else eight accumulators over the groups of eight,
-    combined pairwise, then the rest in order; NaN for more terms, whose pairwise sum the
-    caller takes)."""
+    """``(k, lo, hi)``: the terms ``y_t G_t`` of the free multipliers, in ``terms[:k]`` (over
+    the active set: all of it in index order when nothing is shrunk, else ``active[:n_active]``
+    in that order), and the extremes ``lo = max_{I_up} −y_t G_t``, ``hi = min_{I_low} −y_t G_t``
+    (−inf and inf over an empty set, NaN where a term is NaN, as NumPy's max and min)."""
     whole = n_active == y.shape[0]
     k = 0
     lo, hi = -np.inf, np.inf
@@ -51,35 +48,16 @@ def free_terms(y, G, status, active, n_active, terms):
             hi_nan |= v != v
             if v < hi:
                 hi = v
-    total = np.nan
-    if k < 8:
-        total = 0.0
-        for i in range(k):
-            total += terms[i]
-    elif k <= 128:
-        r = terms[:8].copy()
-        i = 8
-        while i + 8 <= k:
-            for j in range(8):
-                r[j] += terms[i + j]
-            i += 8
-        total = ((r[0] + r[1]) + (r[2] + r[3])) + ((r[4] + r[5]) + (r[6] + r[7]))
-        while i < k:
-            total += terms[i]
-            i += 1
-    return k, np.nan if lo_nan else lo, np.nan if hi_nan else hi, total
+    return k, np.nan if lo_nan else lo, np.nan if hi_nan else hi
 
 
 def free_bias(y, G, status, active, n_active, terms) -> float:
     """LIBSVM's free b, as :meth:`solvers.smo.SMO._bias_of` computed it with NumPy (``terms``
     a float64 array of at least ``n_active`` entries, overwritten): the mean by
-    ``np.add.reduce`` of the same terms in the same order (:func:`free_terms`' sum, or
-    NumPy's own beyond 128 terms), or the midpoint of the extremes."""
-    k, lo, hi, total = free_terms(y, G, status, active, n_active, terms)
+    ``np.add.reduce`` of the same terms in the same order, or the midpoint of the extremes."""
+    k, lo, hi = free_terms(y, G, status, active, n_active, terms)
     if k:
-        if k > 128:
-            total = np.add.reduce(terms[:k])
-        return float(-total / k)  # Σ(−v) = −Σv exactly
+        return float(-np.add.reduce(terms[:k]) / k)  # Σ(−v) = −Σv exactly
     if not np.isfinite(lo):
         return float(hi) if np.isfinite(hi) else 0.0
     if not np.isfinite(hi):
