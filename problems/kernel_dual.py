@@ -448,11 +448,28 @@ class KernelDual(BinaryDualMixin, Problem):
         """
         if alpha is None:
             raise TypeError("certificate needs alpha for a kernel problem")
-        a, residuals = self._repair_alpha(alpha)
         shared = self.shared_rows is not None and self.loss == "hinge" and self.bias == "free"
         if shared and b is not None and "gram" not in self.__dict__:  # as kernel_times reads
-            return self._pair_certificate(a, float(b), residuals)
+            return self._pair_certificate(*self._pair_repair(alpha), float(b))
+        a, residuals = self._repair_alpha(alpha)
         return self._certificate_of(a, b, residuals)
+
+    def _pair_repair(self, alpha) -> tuple[np.ndarray, dict[str, float]]:
+        """:meth:`_repair_alpha` of a pair on shared rows: for a float64 α of n entries and one
+        C, its arithmetic in one jitted pass beside NumPy's ``yᵀα`` (the same values)."""
+        n = self.n_samples
+        plain = type(alpha) is np.ndarray and alpha.dtype == np.float64 and alpha.shape == (n,)
+        if not plain or self.sample_weight is not None:
+            return self._repair_alpha(alpha)
+        from svmbench.problems._pair_passes import box_repair  # jitted: Numba is loaded
+
+        residue = float(self.y @ alpha)
+        limit = _ROUNDING_RESIDUE * float(np.add.reduce(alpha)) if residue != 0.0 else 0.0
+        a = alpha.copy()
+        moved = box_repair(alpha, a, float(self.C), self.y, residue, limit)
+        if moved < 0.0:  # out of the box, not finite, or off yᵀα = 0 beyond rounding
+            return super()._repair_alpha(alpha)
+        return a, {"dual_infeasibility": moved}
 
     def _certificate_of(self, a, b, residuals) -> Certificate:
         """:meth:`certificate` of the projected ``a`` (every loss, bias and kernel)."""
@@ -468,7 +485,7 @@ class KernelDual(BinaryDualMixin, Problem):
         P, D, rounding = kernel_dual_rounding(self, a, g, m, b, sum_ay, quad, loss, squared)
         return self._certificate_at(a, b, P, D, rounding, residuals)
 
-    def _pair_certificate(self, a, b: float, residuals) -> Certificate:
+    def _pair_certificate(self, a, residuals, b: float) -> Certificate:
         """:meth:`certificate`'s arithmetic, step for step, for a hinge on shared rows with b
         given and free (a one-vs-one pair's): ``g = K(αy)`` from the table's entries, the
         margins ``y(g + b)``, ``½(αy)ᵀg`` and ``Σ C_i max(0, 1 − m_i)``, without the general
@@ -482,11 +499,22 @@ class KernelDual(BinaryDualMixin, Problem):
         else:
             g = np.zeros(self.n_samples)
         quad = 0.5 * float(ay @ g)
-        m = g + b
-        m *= y
-        loss = self._loss_term(m)
         # Σα_i y_i: read by the rounding bound only for a regularized bias, never for a pair's
-        P, D, rounding = kernel_dual_rounding(self, a, g, m, b, 0.0, quad, loss, 0.0)
+        if self.sample_weight is not None:
+            m = g + b
+            m *= y
+            loss = self._loss_term(m)
+            P, D, rounding = kernel_dual_rounding(self, a, g, m, b, 0.0, quad, loss, 0.0)
+            return self._certificate_at(a, b, P, D, rounding, residuals)
+        from svmbench.problems._pair_passes import hinge_margins  # jitted: Numba is loaded
+
+        # the margins, the hinge terms and the rounding screen's maxima in one pass, the sums
+        # NumPy's: the values of the NumPy formulas, bit for bit
+        m, xi = np.empty(self.n_samples), np.empty(self.n_samples)
+        widest, g_max = hinge_margins(g, b, y, self.squared_norms, m, xi)
+        loss = self.C * float(np.add.reduce(xi))
+        sums = (float(np.add.reduce(a)), widest, g_max)
+        P, D, rounding = kernel_dual_rounding(self, a, g, m, b, 0.0, quad, loss, 0.0, sums)
         return self._certificate_at(a, b, P, D, rounding, residuals)
 
     def _certificate_at(self, a, b, P, D, rounding, residuals) -> Certificate:

@@ -348,18 +348,22 @@ def largest_row_error(kernel, total: float, k: int, d: int, widest: float) -> fl
     return relative * total
 
 
-def _kernel_dual_screen(problem, kernel, rows_kernel, a_total, g, b, sum_ay) -> float:
+def _kernel_dual_screen(problem, kernel, rows_kernel, a_total, g, b, sum_ay, maxima) -> float:
     """A bound of the hinge's ``Σ_i s_i e_i`` and of ``γ_{n+4} Σα_i|g_i|`` from maxima alone:
     ``e_i ≤`` :func:`largest_row_error` (``k ≤ n`` terms), ``s_i ≤ C_i`` (α in its box),
     ``Σα_i|g_i| ≤ Σα max|g|``: a few scalar operations, so that the per-row bound is computed
-    only where this one is not already small."""
+    only where this one is not already small. ``maxima``: ``(max ‖x_i‖², max |g_i|)`` when the
+    caller computed them (rows of a kernel), else None."""
     n, total = problem.n_samples, a_total
     # x.max(initial=0.0) as one ufunc reduction each (the same values)
-    if rows_kernel:
-        widest = float(np.maximum.reduce(problem.squared_norms, initial=0.0))
+    if maxima is not None:
+        widest, g_max = maxima
     else:
-        widest = float(np.maximum.reduce(np.abs(problem.kernel_diagonal), initial=0.0))
-    g_max = float(np.maximum.reduce(np.abs(g), initial=0.0))
+        if rows_kernel:
+            widest = float(np.maximum.reduce(problem.squared_norms, initial=0.0))
+        else:
+            widest = float(np.maximum.reduce(np.abs(problem.kernel_diagonal), initial=0.0))
+        g_max = float(np.maximum.reduce(np.abs(g), initial=0.0))
     e_max = largest_row_error(kernel, total, n, problem.n_features, widest)
     e_max += UNIT_ROUNDOFF * (g_max + abs(b))
     out = gamma(n + 4) * total * g_max
@@ -371,9 +375,11 @@ def _kernel_dual_screen(problem, kernel, rows_kernel, a_total, g, b, sum_ay) -> 
     return out + e_max * C_sum
 
 
-def kernel_dual_rounding(problem, a, g, m, b, sum_ay, quad, loss, squared):
+def kernel_dual_rounding(problem, a, g, m, b, sum_ay, quad, loss, squared, sums=None):
     """``(P, D, rounding)`` of a kernel dual's certificate (``KernelDual.certificate``'s
-    ``α``, ``g = K(αy)``, margins, bias, ``Σα_i y_i``, ``½αᵀQ̃α``, loss and squared-hinge term).
+    ``α``, ``g = K(αy)``, margins, bias, ``Σα_i y_i``, ``½αᵀQ̃α``, loss and squared-hinge term;
+    ``sums``, when the caller has them: ``(Σα_i, max ‖x_i‖², max |g_i|)``, the values NumPy's
+    reductions give, for a kernel of rows).
 
     ``rounding = Σ_i s_i e_i + γ_{n+4}(Σα_i|g_i| + ½αᵀQ̃α + loss + Σα + |P| + |D|)`` (+ a
     regularized bias's ``(sΣc)²``), ``e_i`` the margins' error (:func:`kernel_row_errors`, plus
@@ -386,7 +392,7 @@ def kernel_dual_rounding(problem, a, g, m, b, sum_ay, quad, loss, squared):
     double), and their ``e_i`` taken from there; the intervals' slopes stay those of the wider
     first bound (they only grow with e), so the result is a bound either way."""
     n = problem.n_samples
-    total = float(np.add.reduce(a))  # a.sum(), without its wrapper
+    total = float(np.add.reduce(a)) if sums is None else sums[0]  # a.sum(), no wrapper
     P = quad + loss
     D = total - quad - squared
     if not (math.isfinite(P) and math.isfinite(D)):
@@ -394,7 +400,8 @@ def kernel_dual_rounding(problem, a, g, m, b, sum_ay, quad, loss, squared):
     kernel = problem.kernel_spec
     rows_kernel = problem.kernel != "precomputed"
     if problem.loss == "hinge":
-        screen = _kernel_dual_screen(problem, kernel, rows_kernel, total, g, b, sum_ay)
+        maxima = None if sums is None or not rows_kernel else sums[1:]
+        screen = _kernel_dual_screen(problem, kernel, rows_kernel, total, g, b, sum_ay, maxima)
         screen += gamma(n + 4) * (abs(quad) + loss + squared + total + abs(P) + abs(D))
         if screen <= max(ROUNDING_SCREEN_RTOL * max(1.0, abs(P)), 0.1 * (P - D)):
             return P, D, screen

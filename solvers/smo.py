@@ -50,6 +50,7 @@ from svmbench.problems.general_dual import GeneralDualProblem
 from svmbench.problems.kernels import compile_fused_product, needs_fused_product
 from svmbench.problems.validation import check_bool, check_int, check_option, check_real
 from svmbench.solvers._jit import smo as jit
+from svmbench.solvers._jit.smo_gap import compile_estimates, free_bias, hinge_estimates
 from svmbench.solvers.base import IterativeSolver, StepOutcome
 from svmbench.solvers.compile_notice import compiling
 from svmbench.solvers.margin_lift import finish_due, lifted_estimate
@@ -326,6 +327,7 @@ class SMO(IterativeSolver):
             core = state.core._replace(kint=(*state.core.kint[:2], threads))
             run = jit.smo_pairs if pairs else jit.smo_single
             jit.run_loop(run, 50, 1e-3, reconstruct, core)
+            compile_estimates(core)  # SMO's gap estimate and b, after each loop
             alpha = np.array([1.0, 1.0, 0.5, 0.5])  # G and Ḡ of a warm start
             c = state.core
             _gradients(c.X, c.sqn, c.kint, c.kflt, y, c.C, 0.0 * y, alpha)
@@ -516,26 +518,11 @@ class SMO(IterativeSolver):
         c = state.core
         if problem.bias == "regularized":
             return float(c.kflt[2] * (c.alpha @ c.y))
-        n_active = c.ist[jit.N_ACTIVE]
-        if n_active == c.y.shape[0]:  # nothing shrunk: the arrays themselves, not copies
-            y, G, bits = c.y, c.G, c.status
-        else:
-            act = c.active[:n_active]
-            y, G, bits = c.y[act], c.G[act], c.status[act]
-        # the loops' bound status (bit 0: I_up, bit 1: I_low): both ⇔ 0 < α_t < C_t
-        free = bits == 3
-        n_free = np.count_nonzero(free)
-        if n_free:  # the mean of −y_t G_t (b at a free support vector), as np.mean computes it
-            return float(-np.add.reduce((y * G)[free]) / n_free)  # Σ(−v) = −Σv exactly
-        v = -y * G
-        up, low = (bits & 1).astype(bool), (bits & 2).astype(bool)
-        lo = v[up].max() if up.any() else -np.inf
-        hi = v[low].min() if low.any() else np.inf
-        if not np.isfinite(lo):
-            return float(hi) if np.isfinite(hi) else 0.0
-        if not np.isfinite(hi):
-            return float(lo)
-        return float(0.5 * (lo + hi))
+        # LIBSVM's free b: the terms in one jitted pass, summed by NumPy (the same bits), in
+        # the loops' scratch where they never shrink (else it may hold a pending shrinking's
+        # bounds)
+        terms = np.empty(c.y.size) if state.shrinking else c.tmp
+        return free_bias(c.y, c.G, c.status, c.active, c.ist[jit.N_ACTIVE], terms)
 
     def _gap_estimate(self, problem: KernelDual, state: _State) -> float:
         """Relative duality gap of ``(α, b)`` from the maintained gradient (all of G exact)."""
@@ -557,22 +544,19 @@ class SMO(IterativeSolver):
 
     def _estimates(self, problem: KernelDual, state: _State) -> tuple[float, float]:
         """``(P, P − D)`` of ``(α, b)`` from the maintained gradient ``G = Q̃α − 1``, O(n)."""
-        a, y, G, Cw = state.core.alpha, state.core.y, state.core.G, state.Cw
-        b = self._bias(problem, state) if problem.bias == "free" else 0.0
+        c, free = state.core, problem.bias == "free"
+        a, y, G, Cw = c.alpha, c.y, c.G, state.Cw
+        b = self._bias(problem, state) if free else 0.0
+        if problem.loss == "hinge":  # one jitted pass (solvers._jit.smo_gap)
+            return hinge_estimates(a, y, G, Cw, b)
         r = y * b
         r += G
-        if problem.loss == "hinge":
-            # −r = −G − y b: the hinge of f = g + b is max(0, −r) = −min(0, r)
-            hinge = -float(Cw @ np.minimum(r, 0.0))
-            gap = float(a @ r) + hinge
-            P = 0.5 * (float(a @ G) + float(np.add.reduce(a))) + hinge
-        else:
-            pos = Cw > 0
-            half = np.zeros_like(a)
-            half[pos] = a[pos] / (2.0 * Cw[pos])  # α_t / (2C_t)
-            xi = np.maximum(0.0, half - r)
-            gap = float(a @ r - 0.5 * (a @ half) + Cw @ (xi * xi))
-            P = 0.5 * float(a @ (G + 1.0) - a @ half) + float(Cw @ (xi * xi))
+        pos = Cw > 0
+        half = np.zeros_like(a)
+        half[pos] = a[pos] / (2.0 * Cw[pos])  # α_t / (2C_t)
+        xi = np.maximum(0.0, half - r)
+        gap = float(a @ r - 0.5 * (a @ half) + Cw @ (xi * xi))
+        P = 0.5 * float(a @ (G + 1.0) - a @ half) + float(Cw @ (xi * xi))
         return P, gap
 
     def _variables(self, problem: KernelDual, state: _State) -> dict:

@@ -21,6 +21,7 @@ from svmbench.problems import KernelDual
 from svmbench.problems.kernel_rows import KernelRows
 from svmbench.problems.kernels import Kernel
 from svmbench.solvers._jit import smo as jit
+from svmbench.solvers._jit.smo_gap import compile_estimates
 from svmbench.solvers.chunk_loop import all_finite, gap_verdict
 from svmbench.solvers.compile_notice import compiling
 from svmbench.solvers.exact_finish import already_exact, finish_applies
@@ -67,9 +68,9 @@ class PairArrays:
     set 0…n−1, each slot's column and each column's slot −1, the stamps 0, a scratch) and
     uint8 (the active flags 1, the full slots 0, the shrinking scratch 0), each reset for a
     problem of n ≤ size by one copy of its template's first n columns and handed out as rows
-    of n (C-contiguous, as new arrays: the loops compile nothing new). The counters' start of
-    each n is kept; the templates' rows 0…n−1 and 0 serve as ``all_idx`` and the squared
-    hinge's (here zero) diagonal, which nothing writes."""
+    of n (C-contiguous, as new arrays: the loops compile nothing new). The views of each n
+    and the counters' start are kept; the templates' rows 0…n−1 and 0 serve as ``all_idx``
+    and the squared hinge's (here zero) diagonal, which nothing writes."""
 
     def __init__(self, size: int, C: float, kernel):
         self.size, self.C, self.kernel = size, C, kernel
@@ -89,35 +90,45 @@ class PairArrays:
             np.empty_like(self.ut),
         )
         self.tmp = np.empty(size)
-        self.ist: dict[int, np.ndarray] = {}
         self.empty = no_row_map(np.float64)
+        self._by_n: dict[int, tuple] = {}
 
     def fits(self, n: int, C: float, kernel) -> bool:
-        return n <= self.size and C == self.C and kernel == self.kernel
+        return n <= self.size and C == self.C and (kernel is self.kernel or kernel == self.kernel)
 
     def zeros(self, C: np.ndarray) -> np.ndarray:
         """n zeros for the state's diagonal term beside ``C``: the template's, never written,
         when ``C`` is these arrays' own."""
         return self.ft[0, : C.size] if C.base is self.f else np.zeros(C.size)
 
+    def _views(self, n: int) -> tuple:
+        """The views of n columns, made once per n: the blocks and their templates, the
+        counters' start, and the record's fields that are these arrays' own (in
+        :class:`~solvers._jit.smo.Core`'s order, None where a problem puts its own)."""
+        views = self._by_n.get(n)
+        if views is None:
+            f, i, u = self.f[:, :n], self.i[:, :n], self.u[:, :n]
+            ist = np.zeros(jit.N_IST, dtype=np.int64)
+            ist[jit.N_ACTIVE], ist[jit.SHRINK_COUNTER] = n, min(n, 1000)
+            fields = [
+                None, None, None, self.kint, self.kflt, None, f[3], None, f[0], f[1], f[2],
+                i[0], u[0], self.it[0, :n], None, i[1], i[2], u[1], i[3], None, i[4],
+                self.tmp[:n], u[2].view(np.bool_), None, self.empty[0], self.empty[1],
+            ]  # fmt: skip
+            templates = (self.ft[:, :n], self.it[:, :n], self.ut[:, :n])
+            views = self._by_n[n] = ((f, i, u), templates, ist, fields)
+        return views
+
     def core(self, n: int, source, sqn, y, QD, status, cache) -> jit.Core:
         """The record of a cold start of n variables (:func:`shared_core`'s)."""
-        f, i, u = self.f[:, :n], self.i[:, :n], self.u[:, :n]
-        np.copyto(f, self.ft[:, :n])
-        np.copyto(i, self.it[:, :n])
-        np.copyto(u, self.ut[:, :n])
-        ist = self.ist.get(n)
-        if ist is None:
-            ist = self.ist[n] = np.zeros(jit.N_IST, dtype=np.int64)
-            ist[jit.N_ACTIVE], ist[jit.SHRINK_COUNTER] = n, min(n, 1000)
-        empty = self.empty
-        return jit.Core(
-            X=source, XT=source, sqn=sqn, kint=self.kint, kflt=self.kflt, y=y, C=f[3], QD=QD,
-            alpha=f[0], G=f[1], Gbar=f[2], active=i[0], is_active=u[0], all_idx=self.it[0, :n],
-            cache=cache, slot_col=i[1], col_slot=i[2], slot_full=u[1], stamp=i[3],
-            ist=ist.copy(), idx_buf=i[4], tmp=self.tmp[:n], shrink_buf=u[2].view(np.bool_),
-            status=status, p=empty[0], rowmap=empty[1],
-        )  # fmt: skip
+        blocks, templates, ist, fields = self._views(n)
+        for block, template in zip(blocks, templates):
+            np.copyto(block, template)
+        fields = fields.copy()
+        fields[0] = fields[1] = source  # X and XT: the table's tuple
+        fields[2], fields[5], fields[7], fields[14] = sqn, y, QD, cache
+        fields[19], fields[23] = ist.copy(), status
+        return jit.Core._make(fields)
 
 
 def shared_core(
@@ -208,6 +219,8 @@ def warm_up_shared(problem: KernelDual, *, reconstruct: bool) -> float:
         tiny.share_rows(KernelRows(X, Kernel("rbf", 0.5), (y > 0).astype(np.int64)), np.arange(4))
         core = shared_core(tiny, 2)
         jit.run_loop(jit.smo_pairs if pairs else jit.smo_single, 50, 1e-3, reconstruct, core)
+        compile_estimates(core)  # SMO's gap estimate and b, after each loop
+        tiny.certificate(alpha=np.array([0.5, 0.5, 0.0, 0.0]), b=0.0)  # its jitted pass
         if sums:
             jit.compile_reconstruct(core)
     if loops:

@@ -2,19 +2,24 @@
 
     OPENBLAS_NUM_THREADS=1 NUMBA_NUM_THREADS=1 \
         python -m svmbench.benchmarks.studies.bench_fit_spans
-        [--case hinge|squared_hinge|rbf|iris] [--C C] [--gamma G] [--repeats R] [--profile N]
+        [--case hinge|squared_hinge|rbf|iris|digits] [--C C] [--gamma G] [--repeats R]
+        [--profile N]
 
 Breast cancer (569×30, standardized), the cases of ``bench_small_fits``: the linear hinge against
 ``SVC(kernel="linear")``, the squared hinge with a regularized bias against ``LinearSVC()``, RBF
 against ``SVC()``; ``iris``: one fit of the iris grid search (the first training fold of
 ``GridSearchCV(cv=5)``, 120 points, 3 one-vs-one pairs) at ``--C`` and ``--gamma`` (default 1
-and 0.1) against ``SVC`` at the same. ``--C`` sets the breast-cancer cases' C too. Both sides
+and 0.1) against ``SVC`` at the same; ``digits``: the digits fit of ``bench_small_fits``
+(1797×64, X/16, 10 classes, 45 one-vs-one pairs, γ = ``--gamma``, default 0.02) against ``SVC``
+at the same. ``--C`` sets the breast-cancer cases' C too. Both sides
 are fitted alternately ``--repeats`` times (wall and CPU seconds, medians); the fits of
 svmbench run with timers around public stages (the input checks, ``input_checks.fit_input``,
 each ``Solver.solve``, its memory check, ``run_chunks`` (an iterative method's chunks and
 stopping tests), the problem's certificates, the exact finish and the barrier's early tries of
 it, the fitted attributes; for one-vs-one, each pair's solve, auto's choice for it and its
-record), whose totals per fit are printed (nested stages counted in each enclosing one; a
+record; for a pair on shared kernel rows, SMO's set-up, its jitted loops, its gap estimates
+with their b, the exact finish's test of an exact point and the pair's model), whose totals
+per fit are printed (nested stages counted in each enclosing one; a
 wrapped call costs about a microsecond). ``--profile N`` adds cProfile's 30 costliest
 functions (own CPU time) over N more fits, the Python calls per fit and the calls per fit of
 the input checks. The first printed line is :func:`~benchmarks.harness.environment.summary`.
@@ -30,7 +35,7 @@ import pstats
 import time
 
 import numpy as np
-from sklearn.datasets import load_breast_cancer, load_iris
+from sklearn.datasets import load_breast_cancer, load_digits, load_iris
 from sklearn.model_selection import StratifiedKFold
 from sklearn.preprocessing import StandardScaler
 from sklearn.svm import SVC, LinearSVC
@@ -40,8 +45,9 @@ import svmbench.svc_layout as svc_layout
 from svmbench import SVMClassifier
 from svmbench.benchmarks.harness.environment import summary
 from svmbench.problems import KernelDual, SoftMarginDual, SoftMarginPrimal
-from svmbench.solvers import auto, base, finish_outcome, reductions, smo_shared
+from svmbench.solvers import auto, base, finish_outcome, reductions, smo, smo_shared
 from svmbench.solvers import barrier as barrier_module
+from svmbench.solvers._jit import smo as smo_jit
 
 CASES = {
     "hinge": (
@@ -59,7 +65,13 @@ CASES = {
         lambda C, gamma: SVMClassifier(C=C, gamma=gamma),
         lambda C, gamma: SVC(C=C, gamma=gamma),
     ),
+    "digits": (
+        lambda C, gamma: SVMClassifier(C=C, gamma=gamma),
+        lambda C, gamma: SVC(C=C, gamma=gamma),
+    ),
 }
+#: ``--gamma`` when not given: iris's and digits' own.
+DEFAULT_GAMMA = {"iris": 0.1, "digits": 0.02}
 #: The input checks whose calls per fit ``--profile`` counts (by function name).
 CHECKS = (
     "fit_input",
@@ -77,7 +89,11 @@ CHECKS = (
 
 
 def _data(case: str):
-    """The case's training data: standardized breast cancer, or iris's first training fold."""
+    """The case's training data: standardized breast cancer, iris's first training fold, or
+    digits / 16."""
+    if case == "digits":
+        X, y = load_digits(return_X_y=True)
+        return X / 16.0, y
     if case == "iris":
         X, y = load_iris(return_X_y=True)
         train, _ = next(StratifiedKFold(5).split(X, y))
@@ -132,6 +148,12 @@ def wrap_stages(spans: Spans) -> None:
     spans.wrap(reductions, "solve_shared_pair", "its SMO on shared rows")
     spans.wrap(auto.Auto, "first_method", "auto's choice for a pair")
     spans.wrap(base.Solver, "_result", "Solver._result (the records)")
+    spans.wrap(base.Solver, "_record", "Solver._record (the lean pairs' records)")
+    spans.wrap(smo.SMO, "_init_state", "SMO's set-up")
+    spans.wrap(smo_jit, "run_loop", "SMO's jitted loops")
+    spans.wrap(smo.SMO, "_gap_estimate", "SMO's gap estimates with their b")
+    spans.wrap(smo_shared, "already_exact", "the exact finish's test (already_exact)")
+    spans.wrap(KernelDual, "_model_of", "a kernel problem's model (_model_of)")
 
 
 def _timed(run) -> tuple[float, float]:
@@ -144,10 +166,12 @@ def main(argv=None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--case", choices=tuple(CASES), default="hinge")
     parser.add_argument("--C", type=float, default=1.0, help="C of every case")
-    parser.add_argument("--gamma", type=float, default=0.1, help="iris's gamma")
+    parser.add_argument("--gamma", type=float, default=None, help="iris's (0.1), digits' (0.02)")
     parser.add_argument("--repeats", type=int, default=25, help="alternating fits per side")
     parser.add_argument("--profile", type=int, default=0, help="fits under cProfile (0: none)")
     args = parser.parse_args(argv)
+    if args.gamma is None:
+        args.gamma = DEFAULT_GAMMA.get(args.case, 0.1)
     print(summary())
     X, y = _data(args.case)
     make_ours, make_theirs = CASES[args.case]

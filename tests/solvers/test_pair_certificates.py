@@ -211,3 +211,100 @@ def test_a_trusted_pair_still_checks_what_its_rows_decide():
     weighted = _pair(sample_weight=np.ones(problem.n_samples))
     with pytest.raises(TypeError, match="no sample weights"):
         weighted._on_checked_rows(problem.X, problem.y)
+
+
+def _numpy_pair_certificate(problem, alpha, b):
+    """The pair certificate's arithmetic in NumPy, step for step (before its one jitted pass):
+    the repaired α, ``g = K(αy)`` from the table, the margins, the loss and the rounding."""
+    from svmbench.problems.rounding import kernel_dual_rounding
+
+    a, _ = problem._repair_alpha(alpha)
+    table, rows, blocks = problem.shared_rows
+    ay = a * problem.y
+    nz = ay.nonzero()[0]
+    g = table.times(rows, rows[nz], ay[nz], blocks) if nz.size else np.zeros(a.size)
+    quad = 0.5 * float(ay @ g)
+    m = (g + b) * problem.y
+    loss = problem.C * float(np.add.reduce(np.maximum(1.0 - m, 0.0)))
+    return kernel_dual_rounding(problem, a, g, m, b, 0.0, quad, loss, 0.0)
+
+
+@pytest.mark.parametrize(
+    "data, C, gamma, per_row",
+    [
+        ("digits", 1.0, 0.02, False),
+        ("digits", 100.0, 0.05, False),
+        ("iris", 1e8, 10.0, True),
+        ("iris", 1e4, 0.1, True),
+    ],
+)
+def test_the_pair_certificates_jitted_pass_is_numpys_bit_for_bit(
+    data, C, gamma, per_row, monkeypatch
+):
+    """The margins, ``C Σ max(0, 1 − m)``, ``Σα`` and the rounding screen's maxima taken in
+    one jitted pass (problems/_sums.py): P, D and the rounding allowance those of NumPy's
+    formulas, to the last bit, where the screen's bound is the allowance (digits) and where
+    the per-row bound is computed (iris at large C)."""
+    from svmbench.problems import rounding
+
+    X, y = (X_DIGITS, Y_DIGITS) if data == "digits" else load_iris(return_X_y=True)
+    problem = MulticlassHinge(np.ascontiguousarray(X, dtype=np.float64), y, C=C)
+    pairs, rows = [], []
+    certificate, row_errors = KernelDual.certificate, rounding.kernel_row_errors
+
+    def kept(self, **kw):
+        cert = certificate(self, **kw)
+        if self.shared_rows is not None:
+            pairs.append((self, kw["alpha"], kw["b"], cert))
+        return cert
+
+    def counted(*args, **kw):
+        rows.append(1)
+        return row_errors(*args, **kw)
+
+    monkeypatch.setattr(KernelDual, "certificate", kept)
+    monkeypatch.setattr(rounding, "kernel_row_errors", counted)
+    _ovo(gamma=gamma).solve(problem)
+    assert len(pairs) >= 3 and bool(rows) == per_row
+    for pair, alpha, b, cert in pairs:
+        P, D, allowance = _numpy_pair_certificate(pair, alpha, b)
+        assert (cert.primal, cert.dual, cert.rounding) == (P, D, allowance)
+
+
+def test_a_pairs_jitted_repair_is_the_numpy_repair_bit_for_bit():
+    """``_pair_repair`` (one jitted pass beside NumPy's ``yᵀα``) against ``_repair_alpha``:
+    the same α and dual infeasibility, or the same general projection, on points in the box
+    with a residue within rounding, none, one beyond it, no free coordinate, out of the box."""
+    problem = _pair(C=2.0)
+    problem._share_checked_rows(
+        KernelRows(X_DIGITS, Kernel("rbf", 0.02), Y_DIGITS),
+        np.flatnonzero(Y_DIGITS < 2),
+        np.array([0, 1]),
+    )
+    rng = np.random.default_rng(3)
+    n, y = problem.n_samples, problem.y
+    points = []
+    for _ in range(20):
+        alpha = np.where(rng.random(n) < 0.3, rng.uniform(0.0, 2.0, n), 0.0)
+        alpha[rng.random(n) < 0.1] = 2.0
+        alpha[y > 0] *= alpha[y < 0].sum() / alpha[y > 0].sum()  # yᵀα = 0 up to rounding
+        np.minimum(alpha, 2.0, out=alpha)
+        points.append(alpha)
+    moved = points[0].copy()
+    moved[np.flatnonzero((moved > 0) & (moved < 2.0))[0]] += 1e-13
+    beyond = points[1].copy()
+    beyond[np.flatnonzero(beyond > 0)[0]] *= 0.5
+    bounds = np.where(y > 0, 2.0, 0.0)
+    bounds[np.flatnonzero(y < 0)[: int(np.count_nonzero(y > 0))]] = 2.0
+    outside = points[2].copy()
+    outside[5] = 2.5
+    points += [moved, beyond, bounds, outside, np.zeros(n)]
+    for alpha in points:
+        a, residuals = problem._pair_repair(alpha)
+        want, expected = problem._repair_alpha(alpha)
+        assert a.tobytes() == want.tobytes() and residuals == expected
+    assert problem._pair_repair(moved)[1]["dual_infeasibility"] > 0.0
+    bad = points[3].copy()
+    bad[0] = np.nan
+    with pytest.raises(ValueError, match="alpha must contain only finite values"):
+        problem._pair_repair(bad)
