@@ -25,11 +25,11 @@ def digits():
     return X / 16.0, y
 
 
-def _pair(digits, C, a=0, b=1):
+def _pair(digits, C, a=0, b=1, gamma=GAMMA):
     """Digits a against b (about 360 rows): separable, every support vector free at a large C."""
     X, y = digits
     mask = (y == a) | (y == b)
-    return KernelDual(X[mask], np.where(y[mask] == a, 1.0, -1.0), C=C, kernel="rbf", gamma=GAMMA)
+    return KernelDual(X[mask], np.where(y[mask] == a, 1.0, -1.0), C=C, kernel="rbf", gamma=gamma)
 
 
 def _libsvm_support(problem):
@@ -164,3 +164,25 @@ def test_the_estimator_at_c_1e10_keeps_svc_s_support_vectors(digits):
     np.testing.assert_array_equal(ours.predict(X), svc.predict(X))
     # a hard margin's α need not be unique; the decision values are
     np.testing.assert_allclose(ours.decision_function(X), svc.decision_function(X), atol=1e-4)
+
+
+def test_a_kkt_point_held_back_by_its_allowance_is_lifted_once_more_not_solved_again(
+    digits, monkeypatch
+):
+    """At γ = 10 the kernel is nearly the identity and every row a free support vector: the
+    early KKT point's own gap is within tol, its allowance (C times the RBF entries' rounding)
+    is not. It is lifted further at once, instead of SMO solving 360 free multipliers again at
+    every eps down to 1e-7 (five dense solves a pair)."""
+    problem = _pair(digits, 1e10, gamma=10.0)
+    calls = []
+    original = margin_lift.finished_point
+
+    def counting(*args, **kwargs):
+        calls.append(1)
+        return original(*args, **kwargs)
+
+    monkeypatch.setattr(margin_lift, "finished_point", counting)
+    result = registry.get("smo", tol=TOL).solve(problem)
+    assert result.status is Status.OPTIMAL, result.message
+    assert problem.certificate(**result.variables).meets(TOL)
+    assert len(calls) == 1 and result.info["margin_lift"]["early"]
