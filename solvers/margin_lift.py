@@ -73,17 +73,34 @@ def _diagonal(problem) -> float:
     return diag + (problem.bias_scale**2 if problem.bias == "regularized" else 0.0)
 
 
+def _scales(problem) -> tuple[float, float]:
+    """``(max C_i · n · u, _diagonal(problem))``, computed once per problem (O(n)) and kept in
+    its ``__dict__``, as ``functools.cached_property`` keeps a value: the solvers ask at every
+    gap estimate."""
+    scales = problem.__dict__.get("_lift_scales")
+    if scales is None:
+        if getattr(problem, "sample_weight", None) is None:
+            c_max = float(problem.C)  # every C_i is C
+        else:
+            c_max = float(np.max(problem.dual_box()[1], initial=0.0))
+        scales = (c_max * problem.n_samples * UNIT_ROUNDOFF, _diagonal(problem))
+        problem.__dict__["_lift_scales"] = scales
+    return scales
+
+
 def lift_worth(problem: Problem, tol: float, alpha, gate: float = LIFT_GATE) -> bool:
     """Whether a hinge binary dual at multipliers ``alpha`` has a C large enough for its
-    margins' rounding to weigh at ``tol`` (``LIFT_GATE``)."""
+    margins' rounding to weigh at ``tol`` (``LIFT_GATE``). Without Σα first: the test cannot
+    hold unless ``max C_i·n·u·max(1, 2 max K̃_ii) ≥ gate·tol``, a few scalar operations."""
     if getattr(problem, "loss", None) != "hinge" or not finish_applies(problem):
+        return False
+    weight, diag = _scales(problem)
+    if weight * max(1.0, 2.0 * diag) < gate * tol:
         return False
     total = float(np.sum(alpha)) if alpha is not None else 0.0
     if not (math.isfinite(total) and total >= 0.0):
         return False
-    c_max = float(np.max(problem.dual_box()[1], initial=0.0))
-    weight = c_max * problem.n_samples * UNIT_ROUNDOFF * max(1.0, total * _diagonal(problem))
-    return weight >= gate * tol * max(1.0, 0.5 * total)
+    return weight * max(1.0, total * diag) >= gate * tol * max(1.0, 0.5 * total)
 
 
 def finish_lift(problem: Problem, cert: Certificate, tol: float, largest: bool = False) -> float:
