@@ -109,9 +109,17 @@ def finish_lift(problem: Problem, cert: Certificate, tol: float, largest: bool =
     64 times a margin's rounding ``u·Σα·max K̃_ii`` where that is larger (an ill-conditioned
     linear view: breast cancer at C = 1e8, Σα = 1.3e5), at most ``δΣα ≤ tol·max(1, Σα/2)/4``
     (``largest``: that bound itself); 0 where even ``LIFTS[0]`` exceeds it."""
-    if cert.dual_point is None or not lift_worth(problem, tol, cert.dual_point):
+    if cert.dual_point is None:
         return 0.0
-    total = float(np.sum(cert.dual_point))
+    return lift_of(problem, cert.dual_point, tol, largest)
+
+
+def lift_of(problem: Problem, alpha, tol: float, largest: bool = False) -> float:
+    """:func:`finish_lift` from the multipliers ``alpha`` (the barrier's early finish asks it of
+    its iterate's)."""
+    if not lift_worth(problem, tol, alpha):
+        return 0.0
+    total = float(np.sum(alpha))
     if total <= 0.0:
         return KKT_LIFT
     budget = 0.25 * tol * max(1.0, 0.5 * total) / total

@@ -39,6 +39,7 @@ from svmbench.solvers.exact_finish import (
     variables_of,
     zero_label_sum,
 )
+from svmbench.solvers.margin_lift import lift_of
 
 #: The first try comes when the iterate's own gap estimate is at most this.
 EARLY_FINISH_GAP = 0.1
@@ -93,12 +94,13 @@ def _rounds(problem, alpha, b0, upper, at0, atC, tol, free_limit, tried):
     falls (at most ``EARLY_ROUNDS`` sets); ``(point, certificate, report)`` of the first point
     whose margins give a gap within tol, else None. ``tried`` gets ``[free, gap]`` of each."""
     previous = math.inf
+    lift = lift_of(problem, alpha, tol)  # at a large C, margins asked at 1 + lift
     for _ in range(EARLY_ROUNDS):
         free = np.flatnonzero(~(at0 | atC))
         if free.size > free_limit:
             return None
         fixed = np.where(atC, upper, 0.0)
-        finished, b, method = solve_free_set(problem, fixed, free, alpha[free], b0, upper)
+        finished, b, method = solve_free_set(problem, fixed, free, alpha[free], b0, upper, lift)
         size = np.abs(finished)
         finished[size <= ROUNDING_ZERO * size.max()] = 0.0  # as the exact finish rounds them
         on0, onC = finished == 0.0, finished == upper  # the bounds (before the rounding below)
@@ -106,7 +108,7 @@ def _rounds(problem, alpha, b0, upper, at0, atC, tol, free_limit, tried):
         finished = _on_label_sum(problem, finished, upper, inside)
         point = variables_of(problem, finished, b)
         if problem.bias == "free":
-            point["b"] = _free_bias(problem, point["w"], finished, inside)
+            point["b"] = _free_bias(problem, point["w"], finished, inside, lift)
         best = point["b"] is None  # the equations left b open: the iterate's, then the best
         if best:
             point["b"] = b0
@@ -151,10 +153,10 @@ def _on_label_sum(problem, alpha, upper, inside):
     return grid if grid is not None else zero_label_sum(problem, alpha, upper)
 
 
-def _free_bias(problem, w, alpha, inside) -> float | None:
+def _free_bias(problem, w, alpha, inside, lift: float = 0.0) -> float | None:
     """LIBSVM's free b of the finished point, ``mean_F(y_i t_i − x_i·w)`` over its free
-    multipliers F (``t_i`` the margin they are held at: 1, or ``1 − α_i/(2C_i)`` for the squared
-    hinge), from the final w rather than the equations' own b, whose rounding followed
+    multipliers F (``t_i`` the margin they are held at: ``1 + lift``, or ``1 − α_i/(2C_i)`` for
+    the squared hinge), from the final w rather than the equations' own b, whose rounding followed
     multipliers of 1e-17 that are then set to 0 (a dense and a CSR fit of one problem then
     agree on b; on a point at a pair's boundary their one-vs-one votes did not). None without
     a free multiplier."""
@@ -162,7 +164,7 @@ def _free_bias(problem, w, alpha, inside) -> float | None:
         return None
     X, y = problem.X[inside], problem.y[inside]
     f = X @ w if not sparse.issparse(X) else np.asarray(X @ w).ravel()
-    target = y
+    target = y * (1.0 + lift)
     if problem.loss == "squared_hinge":
         target = y * (1.0 - alpha[inside] / (2.0 * problem.upper_bounds[inside]))
     return float(np.mean(target - f))

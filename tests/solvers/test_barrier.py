@@ -916,14 +916,18 @@ def _digits_pair(first: int, second: int):
     return np.ascontiguousarray(X[keep] / 16.0), np.where(y[keep] == first, 1.0, -1.0)
 
 
-def test_the_primal_dual_variant_stops_when_its_gap_stops_falling():
-    """Digits 1 against 7 (separable) at C = 1e10 on the primal: the margins of the support
-    vectors sit at 1 − 1e-15, which the hinge weighs C times; the gap estimate stays at 2e-5
-    while μ falls by 200 a step. The run ends numerical_error after PD_STALL_ITERATIONS steps
-    without progress (it ran to max_iter = 500 before), its point certified as it is, and auto
-    goes on to Clarabel, which certifies."""
+def test_the_primal_dual_variant_stops_when_its_gap_stops_falling(monkeypatch):
+    """Digits 1 against 7 (separable) at C = 1e10 on the primal, the early finish's margins not
+    lifted (as before solvers/margin_lift.py; lifted, the early finish ends the run, see
+    test_barrier_early_finish): the margins of the support vectors sit at 1 − 1e-15, which the
+    hinge weighs C times; the gap estimate stays at 2e-5 while μ falls by 200 a step. The run
+    ends numerical_error after PD_STALL_ITERATIONS steps without progress (it ran to
+    max_iter = 500 before), its point certified as it is, and auto goes on to Clarabel, which
+    certifies."""
+    import svmbench.solvers.barrier.early_finish as early_module
     from svmbench.solvers.barrier.primal_dual_margins import PD_STALL_ITERATIONS
 
+    monkeypatch.setattr(early_module, "lift_of", lambda *args, **kwargs: 0.0)
     X, y = _digits_pair(1, 7)
     problem = SoftMarginPrimal(X, y, C=1e10)
     with warnings.catch_warnings():

@@ -81,3 +81,25 @@ def test_finished_multipliers_sum_to_zero_exactly_at_a_non_dyadic_C(C):
     q = 2.0 ** (np.ceil(np.log2(alpha.sum())) - 52)
     near_C = alpha > C - q
     assert np.count_nonzero(near_C) == report["fixed_at_C"] > 0
+
+
+def test_at_a_large_c_the_early_finish_asks_lifted_margins_and_ends_the_run():
+    """Digits 0 against 1 with a linear kernel at C = 1e10: the early finish's KKT point on the
+    19 points of the margin had margins 1 ± 1e-15, C times that above tol, so the barrier stalled
+    (a gap estimate of 2e-5 while μ fell) and auto went on to Clarabel. Asked at 1 + δ
+    (solvers/margin_lift.py), the point certifies and ends the barrier's run."""
+    from sklearn.datasets import load_digits
+
+    X, y = load_digits(return_X_y=True)
+    keep = (y == 0) | (y == 1)
+    problem = SoftMarginPrimal(X[keep] / 16.0, np.where(y[keep] == 0, 1.0, -1.0), C=1e10)
+    result = registry.get("barrier", tol=1e-6).solve(problem)
+    assert result.status is Status.OPTIMAL, result.message
+    report = result.info["exact_finish"]
+    assert report.get("early") and report["accepted"]
+    assert problem.certificate(w=result.w, b=result.b).meets(1e-6)
+    margins = problem.margins(result.w, result.b)
+    support = result.alpha > 0
+    assert support.sum() < 40 and margins[support].min() > 1.0  # lifted off the margin
+    assert margins[~support].min() >= 1.0
+    assert registry.get("auto", tol=1e-6).solve(problem).info["auto"]["tried"] == ("barrier",)
