@@ -15,6 +15,7 @@ from typing import ClassVar
 
 import numpy as np
 from scipy import sparse
+from scipy.linalg.lapack import dpotrf
 from scipy.sparse.linalg import eigsh
 
 from svmbench.problems._binary import BinaryDualMixin
@@ -310,7 +311,10 @@ class KernelDual(BinaryDualMixin, Problem):
 
     @cached_property
     def min_eigenvalue(self) -> float:
-        """Smallest eigenvalue of K (``-inf`` when too large to compute: treated as indefinite)."""
+        """Smallest eigenvalue of K (``-inf`` when too large to compute: treated as indefinite),
+        or ``−τ`` (τ = PSD_RTOL·max(1, max |K_ii|), :attr:`convex`'s own threshold) where LAPACK's
+        Cholesky factorization of ``K + τI`` succeeds, all that :attr:`convex` asks (a precomputed
+        Gram of 537 rows: 3.5 ms, against 24 ms for every eigenvalue)."""
         if self.kernel_spec.psd_by_construction:
             return 0.0
         n = self.n_samples
@@ -318,7 +322,9 @@ class KernelDual(BinaryDualMixin, Problem):
             return -np.inf
         K = self.gram
         if n <= 2000:
-            return float(np.linalg.eigvalsh(K)[0])
+            tau = PSD_RTOL * max(1.0, float(np.max(np.abs(self.kernel_diagonal))))
+            _, info = dpotrf(K + tau * np.eye(n), lower=1, clean=0, overwrite_a=1)
+            return -tau if info == 0 else float(np.linalg.eigvalsh(K)[0])
         return float(eigsh(K, k=1, which="SA", return_eigenvectors=False)[0])
 
     @property

@@ -141,3 +141,28 @@ def test_one_table_of_kernel_codes():
 def test_bad_kernel_descriptions_are_refused(args, error, match):
     with pytest.raises(error, match=match):
         Kernel(*args)
+
+
+@pytest.mark.parametrize("shift", [0.0, 0.5, 10.0])
+def test_a_precomputed_gram_s_convexity_from_its_cholesky_factor(shift):
+    """A precomputed Gram matrix is convex when every eigenvalue is at least −τ
+    (τ = PSD_RTOL·max(1, max |K_ii|)): a Cholesky factor of K + τI says so without the
+    eigenvalues; where it fails, the smallest eigenvalue is computed and reported. Shifted by
+    ``shift·τ`` below 0, the matrix is convex for 0 and 0.5, not for 10."""
+    from svmbench.problems.kernel_dual import PSD_RTOL
+
+    rng = np.random.default_rng(4)
+    Q, _ = np.linalg.qr(rng.normal(size=(40, 40)))
+    eigenvalues = np.linspace(0.0, 3.0, 40)
+    K = (Q * eigenvalues) @ Q.T
+    K = 0.5 * (K + K.T)
+    tau = PSD_RTOL * max(1.0, float(np.max(np.abs(np.diag(K)))))
+    K -= shift * tau * np.eye(40)
+    y = np.where(np.arange(40) % 2 == 0, 1.0, -1.0)
+    problem = KernelDual(K, y, C=1.0, kernel="precomputed")
+    exact = float(np.linalg.eigvalsh(K)[0])
+    assert problem.convex is (shift < 1.0)
+    if shift < 1.0:
+        assert problem.min_eigenvalue <= exact  # a lower bound that proves convexity
+    else:
+        assert problem.min_eigenvalue == pytest.approx(exact, rel=1e-6)
