@@ -133,6 +133,8 @@ LONG_UNIT_ROUNDOFF = float(np.finfo(np.longdouble).eps) / 2.0
 #: double per certificate, in blocks of :data:`_BLOCK_ENTRIES`.
 ACCURATE_MAX_ENTRIES = 2**22
 _BLOCK_ENTRIES = 2**20
+#: The float64 kernel block of the rows that weigh runs up to this many differences.
+BLOCK_MAX_ENTRIES = 2**24
 _CHUNK_ENTRIES = 2**14  # entries × features per pass of rbf_entries
 #: An RBF entry whose computed ``γ‖x_i − x_j‖²`` exceeds this keeps its float64 value in the
 #: long-double margins: it is below ``e⁻⁴⁰ ≈ 4e-18`` of the largest entry, and its float64
@@ -389,8 +391,8 @@ def kernel_dual_rounding(problem, a, g, m, b, sum_ay, quad, loss, squared, sums=
     that weigh take ``Σ_j K_ij α_j`` (one float64 kernel block) in place of ``Σα``, and if the
     bound still exceeds it, their margins are recomputed by :func:`accurate_rbf_sums` (at most
     :data:`ACCURATE_MAX_ENTRIES` differences), P and D corrected by their difference (in long
-    double), and their ``e_i`` taken from there; the intervals' slopes stay those of the wider
-    first bound (they only grow with e), so the result is a bound either way."""
+    double), and their ``e_i`` taken from there; the slopes are those of the refined intervals
+    (each still holds the exact margin), the long double's never below the block's."""
     n = problem.n_samples
     total = float(np.add.reduce(a)) if sums is None else sums[0]  # a.sum(), no wrapper
     P = quad + loss
@@ -434,11 +436,13 @@ def kernel_dual_rounding(problem, a, g, m, b, sum_ay, quad, loss, squared, sums=
     weigh = np.flatnonzero(slopes)
     linear = problem.kernel == "linear"  # v = Σ c_j x_j once, then x_i·v: (k + rows) d numbers
     size = (weigh.size + support if linear else weigh.size * support) * problem.n_features
+    # the float64 block up to BLOCK_MAX_ENTRIES (every row free, K nearly I: it suffices)
+    cap = ACCURATE_MAX_ENTRIES if linear else BLOCK_MAX_ENTRIES
     if (
         bound <= _refine_above(P, D)
         or problem.kernel not in ("rbf", "linear")
         or sparse.issparse(problem.X)
-        or not 0 < size <= ACCURATE_MAX_ENTRIES
+        or not 0 < size <= cap
     ):
         return P, D, bound
     nz = np.flatnonzero(a)
@@ -466,9 +470,14 @@ def kernel_dual_rounding(problem, a, g, m, b, sum_ay, quad, loss, squared, sums=
             worst = float(relative.max())
         if worst < 0.5:  # the product bounds Σ_j K_ij α_j to within its own relative error
             e[weigh] = relative * np.abs(k_alpha) / (1.0 - worst) + (e[weigh] - relative * total)
+            # the slopes on the narrower intervals: a margin lifted off 1 by more than its
+            # refined error weighs α_i, not C_i (K nearly the identity: Σα against K_ii α_i)
+            slopes[weigh] = dual_slopes(m[weigh], e[weigh], a[weigh], upper[weigh], problem.loss)
             bound = min(bound, float(slopes[weigh] @ e[weigh]) + accumulated(P, D))
             if bound <= _refine_above(P, D):
                 return P, D, bound
+        if size > ACCURATE_MAX_ENTRIES:
+            return P, D, bound
         g_long, e_long = accurate_rbf_sums(
             problem.X, weigh, nz, a[nz] * y[nz], a[nz], kernel.gamma, entries
         )

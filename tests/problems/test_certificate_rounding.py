@@ -240,3 +240,24 @@ def test_the_estimator_warns_when_its_fit_ends_at_the_rounding_floor(overlapping
         clf = SVMClassifier(gamma=1.0, C=1e10, tol=1e-8, solver="active_set").fit(X, y)
     assert clf.result_.status is Status.NOT_CERTIFIED and clf.result_.certified
     assert np.mean(clf.predict(X) == y) > 0.9
+
+
+@needs_long_double
+def test_with_every_row_free_and_k_nearly_the_identity_the_block_bound_suffices():
+    """300 rows of 64 features at γ = 1e3 (K nearly the identity, every row a free support vector)
+    and C = 1e10: 5.8 M differences, above what the long-double margins take, so the allowance
+    stopped at its first bound, Σα for every row's error, 4e3·|P| and C's slope on each margin
+    (SMO then ended ``numerical_error``). The float64 block of the rows that weigh bounds each
+    row by its own ``Σ_j K_ij α_j`` and its slopes on those narrower intervals: a point lifted
+    off its margins certifies, and the allowance still holds the gap computed in long double."""
+    rng = np.random.default_rng(11)
+    X = rng.uniform(0.0, 1.0, size=(300, 64))
+    y = np.where(np.arange(300) % 2 == 0, 1.0, -1.0)
+    problem = KernelDual(X, y, C=1e10, kernel="rbf", gamma=1e3)
+    result = registry.get("smo", tol=1e-6).solve(problem)
+    assert result.status is Status.OPTIMAL, result.message
+    cert = problem.certificate(alpha=result.alpha, b=result.b)
+    assert np.count_nonzero(cert.dual_point) == 300
+    assert cert.rounding <= 1e-6 * abs(cert.primal)
+    exact = float(_exact_kernel_gap(problem, cert.dual_point, cert.primal_point["b"]))
+    assert abs(cert.gap - exact) <= cert.rounding
