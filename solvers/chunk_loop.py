@@ -30,7 +30,7 @@ import numpy as np
 
 from svmbench.problems.base import Certificate, Problem
 from svmbench.solvers.clock import CheckSchedule, Clock, TraceSchedule
-from svmbench.solvers.margin_lift import finished_or_lifted, lift_applies, lift_words
+from svmbench.solvers.margin_lift import finished_or_lifted, lift_words
 from svmbench.solvers.records import (
     STATUS_MESSAGES,
     Checkpoint,
@@ -208,7 +208,7 @@ def run_chunks(
         if gap_rule and due:
             cert = step.certificate or problem.certificate(**variables)
             status, message = gap_verdict(problem, cert, tol, step.converged)
-            if status is not Status.OPTIMAL and step.converged and lift_applies(problem, cert, tol):
+            if status is not Status.OPTIMAL and step.converged:  # at a large C (margin_lift)
                 lifted = finished_or_lifted(problem, variables, cert, tol)
                 if lifted is not None:  # the margins' rounding at a large C, lifted off
                     variables, cert, lift_info["margin_lift"] = lifted

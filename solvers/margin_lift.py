@@ -43,7 +43,7 @@ from svmbench.solvers.records import STATUS_MESSAGES, Outcome, Status, replaced
 #: The lifts δ tried, smallest first: above the margins' rounding (1e-14 to 1e-12 on the data
 #: sets tried), far below any tol.
 LIFTS = (1e-11, 1e-9, 1e-7)
-#: The lift the exact finish asks of its KKT points at a large C (:func:`finish_lift`).
+#: The lift the exact finish asks of its KKT points at a large C (:func:`lift_of`).
 KKT_LIFT = 1e-9
 #: A method's iterate certified short of tol at a large C is finished exactly
 #: (:func:`finished_or_lifted`) once its native tolerance is at most this (LIBSVM's default:
@@ -103,20 +103,15 @@ def lift_worth(problem: Problem, tol: float, alpha, gate: float = LIFT_GATE) -> 
     return weight * max(1.0, total * diag) >= gate * tol * max(1.0, 0.5 * total)
 
 
-def finish_lift(problem: Problem, cert: Certificate, tol: float, largest: bool = False) -> float:
-    """The lift δ the exact finish asks of the margins of its KKT points, at a C where their
-    rounding weighs (:func:`lift_worth`; else 0, margins asked at 1 exactly): ``KKT_LIFT``, or
-    64 times a margin's rounding ``u·Σα·max K̃_ii`` where that is larger (an ill-conditioned
-    linear view: breast cancer at C = 1e8, Σα = 1.3e5), at most ``δΣα ≤ tol·max(1, Σα/2)/4``
-    (``largest``: that bound itself); 0 where even ``LIFTS[0]`` exceeds it."""
-    if cert.dual_point is None:
-        return 0.0
-    return lift_of(problem, cert.dual_point, tol, largest)
-
-
 def lift_of(problem: Problem, alpha, tol: float, largest: bool = False) -> float:
-    """:func:`finish_lift` from the multipliers ``alpha`` (the barrier's early finish asks it of
-    its iterate's)."""
+    """The lift δ the exact finish asks of the margins of its KKT points near the multipliers
+    ``alpha``, at a C where their rounding weighs (:func:`lift_worth`; else 0, margins asked at 1
+    exactly): ``KKT_LIFT``, or 64 times a margin's rounding ``u·Σα·max K̃_ii`` where that is
+    larger (an ill-conditioned linear view: breast cancer at C = 1e8, Σα = 1.3e5), at most
+    ``δΣα ≤ tol·max(1, Σα/2)/4`` (``largest``: that bound itself); 0 where even ``LIFTS[0]``
+    exceeds it."""
+    if alpha is None:
+        return 0.0
     if not lift_worth(problem, tol, alpha):
         return 0.0
     total = float(np.sum(alpha))
@@ -137,17 +132,17 @@ def finish_exactly(
     **options,
 ) -> tuple[dict[str, Any], Certificate | None, dict[str, Any]]:
     """:func:`~solvers.exact_finish.exact_finish` with its KKT points' margins asked at
-    ``1 + δ`` where a large C makes their rounding weigh (:func:`finish_lift`); where it asked
+    ``1 + δ`` where a large C makes their rounding weigh (:func:`lift_of`); where it asked
     them at 1 and every candidate was refused, once more with the smallest lift that fits."""
     if certificate is None or certificate.dual_point is None:
         certificate = problem.certificate(**variables)
-    lift = finish_lift(problem, certificate, tol)
+    lift = lift_of(problem, certificate.dual_point, tol)
     done = exact_finish(problem, variables, certificate, tol=tol, lift=lift, **options)
     if done[2].get("accepted") or "tried" not in done[2]:
         return done
     # refused: the margins' errors above the lift (an ill-conditioned KKT system), or a C just
     # below the gate; once more with the largest lift tol leaves room for
-    largest = finish_lift(problem, certificate, tol, largest=True)
+    largest = lift_of(problem, certificate.dual_point, tol, largest=True)
     if largest > lift:
         again = exact_finish(problem, variables, certificate, tol=tol, lift=largest, **options)
     elif not lift and _fits(problem, certificate, tol):
@@ -271,9 +266,9 @@ LIFTED_FROM = (Status.NUMERICAL_ERROR, Status.NOT_CERTIFIED, Status.MAX_ITER)
 
 def lifted_outcome(outcome: Outcome, problem: Problem, tol: float) -> Outcome:
     """``outcome`` with its point lifted (:func:`lift_margins`) and ``optimal`` where the lifted
-    point's certificate meets ``tol``; else ``outcome`` itself. Only a status of ``LIFTED_FROM``
-    with finite variables that include α is tried, and a certificate is drawn only where
-    ``max C_i · n · u`` passes the gate with ``|P| ≤ 1``."""
+    point's certificate meets ``tol``; else ``outcome`` itself (with the certificate drawn, if
+    one was). Only a status of ``LIFTED_FROM`` with finite variables that include α is tried,
+    and a certificate is drawn only where :func:`lift_worth` holds at that α."""
     variables = outcome.variables
     if outcome.status not in LIFTED_FROM or variables.get("alpha") is None:
         return outcome
@@ -326,7 +321,7 @@ def finished_or_lifted(
     (largest δ first); None when neither meets ``tol``."""
     if not lift_applies(problem, cert, tol) or variables.get("alpha") is None:
         return None
-    lift = finish_lift(problem, cert, tol)
+    lift = lift_of(problem, cert.dual_point, tol)
     if not lift:  # a tol no lift fits in: the margins' rounding cannot be shown away
         return None
     alpha, b = np.asarray(cert.dual_point, dtype=np.float64), cert.primal_point.get("b")

@@ -65,6 +65,7 @@ from svmbench.solvers.smo_arrays import (
     new_core,
     problem_arrays,
     problem_threads,
+    squared_hinge_estimates,
     use_dense_rows,
 )
 from svmbench.solvers.smo_arrays import gradients as _gradients
@@ -551,13 +552,7 @@ class SMO(IterativeSolver):
             return hinge_estimates(a, y, G, Cw, b)
         r = y * b
         r += G
-        pos = Cw > 0
-        half = np.zeros_like(a)
-        half[pos] = a[pos] / (2.0 * Cw[pos])  # α_t / (2C_t)
-        xi = np.maximum(0.0, half - r)
-        gap = float(a @ r - 0.5 * (a @ half) + Cw @ (xi * xi))
-        P = 0.5 * float(a @ (G + 1.0) - a @ half) + float(Cw @ (xi * xi))
-        return P, gap
+        return squared_hinge_estimates(a, r, G, Cw)
 
     def _variables(self, problem: KernelDual, state: _State) -> dict:
         if isinstance(state, GeneralState):

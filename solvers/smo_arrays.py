@@ -289,3 +289,17 @@ def column_key(core) -> str:
         h.update(a.tobytes())
     h.update(f"{core.cache.dtype}{core.cache.shape}".encode())
     return h.hexdigest()
+
+
+def squared_hinge_estimates(a, r, G, Cw) -> tuple[float, float]:
+    """``(P, P − D)`` of the squared hinge's dual from SMO's gradient ``G = Q̃α − 1`` and
+    ``r = G + y b`` (the margins less 1), O(n): with ``h_t = α_t/(2C_t)`` and
+    ``ξ_t = max(0, h_t − r_t)``, ``P − D = αᵀr − ½αᵀh + Σ C_t ξ_t²`` and
+    ``P = ½(αᵀ(G + 1) − αᵀh) + Σ C_t ξ_t²`` (SMO's and the batched SMO's estimates)."""
+    pos = Cw > 0
+    half = np.zeros_like(a)
+    half[pos] = a[pos] / (2.0 * Cw[pos])  # α_t / (2C_t)
+    xi = np.maximum(0.0, half - r)
+    gap = float(a @ r - 0.5 * (a @ half) + Cw @ (xi * xi))
+    P = 0.5 * float(a @ (G + 1.0) - a @ half) + float(Cw @ (xi * xi))
+    return P, gap

@@ -76,6 +76,7 @@ from svmbench.solvers.smo_arrays import (
     cache_dtype,
     gradients,
     problem_arrays,
+    squared_hinge_estimates,
     use_dense_rows,
 )
 from svmbench.solvers.smo_batch_general import (
@@ -545,16 +546,10 @@ class SMOBatch(IterativeSolver):
         a, y, G, Cw = s.alpha, s.y, s.G, s.Cw
         b = self._bias(problem, s) if problem.bias == "free" else 0.0
         r = G + y * b
-        if problem.loss == "hinge":
-            gap = float(a @ r + Cw @ np.maximum(0.0, -r))
-            P = 0.5 * float(a @ (G + 1.0)) + float(Cw @ np.maximum(0.0, -r))
-        else:
-            pos = Cw > 0
-            half = np.zeros_like(a)
-            half[pos] = a[pos] / (2.0 * Cw[pos])  # α_t / (2C_t)
-            xi = np.maximum(0.0, half - r)
-            gap = float(a @ r - 0.5 * (a @ half) + Cw @ (xi * xi))
-            P = 0.5 * float(a @ (G + 1.0) - a @ half) + float(Cw @ (xi * xi))
+        if problem.loss != "hinge":
+            return squared_hinge_estimates(a, r, G, Cw)
+        gap = float(a @ r + Cw @ np.maximum(0.0, -r))
+        P = 0.5 * float(a @ (G + 1.0)) + float(Cw @ np.maximum(0.0, -r))
         return P, gap
 
     def _gap_estimate(self, problem: KernelDual, s: State) -> float:
