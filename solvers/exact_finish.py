@@ -14,7 +14,8 @@ training row as a support vector. From the certified point, :func:`exact_finish`
    free bias ``[Q_FF y_F; y_Fᵀ 0][α_F; b] = [1 − Q_FB α_B; −y_Bᵀα_B]``, else
    ``Q_FF α_F = 1 − Q_FB α_B`` (``Q`` with ``s²`` for a regularized bias and
    ``diag(1/(2C_i))`` for the squared hinge, whose multipliers are bounded below only). The
-   solve is a minimum-norm correction of the point's own ``α_F`` (rank-revealing, so that a
+   solve is a Cholesky factorization of ``Q_FF`` where it is well-conditioned (the solution then
+   unique), else a minimum-norm correction of the point's own ``α_F`` (rank-revealing, so that a
    singular system, α not unique, keeps the solution nearest the point); a free multiplier that
    leaves its box is fixed at the bound it crossed and the system solved again (a few rounds),
    and if that does not settle the thresholded point is kept as it is;
@@ -78,6 +79,10 @@ MAX_FREE = 2000
 ROUNDS = 5
 #: Relative cut-off of the rank-revealing solve (singular values below are dropped).
 RANK_RTOL = 1e-12
+#: The KKT system is solved by a Cholesky factorization where the free block's reciprocal
+#: condition number (LAPACK's estimate) is at least this, far from the rank-revealing solve's
+#: cut-off; by the rank-revealing solve otherwise.
+DEFINITE_RCOND = 1e-8
 
 
 def finish_applies(problem: Problem) -> bool:
@@ -411,8 +416,10 @@ def _kkt_solve(problem, alpha, free, x0, b0, K_FF, r_F, margin: float = 1.0):
     else:
         M, start = Q, x0
     residual = rhs - M @ start
-    cut = RANK_RTOL * max(1.0, float(abs(M).max()))
-    delta = _min_norm_solution(M, residual, cut)
+    delta = _definite_solution(Q, yF if problem.bias == "free" else None, residual)
+    if delta is None:  # singular or ill-conditioned: the rank-revealing solve
+        cut = RANK_RTOL * max(1.0, float(abs(M).max()))
+        delta = _min_norm_solution(M, residual, cut)
     if delta is None:
         return None
     x = start + delta
@@ -421,6 +428,43 @@ def _kkt_solve(problem, alpha, free, x0, b0, K_FF, r_F, margin: float = 1.0):
     if problem.bias == "free":
         return x[:m], float(x[m])
     return x, None
+
+
+def _definite_solution(Q: np.ndarray, y: np.ndarray | None, rhs: np.ndarray) -> np.ndarray | None:
+    """The solution of ``Q δ = rhs``, or for a free bias (``y`` given) of the bordered system
+    ``[Q y; yᵀ 0][δ; δ_b] = rhs``, by LAPACK's Cholesky factorization of ``Q`` (``potrf``,
+    ``m³/3`` flops, against ``gelsy``'s pivoted QR at about five times the time for 360
+    free multipliers): ``z₁ = Q⁻¹ rhs_F``, ``z₂ = Q⁻¹ y``, ``δ_b = (yᵀz₁ − rhs_b)/yᵀz₂``,
+    ``δ = z₁ − δ_b z₂`` (the Schur complement ``yᵀQ⁻¹y > 0``). Only where ``Q`` is positive
+    definite with LAPACK's estimate of its reciprocal condition number (``pocon``) at least
+    :data:`DEFINITE_RCOND`: the system is then non-singular, its solution unique, the one the
+    rank-revealing solve would give; None otherwise (that solve then runs)."""
+    m = Q.shape[0]
+    factor, info = _POTRF(Q, lower=1, clean=0)
+    if info != 0:
+        return None
+    rcond, info = _POCON(factor, float(np.abs(Q).sum(axis=0).max()), uplo="L")
+    if info != 0 or not rcond >= DEFINITE_RCOND:
+        return None
+    if y is None:
+        z, info = _POTRS(factor, rhs, lower=1)
+        return z if info == 0 else None
+    both, info = _POTRS(factor, np.column_stack((rhs[:m], y)), lower=1)
+    if info != 0:
+        return None
+    z1, z2 = both[:, 0], both[:, 1]
+    schur = float(y @ z2)
+    if not schur > 0.0:
+        return None
+    step = (float(y @ z1) - float(rhs[m])) / schur
+    out = np.empty(m + 1)
+    out[:m] = z1 - step * z2
+    out[m] = step
+    return out
+
+
+#: LAPACK's Cholesky factorization, its condition estimate and its solve, for float64.
+_POTRF, _POCON, _POTRS = get_lapack_funcs(("potrf", "pocon", "potrs"), (np.zeros((1, 1)),))
 
 
 def _min_norm_solution(M: np.ndarray, rhs: np.ndarray, cond: float) -> np.ndarray | None:

@@ -55,6 +55,9 @@ EARLY_MAX_FREE = 500
 #: ``tol·max(1, Σα/2)`` (the dual's size near the optimum, ``D ≥ Σα/2``): below it, the margins'
 #: rounding is not what keeps a point from ``tol``.
 LIFT_GATE = 1e-2
+#: A scaled point whose gap, estimated from the margins, exceeds this many times
+#: ``tol·max(1, P)`` is not certified (:func:`lift_margins`).
+LIFT_SCREEN = 4.0
 
 
 def _diagonal(problem) -> float:
@@ -220,9 +223,15 @@ def lift_margins(
     if not (total > 0.0 and math.isfinite(total)):
         return None
     budget = 0.25 * tol * max(1.0, abs(cert.primal))
+    margins = None
     for delta in sorted(LIFTS, reverse=largest_first):
         if delta * total > budget:
             continue
+        if isinstance(problem, KernelDual) and (alpha * (1.0 + delta) <= upper).all():
+            if margins is None:  # one kernel product, where each δ tried costs a certificate
+                margins = problem.y * (problem.kernel_times(alpha * problem.y) + float(b))
+            if not _scaled_within(alpha, margins, upper, delta, tol):
+                continue
         point = _lifted(problem, alpha, float(b), upper, delta)
         if point is None:
             return None
@@ -239,6 +248,20 @@ def lift_margins(
             }
             return lifted, new_cert, report
     return None
+
+
+def _scaled_within(alpha, m, upper, delta: float, tol: float) -> bool:
+    """Whether ``(α, b)`` scaled by ``s = 1 + δ`` may meet ``tol``, from its margins ``m``
+    (O(n)): the scaled point's hinge gap ``s Σα_i(s m_i − 1) + Σ C_i max(0, 1 − s m_i)``
+    (``αᵀQ̃α = Σα_i m_i`` for every bias) within ``LIFT_SCREEN`` times ``tol·max(1, P)``,
+    ``P = ½ s² Σα_i m_i + Σ C_i max(0, 1 − s m_i)``. A screen, not a verdict: the point it
+    passes is certified by the problem, one it refuses was far from tol (the margins' rounding
+    moves the estimate by about the certificate's allowance)."""
+    scale = 1.0 + delta
+    quad = scale * scale * float(alpha @ m)
+    loss = float(upper @ np.maximum(0.0, 1.0 - scale * m))
+    gap = quad + loss - scale * float(alpha.sum())
+    return gap <= LIFT_SCREEN * tol * max(1.0, abs(0.5 * quad + loss))
 
 
 def _lifted(problem, alpha, b, upper, delta):
@@ -307,8 +330,13 @@ def finish_due(problem: Problem, tol: float, eps: float, alpha) -> bool:
     """Whether a method whose native rule holds at ``eps`` should hand its point over to
     :func:`finished_or_lifted` although its gap estimate is short of ``tol``: at a large C
     (:func:`lift_worth`) its estimate carries C times its margins' error, which only an exact
-    point shows the real size of."""
-    return eps <= EARLY_FINISH_EPS and lift_worth(problem, tol, alpha)
+    point shows the real size of. Only with at most ``EARLY_MAX_FREE`` free multipliers: beyond,
+    the finish would only lift the method's own point, whose lifted gap the method's estimate
+    already gives (:func:`lifted_estimate`)."""
+    if eps > EARLY_FINISH_EPS or not lift_worth(problem, tol, alpha):
+        return False
+    _, upper = problem.dual_box()
+    return int(np.count_nonzero((alpha > 0.0) & (alpha < upper))) <= EARLY_MAX_FREE
 
 
 def finished_or_lifted(
