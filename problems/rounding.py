@@ -29,8 +29,18 @@ import math
 import numpy as np
 from scipy import sparse
 
-#: The unit roundoff of float64, ``u = 2⁻⁵³``.
-UNIT_ROUNDOFF = float(np.finfo(np.float64).eps) / 2.0
+from svmbench.problems.rounding_entries import (
+    ACCURATE_MAX_ENTRIES,
+    ELEMENTARY_ULPS,
+    LONG_UNIT_ROUNDOFF,
+    UNIT_ROUNDOFF,
+    accurate_entries,
+    accurate_linear_sums,
+    accurate_rbf_sums,
+    gamma,
+    long_gamma,
+)
+
 #: The margins that weigh are recomputed accurately (an RBF kernel of dense rows) only where the
 #: first bound exceeds this fraction of ``max(1, |P|)``: below it the allowance changes no
 #: verdict at a tol ≥ 1e-7 by more than 1 % (at 1e-8, 10 %).
@@ -42,14 +52,6 @@ REFINE_GAP_RTOL = 1e-4
 #: is below this fraction of ``max(1, |P|)`` or a tenth of the gap: then a tol ≥ 1e-10 sees no
 #: verdict it changes by more than 10 %; above it, the per-row bound is computed.
 ROUNDING_SCREEN_RTOL = 1e-11
-#: An allowance of ``libm``'s ``exp`` and ``tanh``: 4 units in the last place.
-_ELEMENTARY_ULPS = 4.0
-
-
-def gamma(k: float) -> float:
-    """``γ_k = k u / (1 − k u)`` (Higham 2002, Lemma 3.1); inf when ``k u ≥ 1``."""
-    ku = float(k) * UNIT_ROUNDOFF
-    return ku / (1.0 - ku) if ku < 1.0 else np.inf
 
 
 def dual_slopes(m: np.ndarray, e: np.ndarray, alpha: np.ndarray, upper, loss: str) -> np.ndarray:
@@ -115,39 +117,19 @@ def kernel_row_errors(
         return (gamma(k) + (p + 1) * gamma(d + 4)) * tp * float(alpha @ tp)
     if name == "sigmoid":
         spread = kernel.gamma * norms * float(alpha @ norms) + abs(kernel.coef0) * total
-        return (gamma(k) + _ELEMENTARY_ULPS * UNIT_ROUNDOFF) * total + gamma(d + 2) * spread
+        return (gamma(k) + ELEMENTARY_ULPS * UNIT_ROUNDOFF) * total + gamma(d + 2) * spread
     # rbf
     widest = float(squared_norms[alpha > 0].max()) if total > 0 else 0.0
     relative = (
         gamma(k)
-        + (_ELEMENTARY_ULPS + 1.0) * UNIT_ROUNDOFF
+        + (ELEMENTARY_ULPS + 1.0) * UNIT_ROUNDOFF
         + 2.0 * kernel.gamma * gamma(d + 3) * (squared_norms + widest)
     )
     return relative * total
 
 
-#: The unit roundoff of ``np.longdouble`` (2⁻⁶⁴ with x87 extended precision; ``u`` where it is
-#: float64 itself: the bounds below then stay true, only looser).
-LONG_UNIT_ROUNDOFF = float(np.finfo(np.longdouble).eps) / 2.0
-#: At most this many differences (rows that weigh × support × features) are recomputed in long
-#: double per certificate, in blocks of :data:`_BLOCK_ENTRIES`.
-ACCURATE_MAX_ENTRIES = 2**22
-_BLOCK_ENTRIES = 2**20
 #: The float64 kernel block of the rows that weigh runs up to this many differences.
 BLOCK_MAX_ENTRIES = 2**24
-_CHUNK_ENTRIES = 2**14  # entries × features per pass of rbf_entries
-#: An RBF entry whose computed ``γ‖x_i − x_j‖²`` exceeds this keeps its float64 value in the
-#: long-double margins: it is below ``e⁻⁴⁰ ≈ 4e-18`` of the largest entry, and its float64
-#: error, about ``(7·40 + 5) u e⁻⁴⁰ ≈ 1.3e-31`` of the largest, is below long double's own
-#: unit roundoff (5.4e-20) by eleven orders.
-ACCURATE_EXPONENT = 40.0
-#: The long-double entries of a problem of at most this many examples are kept with it
-#: (:class:`AccurateEntries`, 33 n² bytes): its later certificates compute only the entries
-#: they have not seen.
-ACCURATE_CACHE_SAMPLES = 512
-#: What ``exp`` rounded to float64 may lose below the normal range, per entry (subnormal
-#: results and underflow to 0 are off by at most a few units of 2⁻¹⁰⁷⁴ absolutely).
-_UNDERFLOW = 4.0 * 2.0**-1074
 
 
 def _refine_above(P: float, D: float) -> float:
@@ -161,170 +143,6 @@ def _refine_above(P: float, D: float) -> float:
     if P - D > REFINE_GAP_RTOL * scale:
         return np.inf
     return max(ROUNDING_ACCURATE_RTOL * scale, 0.1 * (P - D))
-
-
-def _long_gamma(k: float) -> float:
-    ku = float(k) * LONG_UNIT_ROUNDOFF
-    return ku / (1.0 - ku) if ku < 1.0 else np.inf
-
-
-def _pairwise_sum(terms: np.ndarray) -> np.ndarray:
-    """The sums of the rows of ``terms`` by pairs, ``⌈log₂ k⌉`` levels deep: each sum off by at
-    most ``γ_{⌈log₂ k⌉} Σ|terms|`` (Higham 2002, §4.2), whatever NumPy's own reductions do."""
-    while terms.shape[1] > 1:
-        if terms.shape[1] % 2:
-            terms = np.concatenate([terms, np.zeros_like(terms[:, :1])], axis=1)
-        terms = terms[:, 0::2] + terms[:, 1::2]
-    return terms[:, 0] if terms.shape[1] else np.zeros(terms.shape[0], dtype=terms.dtype)
-
-
-def rbf_entries(X: np.ndarray, i: np.ndarray, j: np.ndarray, gamma_k: float, X_long=None):
-    """``(K, err, size)`` of the entries ``exp(−γ‖x_{i_m} − x_{j_m}‖²)`` (rows of X, float64):
-    K in ``np.longdouble``, ``err_m ≥ |K_m − exact|`` and ``size_m ≥ |exact|`` (float64).
-
-    The distances are summed from the differences (``|δD| ≤ γ_{d+2} D``: no cancellation of
-    ``‖x‖² + ‖z‖² − 2x·z``), first in float64; an entry whose ``γD`` exceeds
-    :data:`ACCURATE_EXPONENT` keeps that value, the others are computed again in long double
-    throughout (from ``X_long``, X in long double, where given). Either way an entry is off by
-    at most ``τK``, ``τ = t(1 + 2t) + 5u``, ``t = γ D γ_{d+4}`` (``exp`` within 4 units in the
-    last place; ``u_L`` and ``γ^L_{d+3}`` in long double), and a float64 entry by ``4·2⁻¹⁰⁷⁴``
-    more below the normal range."""
-    if X_long is None:
-        X_long = np.asarray(X, dtype=np.longdouble)
-    K = np.empty(i.shape[0], dtype=np.longdouble)
-    err, size = np.empty(i.shape[0]), np.empty(i.shape[0])
-    step = max(64, _CHUNK_ENTRIES // max(1, X.shape[1]))  # small temporaries: no mmap per call
-    for start in range(0, i.shape[0], step):
-        part = slice(start, start + step)
-        K[part], err[part], size[part] = _rbf_chunk(X, X_long, i[part], j[part], gamma_k)
-    return K, err, size
-
-
-def _rbf_chunk(X, X_long, i, j, gamma_k: float):
-    d = X.shape[1]
-    diff = np.take(X, i, axis=0) - np.take(X, j, axis=0)
-    D = np.einsum("ij,ij->i", diff, diff)
-    with np.errstate(over="ignore", under="ignore", invalid="ignore"):
-        K64 = np.exp(-gamma_k * D)
-        t = gamma_k * D * gamma(d + 4)
-        tau = t * (1.0 + 2.0 * t) + (_ELEMENTARY_ULPS + 1.0) * UNIT_ROUNDOFF
-        err = np.where(K64 > 0.0, tau * K64, 0.0) + _UNDERFLOW
-        size = np.where(K64 > 0.0, K64 * (1.0 + tau), 0.0) + _UNDERFLOW
-    K = np.asarray(K64, dtype=np.longdouble)
-    near = np.flatnonzero(gamma_k * D <= ACCURATE_EXPONENT)
-    if near.size:
-        diff_long = np.take(X_long, i[near], axis=0) - np.take(X_long, j[near], axis=0)
-        D_long = np.einsum("ij,ij->i", diff_long, diff_long)
-        K_near = np.exp(-np.longdouble(gamma_k) * D_long)
-        K[near] = K_near
-        t = gamma_k * np.asarray(D_long, dtype=np.float64) * _long_gamma(d + 3)
-        tau = t * (1.0 + 2.0 * t) + (_ELEMENTARY_ULPS + 1.0) * LONG_UNIT_ROUNDOFF
-        K64 = np.asarray(K_near, dtype=np.float64)
-        err[near] = tau * K64
-        size[near] = K64 * (1.0 + tau)
-    return K, err, size
-
-
-class AccurateEntries:
-    """The :func:`rbf_entries` of one problem's rows, computed when first asked for and kept,
-    so that its certificates after the first compute only the entries they have not seen."""
-
-    def __init__(self, X: np.ndarray, gamma_k: float):
-        n = X.shape[0]
-        self.X, self.gamma = X, float(gamma_k)
-        self.X_long = np.asarray(X, dtype=np.longdouble)
-        self.K = np.zeros(n * n, dtype=np.longdouble)  # flat, entry (i, j) at i·n + j
-        self.err = np.zeros(n * n)
-        self.size = np.zeros(n * n)
-        self.known = np.zeros(n * n, dtype=bool)
-        self._last = None
-
-    def covers(self, rows: np.ndarray, columns: np.ndarray) -> bool:
-        """Whether every entry of the rows × columns block is kept."""
-        last = self._last
-        if last is not None and np.array_equal(last[0], rows) and np.array_equal(last[1], columns):
-            return True
-        return bool(np.take(self.known, rows[:, None] * self.X.shape[0] + columns[None, :]).all())
-
-    def block(self, rows: np.ndarray, columns: np.ndarray):
-        """``(K, err, size)`` of the rows × columns block."""
-        last = self._last
-        if last is not None and np.array_equal(last[0], rows) and np.array_equal(last[1], columns):
-            return last[2]
-        at = rows[:, None] * self.X.shape[0] + columns[None, :]
-        missing = at[~np.take(self.known, at)]
-        if missing.size:
-            i, j = np.divmod(missing, self.X.shape[0])
-            K, err, size = rbf_entries(self.X, i, j, self.gamma, self.X_long)
-            np.put(self.K, missing, K)
-            np.put(self.err, missing, err)
-            np.put(self.size, missing, size)
-            np.put(self.known, missing, True)
-        out = (np.take(self.K, at), np.take(self.err, at), np.take(self.size, at))
-        self._last = (rows.copy(), columns.copy(), out)
-        return out
-
-
-def accurate_entries(problem) -> AccurateEntries | None:
-    """The problem's kept :class:`AccurateEntries` (made on first use), or None beyond
-    :data:`ACCURATE_CACHE_SAMPLES` examples."""
-    if problem.n_samples > ACCURATE_CACHE_SAMPLES:
-        return None
-    kept = problem.__dict__.get("accurate_rbf_entries")
-    if kept is None or kept.X is not problem.X or kept.gamma != float(problem.kernel_spec.gamma):
-        kept = AccurateEntries(problem.X, problem.kernel_spec.gamma)
-        problem.__dict__["accurate_rbf_entries"] = kept
-    return kept
-
-
-def accurate_rbf_sums(X, rows, support, coef, alpha, gamma_k: float, entries=None):
-    """``g_i = Σ_j exp(−γ‖x_i − x_j‖²) c_j`` for the ``rows`` i over the ``support`` j, the
-    entries from :func:`rbf_entries` (long double where they can weigh; from ``entries``, an
-    :class:`AccurateEntries` of X, where given), the sum in ``np.longdouble``, with a bound on
-    the error.
-
-    Each entry is off by at most its ``err`` (:func:`rbf_entries`); the sum over j, pairwise
-    (Higham 2002, §4.2), by at most ``γ^L_{⌈log₂ k⌉+1} Σ_j size_ij |c_j|``. Returns ``(g, e)``:
-    g in long double, e the bound (float64, rounded up by ``1 + γ_{k+2}``). Where long double
-    is float64 itself, ``u_L = u`` and the bound stays true, only looser."""
-    X = np.asarray(X)
-    d = X.shape[1]
-    k = support.shape[0]
-    c_long = np.asarray(coef, dtype=np.longdouble)
-    weights = np.asarray(alpha, dtype=np.float64)
-    summed = _long_gamma(max(1, int(np.ceil(np.log2(max(k, 1))))) + 1)
-    g = np.empty(rows.shape[0], dtype=np.longdouble)
-    e = np.empty(rows.shape[0])
-    step = rows.shape[0] if entries is not None else max(1, _BLOCK_ENTRIES // max(1, k * d))
-    X_long = None
-    for start in range(0, rows.shape[0], step):
-        block = rows[start : start + step]
-        if entries is not None:
-            K, err, size = entries.block(block, support)
-        else:
-            if X_long is None:
-                X_long = np.asarray(X, dtype=np.longdouble)
-            r = block.shape[0]
-            i, j = np.repeat(block, k), np.tile(support, r)
-            K, err, size = (part.reshape(r, k) for part in rbf_entries(X, i, j, gamma_k, X_long))
-        g[start : start + step] = _pairwise_sum(K * c_long)
-        e[start : start + step] = err @ weights + summed * (size @ weights)
-    e *= (1.0 + gamma(k + 2)) * (1.0 + 4.0 * UNIT_ROUNDOFF)  # the float64 sums and products
-    return g, e
-
-
-def accurate_linear_sums(X, rows, support, coef, alpha, sqn):
-    """``g_i = x_i·v``, ``v = Σ_j c_j x_j``, for the ``rows`` i over the ``support`` j, in
-    ``np.longdouble`` (X and c exact there), with a bound: v is off by ``γ^L_k Σ_j |c_j||x_j|``
-    per coordinate and ``x_i·v`` by ``γ^L_d`` more, so ``|δg_i| ≤ γ^L_{k+d} ‖x_i‖ Σ_j α_j‖x_j‖``
-    (Cauchy–Schwarz per j; ``sqn`` the rows' ``‖x‖²``). Returns ``(g, e)``, e rounded up for
-    its own float64 arithmetic."""
-    d, k = X.shape[1], support.shape[0]
-    v = np.asarray(X[support], dtype=np.longdouble).T @ np.asarray(coef, dtype=np.longdouble)
-    g = np.asarray(X[rows], dtype=np.longdouble) @ v
-    norms = np.sqrt(sqn)
-    e = _long_gamma(k + d) * norms[rows] * float(alpha @ norms[support])
-    return g, e * (1.0 + gamma(2 * d + k + 8))
 
 
 def largest_row_error(kernel, total: float, k: int, d: int, widest: float) -> float:
@@ -341,10 +159,10 @@ def largest_row_error(kernel, total: float, k: int, d: int, widest: float) -> fl
         return (gamma(k) + (p + 1) * gamma(d + 4)) * tp * total
     if name == "sigmoid":
         spread = kernel.gamma * widest * total + abs(kernel.coef0) * total
-        return (gamma(k) + _ELEMENTARY_ULPS * UNIT_ROUNDOFF) * total + gamma(d + 2) * spread
+        return (gamma(k) + ELEMENTARY_ULPS * UNIT_ROUNDOFF) * total + gamma(d + 2) * spread
     relative = (
         gamma(k)
-        + (_ELEMENTARY_ULPS + 1.0) * UNIT_ROUNDOFF
+        + (ELEMENTARY_ULPS + 1.0) * UNIT_ROUNDOFF
         + 4.0 * kernel.gamma * gamma(d + 3) * widest
     )
     return relative * total
@@ -464,7 +282,7 @@ def kernel_dual_rounding(problem, a, g, m, b, sum_ay, quad, loss, squared, sums=
             widest = float(sqn[nz].max())
             relative = (
                 gamma(support)
-                + (_ELEMENTARY_ULPS + 1.0) * UNIT_ROUNDOFF
+                + (ELEMENTARY_ULPS + 1.0) * UNIT_ROUNDOFF
                 + 2.0 * kernel.gamma * gamma(problem.n_features + 3) * (sqn[weigh] + widest)
             )
             worst = float(relative.max())
@@ -558,7 +376,7 @@ def linear_rounding(problem, w, b, m, loss, P, D, *, alpha=None, v_norm=0.0, squ
         change = np.sum(np.asarray(upper[weigh], dtype=np.longdouble) * (xi_long - xi_fast))
         P = float(np.longdouble(P) + change)
         m_new = np.asarray(m_long, dtype=np.float64)
-        e_new = _long_gamma(d + 2) * (norms[weigh] * w_norm + abs(b)) * (1.0 + gamma(4))
+        e_new = long_gamma(d + 2) * (norms[weigh] * w_norm + abs(b)) * (1.0 + gamma(4))
         around = e_new + UNIT_ROUNDOFF * np.abs(m_new)
         slopes_new = primal_slopes(m_new, around, upper[weigh], problem.loss)
         margins = min(margins, float(slopes_new @ e_new) + UNIT_ROUNDOFF * abs(float(change)))
@@ -585,15 +403,12 @@ def linear_rounding(problem, w, b, m, loss, P, D, *, alpha=None, v_norm=0.0, squ
                 v_sq += (np.longdouble(problem.bias_scale) * np.sum(c)) ** 2
             D = float(np.longdouble(D) + (np.longdouble(v_norm) ** 2 - v_sq) / 2)
             v_norm = float(np.sqrt(v_sq))
-            spread = _long_gamma(n + 2) * mass * (1.0 + gamma(n + 2))
-            part = v_norm * spread + 0.5 * spread**2 + _long_gamma(d + 2) * 0.5 * v_norm**2
+            spread = long_gamma(n + 2) * mass * (1.0 + gamma(n + 2))
+            part = v_norm * spread + 0.5 * spread**2 + long_gamma(d + 2) * 0.5 * v_norm**2
             part += UNIT_ROUNDOFF * (abs(D) + v_norm**2)
         out += gamma(n) * total + part + gamma(n + 3) * squared
     return P, D, out + gamma(4) * (abs(P) + abs(D))
 
 
-#: Public names of the helpers above, for the allowances of the other problems
-#: (problems/rounding_scores.py).
+#: Public name of the helper above, for the other problems' allowances (rounding_scores.py).
 refine_above = _refine_above
-long_gamma = _long_gamma
-ELEMENTARY_ULPS = _ELEMENTARY_ULPS

@@ -30,7 +30,8 @@ import numpy as np
 from scipy import sparse
 
 from svmbench.problems.kernels import squared_norms
-from svmbench.problems.rounding import (
+from svmbench.problems.rounding import kernel_row_errors, largest_row_error, refine_above
+from svmbench.problems.rounding_entries import (
     ACCURATE_CACHE_SAMPLES,
     ACCURATE_MAX_ENTRIES,
     UNIT_ROUNDOFF,
@@ -38,10 +39,7 @@ from svmbench.problems.rounding import (
     accurate_linear_sums,
     accurate_rbf_sums,
     gamma,
-    kernel_row_errors,
-    largest_row_error,
     long_gamma,
-    refine_above,
 )
 from svmbench.problems.rounding_scores import hinge_slopes, settled_by_screen
 
@@ -159,8 +157,8 @@ def general_qp_rounding(problem, a, g, multipliers, P: float, D: float):
 
 def _refined(problem, a, g, shift, slopes, weigh, nz, P, D, sqn):
     """The scores that weigh in long double (``g_t = z_t(Σ_s c_s K(x_{r_t}, x_{r_s}) + s²Σc)``,
-    ``c = z∘a``; :func:`~problems.rounding.accurate_rbf_sums` or
-    :func:`~problems.rounding.accurate_linear_sums`), P and D corrected by their difference
+    ``c = z∘a``; :func:`~problems.rounding_entries.accurate_rbf_sums` or
+    :func:`~problems.rounding_entries.accurate_linear_sums`), P and D corrected by their difference
     (``½aᵀg`` in both, the hinge in D), and their part of the allowance at the new scores."""
     form = problem.form
     z, rows, u = form.sign, form.rows, form.upper

@@ -11,8 +11,9 @@ point's own numbers. A score off by e_i moves the gap by at most ``s_i e_i``, ``
 near a kink weigh. The bound is first taken from maxima (a few scalar operations); then per row
 (:func:`~problems.rounding.kernel_row_errors`); then, on an RBF or linear kernel of dense rows
 above ``ROUNDING_ACCURATE_RTOL``, the scores that weigh are recomputed in long double
-(:func:`~problems.rounding.accurate_rbf_sums`, :func:`~problems.rounding.accurate_linear_sums`)
-and P and D corrected, as the kernel dual's.
+(:func:`~problems.rounding_entries.accurate_rbf_sums`,
+:func:`~problems.rounding_entries.accurate_linear_sums`) and P and D corrected, as the kernel
+dual's.
 
 **Linear problems.** The scores ``x̃_i·w̃`` are off by at most ``γ_{d+2}‖x̃_i‖‖w̃‖`` (and the
 loss's argument by ``γ_3`` of what forms it), weighted by the loss's slope (``C_i`` at most; the
@@ -28,17 +29,19 @@ import numpy as np
 from scipy import sparse
 
 from svmbench.problems.rounding import (
+    ROUNDING_SCREEN_RTOL,
+    kernel_row_errors,
+    largest_row_error,
+    refine_above,
+)
+from svmbench.problems.rounding_entries import (
     ACCURATE_MAX_ENTRIES,
     ELEMENTARY_ULPS,
-    ROUNDING_SCREEN_RTOL,
     UNIT_ROUNDOFF,
     accurate_linear_sums,
     accurate_rbf_sums,
     gamma,
-    kernel_row_errors,
-    largest_row_error,
     long_gamma,
-    refine_above,
 )
 
 __all__ = [

@@ -166,7 +166,13 @@ def _points(problem, rng):
 @needs_long_double
 @pytest.mark.parametrize(
     "kernel, params",
-    [("rbf", {"gamma": 10.0}), ("rbf", {"gamma": 0.3}), ("linear", {}), ("poly", {"degree": 2})],
+    [
+        ("rbf", {"gamma": 10.0}),
+        ("rbf", {"gamma": 0.3}),
+        ("rbf", {"gamma": 1e-6}),  # float64's distances in the long-double entries
+        ("linear", {}),
+        ("poly", {"degree": 2}),
+    ],
 )
 @pytest.mark.parametrize("loss", ["hinge", "squared_hinge"])
 @pytest.mark.parametrize("bias", ["none", "free", "regularized"])

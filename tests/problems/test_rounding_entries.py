@@ -13,7 +13,7 @@ from sklearn.datasets import load_iris
 from sklearn.preprocessing import StandardScaler
 
 from svmbench.problems import KernelDual
-from svmbench.problems import rounding as R
+from svmbench.problems import rounding_entries as R
 from svmbench.solvers import registry
 
 needs_long_double = pytest.mark.skipif(
@@ -61,11 +61,12 @@ def _distances(X):
 
 
 @needs_long_double
-@pytest.mark.parametrize("gamma", [0.05, 2.0, 6.0, 40.0])
+@pytest.mark.parametrize("gamma", [1e-9, 1e-6, 0.05, 2.0, 6.0, 40.0])
 @pytest.mark.parametrize("kept", [False, True])
 def test_the_sums_are_within_their_bound_of_the_exact_ones(gamma, kept):
     """The bound holds for every row, whichever path each entry took (at γ = 2 and 6 the
-    selection leaves some entries in float64, at 40 most; at 0.05 none)."""
+    selection leaves some entries in float64, at 40 most; at 0.05 none; at 1e-9 every distance
+    is float64's, at 1e-6 some)."""
     X, alpha, coef = _case(3)
     rows, support = np.arange(X.shape[0]), np.flatnonzero(alpha)
     entries = R.AccurateEntries(X, gamma) if kept else None
@@ -80,6 +81,45 @@ def test_the_sums_are_within_their_bound_of_the_exact_ones(gamma, kept):
     weights = alpha[support]
     assert np.all(e <= 1e-17 * (np.where(near, K, 0.0) @ weights) + 1e-12 * (K @ weights) + 1e-300)
     assert np.all(e <= 1e-17 * (K @ weights) + 1e-30 * weights.sum())
+
+
+@needs_long_double
+@pytest.mark.parametrize("gamma", [1e-9, 1e-7])
+def test_at_a_small_gamma_float64_distances_keep_long_double_entries(gamma):
+    """Where float64's distance moves the exponent by at most ``u_L`` the entries are taken
+    from it, in long double all the same: each within its bound of the exact entry (60 digits),
+    and the bound is long double's, about ``5u_L``, where a float64 entry is off by up to
+    2048 times that."""
+    X, _, _ = _case(7, n=12)
+    i, j = np.repeat(np.arange(12), 12), np.tile(np.arange(12), 12)
+    D = _distances(X).ravel()
+    assert np.all(gamma * D * R.gamma(X.shape[1] + 4) <= R.LONG_UNIT_ROUNDOFF)  # that path
+    K, err, size = R.rbf_entries(X, i, j, gamma)
+    u_long = R.LONG_UNIT_ROUNDOFF
+    with localcontext() as ctx:
+        ctx.prec = 60
+        g = Decimal(Fraction(gamma).numerator) / Decimal(Fraction(gamma).denominator)
+        for m in range(i.size):
+            dist = sum((Fraction(a) - Fraction(b)) ** 2 for a, b in zip(X[i[m]], X[j[m]]))
+            exact = (-g * (Decimal(dist.numerator) / Decimal(dist.denominator))).exp()
+            assert abs(_exact(K[m]) - exact) <= Decimal(float(err[m])), m
+            assert exact <= Decimal(float(size[m]))
+    assert np.all(err <= 6.5 * u_long * np.asarray(K, dtype=np.float64))
+
+
+def test_a_problem_keeps_its_entries_from_its_second_refined_certificate(large_C_pair):
+    """The first refinement of a problem computes its entries and keeps none (a one-vs-one
+    pair refines one certificate: the table would cost twice its entries); the second makes
+    the table, the third reads it; a new X or γ starts over."""
+    X, y = large_C_pair
+    problem = KernelDual(X, y, C=1e9, kernel="rbf", gamma=100.0)
+    assert R.accurate_entries(problem) is None
+    kept = R.accurate_entries(problem)
+    assert isinstance(kept, R.AccurateEntries) and kept.X is problem.X
+    assert R.accurate_entries(problem) is kept
+    other = KernelDual(X, y, C=1e9, kernel="rbf", gamma=10.0)
+    assert R.accurate_entries(other) is None
+    assert len(X) > R.ACCURATE_CACHE_SAMPLES or R.accurate_entries(other) is not kept
 
 
 @needs_long_double

@@ -364,6 +364,32 @@ def test_the_minimum_norm_solve_is_scipys_gelsy():
         assert np.linalg.norm(M @ ours - rhs) < np.linalg.norm(rhs)  # a least-squares fit
 
 
+def test_a_well_conditioned_kkt_system_is_solved_by_cholesky_as_by_the_rank_revealing_solve():
+    """Where the free block is positive definite and well-conditioned the KKT system is solved
+    by its Cholesky factorization: the solution of the bordered system (a free bias) and of the
+    plain one, the one ``gelsy`` gives, to rounding; a singular block (duplicated rows) or an
+    indefinite one is refused, and the rank-revealing solve runs."""
+    rng = np.random.default_rng(4)
+    for m in (1, 7, 60):
+        A = rng.normal(size=(m, m + 3))
+        y = np.where(rng.random(m) < 0.5, 1.0, -1.0)
+        Q = (A @ A.T / (m + 3) + 0.1 * np.eye(m)) * np.outer(y, y)
+        M = np.block([[Q, y[:, None]], [y[None, :], np.zeros((1, 1))]])
+        for system, border in ((M, y), (Q, None)):
+            rhs = rng.normal(size=system.shape[0])
+            ours = finish_module._definite_solution(Q, border, rhs)
+            cut = finish_module.RANK_RTOL * float(np.abs(system).max())
+            theirs = finish_module._min_norm_solution(system, rhs, cut)
+            assert ours is not None
+            np.testing.assert_allclose(ours, theirs, rtol=1e-9, atol=1e-12)
+            np.testing.assert_allclose(system @ ours, rhs, atol=1e-10)
+    A = rng.normal(size=(12, 5))
+    singular = A @ A.T  # rank 5
+    assert finish_module._definite_solution(singular, np.ones(12), rng.normal(size=13)) is None
+    indefinite = np.diag([1.0, -1.0, 2.0])
+    assert finish_module._definite_solution(indefinite, None, np.ones(3)) is None
+
+
 def test_without_margins_only_the_thresholds_of_alpha_are_tried():
     """``margins=False`` (auto's finish of a probe): the candidates of α's thresholds, in the
     same order, and none read from the margins after them."""

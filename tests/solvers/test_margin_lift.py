@@ -186,3 +186,48 @@ def test_a_kkt_point_held_back_by_its_allowance_is_lifted_once_more_not_solved_a
     assert result.status is Status.OPTIMAL, result.message
     assert problem.certificate(**result.variables).meets(TOL)
     assert len(calls) == 1 and result.info["margin_lift"]["early"]
+
+
+def test_a_scaled_point_far_from_tol_draws_no_certificate(digits, monkeypatch):
+    """The lift certifies a scaled point only where its gap, estimated from the margins, can
+    meet tol: an early iterate (SMO stopped at eps = 1e-1, a relative gap of about 1e-2) draws
+    no certificate and is not lifted; the exact point draws one and is."""
+    problem = _pair(digits, 1e10)
+    drawn = []
+    original = KernelDual.certificate
+
+    def counting(self, **kwargs):
+        drawn.append(1)
+        return original(self, **kwargs)
+
+    early = registry.get("smo", tol=TOL, eps=1e-1, stop_rule="native").solve(problem)
+    cert = problem.certificate(**early.variables)
+    assert cert.rel_gap > 100 * TOL
+    monkeypatch.setattr(KernelDual, "certificate", counting)
+    assert margin_lift.lift_margins(problem, early.variables, cert, TOL) is None
+    assert not drawn
+    alpha = registry.get("smo", tol=TOL).solve(problem).variables["alpha"]
+    exact, _, _ = finished_point(
+        problem, alpha >= problem.C, np.flatnonzero(alpha > 0), alpha, None, problem.upper_bounds
+    )
+    exact_cert = original(problem, **exact)
+    drawn.clear()
+    lifted = margin_lift.lift_margins(problem, exact, exact_cert, TOL)
+    assert lifted is not None and lifted[1].meets(TOL) and len(drawn) == 1
+
+
+def test_more_free_multipliers_than_the_early_finish_solves_wait_for_the_estimate(
+    digits, monkeypatch
+):
+    """Beyond ``EARLY_MAX_FREE`` free multipliers a method is not sent to the finish at every
+    eps (it would only lift its own point, whose lifted gap its estimate gives): breast cancer
+    at γ = 10, C = 1e4, every row free, drew 18 certificates, 15 of them hopeless."""
+    problem = _pair(digits, 1e10, gamma=10.0)
+    alpha = registry.get("smo", tol=TOL).solve(problem).variables["alpha"]
+    free = int(np.count_nonzero((alpha > 0) & (alpha < problem.C)))
+    assert margin_lift.finish_due(problem, TOL, 1e-3, alpha)
+    monkeypatch.setattr(margin_lift, "EARLY_MAX_FREE", free - 1)
+    assert not margin_lift.finish_due(problem, TOL, 1e-3, alpha)
+    result = registry.get("smo", tol=TOL).solve(problem)
+    assert result.status is Status.OPTIMAL, result.message
+    assert problem.certificate(**result.variables).meets(TOL)
