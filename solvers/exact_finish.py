@@ -14,9 +14,10 @@ training row as a support vector. From the certified point, :func:`exact_finish`
    free bias ``[Q_FF y_F; y_Fᵀ 0][α_F; b] = [1 − Q_FB α_B; −y_Bᵀα_B]``, else
    ``Q_FF α_F = 1 − Q_FB α_B`` (``Q`` with ``s²`` for a regularized bias and
    ``diag(1/(2C_i))`` for the squared hinge, whose multipliers are bounded below only). The
-   solve is a Cholesky factorization of ``Q_FF`` where it is well-conditioned (the solution then
-   unique), else a minimum-norm correction of the point's own ``α_F`` (rank-revealing, so that a
-   singular system, α not unique, keeps the solution nearest the point); a free multiplier that
+   solve (solvers/kkt_systems.py) is Jacobi's iteration or a Cholesky factorization where
+   ``Q_FF`` is dominant or well-conditioned (the solution then unique), else a minimum-norm
+   correction of the point's own ``α_F`` (rank-revealing, so that a singular system, α not
+   unique, keeps the solution nearest the point); a free multiplier that
    leaves its box is fixed at the bound it crossed and the system solved again (a few rounds),
    and if that does not settle the thresholded point is kept as it is;
 3. re-certifies each candidate with the problem's own certificate, stopping at the first that
@@ -49,13 +50,13 @@ from typing import Any, NamedTuple
 
 import numpy as np
 from scipy import sparse
-from scipy.linalg import get_lapack_funcs
 
 from svmbench.problems import KernelDual, SoftMarginDual, SoftMarginPrimal
 from svmbench.problems._qp import absorb_label_sum, exact_label_sum
 from svmbench.problems.base import Certificate, Problem
 from svmbench.problems.kernels import kernel_dot, kernel_matrix
 from svmbench.problems.svr import SVRDual
+from svmbench.solvers.kkt_systems import kkt_solve
 from svmbench.solvers.svr_finish import svr_exact_finish
 
 #: Largest relative threshold ε₀ of the first active-set identification.
@@ -77,12 +78,6 @@ EPS_MIN = 1e-12
 MAX_FREE = 2000
 #: Rounds of "fix the multipliers that left the box, solve again".
 ROUNDS = 5
-#: Relative cut-off of the rank-revealing solve (singular values below are dropped).
-RANK_RTOL = 1e-12
-#: The KKT system is solved by a Cholesky factorization where the free block's reciprocal
-#: condition number (LAPACK's estimate) is at least this, far from the rank-revealing solve's
-#: cut-off; by the rank-revealing solve otherwise.
-DEFINITE_RCOND = 1e-8
 
 
 def finish_applies(problem: Problem) -> bool:
@@ -368,7 +363,7 @@ def solve_free_set(problem, fixed, free, alpha_free, b0, upper, lift: float = 0.
         if moved.any():
             r_loc = r_loc + K[np.ix_(loc, moved)] @ (upper[free[moved]] * y[free[moved]])
         K_loc = K if loc.size == free.size else K[np.ix_(loc, loc)]  # the first round: all
-        sol = _kkt_solve(problem, alpha, idx, x_loc, b0, K_loc, r_loc, 1.0 + lift)
+        sol = kkt_solve(problem, alpha, idx, x_loc, b0, K_loc, r_loc, 1.0 + lift)
         if sol is None:
             break
         x, b = sol
@@ -391,113 +386,22 @@ def solve_free_set(problem, fixed, free, alpha_free, b0, upper, lift: float = 0.
     return alpha, None, "thresholded"
 
 
-def _kkt_solve(problem, alpha, free, x0, b0, K_FF, r_F, margin: float = 1.0):
-    """The free multipliers (and b, for a free bias) solving the KKT equations with the others
-    at ``alpha`` (``K_FF`` the kernel block of the free set, ``r_F`` the other multipliers' part
-    of its decision values, ``margin`` the hinge's margin asked): the minimum-norm correction of
-    ``(x0, b0)``; None if not finite."""
-    y = problem.y
-    yF = y[free]
-    Q = K_FF * np.outer(yF, yF)
-    if problem.loss == "squared_hinge":
-        Q[np.diag_indices_from(Q)] += 1.0 / (2.0 * problem.upper_bounds[free])
-    rhs = margin - yF * r_F
-    m = free.size
-    if problem.bias == "free":
-        M = np.empty((m + 1, m + 1))
-        M[:m, :m] = Q
-        M[:m, m] = yF
-        M[m, :m] = yF
-        M[m, m] = 0.0
-        tail, rhs = rhs, np.empty(m + 1)
-        rhs[:m], rhs[m] = tail, -float(y @ alpha)
-        start = np.empty(m + 1)
-        start[:m], start[m] = x0, 0.0 if b0 is None else float(b0)
-    else:
-        M, start = Q, x0
-    residual = rhs - M @ start
-    delta = _definite_solution(Q, yF if problem.bias == "free" else None, residual)
-    if delta is None:  # singular or ill-conditioned: the rank-revealing solve
-        cut = RANK_RTOL * max(1.0, float(abs(M).max()))
-        delta = _min_norm_solution(M, residual, cut)
-    if delta is None:
-        return None
-    x = start + delta
-    if not np.isfinite(x).all():
-        return None
-    if problem.bias == "free":
-        return x[:m], float(x[m])
-    return x, None
-
-
-def _definite_solution(Q: np.ndarray, y: np.ndarray | None, rhs: np.ndarray) -> np.ndarray | None:
-    """The solution of ``Q δ = rhs``, or for a free bias (``y`` given) of the bordered system
-    ``[Q y; yᵀ 0][δ; δ_b] = rhs``, by LAPACK's Cholesky factorization of ``Q`` (``potrf``,
-    ``m³/3`` flops, against ``gelsy``'s pivoted QR at about five times the time for 360
-    free multipliers): ``z₁ = Q⁻¹ rhs_F``, ``z₂ = Q⁻¹ y``, ``δ_b = (yᵀz₁ − rhs_b)/yᵀz₂``,
-    ``δ = z₁ − δ_b z₂`` (the Schur complement ``yᵀQ⁻¹y > 0``). Only where ``Q`` is positive
-    definite with LAPACK's estimate of its reciprocal condition number (``pocon``) at least
-    :data:`DEFINITE_RCOND`: the system is then non-singular, its solution unique, the one the
-    rank-revealing solve would give; None otherwise (that solve then runs)."""
-    m = Q.shape[0]
-    factor, info = _POTRF(Q, lower=1, clean=0)
-    if info != 0:
-        return None
-    rcond, info = _POCON(factor, float(np.abs(Q).sum(axis=0).max()), uplo="L")
-    if info != 0 or not rcond >= DEFINITE_RCOND:
-        return None
-    if y is None:
-        z, info = _POTRS(factor, rhs, lower=1)
-        return z if info == 0 else None
-    both, info = _POTRS(factor, np.column_stack((rhs[:m], y)), lower=1)
-    if info != 0:
-        return None
-    z1, z2 = both[:, 0], both[:, 1]
-    schur = float(y @ z2)
-    if not schur > 0.0:
-        return None
-    step = (float(y @ z1) - float(rhs[m])) / schur
-    out = np.empty(m + 1)
-    out[:m] = z1 - step * z2
-    out[m] = step
-    return out
-
-
-#: LAPACK's Cholesky factorization, its condition estimate and its solve, for float64.
-_POTRF, _POCON, _POTRS = get_lapack_funcs(("potrf", "pocon", "potrs"), (np.zeros((1, 1)),))
-
-
-def _min_norm_solution(M: np.ndarray, rhs: np.ndarray, cond: float) -> np.ndarray | None:
-    """The minimum-norm least-squares solution of the square system ``M δ = rhs``, singular
-    values below ``cond`` times the largest dropped: LAPACK's rank-revealing ``gelsy`` called
-    directly (SciPy's ``lstsq`` around it costs several times the solve of a small system);
-    None when LAPACK fails."""
-    gelsy, gelsy_lwork = _GELSY if M.dtype == rhs.dtype == np.float64 else _gelsy_of(M, rhs)
-    m = M.shape[0]
-    lwork, info = gelsy_lwork(m, m, 1, cond)
-    if info != 0:
-        return None
-    pivots = np.zeros(m, dtype=np.int32)
-    _, x, _, _, info = gelsy(M, rhs, pivots, cond, int(lwork))
-    return x if info == 0 else None
-
-
-def _gelsy_of(M, rhs):
-    return get_lapack_funcs(("gelsy", "gelsy_lwork"), (M, rhs))
-
-
-#: LAPACK's gelsy for float64 systems, looked up once.
-_GELSY = _gelsy_of(np.zeros((1, 1)), np.zeros(1))
-
-
 def _kernel_blocks(problem, alpha, free):
     """``K̃_FF`` (dense, m×m) and ``r_F = Σ_{j∉F} K̃_Fj α_j y_j`` (K̃ = K + s² for a regularized
-    bias; the linear kernel for the linear problems)."""
+    bias; the linear kernel for the linear problems): read from a one-vs-one pair's shared rows
+    where its solver computed the free ones, from the problem's Gram matrix where it keeps one,
+    else computed."""
     coef = alpha * problem.y
     coef[free] = 0.0
     nz = np.flatnonzero(coef)
     X = problem.X
-    if isinstance(problem, KernelDual) and (
+    shared = problem.shared_rows if isinstance(problem, KernelDual) else None
+    if shared is not None and shared[0].done[np.ix_(shared[1][free], shared[2])].all():
+        # a one-vs-one pair whose free rows its solver computed: read them from the table
+        table, rows, blocks = shared
+        K_FF = table.krows.take(rows[free], axis=0).take(rows[free], axis=1)
+        r_F = table.times(rows[free], rows[nz], coef[nz], blocks)
+    elif isinstance(problem, KernelDual) and (
         problem.kernel == "precomputed" or "gram" in problem.__dict__
     ):
         K = problem.gram

@@ -20,7 +20,7 @@ from svmbench import SVMClassifier
 from svmbench.problems import KernelDual, SoftMarginDual, SoftMarginPrimal, datasets
 from svmbench.problems.models import KernelModel
 from svmbench.solvers import exact_finish as finish_module
-from svmbench.solvers import registry
+from svmbench.solvers import kkt_systems, registry
 from svmbench.solvers._reference import reference_solution
 from svmbench.solvers.base import Status
 
@@ -357,8 +357,8 @@ def test_the_minimum_norm_solve_is_scipys_gelsy():
         K = A @ A.T  # rank 5: the Gram block of duplicated or dependent rows
         M = np.block([[K, np.ones((12, 1))], [np.ones((1, 12)), np.zeros((1, 1))]])
         rhs = rng.normal(size=13)
-        cut = finish_module.RANK_RTOL * float(np.abs(M).max())
-        ours = finish_module._min_norm_solution(M, rhs, cut)
+        cut = kkt_systems.RANK_RTOL * float(np.abs(M).max())
+        ours = kkt_systems.min_norm_solution(M, rhs, cut)
         theirs = lstsq(M, rhs, cond=cut, lapack_driver="gelsy", check_finite=False)[0]
         assert np.array_equal(ours, theirs)
         assert np.linalg.norm(M @ ours - rhs) < np.linalg.norm(rhs)  # a least-squares fit
@@ -377,17 +377,45 @@ def test_a_well_conditioned_kkt_system_is_solved_by_cholesky_as_by_the_rank_reve
         M = np.block([[Q, y[:, None]], [y[None, :], np.zeros((1, 1))]])
         for system, border in ((M, y), (Q, None)):
             rhs = rng.normal(size=system.shape[0])
-            ours = finish_module._definite_solution(Q, border, rhs)
-            cut = finish_module.RANK_RTOL * float(np.abs(system).max())
-            theirs = finish_module._min_norm_solution(system, rhs, cut)
+            ours = kkt_systems.definite_solution(Q, border, rhs)
+            cut = kkt_systems.RANK_RTOL * float(np.abs(system).max())
+            theirs = kkt_systems.min_norm_solution(system, rhs, cut)
             assert ours is not None
             np.testing.assert_allclose(ours, theirs, rtol=1e-9, atol=1e-12)
             np.testing.assert_allclose(system @ ours, rhs, atol=1e-10)
     A = rng.normal(size=(12, 5))
     singular = A @ A.T  # rank 5
-    assert finish_module._definite_solution(singular, np.ones(12), rng.normal(size=13)) is None
+    assert kkt_systems.definite_solution(singular, np.ones(12), rng.normal(size=13)) is None
     indefinite = np.diag([1.0, -1.0, 2.0])
-    assert finish_module._definite_solution(indefinite, None, np.ones(3)) is None
+    assert kkt_systems.definite_solution(indefinite, None, np.ones(3)) is None
+
+
+def test_a_dominant_kkt_system_is_solved_by_jacobi_s_iteration_as_by_cholesky(monkeypatch):
+    """An RBF block nearly the identity (strictly diagonally dominant) is solved by Jacobi's
+    iteration, to the factorization's solution within rounding; a block short of the dominance
+    is left to the factorization (None)."""
+    rng = np.random.default_rng(6)
+    X = rng.normal(size=(80, 5))
+    y = np.where(rng.random(80) < 0.5, 1.0, -1.0)
+    for gamma in (20.0, 2.0):
+        K = finish_module._dense_kernel_block(X, kernel="rbf", gamma=gamma, degree=3, coef0=0.0)
+        Q = K * np.outer(y, y)
+        rhs = rng.normal(size=(80, 2))
+        ours = kkt_systems.dominant_solution(Q, rhs)
+        off = np.abs(Q).sum(axis=1) - 1.0
+        if gamma == 2.0:
+            assert off.max() > kkt_systems.DOMINANCE and ours is None
+            continue
+        assert 0.0 < off.max() <= kkt_systems.DOMINANCE and ours is not None
+        np.testing.assert_allclose(ours, np.linalg.solve(Q, rhs), rtol=1e-13, atol=1e-15)
+        np.testing.assert_allclose(Q @ ours, rhs, rtol=0, atol=1e-14)
+        # the bordered system through it, as through the factorization
+        full = rng.normal(size=81)
+        jacobi = kkt_systems.definite_solution(Q, y, full)
+        monkeypatch.setattr(kkt_systems, "dominant_solution", lambda Q, rhs: None)
+        cholesky = kkt_systems.definite_solution(Q, y, full)
+        monkeypatch.undo()
+        np.testing.assert_allclose(jacobi, cholesky, rtol=1e-12, atol=1e-14)
 
 
 def test_without_margins_only_the_thresholds_of_alpha_are_tried():
