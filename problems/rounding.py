@@ -277,13 +277,14 @@ def kernel_dual_rounding(problem, a, g, m, b, sum_ay, quad, loss, squared, sums=
         worst = 1.0
         if entries is None or not entries.covers(weigh, nz):
             shared = getattr(problem, "shared_rows", None)  # a pair's: the table's entries
-            k_alpha = (
-                shared[0].times(shared[1][weigh], shared[1][nz], a[nz], shared[2])
-                if shared is not None
-                else kernel.dot(
+            if shared is not None:
+                k_alpha = shared[0].times(shared[1][weigh], shared[1][nz], a[nz], shared[2])
+            elif "gram" in problem.__dict__:  # the problem keeps its kernel matrix
+                k_alpha = problem.gram.take(weigh, axis=0).take(nz, axis=1) @ a[nz]
+            else:
+                k_alpha = kernel.dot(
                     problem.X[weigh], problem.X[nz], a[nz], sqn_X=sqn[weigh], sqn_Z=sqn[nz]
                 )
-            )
             widest = float(sqn[nz].max())
             relative = (
                 gamma(support)

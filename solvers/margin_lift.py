@@ -58,6 +58,8 @@ LIFT_GATE = 1e-2
 #: A scaled point whose gap, estimated from the margins, exceeds this many times
 #: ``tol·max(1, P)`` is not certified (:func:`lift_margins`).
 LIFT_SCREEN = 4.0
+#: Up to this many examples (8 MB) the lift's margins come from the problem's Gram matrix.
+LIFT_GRAM_SAMPLES = 1024
 
 
 def _diagonal(problem) -> float:
@@ -229,7 +231,7 @@ def lift_margins(
             continue
         if isinstance(problem, KernelDual) and (alpha * (1.0 + delta) <= upper).all():
             if margins is None:  # one kernel product, where each δ tried costs a certificate
-                margins = problem.y * (problem.kernel_times(alpha * problem.y) + float(b))
+                margins = problem.y * (_kernel_times(problem, alpha * problem.y) + float(b))
             if not _scaled_within(alpha, margins, upper, delta, tol):
                 continue
         point = _lifted(problem, alpha, float(b), upper, delta)
@@ -248,6 +250,23 @@ def lift_margins(
             }
             return lifted, new_cert, report
     return None
+
+
+def _kernel_times(problem: KernelDual, coef: np.ndarray) -> np.ndarray:
+    """``K @ coef``: from the problem's Gram matrix, made here, where it has at most
+    ``LIFT_GRAM_SAMPLES`` examples of its own rows (no shared ones) and a quarter of them or
+    more in the support (then the Gram matrix costs what one product does, and the lifted
+    point's certificate and its allowance read it); else the problem's product."""
+    n = problem.n_samples
+    if (
+        "gram" not in problem.__dict__
+        and problem.shared_rows is None
+        and problem.kernel != "precomputed"
+        and n <= LIFT_GRAM_SAMPLES
+        and 4 * np.count_nonzero(coef) >= n
+    ):
+        problem.gram  # noqa: B018 (a cached property: kept on the problem)
+    return problem.kernel_times(coef)
 
 
 def _scaled_within(alpha, m, upper, delta: float, tol: float) -> bool:
