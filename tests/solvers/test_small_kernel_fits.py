@@ -51,11 +51,13 @@ def test_pairs_are_autos_records_and_the_reference_optima(C, gamma, monkeypatch)
         early = alone.info.get("exact_finish", {}).get("early", False)  # the probe finished
         tried.append((*alone.info["auto"]["tried"], *(("exact_finish",) if early else ())))
         assert status == alone.status.value == "optimal"
-        # the same point but for rounding: its certificate read the pairs' shared kernel rows
-        # (the same entries, summed in another order; at large C, P − D cancels terms of
-        # order C²‖α‖, and the active-set method's choices follow the certificate)
+        # the same point but for rounding: its certificate and its exact finish read the pairs'
+        # shared kernel rows (the same entries but for their rounding, summed in another order;
+        # at large C, P − D cancels terms of order C²‖α‖, the active-set method's choices
+        # follow the certificate, and the finish's b is a mean of margins that sum terms of
+        # order C: 1e-10 of b at C = 1e6 on iris)
         np.testing.assert_allclose(got["alpha"], alone.alpha, rtol=1e-10, atol=1e-12)
-        assert got["b"] == pytest.approx(alone.b, rel=1e-12, abs=1e-12)
+        assert got["b"] == pytest.approx(alone.b, rel=1e-9, abs=1e-12)
         assert max(rel_gap, alone.rel_gap) <= 1e-6
         ref = reference_solution(bp)
         assert abs(alone.primal - ref.primal) <= 1e-6 * max(1.0, abs(ref.primal))
