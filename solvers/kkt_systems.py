@@ -30,8 +30,9 @@ UNIT_ROUNDOFF = float(np.finfo(np.float64).eps) / 2.0
 def kkt_solve(problem, alpha, free, x0, b0, K_FF, r_F, margin: float = 1.0):
     """The free multipliers (and b, for a free bias) solving the KKT equations with the others
     at ``alpha`` (``K_FF`` the kernel block of the free set, ``r_F`` the other multipliers' part
-    of its decision values, ``margin`` the hinge's margin asked): the minimum-norm correction of
-    ``(x0, b0)``; None if not finite."""
+    of its decision values, ``margin`` the hinge's margin asked): the unique solution where
+    :func:`definite_solution` applies, else the minimum-norm correction of ``(x0, b0)``; None
+    if not finite."""
     y = problem.y
     yF = y[free]
     Q = K_FF * np.outer(yF, yF)
