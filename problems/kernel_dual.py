@@ -341,9 +341,10 @@ class KernelDual(BinaryDualMixin, Problem):
         """τ = PSD_RTOL · max(1, max |K_ii|): eigenvalues down to −τ count as rounding."""
         return PSD_RTOL * max(1.0, float(np.max(np.abs(self.kernel_diagonal))))
 
-    @property
+    @cached_property
     def convex(self) -> bool:  # type: ignore[override]
-        """Whether the dual is a concave maximization (K positive semi-definite)."""
+        """Whether the dual is a concave maximization (K positive semi-definite); computed
+        once (the solvers and certificates ask it several times a solve)."""
         if self.kernel_spec.psd_by_construction:
             return True
         tau = self._psd_tau() if np.isfinite(self.min_eigenvalue) else PSD_RTOL

@@ -141,18 +141,18 @@ def _binary_solve(binary: Solver, bp, share=None, first_of=None) -> SolveResult:
     record without auto's second pass of checks, certificate and record over the problem.
     The record's solve and compile times then include the first method's. ``share(bp)`` is
     called first when the method that runs is ``smo`` (which reads shared kernel rows); SMO
-    then solves the pair on its lean path (:func:`~solvers.smo_shared.solve_shared_pair`:
-    the same chunks, certificates, statuses and exact finish as its ``solve``, without the
-    generic per-solve wrappers) when the pair and its options allow
+    then solves the pair (or a precomputed Gram's block) on its lean path
+    (:func:`~solvers.smo_shared.solve_shared_pair`: the same chunks, certificates, statuses
+    and exact finish as its ``solve``, without the generic per-solve wrappers) when the pair
+    and its options allow
     (:func:`~solvers.smo_shared.lean_pair_applies`). ``first_of(bp)``, when given, stands
     for ``binary.first_method(bp)`` (:meth:`_Reduction._first_methods`)."""
     first_method = first_of or getattr(binary, "first_method", None)
     inner = None if first_method is None else first_method(bp)
     method = binary if inner is None else inner
-    lean = False
     if share is not None and method.name == "smo":
         share(bp)
-        lean = lean_pair_applies(method, bp)
+    lean = method.name == "smo" and lean_pair_applies(method, bp)  # or a precomputed Gram's
     if inner is None:
         return solve_shared_pair(binary, bp) if lean else binary.solve(bp)
     if lean:  # auto's call warns, if any
