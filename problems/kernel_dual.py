@@ -333,7 +333,7 @@ class KernelDual(BinaryDualMixin, Problem):
             return -np.inf
         K = self.gram
         if n <= 2000:
-            bound = cholesky_bound(K, self._psd_tau())
+            bound = cholesky_bound(K, self._psd_tau(), self.kernel == "precomputed")
             return float(np.linalg.eigvalsh(K)[0]) if bound is None else bound
         return float(eigsh(K, k=1, which="SA", return_eigenvectors=False)[0])
 

@@ -423,7 +423,7 @@ class _Reduction(Solver):
 
         like = None  # the first kernel pair, checked by the constructor
         rows_of = _PairRows(problem)
-        gram = symmetric_gram(problem.X) if self.kernel == "precomputed" else None  # once
+        gram = symmetric_gram(problem.X, checked=True) if self.kernel == "precomputed" else None
         for pos, neg in pairs:
             rows = rows_of(pos, neg)
             signs = rows_of.signs(pos) if like is not None else None

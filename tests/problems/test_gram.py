@@ -33,6 +33,27 @@ def test_symmetric_gram_is_the_constructor_s_matrix(iris_gram):
     np.testing.assert_array_equal(S, np.ascontiguousarray(0.5 * (K + K.T)))
 
 
+@pytest.mark.parametrize("n", [5, 300, 600])
+def test_the_tiles_give_the_whole_matrix_s_values_and_test(n):
+    """Read tile by tile (256 a side), ``½(K + Kᵀ)`` to the last bit, and the symmetry test on
+    ``max|K − Kᵀ|`` against ``1e-10 · max(1, max|K_ij|)`` wherever the asymmetry lies."""
+    rng = np.random.default_rng(n)
+    A = rng.normal(size=(n, 8))
+    K = A @ A.T * 1e6  # entries near 1e6: the scale admits asymmetries up to about 1e-4
+    K[n - 1, 0] += 1e-6  # below the scaled threshold, in the last row's first tile
+    S = symmetric_gram(K)
+    np.testing.assert_array_equal(S, np.ascontiguousarray(0.5 * (K + K.T)))
+    assert np.array_equal(S, S.T) and S.flags.c_contiguous
+    K[n - 1, 0] += 1e-2
+    with pytest.raises(ValueError, match="symmetric Gram"):
+        symmetric_gram(K)
+    small = rng.normal(size=(n, n)) * 1e-3
+    small = small + small.T
+    small[0, n - 1] += 2e-10  # entries below 1: the scale is 1, the threshold 1e-10
+    with pytest.raises(ValueError, match="symmetric Gram"):
+        symmetric_gram(small)
+
+
 @pytest.mark.parametrize(
     "bad, error, match",
     [
@@ -65,9 +86,9 @@ def test_the_pairs_are_the_constructor_s_problems_and_the_matrix_is_checked_once
     calls, pairs = [], []
     original_check, original_block = reductions.symmetric_gram, KernelDual._on_checked_gram
 
-    def check(K):
+    def check(K, **options):
         calls.append(K.shape)
-        return original_check(K)
+        return original_check(K, **options)
 
     def block(self, X, labels):
         pair = original_block(self, X, labels)
@@ -86,7 +107,8 @@ def test_the_pairs_are_the_constructor_s_problems_and_the_matrix_is_checked_once
         np.testing.assert_array_equal(pair.y, built.y)
         assert pair.convex is built.convex is True
         assert "min_eigenvalue" not in pair.__dict__ or pair.min_eigenvalue == built.min_eigenvalue
-    monkeypatch.setattr(reductions, "symmetric_gram", lambda K: None)  # pairs by constructor
+    # the pairs by the constructor, each checking its own block
+    monkeypatch.setattr(reductions, "symmetric_gram", lambda K, **options: None)
     slow = SVMClassifier(kernel="precomputed", tol=1e-8).fit(K, y)
     for name in ("support_", "dual_coef_", "intercept_", "n_support_"):
         np.testing.assert_array_equal(getattr(fast, name), getattr(slow, name))
@@ -126,5 +148,8 @@ def test_cholesky_bound_leaves_its_argument_alone():
     assert cholesky_bound(K - 2 * np.linalg.eigvalsh(K)[-1] * np.eye(20), 1e-10) is None
     F = np.asfortranarray(K)
     assert cholesky_bound(F, 1e-10) == -1e-10
+    S = 0.5 * (K + K.T)  # exactly symmetric: its copy read transposed
+    assert cholesky_bound(S, 1e-10, symmetric=True) == -1e-10
+    assert cholesky_bound(S - 2 * np.linalg.eigvalsh(S)[-1] * np.eye(20), 1e-10, True) is None
     np.testing.assert_array_equal(K, before)
     np.testing.assert_array_equal(F, before)
