@@ -33,10 +33,11 @@ def symmetric_gram(K, checked: bool = False) -> np.ndarray:
     """``½(K + Kᵀ)`` (C-contiguous float64) of the Gram matrix ``K``, checked: finite, dense,
     square, symmetric within :data:`SYMMETRY_RTOL` of its largest entry (``ValueError`` or
     ``TypeError`` naming X otherwise). Read tile by tile beside each tile's mirror image, the
-    same values as ``0.5 * (K + K.T)``; ``max|K_ij|`` is read only where ``max|K − Kᵀ|``
-    exceeds ``SYMMETRY_RTOL`` itself (below it, the test holds whatever the scale ≥ 1).
-    ``checked``: K is a problem's X found finite already (a multiclass problem's), not
-    scanned again."""
+    same values as ``0.5 * (K + K.T)``; an exactly symmetric K (a Gram matrix BLAS computed as
+    ``X Xᵀ``, or one symmetrized already) is returned as it is, its own values, without a copy.
+    ``max|K_ij|`` is read only where ``max|K − Kᵀ|`` exceeds ``SYMMETRY_RTOL`` itself (below it,
+    the test holds whatever the scale ≥ 1). ``checked``: K is a problem's X found finite
+    already (a multiclass problem's), not scanned again."""
     if checked:
         with validated_input(K):
             K = check_X(K, name="X (precomputed kernel)", allow_sparse=False)
@@ -47,7 +48,7 @@ def symmetric_gram(K, checked: bool = False) -> np.ndarray:
         raise ValueError(
             f"X must be a square Gram matrix for kernel='precomputed', got shape {K.shape}"
         )
-    S = np.empty_like(K)
+    S = None  # ½(K + Kᵀ), made at the first tile where K and Kᵀ differ
     work = np.empty((min(n, TILE), min(n, TILE)))
     worst = 0.0
     for i in range(0, n, TILE):
@@ -58,14 +59,19 @@ def symmetric_gram(K, checked: bool = False) -> np.ndarray:
             w = work[: A.shape[0], : A.shape[1]]
             np.subtract(A, B, out=w)
             np.abs(w, out=w)
-            worst = max(worst, float(w.max()))
+            differs = float(w.max())
+            worst = max(worst, differs)
+            if S is None:
+                if differs == 0.0:
+                    continue  # K = Kᵀ on this tile and on those before it
+                S = K.copy()
             np.add(A, B, out=w)
             w *= 0.5  # 0.5 · (K_ij + K_ji), entry for entry
             S[rows, cols] = w
             S[cols, rows] = w.T
     if worst > SYMMETRY_RTOL and worst > SYMMETRY_RTOL * max(1.0, float(np.max(np.abs(K)))):
         raise ValueError("X must be a symmetric Gram matrix for kernel='precomputed'")
-    return S
+    return K if S is None else S
 
 
 def cholesky_bound(K: np.ndarray, tau: float, symmetric: bool = False) -> float | None:

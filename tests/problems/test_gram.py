@@ -33,6 +33,17 @@ def test_symmetric_gram_is_the_constructor_s_matrix(iris_gram):
     np.testing.assert_array_equal(S, np.ascontiguousarray(0.5 * (K + K.T)))
 
 
+def test_an_exactly_symmetric_gram_is_kept_as_it_is():
+    A = np.random.default_rng(5).normal(size=(300, 6))
+    K = A @ A.T
+    K = 0.5 * (K + K.T)  # exactly symmetric
+    assert symmetric_gram(K) is K  # no copy: ½(K + Kᵀ) is K's own values
+    K[299, 0] += 1e-13  # one entry off, in the last tile: ½(K + Kᵀ) made from there
+    S = symmetric_gram(K)
+    assert S is not K and np.array_equal(S, S.T)
+    np.testing.assert_array_equal(S, 0.5 * (K + K.T))
+
+
 @pytest.mark.parametrize("n", [5, 300, 600])
 def test_the_tiles_give_the_whole_matrix_s_values_and_test(n):
     """Read tile by tile (256 a side), ``½(K + Kᵀ)`` to the last bit, and the symmetry test on
