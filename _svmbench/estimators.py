@@ -486,9 +486,9 @@ class SVMClassifier(
                 raise ValueError(f"solver {name!r} cannot solve the Crammer–Singer problem: {why}")
             return problem, name, self._solver_options(name)
         # the reduction builds its own binary problems: refuse here a solver that takes none
-        # (auto has a rule for every binary problem: none built for it, but for a Gram matrix,
-        # whose shape and symmetry the kernel dual checks)
-        if name != "auto" or self._kernel_name() == "precomputed":
+        # (auto has a rule for every binary problem: none built for it; the reduction checks a
+        # Gram matrix's shape and symmetry once, before its first pair)
+        if name != "auto":
             self._binary_problem(X, np.where(y_index == 0, 1.0, -1.0), weights, name)
         options = dict(
             binary_solver=name,

@@ -15,12 +15,13 @@ from typing import ClassVar
 
 import numpy as np
 from scipy import sparse
-from scipy.linalg.lapack import dpotrf
 from scipy.sparse.linalg import eigsh
 
 from svmbench.problems._binary import BinaryDualMixin
 from svmbench.problems._linear import BIASES, LOSSES, optimal_bias
 from svmbench.problems.base import QP, Certificate, Problem, make_certificate
+from svmbench.problems.gram import cholesky_bound, symmetric_gram
+from svmbench.problems.kernel_dual_qp import kernel_dual_qp
 from svmbench.problems.kernel_rows import KernelRows
 from svmbench.problems.kernels import (
     KERNELS,
@@ -112,15 +113,7 @@ class KernelDual(BinaryDualMixin, Problem):
     def __post_init__(self) -> None:
         check_option("kernel", self.kernel, KERNELS)
         if self.kernel == "precomputed":
-            K = check_X(self.X, name="X (precomputed kernel)", allow_sparse=False)
-            if K.shape[0] != K.shape[1]:
-                raise ValueError(
-                    f"X must be a square Gram matrix for kernel='precomputed', got shape {K.shape}"
-                )
-            scale = max(1.0, float(np.max(np.abs(K))))
-            if np.max(np.abs(K - K.T)) > 1e-10 * scale:
-                raise ValueError("X must be a symmetric Gram matrix for kernel='precomputed'")
-            X = np.ascontiguousarray(0.5 * (K + K.T))
+            X = symmetric_gram(self.X)  # checked, ½(K + Kᵀ)
         else:
             X = check_X(self.X, allow_sparse=True)
         object.__setattr__(self, "X", X)
@@ -156,6 +149,24 @@ class KernelDual(BinaryDualMixin, Problem):
         # the frozen fields set at once (no __post_init__ runs), γ resolved once for every pair
         pair.__dict__.update(
             X=X, y=y, C=self.C, kernel=self.kernel, gamma=self.gamma, degree=self.degree,
+            coef0=self.coef0, loss=self.loss, bias=self.bias, bias_scale=self.bias_scale,
+            sample_weight=None, kernel_spec=self.kernel_spec,
+        )  # fmt: skip
+        pair._check_conditioning()
+        return pair
+
+    def _on_checked_gram(self, K: np.ndarray, y: np.ndarray) -> KernelDual:
+        """This problem's C, loss and bias on another block of one checked Gram matrix,
+        trusted: ``K`` a principal sub-block (C-contiguous float64) of a matrix that
+        :func:`~problems.gram.symmetric_gram` returned (finite and exactly symmetric, as the
+        constructor would leave it), ``y`` float64 in {−1, +1} with both classes, no sample
+        weights. Only for a reduction's pairs of one precomputed kernel; ``max C_i · max K̃_ii``
+        and the block's convexity are its own."""
+        if self.kernel != "precomputed" or self.sample_weight is not None:
+            raise TypeError("a trusted Gram block needs a precomputed kernel, no sample weights")
+        pair = object.__new__(type(self))
+        pair.__dict__.update(
+            X=K, y=y, C=self.C, kernel=self.kernel, gamma=self.gamma, degree=self.degree,
             coef0=self.coef0, loss=self.loss, bias=self.bias, bias_scale=self.bias_scale,
             sample_weight=None, kernel_spec=self.kernel_spec,
         )  # fmt: skip
@@ -322,22 +333,22 @@ class KernelDual(BinaryDualMixin, Problem):
             return -np.inf
         K = self.gram
         if n <= 2000:
-            tau = PSD_RTOL * max(1.0, float(np.max(np.abs(self.kernel_diagonal))))
-            _, info = dpotrf(K + tau * np.eye(n), lower=1, clean=0, overwrite_a=1)
-            return -tau if info == 0 else float(np.linalg.eigvalsh(K)[0])
+            bound = cholesky_bound(K, self._psd_tau(), self.kernel == "precomputed")
+            return float(np.linalg.eigvalsh(K)[0]) if bound is None else bound
         return float(eigsh(K, k=1, which="SA", return_eigenvectors=False)[0])
 
-    @property
+    def _psd_tau(self) -> float:
+        """τ = PSD_RTOL · max(1, max |K_ii|): eigenvalues down to −τ count as rounding."""
+        return PSD_RTOL * max(1.0, float(np.max(np.abs(self.kernel_diagonal))))
+
+    @cached_property
     def convex(self) -> bool:  # type: ignore[override]
-        """Whether the dual is a concave maximization (K positive semi-definite)."""
+        """Whether the dual is a concave maximization (K positive semi-definite); computed
+        once (the solvers and certificates ask it several times a solve)."""
         if self.kernel_spec.psd_by_construction:
             return True
-        scale = (
-            max(1.0, float(np.max(np.abs(self.kernel_diagonal))))
-            if np.isfinite(self.min_eigenvalue)
-            else 1.0
-        )
-        return self.min_eigenvalue >= -PSD_RTOL * scale
+        tau = self._psd_tau() if np.isfinite(self.min_eigenvalue) else PSD_RTOL
+        return self.min_eigenvalue >= -tau
 
     # ---- objectives ------------------------------------------------------------------------------
     def _model(self, alpha) -> tuple[np.ndarray, float]:
@@ -570,30 +581,5 @@ class KernelDual(BinaryDualMixin, Problem):
         return a, {"dual_infeasibility": float(abs(a[i] - raw[i]))}
 
     def to_qp(self) -> QP:
-        """``min ½αᵀQ̃α − Σα_i`` (+ ``Σα_i²/(4C_i)``) over the box (and ``yᵀα = 0``).
-
-        Dense: Q̃ has n² entries, refused beyond ``GRAM_MEMORY_LIMIT_MB``. The multiplier of the
-        equality row is the free bias b.
-        """
-        n = self.n_samples
-        K = self.gram
-        if self.bias == "regularized":
-            K = K + self.bias_scale**2
-        Q = K * np.outer(self.y, self.y)
-        lower, upper = self.dual_box()
-        if self.loss == "squared_hinge":
-            C = self.upper_bounds
-            Q[np.diag_indices(n)] += np.where(C > 0, 1.0 / (2.0 * np.maximum(C, 1e-300)), 0.0)
-        P = sparse.triu(sparse.csc_matrix(Q), format="csc")
-        rows, lo, up = [sparse.identity(n, format="csc")], [lower], [upper]
-        if self.bias == "free":
-            rows.append(sparse.csc_matrix(self.y[None, :]))
-            lo.append(np.zeros(1))
-            up.append(np.zeros(1))
-        A = sparse.vstack(rows, format="csc")
-
-        def recover(x, y_mult):
-            b = float(y_mult[-1]) if self.bias == "free" else None
-            return {"alpha": x, "b": b}
-
-        return QP(P, -np.ones(n), A, np.concatenate(lo), np.concatenate(up), recover, sense="dual")
+        """The dense QP of this dual (:func:`~problems.kernel_dual_qp.kernel_dual_qp`)."""
+        return kernel_dual_qp(self)

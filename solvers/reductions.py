@@ -38,6 +38,7 @@ from scipy import sparse
 
 from svmbench.problems import KernelDual, MulticlassHinge, SoftMarginDual, SoftMarginPrimal
 from svmbench.problems.base import Certificate, make_certificate
+from svmbench.problems.gram import symmetric_gram
 from svmbench.problems.kernel_rows import KernelRows
 from svmbench.problems.kernels import Kernel, resolve_gamma
 from svmbench.problems.models import (
@@ -140,18 +141,18 @@ def _binary_solve(binary: Solver, bp, share=None, first_of=None) -> SolveResult:
     record without auto's second pass of checks, certificate and record over the problem.
     The record's solve and compile times then include the first method's. ``share(bp)`` is
     called first when the method that runs is ``smo`` (which reads shared kernel rows); SMO
-    then solves the pair on its lean path (:func:`~solvers.smo_shared.solve_shared_pair`:
-    the same chunks, certificates, statuses and exact finish as its ``solve``, without the
-    generic per-solve wrappers) when the pair and its options allow
+    then solves the pair (or a precomputed Gram's block) on its lean path
+    (:func:`~solvers.smo_shared.solve_shared_pair`: the same chunks, certificates, statuses
+    and exact finish as its ``solve``, without the generic per-solve wrappers) when the pair
+    and its options allow
     (:func:`~solvers.smo_shared.lean_pair_applies`). ``first_of(bp)``, when given, stands
     for ``binary.first_method(bp)`` (:meth:`_Reduction._first_methods`)."""
     first_method = first_of or getattr(binary, "first_method", None)
     inner = None if first_method is None else first_method(bp)
     method = binary if inner is None else inner
-    lean = False
     if share is not None and method.name == "smo":
         share(bp)
-        lean = lean_pair_applies(method, bp)
+    lean = method.name == "smo" and lean_pair_applies(method, bp)  # or a precomputed Gram's
     if inner is None:
         return solve_shared_pair(binary, bp) if lean else binary.solve(bp)
     if lean:  # auto's call warns, if any
@@ -286,30 +287,29 @@ class _Reduction(Solver):
 
     def _binary_problem(
         self, problem: MulticlassHinge, pos: int, neg: int, solver_cls, gamma, rows=None,
-        like=None, signs=None,
+        like=None, signs=None, gram=None,
     ):  # fmt: skip
         """The binary problem "pos against neg" on its rows (:func:`_rows`, if not given).
         ``like``: a kernel pair of this reduction already built by the constructor; without
         sample weights the next pairs take its checked parameters and skip the checks of rows
         and labels built here from the checked multiclass problem
-        (``KernelDual._on_checked_rows``); ``signs``, if given, ±1 of every example of
-        ``problem`` against ``pos`` (the labels read at ``rows``)."""
+        (``KernelDual._on_checked_rows``; a precomputed kernel's, blocks of ``gram``, the
+        Gram matrix checked once, ``_on_checked_gram``); ``signs``, if given, ±1 of every
+        example of ``problem`` against ``pos`` (the labels read at ``rows``)."""
         rows = _rows(problem, pos, neg) if rows is None else rows
-        X = problem.X
+        X = problem.X if gram is None else gram
         # the rows gathered: take copies dense rows in half the time of X[rows]
         X = X.take(rows, axis=0) if type(X) is np.ndarray else X[rows]
         if self.kernel == "precomputed":
-            X = X[:, rows]
+            X = X.take(rows, axis=1)
         if self.kernel is not None and type(X) is not np.ndarray and sparse.issparse(X):
             X = X.toarray()
-        trusted = (
-            like is not None and problem.sample_weight is None and self.kernel != "precomputed"
-        )
-        if trusted:  # labels in {−1, +1}, both classes present: pos's and neg's rows
-            if signs is None:
-                y = np.where(problem.y[rows] == pos, 1.0, -1.0)
-            else:
-                y = signs.take(rows)
+        gram_ok = gram is not None or self.kernel != "precomputed"
+        if like is not None and problem.sample_weight is None and gram_ok:  # trusted
+            # labels in {−1, +1}, both classes present: pos's and neg's rows
+            y = np.where(problem.y[rows] == pos, 1.0, -1.0) if signs is None else signs.take(rows)
+            if gram is not None:  # an exactly symmetric block
+                return like._on_checked_gram(X, y)
             return like._on_checked_rows(np.ascontiguousarray(X, dtype=np.float64), y)
         with validated_input(X):  # rows of the checked multiclass X: finite, no second scan
             return self._binary_view(problem, X, rows, pos, solver_cls, gamma)
@@ -423,10 +423,11 @@ class _Reduction(Solver):
 
         like = None  # the first kernel pair, checked by the constructor
         rows_of = _PairRows(problem)
+        gram = symmetric_gram(problem.X, checked=True) if self.kernel == "precomputed" else None
         for pos, neg in pairs:
             rows = rows_of(pos, neg)
             signs = rows_of.signs(pos) if like is not None else None
-            bp = self._binary_problem(problem, pos, neg, solver_cls, gamma, rows, like, signs)
+            bp = self._binary_problem(problem, pos, neg, solver_cls, gamma, rows, like, signs, gram)
             if like is None and isinstance(bp, KernelDual) and self.kernel is not None:
                 like = bp
             tic = clock.elapsed

@@ -236,10 +236,16 @@ _ARITHMETIC = (np.linalg.LinAlgError, FloatingPointError, ZeroDivisionError, Ove
 
 def lean_pair_applies(solver, problem) -> bool:
     """Whether :func:`solve_shared_pair` may stand for ``solver.solve(problem)``: SMO on a pair
-    on shared rows with a free bias, stopping on the certified gap, no trace, no time limit
-    (the reduction's own options for its pairs)."""
+    on shared rows, or on a block of a precomputed Gram matrix (a hinge loss: the reduction's
+    pairs of a precomputed kernel), with a free bias, stopping on the certified gap, no trace,
+    no time limit (the reduction's own options for its pairs)."""
+    gram = (
+        isinstance(problem, KernelDual)
+        and problem.kernel == "precomputed"
+        and problem.loss == "hinge"
+    )
     return (
-        uses_shared_rows(problem, solver.storage)
+        (gram or uses_shared_rows(problem, solver.storage))
         and problem.bias == "free"
         and solver.stop_rule == "gap"
         and solver.trace is False
@@ -253,8 +259,9 @@ def _same_point(a, b) -> bool:
 
 
 def solve_shared_pair(solver, problem: KernelDual, warns: bool = True) -> SolveResult:
-    """``solver.solve(problem)`` for a pair of a reduction on shared rows
-    (:func:`lean_pair_applies`), cold, without :meth:`Solver.solve`'s generic machinery.
+    """``solver.solve(problem)`` for a pair of a reduction on shared rows or a precomputed
+    Gram matrix (:func:`lean_pair_applies`), cold, without :meth:`Solver.solve`'s generic
+    machinery.
 
     The same chunks (``solver._step``: SMO's loops, its O(n) gap estimate and the tightening of
     eps), a certificate of the problem each time the estimate meets ``tol`` (from α and the
@@ -266,7 +273,7 @@ def solve_shared_pair(solver, problem: KernelDual, warns: bool = True) -> SolveR
     rescaling, callbacks, traces and time limits. ``warns=False``: no ``ConvergenceWarning``
     at ``max_iter`` (a caller that goes on from the record and warns itself)."""
     entered = time.perf_counter()
-    compile_time = warm_up_shared(problem, reconstruct=solver.shrinks(problem.n_samples))
+    compile_time = solver.warm_up_for(problem)  # warm_up_shared on shared rows
     start = time.perf_counter()
     state = solver._init_state(problem, None)
     tol, iterations = solver.tol, 0

@@ -2,7 +2,7 @@
 
     OPENBLAS_NUM_THREADS=1 NUMBA_NUM_THREADS=1 \
         python -m svmbench.benchmarks.studies.bench_fit_spans
-        [--case hinge|squared_hinge|rbf|iris|digits] [--C C] [--gamma G] [--repeats R]
+        [--case hinge|squared_hinge|rbf|iris|digits|precomputed] [--C C] [--gamma G] [--repeats R]
         [--profile N]
 
 Breast cancer (569×30, standardized), the cases of ``bench_small_fits``: the linear hinge against
@@ -11,18 +11,21 @@ against ``SVC()``; ``iris``: one fit of the iris grid search (the first training
 ``GridSearchCV(cv=5)``, 120 points, 3 one-vs-one pairs) at ``--C`` and ``--gamma`` (default 1
 and 0.1) against ``SVC`` at the same; ``digits``: the digits fit of ``bench_small_fits``
 (1797×64, X/16, 10 classes, 45 one-vs-one pairs, γ = ``--gamma``, default 0.02) against ``SVC``
-at the same. ``--C`` sets the breast-cancer cases' C too. Both sides
-are fitted alternately ``--repeats`` times (wall and CPU seconds, medians); the fits of
-svmbench run with timers around public stages (the input checks, ``input_checks.fit_input``,
-each ``Solver.solve``, its memory check, ``run_chunks`` (an iterative method's chunks and
-stopping tests), the problem's certificates, the exact finish and the barrier's early tries of
-it, the fitted attributes; for one-vs-one, each pair's solve, auto's choice for it and its
-record; for a pair on shared kernel rows, SMO's set-up, its jitted loops, its gap estimates
-with their b, the exact finish's test of an exact point and the pair's model), whose totals
-per fit are printed (nested stages counted in each enclosing one; a
-wrapped call costs about a microsecond). ``--profile N`` adds cProfile's 30 costliest
-functions (own CPU time) over N more fits, the Python calls per fit and the calls per fit of
-the input checks. The first printed line is :func:`~benchmarks.harness.environment.summary`.
+at the same; ``precomputed``: ``kernel="precomputed"`` on the RBF Gram matrix (γ = ``--gamma``,
+default 0.1) of digits' classes 0-2 (537 rows, 3 pairs) against ``SVC(kernel="precomputed")``.
+``--C`` sets the breast-cancer cases' C too. Both sides are fitted alternately ``--repeats``
+times (wall and CPU seconds, medians); the fits of svmbench run with timers around public
+stages (the input checks, ``input_checks.fit_input``, each ``Solver.solve``, its memory check,
+``run_chunks`` (an iterative method's chunks and stopping tests), the problem's certificates,
+the exact finish and the barrier's early tries of it, the fitted attributes; for one-vs-one,
+each pair's solve, auto's choice for it and its record; for a pair on SMO's lean path (shared
+kernel rows or a Gram's block), SMO's set-up, its jitted loops, its gap estimates with their b,
+the exact finish's test of an exact point and the pair's model; for a Gram matrix, its check
+and its blocks' Cholesky tests), whose totals per fit are printed (nested stages counted in
+each enclosing one; a wrapped call costs about a microsecond). ``--profile N`` adds cProfile's
+30 costliest functions (own CPU time) over N more fits, the Python calls per fit and the calls
+per fit of the input checks. The first printed line is
+:func:`~benchmarks.harness.environment.summary`.
 """
 
 from __future__ import annotations
@@ -44,7 +47,8 @@ import svmbench.input_checks as input_checks
 import svmbench.svc_layout as svc_layout
 from svmbench import SVMClassifier
 from svmbench.benchmarks.harness.environment import summary
-from svmbench.problems import KernelDual, SoftMarginDual, SoftMarginPrimal
+from svmbench.problems import KernelDual, SoftMarginDual, SoftMarginPrimal, kernel_dual
+from svmbench.problems.kernels import Kernel
 from svmbench.solvers import auto, base, finish_outcome, reductions, smo, smo_shared
 from svmbench.solvers import barrier as barrier_module
 from svmbench.solvers._jit import smo as smo_jit
@@ -69,9 +73,13 @@ CASES = {
         lambda C, gamma: SVMClassifier(C=C, gamma=gamma),
         lambda C, gamma: SVC(C=C, gamma=gamma),
     ),
+    "precomputed": (
+        lambda C, gamma: SVMClassifier(C=C, kernel="precomputed"),
+        lambda C, gamma: SVC(C=C, kernel="precomputed"),
+    ),
 }
-#: ``--gamma`` when not given: iris's and digits' own.
-DEFAULT_GAMMA = {"iris": 0.1, "digits": 0.02}
+#: ``--gamma`` when not given: iris's, digits' and the precomputed Gram's own.
+DEFAULT_GAMMA = {"iris": 0.1, "digits": 0.02, "precomputed": 0.1}
 #: The input checks whose calls per fit ``--profile`` counts (by function name).
 CHECKS = (
     "fit_input",
@@ -88,9 +96,13 @@ CHECKS = (
 )
 
 
-def _data(case: str):
-    """The case's training data: standardized breast cancer, iris's first training fold, or
-    digits / 16."""
+def _data(case: str, gamma: float = 0.1):
+    """The case's training data: standardized breast cancer, iris's first training fold,
+    digits / 16, or the RBF Gram matrix (γ) of digits' classes 0, 1 and 2 / 16."""
+    if case == "precomputed":
+        X, y = load_digits(return_X_y=True)
+        keep = y < 3
+        return Kernel("rbf", gamma)(X[keep] / 16.0), y[keep]
     if case == "digits":
         X, y = load_digits(return_X_y=True)
         return X / 16.0, y
@@ -145,7 +157,7 @@ def wrap_stages(spans: Spans) -> None:
     spans.wrap(SVMClassifier, "_problem_and_solver", "estimator's problem and solver")
     spans.wrap(SVMClassifier, "_set_fitted", "estimator's fitted attributes")
     spans.wrap(reductions, "_binary_solve", "a one-vs-one pair's solve")
-    spans.wrap(reductions, "solve_shared_pair", "its SMO on shared rows")
+    spans.wrap(reductions, "solve_shared_pair", "its SMO on the lean path")
     spans.wrap(auto.Auto, "first_method", "auto's choice for a pair")
     spans.wrap(base.Solver, "_result", "Solver._result (the records)")
     spans.wrap(base.Solver, "_record", "Solver._record (the lean pairs' records)")
@@ -154,6 +166,8 @@ def wrap_stages(spans: Spans) -> None:
     spans.wrap(smo.SMO, "_gap_estimate", "SMO's gap estimates with their b")
     spans.wrap(smo_shared, "already_exact", "the exact finish's test (already_exact)")
     spans.wrap(KernelDual, "_model_of", "a kernel problem's model (_model_of)")
+    spans.wrap(reductions, "symmetric_gram", "the Gram matrix's check (symmetric_gram)")
+    spans.wrap(kernel_dual, "cholesky_bound", "a Gram block's Cholesky test")
 
 
 def _timed(run) -> tuple[float, float]:
@@ -173,7 +187,7 @@ def main(argv=None) -> None:
     if args.gamma is None:
         args.gamma = DEFAULT_GAMMA.get(args.case, 0.1)
     print(summary())
-    X, y = _data(args.case)
+    X, y = _data(args.case, args.gamma)
     make_ours, make_theirs = CASES[args.case]
     ours, theirs = (
         (lambda: make_ours(args.C, args.gamma)),

@@ -166,3 +166,60 @@ def test_a_point_that_did_not_move_is_not_certified_again(monkeypatch):
     assert lean.status is full.status and lean.iterations == full.iterations
     for name in ("primal", "dual", "gap", "rel_gap", "certified"):
         assert getattr(lean, name) == getattr(full, name), name
+
+
+def _gram_pair(pos, neg, C, gamma, shift=0.0):
+    """The pair "pos against neg" of wine on a block of its precomputed RBF Gram matrix
+    (``shift`` added to the diagonal, negative for an indefinite one)."""
+    rows = np.flatnonzero((Y_WINE == pos) | (Y_WINE == neg))
+    K = Kernel("rbf", gamma)(X_WINE[rows]) + shift * np.eye(rows.size)
+    return KernelDual(K, np.where(Y_WINE[rows] == pos, 1.0, -1.0), C=C, kernel="precomputed")
+
+
+@pytest.mark.parametrize(("C", "shift"), [(1.0, 0.0), (1e4, 0.0), (1e8, 0.0), (1.0, -0.5)])
+def test_a_precomputed_gram_s_pair_on_the_lean_path_gets_solves_record(C, shift):
+    """The lean path on a block of a precomputed Gram matrix: the record ``solve`` gives (an
+    indefinite block's ``not_certified`` included), at C where the margin lift runs too."""
+    for pos, neg in ((0, 1), (1, 2)):
+        solver = registry.get("smo", tol=1e-6, trace=False)
+        lean_problem = _gram_pair(pos, neg, C, 0.1, shift)
+        assert lean_pair_applies(solver, lean_problem)
+        lean = solve_shared_pair(solver, lean_problem)
+        full = registry.get("smo", tol=1e-6, trace=False).solve(_gram_pair(pos, neg, C, 0.1, shift))
+        assert lean.status is full.status
+        assert (lean.status is Status.OPTIMAL) is (shift == 0.0)
+        assert lean.iterations == full.iterations and lean.message == full.message
+        np.testing.assert_array_equal(lean.alpha, full.alpha)
+        for name in ("b", "primal", "dual", "gap", "rel_gap", "certified", "solver", "problem"):
+            assert getattr(lean, name) == getattr(full, name), name
+        assert lean.info == full.info
+        np.testing.assert_array_equal(lean.model.support, full.model.support)
+        np.testing.assert_array_equal(lean.model.dual_coef, full.model.dual_coef)
+        assert lean.model.b == full.model.b and lean.model.kernel == "precomputed"
+    squared = KernelDual(_gram_pair(0, 1, 1.0, 0.1).X, _gram_pair(0, 1, 1.0, 0.1).y,
+                         kernel="precomputed", loss="squared_hinge")  # fmt: skip
+    assert not lean_pair_applies(registry.get("smo", trace=False), squared)
+
+
+def test_a_precomputed_one_vs_one_fit_solves_its_pairs_on_the_lean_path(monkeypatch):
+    lean_calls, solves = [], []
+    original = reductions_module.solve_shared_pair
+    monkeypatch.setattr(
+        reductions_module, "solve_shared_pair",
+        lambda s, p, **k: lean_calls.append(p) or original(s, p, **k),
+    )  # fmt: skip
+    solve = Solver.solve
+    monkeypatch.setattr(
+        Solver, "solve", lambda s, p, **k: solves.append(s.name) or solve(s, p, **k)
+    )
+    K = Kernel("rbf", 0.1)(X_WINE)
+    ovo = registry.get("ovo", kernel="precomputed", bias="free", binary_solver="auto")
+    res = ovo.solve(MulticlassHinge(K, Y_WINE, C=1.0))
+    assert res.status is Status.OPTIMAL
+    assert len(lean_calls) == 3 and solves == ["ovo"]  # no pair went through Solver.solve
+    for bp, got in zip(lean_calls, res.info["binary_variables"], strict=True):
+        assert bp.kernel == "precomputed"
+        cert = bp.certificate(**got)
+        ref = reference_solution(bp)
+        assert cert.certified and cert.rel_gap <= 1e-6
+        assert abs(cert.primal - ref.primal) <= 1e-5 * max(1.0, abs(ref.primal))
