@@ -286,8 +286,8 @@ def test_a_multiplier_freed_alone_under_a_free_bias_cannot_cycle(monkeypatch, si
     problem = KernelDual(overlap.X, overlap.y, C=1.0, kernel="rbf", gamma=0.5, bias="free")
     face_step = active_set._face_step
 
-    def rounded_face_step(Q, g, y, F, free_bias):
-        p, nu, consistent = face_step(Q, g, y, F, free_bias)
+    def rounded_face_step(Q, g, y, F, free_bias, *residual):
+        p, nu, consistent = face_step(Q, g, y, F, free_bias, *residual)
         if F.size == 1:
             p = np.full(1, sign * 1e-17)
         return p, nu, consistent
