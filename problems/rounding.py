@@ -254,12 +254,18 @@ class AccurateEntries:
         at = rows[:, None] * self.X.shape[0] + columns[None, :]
         missing = at[~np.take(self.known, at)]
         if missing.size:
-            i, j = np.divmod(missing, self.X.shape[0])
+            # K is symmetric, and so is rbf_entries' arithmetic (x_i − x_j negated, squared):
+            # each entry computed once, kept at (i, j) and (j, i)
+            n = self.X.shape[0]
+            i, j = np.divmod(missing, n)
+            upper = np.unique(np.minimum(i, j) * n + np.maximum(i, j))
+            i, j = np.divmod(upper, n)
             K, err, size = rbf_entries(self.X, i, j, self.gamma, self.X_long)
-            np.put(self.K, missing, K)
-            np.put(self.err, missing, err)
-            np.put(self.size, missing, size)
-            np.put(self.known, missing, True)
+            for at_ij in (upper, j * n + i):
+                np.put(self.K, at_ij, K)
+                np.put(self.err, at_ij, err)
+                np.put(self.size, at_ij, size)
+                np.put(self.known, at_ij, True)
         out = (np.take(self.K, at), np.take(self.err, at), np.take(self.size, at))
         self._last = (rows.copy(), columns.copy(), out)
         return out
