@@ -65,8 +65,8 @@ VIOLATION_TOL = 1e-12
 PAD_MARGINS = tuple(10.0**k for k in range(-15, -6))
 #: The certificates of the padded points stop at the first at most this (or tol).
 GOOD_GAP = 1e-12
-#: Multipliers at a bound ``C_t`` above this are summed apart in the gradient
-#: (:func:`_split_gradient`); below, their partial sums cost the free ones' terms no digit that
+#: Multipliers above this are summed apart from the others in the gradient
+#: (:func:`_split_gradient`); below, their partial sums cost the others' terms no digit that
 #: matters.
 SPLIT_GRADIENT_C = 1e4
 #: Newton steps that refine the optimum's free multipliers (and the label sum) before its
@@ -117,7 +117,8 @@ def bounded_parts(problem: KernelDual, Q: np.ndarray):
     ``K_tk < ½`` (else ``y_t y_k (K_tk − 1)``), ``N = y_t y_k [K_tk < ½]``. Stored as
     ``K − 1``, an entry ``K = 4e-18`` (γ = 0.1 on 200 features) is rounded to −1: times a
     multiplier at C = 1e10 that drops 4e-8 of a margin, a gap of 1e-6 over 40 of them; the
-    multipliers at ``C_t`` go through ``T`` and ``N`` instead (:func:`_split_gradient`)."""
+    multipliers above :data:`SPLIT_GRADIENT_C` go through ``T`` and ``N`` instead
+    (:func:`_split_gradient`)."""
     if not _shifted(problem) or float(np.max(problem.upper_bounds)) <= SPLIT_GRADIENT_C:
         return None
     y = problem.y
@@ -360,11 +361,11 @@ def _padded_direction(Q, y, alpha, state, nu: float, upper, free_bias: bool, par
 
 
 def _split_gradient(Q, alpha, upper, parts=None) -> np.ndarray:
-    """``g = Q̃α − 1`` with the multipliers at ``C_t`` summed apart from the others: at C = 1e10
-    their terms, 1e10 apiece, mostly cancel, and a free multiplier's O(1) term added to such a
-    partial sum kept 1e-6 of it only (margins 1 − 3e-5 at the hard set's γ = 1e3, whose
-    duplicated rows under both labels hold 40 multipliers at C)."""
-    at_upper = np.where(alpha >= upper, alpha, 0.0)
+    """``g = Q̃α − 1`` with the multipliers above :data:`SPLIT_GRADIENT_C` (at ``C_t`` or free)
+    summed apart from the others: at C = 1e10 their terms, 1e10 apiece, mostly cancel, and an
+    O(1) term added to such a partial sum kept 1e-6 of itself only (margins 1 − 3e-5 at the
+    hard set's γ = 1e3, whose rows repeated under both labels hold 40 multipliers at C)."""
+    at_upper = np.where(alpha > SPLIT_GRADIENT_C, alpha, 0.0)
     if float(np.max(at_upper, initial=0.0)) <= SPLIT_GRADIENT_C:
         return Q @ alpha - 1.0
     if parts is None:
