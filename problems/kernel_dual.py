@@ -33,7 +33,6 @@ from svmbench.problems.kernels import squared_norms as _squared_norms
 from svmbench.problems.models import KernelModel, finite
 from svmbench.problems.rounding import kernel_dual_rounding
 from svmbench.problems.validation import (
-    C_WEIGHTED_MAX,
     check_bias_scale,
     check_binary_labels,
     check_C_range,
@@ -141,7 +140,7 @@ class KernelDual(BinaryDualMixin, Problem):
         for name in ("gamma", "degree", "coef0"):
             object.__setattr__(self, name, getattr(kernel, name))
         self.__dict__["kernel_spec"] = kernel  # the cached property's value, built once
-        check_C_range(self.C, self.sample_weight, C_WEIGHTED_MAX)
+        check_C_range(self.C, self.sample_weight, weighted=True)
         self._check_conditioning()
 
     def _on_checked_rows(self, X: np.ndarray, y: np.ndarray) -> KernelDual:

@@ -36,7 +36,6 @@ from svmbench.problems.kernels import squared_norms
 from svmbench.problems.models import CrammerSingerModel, finite
 from svmbench.problems.rounding_scores import multiclass_rounding
 from svmbench.problems.validation import (
-    C_WEIGHTED_MAX,
     check_bias_scale,
     check_C_range,
     check_linear_conditioning,
@@ -132,7 +131,7 @@ class MulticlassHinge(Problem):
         sw = self.sample_weight
         sw = None if sw is None else check_sample_weight(sw, X.shape[0])
         object.__setattr__(self, "sample_weight", sw)
-        check_C_range(self.C, self.sample_weight, C_WEIGHTED_MAX)  # a kernel fit's pairs
+        check_C_range(self.C, self.sample_weight, weighted=True)  # a kernel fit's pairs
         check_linear_conditioning(self.C, self.sample_weight, X, self.bias, self.bias_scale)
 
     # ---- sizes -------------------------------------------------------------------------------

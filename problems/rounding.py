@@ -253,19 +253,13 @@ class AccurateEntries:
             return last[2]
         at = rows[:, None] * self.X.shape[0] + columns[None, :]
         missing = at[~np.take(self.known, at)]
-        if missing.size:
-            # K is symmetric, and so is rbf_entries' arithmetic (x_i − x_j negated, squared):
-            # each entry computed once, kept at (i, j) and (j, i)
-            n = self.X.shape[0]
-            i, j = np.divmod(missing, n)
-            upper = np.unique(np.minimum(i, j) * n + np.maximum(i, j))
-            i, j = np.divmod(upper, n)
+        if missing.size:  # K and rbf_entries' arithmetic are symmetric: {i, j} once, kept twice
+            i, j = np.sort(np.divmod(missing, n := self.X.shape[0]), axis=0)  # i ≤ j
+            i, j = np.divmod(np.unique(i * n + j), n)
             K, err, size = rbf_entries(self.X, i, j, self.gamma, self.X_long)
-            for at_ij in (upper, j * n + i):
-                np.put(self.K, at_ij, K)
-                np.put(self.err, at_ij, err)
-                np.put(self.size, at_ij, size)
-                np.put(self.known, at_ij, True)
+            both = np.concatenate([i * n + j, j * n + i])  # np.put repeats the values for both
+            for kept, values in ((self.K, K), (self.err, err), (self.size, size), (self.known, 1)):
+                np.put(kept, both, values)
         out = (np.take(self.K, at), np.take(self.err, at), np.take(self.size, at))
         self._last = (rows.copy(), columns.copy(), out)
         return out

@@ -242,11 +242,11 @@ C_MAX = 1e10
 C_WEIGHTED_MAX = 3e10
 
 
-def check_C_range(C: float, sample_weight: np.ndarray | None, weighted_max: float = C_MAX) -> None:
-    """Refuse ``C > C_MAX`` and ``max_i C_i > weighted_max`` (``C_i = C · sample_weight_i``;
-    ``weighted_max`` at least :data:`C_MAX`) with a message naming ``C``, ``sample_weight``
-    and the range."""
-    weighted_max = max(weighted_max, C_MAX)
+def check_C_range(C: float, sample_weight: np.ndarray | None, weighted: bool = False) -> None:
+    """Refuse ``C > C_MAX`` and ``max_i C_i > C_MAX`` (``C_i = C · sample_weight_i``; with
+    ``weighted``, :data:`C_WEIGHTED_MAX`) with a message naming ``C``, ``sample_weight`` and
+    the range."""
+    weighted_max = C_WEIGHTED_MAX if weighted else C_MAX
     largest = C * (1.0 if sample_weight is None else float(np.max(sample_weight, initial=0.0)))
     if C > C_MAX or largest > weighted_max:
         what = "C" if sample_weight is None or C > C_MAX else "C · sample_weight"
