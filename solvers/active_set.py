@@ -365,12 +365,12 @@ def _split_gradient(Q, alpha, upper, parts=None) -> np.ndarray:
     summed apart from the others: at C = 1e10 their terms, 1e10 apiece, mostly cancel, and an
     O(1) term added to such a partial sum kept 1e-6 of itself only (margins 1 − 3e-5 at the
     hard set's γ = 1e3, whose rows repeated under both labels hold 40 multipliers at C)."""
-    at_upper = np.where(alpha > SPLIT_GRADIENT_C, alpha, 0.0)
-    if float(np.max(at_upper, initial=0.0)) <= SPLIT_GRADIENT_C:
+    large = np.where(alpha > SPLIT_GRADIENT_C, alpha, 0.0)
+    if not large.any():
         return Q @ alpha - 1.0
     if parts is None:
-        return (Q @ (alpha - at_upper) - 1.0) + Q @ at_upper
-    return (Q @ (alpha - at_upper) - 1.0) + (parts[0] @ at_upper - parts[1] @ at_upper)
+        return (Q @ (alpha - large) - 1.0) + Q @ large
+    return (Q @ (alpha - large) - 1.0) + (parts[0] @ large - parts[1] @ large)
 
 
 def _face_step(Q, g, y, F, free_bias: bool, residual: float = 0.0):

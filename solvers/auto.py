@@ -11,9 +11,10 @@ Each row of :data:`RULES` carries the measurement behind it (one core, tolerance
 to end, from ``benchmarks/studies/bench_auto.py``; ratios, the machines being shared). The same
 table is in README.md. When the chosen iterative method ends at ``max_iter`` or ``time_limit``
 without a certificate meeting ``tol``, and time is left, ``auto`` goes on with the next candidate of
-its row, warm-started from the point reached (``fallback=True``); after ``numerical_error`` it goes
-on too, the next method starting from scratch (or, for ``active_set``, which reads only its
-first active set from a warm start, from the failed point if it is certified).
+its row, warm-started from the point reached (``fallback=True``); after ``numerical_error``, and
+after ``not_certified`` with a certified point (rounding leaves it short of tol), it goes on
+too, the next method starting from scratch (or, for ``active_set``, which reads only its first
+active set from a warm start, from the failed point if it is certified).
 """
 
 from __future__ import annotations
@@ -81,10 +82,10 @@ from svmbench.solvers.registry import register
 
 #: Statuses after which the next method of the choice goes on (a limit, or a numerical failure).
 RETRIED = (Status.MAX_ITER, Status.TIME_LIMIT, Status.NUMERICAL_ERROR)
-#: ... and ``not_certified`` with a certified point, short of tol with its
-#: rounding allowance (:func:`_goes_on`): the allowance is the point's, and another method's
-#: point may carry a smaller one (the hard set at C = 1e10, γ = 1e-3: SMO's point 2.7e-6 of
-#: |P|, the barrier's interior one 2e-11).
+#: ... and ``not_certified`` with a certified point, short of tol with its rounding allowance
+#: (:func:`_goes_on`): the allowance is the point's, and another method's point may carry a
+#: smaller one (the hard set at C = 1e10, γ = 1e-3: SMO's point 2.7e-6 of |P|, the barrier's
+#: interior one 1e-10).
 GOES_ON = (*RETRIED, Status.NOT_CERTIFIED)
 
 
