@@ -66,9 +66,12 @@ PAD_MARGINS = tuple(10.0**k for k in range(-15, -6))
 #: The certificates of the padded points stop at the first at most this (or tol).
 GOOD_GAP = 1e-12
 #: Multipliers above this are summed apart from the others in the gradient
-#: (:func:`_split_gradient`); below, their partial sums cost the others' terms no digit that
-#: matters.
-SPLIT_GRADIENT_C = 1e4
+#: (:class:`_Gradient`); below, their partial sums cost a margin 1e-8 at most, which C
+#: weighs into 1 or less (breast cancer at C = 1e6-1e8 paid 10-20 ms for the split).
+SPLIT_GRADIENT_C = 1e8
+#: The product of the large multipliers is updated by the columns that changed up to this
+#: fraction of them (:class:`_Gradient`).
+UPDATE_FRACTION = 0.125
 #: Newton steps that refine the optimum's free multipliers (and the label sum) before its
 #: padded points are built.
 REFINE_STEPS = 2
@@ -93,6 +96,12 @@ def dense_hessian(problem: KernelDual) -> np.ndarray:
     the RBF kernel enters as ``K − 1 = expm1(−γ‖x − x'‖²)``: at a small γ, where K is 1 to
     within 1e-7, its information is kept to full precision (``exp`` rounds it away) and the
     face systems lose the constant eigenvalue that made them ill-conditioned."""
+    return _hessian(problem)[0]
+
+
+def _hessian(problem: KernelDual):
+    """``(Q̃, D)``: :func:`dense_hessian` and the squared distances it read (None unshifted)."""
+    D = None
     if _shifted(problem):
         D = cdist(problem.X, problem.X, "sqeuclidean")
         K = np.expm1(-problem.kernel_params["gamma"] * D)
@@ -104,28 +113,62 @@ def dense_hessian(problem: KernelDual) -> np.ndarray:
     if problem.loss == "squared_hinge":
         C = problem.upper_bounds
         Q[np.diag_indices_from(Q)] += np.where(C > 0, 0.5 / np.maximum(C, 1e-300), 0.0)
-    return Q
+    return Q, D
 
 
 def _shifted(problem: KernelDual) -> bool:
     return problem.bias == "free" and problem.kernel == "rbf" and not sparse.issparse(problem.X)
 
 
-def bounded_parts(problem: KernelDual, Q: np.ndarray):
-    """``(T, N)`` with ``T − N = Q̃`` for the shifted kernel of :func:`dense_hessian`, or None
-    (no shift, or no ``C_t`` above :data:`SPLIT_GRADIENT_C`): ``T = y_t y_k K_tk`` where
-    ``K_tk < ½`` (else ``y_t y_k (K_tk − 1)``), ``N = y_t y_k [K_tk < ½]``. Stored as
-    ``K − 1``, an entry ``K = 4e-18`` (γ = 0.1 on 200 features) is rounded to −1: times a
-    multiplier at C = 1e10 that drops 4e-8 of a margin, a gap of 1e-6 over 40 of them; the
-    multipliers above :data:`SPLIT_GRADIENT_C` go through ``T`` and ``N`` instead
-    (:func:`_split_gradient`)."""
-    if not _shifted(problem) or float(np.max(problem.upper_bounds)) <= SPLIT_GRADIENT_C:
-        return None
-    y = problem.y
-    K = np.exp(-problem.kernel_params["gamma"] * cdist(problem.X, problem.X, "sqeuclidean"))
+def bounded_parts(problem: KernelDual, Q: np.ndarray, D: np.ndarray):
+    """``(T, N)`` with ``T − N = Q̃`` for the shifted kernel of :func:`dense_hessian` (``D`` its
+    squared distances): ``T = y_t y_k K_tk`` where ``K_tk < ½`` (else ``Q̃_tk``), ``N = y_t y_k
+    [K_tk < ½]``. Stored as ``K − 1``, an entry ``K = 4e-18`` (γ = 0.1 on 200 features) is
+    rounded to −1: times a multiplier at C = 1e10 that drops 4e-8 of a margin, a gap of 1e-6
+    over 40 of them; the multipliers above :data:`SPLIT_GRADIENT_C` go through ``T`` and ``N``
+    instead (:class:`_Gradient`)."""
+    K = np.exp(-problem.kernel_params["gamma"] * D)
     small = K < 0.5
-    signs = np.outer(y, y)
-    return signs * np.where(small, K, K - 1.0), signs * small
+    signs = np.outer(problem.y, problem.y)
+    return np.where(small, signs * K, Q), signs * small
+
+
+class _Gradient:
+    """``g = Q̃α − 1`` with the multipliers above :data:`SPLIT_GRADIENT_C` (at ``C_t`` or free)
+    summed apart from the others: at C = 1e10 their terms, 1e10 apiece, mostly cancel, and an
+    O(1) term added to such a partial sum kept 1e-6 of itself only (margins 1 − 3e-5 at the
+    hard set's γ = 1e3, whose rows repeated under both labels hold 40 multipliers at C). For
+    the shifted kernel they go through :func:`bounded_parts`, built when first needed. Their
+    product is kept and updated by the columns whose multipliers changed (at most a
+    :data:`UPDATE_FRACTION` of them; else, and with ``fresh``, it is computed anew)."""
+
+    def __init__(self, Q: np.ndarray, problem: KernelDual, D: np.ndarray | None):
+        self.Q, self.problem, self.D = Q, problem, D
+        self.parts, self.last = None, None
+
+    def _product(self, large: np.ndarray, columns=None) -> np.ndarray:
+        if self.D is None:
+            return self.Q @ large if columns is None else self.Q[:, columns] @ large[columns]
+        if self.parts is None:
+            self.parts = bounded_parts(self.problem, self.Q, self.D)
+        T, N = self.parts
+        if columns is None:
+            return T @ large - N @ large
+        return T[:, columns] @ large[columns] - N[:, columns] @ large[columns]
+
+    def __call__(self, alpha: np.ndarray, fresh: bool = False) -> np.ndarray:
+        large = np.where(alpha > SPLIT_GRADIENT_C, alpha, 0.0)
+        if not large.any():
+            return self.Q @ alpha - 1.0
+        changed = None if self.last is None or fresh else np.flatnonzero(large != self.last[0])
+        if changed is None or changed.size > UPDATE_FRACTION * large.size:
+            product = self._product(large)
+        elif changed.size:
+            product = self.last[1] + self._product(large - self.last[0], changed)
+        else:
+            product = self.last[1]
+        self.last = (large, product)
+        return (self.Q @ (alpha - large) - 1.0) + product
 
 
 @register
@@ -159,16 +202,16 @@ class ActiveSet(Solver):
     def _run(self, problem, warm_start, clock, callback) -> Outcome:
         n = problem.n_samples
         limit = self.max_iter or 20 * n + 100
-        Q = dense_hessian(problem)
+        Q, D = _hessian(problem)
         y = problem.y
         upper = problem.dual_box()[1]
         free_bias = problem.bias == "free"
         start = None if warm_start is None else warm_start.alpha
-        parts = bounded_parts(problem, Q)
+        grad = _Gradient(Q, problem, D)
         alpha, state, nu, status, iterations = _solve(
-            Q, y, upper, free_bias, limit, clock, self, start, parts
+            Q, y, upper, free_bias, limit, clock, self, start, grad
         )
-        cert, (alpha, b) = self._certified(problem, Q, alpha, state, nu, upper, status, parts)
+        cert, (alpha, b) = self._certified(problem, Q, alpha, state, nu, upper, status, grad)
         message = ""
         if status is Status.OPTIMAL and not (cert.certified and cert.rel_gap <= self.tol):
             status = Status.NUMERICAL_ERROR
@@ -188,7 +231,7 @@ class ActiveSet(Solver):
             },
         )
 
-    def _certified(self, problem, Q, alpha, state, nu, upper, status, parts=None):
+    def _certified(self, problem, Q, alpha, state, nu, upper, status, grad):
         """The certificate and ``(α, b)`` of the best certified of the optimum and its padded
         points (:data:`PAD_MARGINS`, hinge only), tried in order until one certifies to
         :data:`GOOD_GAP`, or the gaps grow again past one that met ``tol``; for a free bias
@@ -196,7 +239,7 @@ class ActiveSet(Solver):
         y, free_bias = problem.y, problem.bias == "free"
         points = [(alpha, nu)]
         if status is Status.OPTIMAL and problem.loss == "hinge" and np.any(state == 1):
-            line = _padded_direction(Q, y, alpha, state, nu, upper, free_bias, parts)
+            line = _padded_direction(Q, y, alpha, state, nu, upper, free_bias, grad)
             if line is not None:
                 base, nu0, d, d_nu = line
                 for eta in PAD_MARGINS:
@@ -245,10 +288,11 @@ def _start(y, upper, free_bias: bool, start):
     return alpha, state
 
 
-def _solve(Q, y, upper, free_bias: bool, limit: int, clock, solver, start=None, parts=None):
-    """``(α, state, ν, status, iterations)``; ``state`` 0 at 0, 1 free, 2 at ``C_t``."""
+def _solve(Q, y, upper, free_bias: bool, limit: int, clock, solver, start, grad):
+    """``(α, state, ν, status, iterations)``; ``state`` 0 at 0, 1 free, 2 at ``C_t``; ``grad``
+    a :class:`_Gradient` of Q̃."""
     alpha, state = _start(y, upper, free_bias, start)
-    g = _split_gradient(Q, alpha, upper, parts)
+    g = grad(alpha)
     nu, last_value = 0.0, np.inf
     batch, blocked = 1, False  # violators freed at once, doubled while none meets a bound
     for iteration in range(1, limit + 1):
@@ -271,13 +315,13 @@ def _solve(Q, y, upper, free_bias: bool, limit: int, clock, solver, start=None, 
                 alpha[i] = upper[i] if at_upper else 0.0
                 state[i] = 2 if at_upper else 0
                 blocked = True
-                g = _split_gradient(Q, alpha, upper, parts)
+                g = grad(alpha)
                 continue
             if line_minimum:  # not the face's minimizer yet: solve the face again
-                g = _split_gradient(Q, alpha, upper, parts)
+                g = grad(alpha)
                 continue
             nu = nu_face
-        g = _split_gradient(Q, alpha, upper, parts)
+        g = grad(alpha)
         nu = _bias(g, y, state, upper, nu, free_bias)
         r = g + nu * y if free_bias else g
         violation = np.where(state == 0, -r, np.where(state == 2, r, 0.0))
@@ -339,14 +383,14 @@ def _bias(g, y, state, upper, nu: float, free_bias: bool) -> float:
     return 0.5 * (lo + hi)
 
 
-def _padded_direction(Q, y, alpha, state, nu: float, upper, free_bias: bool, parts=None):
+def _padded_direction(Q, y, alpha, state, nu: float, upper, free_bias: bool, grad):
     """``(α₀, ν₀, d, d_ν)``: the optimum's free multipliers (and ν) solved for margins ``1 + η``
     (the bounded ones kept) are ``α₀ + η d`` (and ``ν₀ + η d_ν``), the system being linear in
     η; None when the face's system is singular."""
     F = np.flatnonzero(state == 1)
     base, nu0 = alpha.copy(), nu
     for _ in range(REFINE_STEPS):
-        g = _split_gradient(Q, base, upper, parts)
+        g = grad(base, fresh=True)
         residual = float(y @ base) if free_bias else 0.0
         p, nu0, consistent = _face_step(Q, g, y, F, free_bias, residual)
         if not consistent:
@@ -358,19 +402,6 @@ def _padded_direction(Q, y, alpha, state, nu: float, upper, free_bias: bool, par
     direction = np.zeros_like(alpha)
     direction[F] = d
     return base, (nu0 if free_bias else 0.0), direction, (d_nu if free_bias else 0.0)
-
-
-def _split_gradient(Q, alpha, upper, parts=None) -> np.ndarray:
-    """``g = Q̃α − 1`` with the multipliers above :data:`SPLIT_GRADIENT_C` (at ``C_t`` or free)
-    summed apart from the others: at C = 1e10 their terms, 1e10 apiece, mostly cancel, and an
-    O(1) term added to such a partial sum kept 1e-6 of itself only (margins 1 − 3e-5 at the
-    hard set's γ = 1e3, whose rows repeated under both labels hold 40 multipliers at C)."""
-    large = np.where(alpha > SPLIT_GRADIENT_C, alpha, 0.0)
-    if not large.any():
-        return Q @ alpha - 1.0
-    if parts is None:
-        return (Q @ (alpha - large) - 1.0) + Q @ large
-    return (Q @ (alpha - large) - 1.0) + (parts[0] @ large - parts[1] @ large)
 
 
 def _face_step(Q, g, y, F, free_bias: bool, residual: float = 0.0):
