@@ -123,13 +123,15 @@ def _shifted(problem: KernelDual) -> bool:
 
 def bounded_parts(problem: KernelDual, Q: np.ndarray, D: np.ndarray):
     """``(T, N)`` with ``T − N = Q̃`` for the shifted kernel of :func:`dense_hessian` (``D`` its
-    squared distances): ``T = y_t y_k K_tk`` where ``K_tk < ½`` (else ``Q̃_tk``), ``N = y_t y_k
-    [K_tk < ½]``. Stored as ``K − 1``, an entry ``K = 4e-18`` (γ = 0.1 on 200 features) is
-    rounded to −1: times a multiplier at C = 1e10 that drops 4e-8 of a margin, a gap of 1e-6
-    over 40 of them; the multipliers above :data:`SPLIT_GRADIENT_C` go through ``T`` and ``N``
-    instead (:class:`_Gradient`)."""
+    squared distances), or None where no entry of K is below ½: ``T = y_t y_k K_tk`` where
+    ``K_tk < ½`` (else ``Q̃_tk``), ``N = y_t y_k [K_tk < ½]``. Stored as ``K − 1``, an entry
+    ``K = 4e-18`` (γ = 0.1 on 200 features) is rounded to −1: times a multiplier at C = 1e10
+    that drops 4e-8 of a margin, a gap of 1e-6 over 40 of them; the multipliers above
+    :data:`SPLIT_GRADIENT_C` go through ``T`` and ``N`` instead (:class:`_Gradient`)."""
     K = np.exp(-problem.kernel_params["gamma"] * D)
     small = K < 0.5
+    if not small.any():  # T = Q̃, N = 0
+        return None
     signs = np.outer(problem.y, problem.y)
     return np.where(small, signs * K, Q), signs * small
 
@@ -148,10 +150,10 @@ class _Gradient:
         self.parts, self.last = None, None
 
     def _product(self, large: np.ndarray, columns=None) -> np.ndarray:
-        if self.D is None:
-            return self.Q @ large if columns is None else self.Q[:, columns] @ large[columns]
+        if self.D is not None:  # built once: None where no entry of K is below ½
+            self.parts, self.D = bounded_parts(self.problem, self.Q, self.D), None
         if self.parts is None:
-            self.parts = bounded_parts(self.problem, self.Q, self.D)
+            return self.Q @ large if columns is None else self.Q[:, columns] @ large[columns]
         T, N = self.parts
         if columns is None:
             return T @ large - N @ large
