@@ -449,3 +449,19 @@ def test_auto_goes_on_after_a_point_that_rounding_leaves_uncertified():
     slack = a.rounding + o.rounding + 1e-9 * abs(a.primal)
     assert a.meets(TOL) and o.certified
     assert a.primal >= o.dual - slack and o.primal >= a.dual - slack
+
+
+def test_from_smo_s_probe_the_hard_set_settles_in_few_changes():
+    """Auto's way at C = 1e10, γ = 1e-5: SMO's probe of 2000 updates, then the active-set method
+    from its point. With the label sum's residue taken from a plain sum (off by 1e-5 with
+    multipliers of 1e10) and removed inside its steps it cycled to ``max_iter``; before, it took
+    289 changes to a point short of tol. Its point must be certified, in few changes."""
+    X, y = _twice_labelled()
+    problem = KernelDual(X, y, C=1e10, kernel="rbf", gamma=1e-5, bias="free")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        probe = registry.get("smo", max_iter=auto.SMALL_KERNEL_PROBE, tol=TOL).solve(problem)
+        result = registry.get("active_set", tol=TOL).solve(problem, warm_start=probe.alpha)
+    assert result.status is Status.OPTIMAL and result.rel_gap <= TOL, result.message
+    assert result.iterations <= 50
+    assert problem.certificate(alpha=result.alpha, b=result.b).meets(TOL)
