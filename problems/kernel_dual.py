@@ -133,7 +133,7 @@ class KernelDual(BinaryDualMixin, Problem):
         for name in ("gamma", "degree", "coef0"):
             object.__setattr__(self, name, getattr(kernel, name))
         self.__dict__["kernel_spec"] = kernel  # the cached property's value, built once
-        check_C_range(self.C, self.sample_weight)
+        check_C_range(self.C, self.sample_weight, weighted=True)
         self._check_conditioning()
 
     def _on_checked_rows(self, X: np.ndarray, y: np.ndarray) -> KernelDual:

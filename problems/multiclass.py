@@ -131,7 +131,7 @@ class MulticlassHinge(Problem):
         sw = self.sample_weight
         sw = None if sw is None else check_sample_weight(sw, X.shape[0])
         object.__setattr__(self, "sample_weight", sw)
-        check_C_range(self.C, self.sample_weight)
+        check_C_range(self.C, self.sample_weight, weighted=True)  # a kernel fit's pairs
         check_linear_conditioning(self.C, self.sample_weight, X, self.bias, self.bias_scale)
 
     # ---- sizes -------------------------------------------------------------------------------

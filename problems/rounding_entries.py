@@ -141,13 +141,13 @@ class AccurateEntries:
             return last[2]
         at = rows[:, None] * self.X.shape[0] + columns[None, :]
         missing = at[~np.take(self.known, at)]
-        if missing.size:
-            i, j = np.divmod(missing, self.X.shape[0])
+        if missing.size:  # K and rbf_entries' arithmetic are symmetric: {i, j} once, kept twice
+            i, j = np.sort(np.divmod(missing, n := self.X.shape[0]), axis=0)  # i ≤ j
+            i, j = np.divmod(np.unique(i * n + j), n)
             K, err, size = rbf_entries(self.X, i, j, self.gamma, self.X_long)
-            np.put(self.K, missing, K)
-            np.put(self.err, missing, err)
-            np.put(self.size, missing, size)
-            np.put(self.known, missing, True)
+            both = np.concatenate([i * n + j, j * n + i])  # np.put repeats the values for both
+            for kept, values in ((self.K, K), (self.err, err), (self.size, size), (self.known, 1)):
+                np.put(kept, both, values)
         out = (np.take(self.K, at), np.take(self.err, at), np.take(self.size, at))
         self._last = (rows.copy(), columns.copy(), out)
         return out

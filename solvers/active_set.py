@@ -37,6 +37,7 @@ is reported ``numerical_error``, never optimal.
 
 from __future__ import annotations
 
+import math
 from typing import ClassVar
 
 import numpy as np
@@ -65,6 +66,16 @@ VIOLATION_TOL = 1e-12
 PAD_MARGINS = tuple(10.0**k for k in range(-15, -6))
 #: The certificates of the padded points stop at the first at most this (or tol).
 GOOD_GAP = 1e-12
+#: Multipliers above this are summed apart from the others in the gradient
+#: (:class:`_Gradient`); below, their partial sums cost a margin 1e-8 at most, which C
+#: weighs into 1 or less (breast cancer at C = 1e6-1e8 paid 10-20 ms for the split).
+SPLIT_GRADIENT_C = 1e8
+#: The product of the large multipliers is updated by the columns that changed up to this
+#: fraction of them (:class:`_Gradient`).
+UPDATE_FRACTION = 0.125
+#: Newton steps that refine the optimum's free multipliers (and the label sum) before its
+#: padded points are built.
+REFINE_STEPS = 2
 #: The null-space part of the right-hand side counts (a direction without curvature) above this
 #: times its norm.
 INCONSISTENT_RTOL = 1e-9
@@ -86,7 +97,13 @@ def dense_hessian(problem: KernelDual) -> np.ndarray:
     the RBF kernel enters as ``K − 1 = expm1(−γ‖x − x'‖²)``: at a small γ, where K is 1 to
     within 1e-7, its information is kept to full precision (``exp`` rounds it away) and the
     face systems lose the constant eigenvalue that made them ill-conditioned."""
-    if problem.bias == "free" and problem.kernel == "rbf" and not sparse.issparse(problem.X):
+    return _hessian(problem)[0]
+
+
+def _hessian(problem: KernelDual):
+    """``(Q̃, D)``: :func:`dense_hessian` and the squared distances it read (None unshifted)."""
+    D = None
+    if _shifted(problem):
         D = cdist(problem.X, problem.X, "sqeuclidean")
         K = np.expm1(-problem.kernel_params["gamma"] * D)
     else:
@@ -97,7 +114,64 @@ def dense_hessian(problem: KernelDual) -> np.ndarray:
     if problem.loss == "squared_hinge":
         C = problem.upper_bounds
         Q[np.diag_indices_from(Q)] += np.where(C > 0, 0.5 / np.maximum(C, 1e-300), 0.0)
-    return Q
+    return Q, D
+
+
+def _shifted(problem: KernelDual) -> bool:
+    return problem.bias == "free" and problem.kernel == "rbf" and not sparse.issparse(problem.X)
+
+
+def bounded_parts(problem: KernelDual, Q: np.ndarray, D: np.ndarray):
+    """``(T, N)`` with ``T − N = Q̃`` for the shifted kernel of :func:`dense_hessian` (``D`` its
+    squared distances), or None where no entry of K is below ½: ``T = y_t y_k K_tk`` where
+    ``K_tk < ½`` (else ``Q̃_tk``), ``N = y_t y_k [K_tk < ½]``. Stored as ``K − 1``, an entry
+    ``K = 4e-18`` (γ = 0.1 on 200 features) is rounded to −1: times a multiplier at C = 1e10
+    that drops 4e-8 of a margin, a gap of 1e-6 over 40 of them; the multipliers above
+    :data:`SPLIT_GRADIENT_C` go through ``T`` and ``N`` instead (:class:`_Gradient`)."""
+    K = np.exp(-problem.kernel_params["gamma"] * D)
+    small = K < 0.5
+    if not small.any():  # T = Q̃, N = 0
+        return None
+    signs = np.outer(problem.y, problem.y)
+    return np.where(small, signs * K, Q), signs * small
+
+
+class _Gradient:
+    """``g = Q̃α − 1`` with the multipliers above :data:`SPLIT_GRADIENT_C` (at ``C_t`` or free)
+    summed apart from the others: at C = 1e10 their terms, 1e10 apiece, mostly cancel, and an
+    O(1) term added to such a partial sum kept 1e-6 of itself only (margins 1 − 3e-5 at the
+    hard set's γ = 1e3, whose rows repeated under both labels hold 40 multipliers at C). For
+    the shifted kernel they go through :func:`bounded_parts`, built when first needed. Their
+    product is kept and updated by the columns whose multipliers changed (at most a
+    :data:`UPDATE_FRACTION` of them; else, and with ``fresh``, it is computed anew)."""
+
+    def __init__(self, Q: np.ndarray, problem: KernelDual, D: np.ndarray | None):
+        self.Q, self.problem, self.D = Q, problem, D
+        self.parts, self.last = None, None
+
+    def _product(self, large: np.ndarray, columns=None) -> np.ndarray:
+        if self.D is not None:  # built once: None where no entry of K is below ½
+            self.parts, self.D = bounded_parts(self.problem, self.Q, self.D), None
+        if self.parts is None:
+            return self.Q @ large if columns is None else self.Q[:, columns] @ large[columns]
+        T, N = self.parts
+        if columns is None:
+            return T @ large - N @ large
+        return T[:, columns] @ large[columns] - N[:, columns] @ large[columns]
+
+    def __call__(self, alpha: np.ndarray, fresh: bool = False) -> np.ndarray:
+        large = np.where(alpha > SPLIT_GRADIENT_C, alpha, 0.0)
+        if not large.any():
+            return self.Q @ alpha - 1.0
+        changed = None if self.last is None or fresh else np.flatnonzero(large != self.last[0])
+        if changed is None or changed.size > UPDATE_FRACTION * large.size:
+            product = self._product(large)
+        elif changed.size:
+            product = self.last[1] + self._product(large - self.last[0], changed)
+        else:
+            product = self.last[1]
+        self.last = (large, product)
+        return (self.Q @ (alpha - large) - 1.0) + product
 
 
 @register
@@ -126,20 +200,21 @@ class ActiveSet(Solver):
 
     @classmethod
     def memory_estimate(cls, problem, **options) -> float | None:
-        return 3.0 * 8.0 * problem.n_samples**2
+        return 5.0 * 8.0 * problem.n_samples**2  # Q̃, and at large C its bounded parts
 
     def _run(self, problem, warm_start, clock, callback) -> Outcome:
         n = problem.n_samples
         limit = self.max_iter or 20 * n + 100
-        Q = dense_hessian(problem)
+        Q, D = _hessian(problem)
         y = problem.y
         upper = problem.dual_box()[1]
         free_bias = problem.bias == "free"
         start = None if warm_start is None else warm_start.alpha
+        grad = _Gradient(Q, problem, D)
         alpha, state, nu, status, iterations = _solve(
-            Q, y, upper, free_bias, limit, clock, self, start
+            Q, y, upper, free_bias, limit, clock, self, start, grad
         )
-        cert, (alpha, b) = self._certified(problem, Q, alpha, state, nu, upper, status)
+        cert, (alpha, b) = self._certified(problem, Q, alpha, state, nu, upper, status, grad)
         message = ""
         if status is Status.OPTIMAL and not (cert.certified and cert.rel_gap <= self.tol):
             status = Status.NUMERICAL_ERROR
@@ -159,7 +234,7 @@ class ActiveSet(Solver):
             },
         )
 
-    def _certified(self, problem, Q, alpha, state, nu, upper, status):
+    def _certified(self, problem, Q, alpha, state, nu, upper, status, grad):
         """The certificate and ``(α, b)`` of the best certified of the optimum and its padded
         points (:data:`PAD_MARGINS`, hinge only), tried in order until one certifies to
         :data:`GOOD_GAP`, or the gaps grow again past one that met ``tol``; for a free bias
@@ -167,13 +242,14 @@ class ActiveSet(Solver):
         y, free_bias = problem.y, problem.bias == "free"
         points = [(alpha, nu)]
         if status is Status.OPTIMAL and problem.loss == "hinge" and np.any(state == 1):
-            line = _padded_direction(Q, y, alpha, state, nu, upper, free_bias)
+            line = _padded_direction(Q, y, alpha, state, nu, upper, free_bias, grad)
             if line is not None:
                 base, nu0, d, d_nu = line
                 for eta in PAD_MARGINS:
-                    a = base + eta * d
-                    if np.all(a >= 0.0) and np.all(a <= upper):
-                        points.append((a, nu0 + eta * d_nu))
+                    # a multiplier that rounding left just outside its box is put back on it
+                    # (a projection, dual feasible; the certificate judges the point)
+                    a = np.clip(base + eta * d, 0.0, upper)
+                    points.append((a, nu0 + eta * d_nu))
         cert, best = None, None
         # the choice among the points is the method's: its certificates are solve time; with a
         # free bias, the KKT solve's b first, then (if that is short of tol) the problem's own
@@ -215,10 +291,11 @@ def _start(y, upper, free_bias: bool, start):
     return alpha, state
 
 
-def _solve(Q, y, upper, free_bias: bool, limit: int, clock, solver, start=None):
-    """``(α, state, ν, status, iterations)``; ``state`` 0 at 0, 1 free, 2 at ``C_t``."""
+def _solve(Q, y, upper, free_bias: bool, limit: int, clock, solver, start, grad):
+    """``(α, state, ν, status, iterations)``; ``state`` 0 at 0, 1 free, 2 at ``C_t``; ``grad``
+    a :class:`_Gradient` of Q̃."""
     alpha, state = _start(y, upper, free_bias, start)
-    g = Q @ alpha - 1.0
+    g = grad(alpha)
     nu, last_value = 0.0, np.inf
     batch, blocked = 1, False  # violators freed at once, doubled while none meets a bound
     for iteration in range(1, limit + 1):
@@ -240,13 +317,13 @@ def _solve(Q, y, upper, free_bias: bool, limit: int, clock, solver, start=None):
                 alpha[i] = upper[i] if at_upper else 0.0
                 state[i] = 2 if at_upper else 0
                 blocked = True
-                g = Q @ alpha - 1.0
+                g = grad(alpha)
                 continue
             if line_minimum:  # not the face's minimizer yet: solve the face again
-                g = Q @ alpha - 1.0
+                g = grad(alpha)
                 continue
             nu = nu_face
-        g = Q @ alpha - 1.0
+        g = grad(alpha)
         nu = _bias(g, y, state, upper, nu, free_bias)
         r = g + nu * y if free_bias else g
         violation = np.where(state == 0, -r, np.where(state == 2, r, 0.0))
@@ -308,29 +385,41 @@ def _bias(g, y, state, upper, nu: float, free_bias: bool) -> float:
     return 0.5 * (lo + hi)
 
 
-def _padded_direction(Q, y, alpha, state, nu: float, upper, free_bias: bool):
+def _padded_direction(Q, y, alpha, state, nu: float, upper, free_bias: bool, grad):
     """``(α₀, ν₀, d, d_ν)``: the optimum's free multipliers (and ν) solved for margins ``1 + η``
     (the bounded ones kept) are ``α₀ + η d`` (and ``ν₀ + η d_ν``), the system being linear in
     η; None when the face's system is singular."""
     F = np.flatnonzero(state == 1)
-    g = Q @ alpha - 1.0
-    p, nu0, consistent = _face_step(Q, g, y, F, free_bias)
-    d, d_nu, consistent_d = _face_step(Q, -np.ones_like(g), y, F, free_bias)
-    if not (consistent and consistent_d):
+    base, nu0 = alpha.copy(), nu
+    for _ in range(REFINE_STEPS):
+        g = grad(base, fresh=True)
+        residual = _label_sum(y, base) if free_bias else 0.0
+        p, nu0, consistent = _face_step(Q, g, y, F, free_bias, residual)
+        if not consistent:
+            return None
+        base[F] += p
+    d, d_nu, consistent_d = _face_step(Q, -np.ones_like(alpha), y, F, free_bias)
+    if not consistent_d:
         return None
-    base = alpha.copy()
-    base[F] += p
     direction = np.zeros_like(alpha)
     direction[F] = d
     return base, (nu0 if free_bias else 0.0), direction, (d_nu if free_bias else 0.0)
 
 
-def _face_step(Q, g, y, F, free_bias: bool):
+def _label_sum(y: np.ndarray, alpha: np.ndarray) -> float:
+    """``yᵀα`` correctly rounded (``math.fsum``): with multipliers of 1e10 a plain sum is off
+    by 1e-5, and a face step removing that residue moved the free ones by noise (the hard set
+    at γ = 1e-5 cycled to ``max_iter``)."""
+    return math.fsum(y * alpha)
+
+
+def _face_step(Q, g, y, F, free_bias: bool, residual: float = 0.0):
     """The step ``p`` to the minimizer of ``f`` on the face of free set F, ν of that minimizer,
     and whether the KKT system was consistent (else ``p`` is a descent direction without
-    curvature, to follow up to a bound)."""
+    curvature, to follow up to a bound). For a free bias the step also removes ``residual``
+    from the label sum (``y_Fᵀp = −residual``), a Newton step back onto ``yᵀα = 0``."""
     m = F.size
-    fast = _cholesky_step(Q, g, y, F, free_bias)
+    fast = _cholesky_step(Q, g, y, F, free_bias, residual)
     if fast is not None:
         return fast
     if free_bias:
@@ -339,7 +428,7 @@ def _face_step(Q, g, y, F, free_bias: bool):
         M[:m, m] = y[F]
         M[m, :m] = y[F]
         M[m, m] = 0.0
-        rhs = np.append(-g[F], 0.0)
+        rhs = np.append(-g[F], -residual)
     else:
         M, rhs = Q[np.ix_(F, F)], -g[F]
     values, vectors = np.linalg.eigh(M)
@@ -352,16 +441,19 @@ def _face_step(Q, g, y, F, free_bias: bool):
     return x[:m], (float(x[m]) if free_bias else 0.0), True
 
 
-def _cholesky_step(Q, g, y, F, free_bias: bool):
+def _cholesky_step(Q, g, y, F, free_bias: bool, residual: float = 0.0):
     """The face step by a Cholesky factorization when the face's matrix is clearly positive
     definite (None otherwise). For a free bias the matrix is ``Q̃_FF + ρ y_F y_Fᵀ``, ``ρ`` its
     largest entry: on ``y_Fᵀp = 0`` it is ``Q̃_FF``, so the step is the same, and it is
     definite even where ``Q̃`` holds a shifted kernel (:func:`dense_hessian`); then
-    ``p = −Q⁻¹(g + ν y)`` with ``ν = −y_FᵀQ⁻¹g_F / y_FᵀQ⁻¹y_F``."""
+    ``p = −Q⁻¹(g + ν' y)`` with ``ν' = (ρ_r − y_FᵀQ⁻¹g_F) / y_FᵀQ⁻¹y_F`` (``ρ_r`` the label
+    sum's residual) and the face's ``ν = ν' − ρ·ρ_r``."""
     A = Q[np.ix_(F, F)]
     yF, gF = y[F], g[F]
+    rho = 0.0
     if free_bias:
-        A = A + float(np.max(np.abs(A))) * np.outer(yF, yF)
+        rho = float(np.max(np.abs(A)))
+        A = A + rho * np.outer(yF, yF)
     try:
         factor = cho_factor(A, lower=True, check_finite=False)
     except np.linalg.LinAlgError:
@@ -372,8 +464,8 @@ def _cholesky_step(Q, g, y, F, free_bias: bool):
     if not free_bias:
         return cho_solve(factor, -gF, check_finite=False), 0.0, True
     z = cho_solve(factor, np.column_stack((gF, yF)), check_finite=False)
-    nu = -float(yF @ z[:, 0]) / float(yF @ z[:, 1])
-    return -(z[:, 0] + nu * z[:, 1]), nu, True
+    nu = (residual - float(yF @ z[:, 0])) / float(yF @ z[:, 1])
+    return -(z[:, 0] + nu * z[:, 1]), nu - rho * residual, True
 
 
 def _curvature_capped(Q, g, F, p, t: float, block: int):

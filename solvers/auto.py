@@ -11,9 +11,10 @@ Each row of :data:`RULES` carries the measurement behind it (one core, tolerance
 to end, from ``benchmarks/studies/bench_auto.py``; ratios, the machines being shared). The same
 table is in README.md. When the chosen iterative method ends at ``max_iter`` or ``time_limit``
 without a certificate meeting ``tol``, and time is left, ``auto`` goes on with the next candidate of
-its row, warm-started from the point reached (``fallback=True``); after ``numerical_error`` it goes
-on too, the next method starting from scratch (or, for ``active_set``, which reads only its
-first active set from a warm start, from the failed point if it is certified).
+its row, warm-started from the point reached (``fallback=True``); after ``numerical_error``, and
+after ``not_certified`` with a certified point (rounding leaves it short of tol), it goes on
+too, the next method starting from scratch (or, for ``active_set``, which reads only its first
+active set from a warm start, from the failed point if it is certified).
 """
 
 from __future__ import annotations
@@ -81,6 +82,11 @@ from svmbench.solvers.registry import register
 
 #: Statuses after which the next method of the choice goes on (a limit, or a numerical failure).
 RETRIED = (Status.MAX_ITER, Status.TIME_LIMIT, Status.NUMERICAL_ERROR)
+#: ... and ``not_certified`` with a certified point, short of tol with its rounding allowance
+#: (:func:`_goes_on`): the allowance is the point's, and another method's point may carry a
+#: smaller one (the hard set at C = 1e10, γ = 1e-3: SMO's point 2.7e-6 of |P|, the barrier's
+#: interior one 1e-10).
+GOES_ON = (*RETRIED, Status.NOT_CERTIFIED)
 
 
 #: A probe's point gets the exact finish (:func:`_finished_probe`) up to this ``max C_i ·
@@ -211,8 +217,9 @@ class Auto(Solver):
     iteration_unit = "iterations of the chosen solver (info['auto'])"
     warm_start_uses = ("alpha", "w", "W", "beta", "qp")
     default_max_iter = 0  # never used: None means each method's own default
-    #: the statuses after which the next method goes on (:meth:`first_method`'s callers read it)
-    retried: ClassVar = RETRIED
+    #: the statuses after which the next method may go on (:meth:`first_method`'s callers read
+    #: it; :meth:`go_on` decides, a ``not_certified`` going on only as :func:`_goes_on` says)
+    retried: ClassVar = GOES_ON
     checks_separation = False  # the chosen method's record already did
 
     def __init__(
@@ -348,9 +355,7 @@ class Auto(Solver):
             chosen.append(name)
             if result.certified and (kept is None or result.rel_gap < kept[1].rel_gap):
                 kept = (name, result)
-            retry = result.status in RETRIED and not (
-                callback is not None and "callback" in result.message
-            )
+            retry = _goes_on(result) and not (callback is not None and "callback" in result.message)
             if retry and probe and result.status is Status.MAX_ITER:
                 finished = _finished_probe(problem, result, choice.solvers, name, self.tol)
                 if finished is not None:  # the probe's point, finished exactly: certified
@@ -361,9 +366,10 @@ class Auto(Solver):
                     message = f"{STATUS_MESSAGES[Status.TIME_LIMIT]} (after a probe of {probe})"
                     result = replace(result, status=Status.TIME_LIMIT, message=message)
                 break
-            # after a numerical failure the next method starts from scratch, unless it only
-            # reads its first active set from the point (active_set) and the point is certified
-            failed = result.status is Status.NUMERICAL_ERROR and not (
+            # after a numerical failure or a point that rounding leaves uncertified the next
+            # method starts from scratch, unless it only reads its first active set from the
+            # point (active_set) and the point is certified
+            failed = result.status in (Status.NUMERICAL_ERROR, Status.NOT_CERTIFIED) and not (
                 result.certified and _reads_active_set(choice.solvers, name, problem)
             )
             start = WarmStart.parse(result, problem) if result.variables and not failed else None
@@ -454,6 +460,15 @@ class Auto(Solver):
         if chosen is None:
             return result
         return replace(result, iteration_unit=chosen.iteration_unit)
+
+
+def _goes_on(result: SolveResult) -> bool:
+    """Whether the next method of the choice goes on after ``result``: a limit or a numerical
+    failure (:data:`RETRIED`), or ``not_certified`` with a certified point (on an indefinite
+    problem, which certifies nothing whatever the method, it ends there)."""
+    if result.status in RETRIED:
+        return True
+    return result.status is Status.NOT_CERTIFIED and result.certified
 
 
 def _reads_active_set(solvers: tuple[str, ...], name: str, problem: Problem) -> bool:

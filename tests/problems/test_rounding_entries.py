@@ -168,7 +168,11 @@ def test_kept_entries_are_those_computed_afresh():
     i, j = np.repeat(rows, columns.size), np.tile(columns, rows.size)
     K0, err0, size0 = (part.reshape(K.shape) for part in R.rbf_entries(X, i, j, 3.0))
     assert np.array_equal(K, K0) and np.array_equal(err, err0) and np.array_equal(size, size0)
-    assert kept.known.sum() == 4 * 5 + 4 * 5 - 2 * 3  # the overlap, rows 0, 5 × 1, 4, 5, once
+    # each entry computed once, kept at (i, j) and (j, i): the blocks asked for and their mirrors
+    asked = {(i, j) for i in (0, 3, 5, 7) for j in (1, 2, 3, 4, 5)}
+    asked |= {(i, j) for i in rows.tolist() for j in columns.tolist()}
+    assert kept.known.sum() == len(asked | {(j, i) for i, j in asked})
+    assert np.array_equal(kept.K.reshape(20, 20), kept.K.reshape(20, 20).T)
 
 
 @pytest.fixture(scope="module")

@@ -149,7 +149,7 @@ def test_problems_are_immutable():
 @pytest.mark.parametrize(
     ("C", "weight", "match"),
     [(1e12, None, r"C must be at most 1e\+10"), (1e300, None, "C must be at most"),
-     (1.0, 1e12, r"C · sample_weight must be at most 1e\+10")],
+     (1.0, 1e12, r"C · sample_weight must be at most [13]e\+10")],
     ids=["C=1e12", "C=1e300", "weight=1e12"],
 )  # fmt: skip
 def test_C_beyond_double_precision_is_refused_naming_the_range(cls, C, weight, match):
@@ -230,3 +230,42 @@ def test_integer_labels_are_checked_as_float_ones(labels, match, dtype):
     assert not np.shares_memory(checked, y)
     with pytest.raises(ValueError, match="length n_samples=5"):
         check_multiclass_labels(y, 5)
+
+
+def test_weights_may_put_a_kernel_dual_s_C_i_up_to_its_weighted_cap_and_no_further():
+    """``C`` stays within 1e10 for every problem; on the kernel dual (and the multiclass
+    problem whose pairs are kernel duals) the weights may put a ``C_i`` up to 3e10 (class
+    weights "balanced" at C = 1e10), not beyond; the linear problems keep 1e10 for both."""
+    from svmbench.problems import MulticlassHinge
+    from svmbench.problems.validation import C_MAX, C_WEIGHTED_MAX
+
+    weights = np.where(Y > 0, C_WEIGHTED_MAX / C_MAX, 1.0)
+    for cls, labels in ((KernelDual, Y), (MulticlassHinge, (Y > 0).astype(int))):
+        problem = cls(X, labels, C=C_MAX, sample_weight=weights)
+        assert problem.C * float(np.max(problem.sample_weight)) > C_MAX
+        with pytest.raises(ValueError, match=r"C · sample_weight must be at most 3e\+10"):
+            cls(X, labels, C=C_MAX, sample_weight=1.01 * weights)
+        with pytest.raises(ValueError, match=r"C must be at most 1e\+10"):
+            cls(X, labels, C=1.01 * C_MAX, sample_weight=np.full(20, 0.5))
+    for cls in (SoftMarginPrimal, SoftMarginDual):
+        with pytest.raises(ValueError, match=r"C · sample_weight must be at most 1e\+10"):
+            cls(X, Y, C=C_MAX, sample_weight=weights)
+
+
+def test_balanced_class_weights_at_C_1e10_fit_as_svc():
+    """Breast cancer (212 against 357) with ``class_weight="balanced"`` at C = 1e10: a largest
+    ``C_i`` of 1.34e10, refused before; now certified, with SVC's support vectors and
+    predictions."""
+    from sklearn.datasets import load_breast_cancer
+    from sklearn.preprocessing import StandardScaler
+    from sklearn.svm import SVC
+
+    from svmbench import SVMClassifier
+
+    Xc, yc = load_breast_cancer(return_X_y=True)
+    Xc = StandardScaler().fit_transform(Xc)
+    ours = SVMClassifier(C=1e10, gamma=0.1, class_weight="balanced").fit(Xc, yc)
+    theirs = SVC(C=1e10, gamma=0.1, class_weight="balanced").fit(Xc, yc)
+    assert ours.result_.status.value == "optimal" and ours.result_.rel_gap <= 1e-6
+    assert np.array_equal(ours.support_, theirs.support_)
+    assert np.array_equal(ours.predict(Xc), theirs.predict(Xc))

@@ -286,8 +286,8 @@ def test_a_multiplier_freed_alone_under_a_free_bias_cannot_cycle(monkeypatch, si
     problem = KernelDual(overlap.X, overlap.y, C=1.0, kernel="rbf", gamma=0.5, bias="free")
     face_step = active_set._face_step
 
-    def rounded_face_step(Q, g, y, F, free_bias):
-        p, nu, consistent = face_step(Q, g, y, F, free_bias)
+    def rounded_face_step(Q, g, y, F, free_bias, *residual):
+        p, nu, consistent = face_step(Q, g, y, F, free_bias, *residual)
         if F.size == 1:
             p = np.full(1, sign * 1e-17)
         return p, nu, consistent
@@ -341,3 +341,127 @@ def test_the_point_kept_meets_tol_with_its_rounding_allowance():
         assert result.status is Status.OPTIMAL, f"{name}: {result.message}"
         allowance = result.residuals["rounding"]
         assert result.gap + allowance <= TOL * max(1.0, abs(result.primal))
+
+
+def _twice_labelled(n=120, d=200, seed=0):
+    """The hard set of ``bench_extreme_grids``: overlapping Gaussian classes (d > n), a third of
+    the rows repeated, half of those under the other label."""
+    rng = np.random.default_rng(seed)
+    m = 2 * n // 3
+    y = np.repeat([-1.0, 1.0], m // 2)
+    X = rng.normal(size=(m, d)) + 0.05 * y[:, None]
+    again = rng.choice(m, size=n - m, replace=False)
+    y_again = y[again].copy()
+    y_again[: (n - m) // 2] *= -1
+    return np.vstack([X, X[again]]), np.concatenate([y, y_again])
+
+
+def _identity_kernel_optimum(X, y, C):
+    """The optimum where K is the identity on distinct rows (γ = 1e3, rows 20 apart): a row
+    repeated under both labels keeps both multipliers at C (its two hinges sum to 2 whatever
+    f); the other rows are free on the margin, ``α_t = 1 − y_t b`` (a row repeated under its own
+    label shares that between its copies), and ``yᵀα = 0`` sets b to the mean of their labels."""
+    groups = {}
+    for t in range(y.size):
+        groups.setdefault(X[t].tobytes(), []).append(t)
+    alpha = np.zeros(y.size)
+    ones = [g for g in groups.values() if np.all(y[g] == y[g[0]])]
+    b = float(np.mean([y[g[0]] for g in ones]))
+    for g in groups.values():
+        alpha[g] = C if len(g) == 2 and y[g[0]] != y[g[1]] else (1.0 - y[g[0]] * b) / len(g)
+    return alpha, b
+
+
+def test_multipliers_at_C_under_both_labels_leave_the_free_ones_exact():
+    """Rows repeated under both labels hold their multipliers at C = 1e10; their terms of the
+    gradient, 1e10 apiece, cancel. Summed with the free multipliers' O(1) terms they kept 1e-6
+    of them, and the label sum drifted by 1e-5: the face solves' margins were off by 3e-5 and
+    the method ended ``numerical_error`` at 1.4e-6. The point must be certified, with the
+    optimum known in closed form (K the identity on distinct rows) certified beside it."""
+    X, y = _twice_labelled()
+    problem = KernelDual(X, y, C=1e10, kernel="rbf", gamma=1e3, bias="free")
+    result = registry.get("active_set", tol=TOL).solve(problem)
+    assert result.status is Status.OPTIMAL and result.rel_gap <= TOL, result.message
+    alpha, b = _identity_kernel_optimum(X, y, 1e10)
+    exact = problem.certificate(alpha=alpha, b=b)
+    assert exact.meets(TOL)
+    scale = abs(exact.primal)
+    assert result.primal >= exact.dual - 1e-9 * scale and exact.primal >= result.dual - 1e-9 * scale
+    assert result.alpha[alpha == 1e10].min() == 1e10  # the twice-labelled rows at C
+
+
+def test_tiny_kernel_entries_against_multipliers_at_C_are_not_rounded_away():
+    """At γ = 0.25 on 80 features K's entries off the diagonal are about 4e-18: stored as
+    ``K − 1`` (the shifted kernel of a free bias) they rounded to −1, and times multipliers at
+    C = 1e10 that moved margins by 4e-8 each (``numerical_error`` at 1.3e-6). The point must be
+    certified and held against the barrier's, each value up to its rounding allowance."""
+    X, y = _twice_labelled(n=60, d=80, seed=0)
+    problem = KernelDual(X, y, C=1e10, kernel="rbf", gamma=0.25, bias="free")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        result = registry.get("active_set", tol=TOL).solve(problem)
+        barrier = registry.get("barrier", tol=1e-9).solve(problem)
+    assert result.status is Status.OPTIMAL and result.rel_gap <= TOL, result.message
+    a = problem.certificate(alpha=result.alpha, b=result.b)
+    o = problem.certificate(alpha=barrier.alpha, b=barrier.b)
+    assert a.meets(TOL) and o.certified
+    slack = a.rounding + o.rounding + 1e-9 * abs(a.primal)
+    assert a.primal >= o.dual - slack and o.primal >= a.dual - slack
+    assert a.primal - o.dual <= 2 * TOL * abs(a.primal)
+
+
+def test_the_bounded_parts_sum_to_the_shifted_hessian():
+    """``T − N`` is ``Q̃`` of the shifted kernel, entry by entry up to rounding, and ``T`` holds
+    the small entries of K themselves (not ``K − 1``)."""
+    X, y = _twice_labelled(n=30, d=20, seed=1)
+    problem = KernelDual(X, y, C=1e10, kernel="rbf", gamma=0.5, bias="free")
+    Q, D = active_set._hessian(problem)
+    T, N = active_set.bounded_parts(problem, Q, D)
+    assert np.allclose(T - N, Q, rtol=0.0, atol=1e-15)
+    K = problem.gram
+    small = K < 0.5
+    assert np.allclose(np.abs(T[small]), K[small], rtol=1e-12, atol=0.0)
+    assert np.all(N[~small] == 0.0) and np.all(np.abs(N[small]) == 1.0)
+    # the gradient with multipliers at C = 1e10 through them is Q̃α − 1 to rounding
+    alpha = np.where(y > 0, 1e10, 1e10 * (y > 0).sum() / (y < 0).sum())
+    alpha[:3] = 0.5
+    expected = (Q @ alpha - 1.0) / 1e10
+    assert np.allclose(active_set._Gradient(Q, problem, D)(alpha) / 1e10, expected, atol=1e-12)
+
+
+def test_auto_goes_on_after_a_point_that_rounding_leaves_uncertified():
+    """The hard set at C = 1e10, γ = 1e-3: SMO's point is within tol but its rounding allowance
+    (2.7e-6 of |P|) is not, ``not_certified`` at the rounding floor; auto ended there. The
+    allowance is the point's: the next methods go on from scratch (the barrier's interior point
+    carries 1e-10), and the record is ``optimal``, held against the barrier's own optimum."""
+    X, y = _twice_labelled()
+    problem = KernelDual(X, y, C=1e10, kernel="rbf", gamma=1e-3, bias="free")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        smo = registry.get("smo", tol=TOL).solve(problem)
+        result = registry.get("auto", tol=TOL).solve(problem)
+        barrier = registry.get("barrier", tol=1e-9).solve(problem)
+    assert smo.status is Status.NOT_CERTIFIED and smo.certified  # the case this test is about
+    assert result.status is Status.OPTIMAL and result.rel_gap <= TOL, result.message
+    assert len(result.info["auto"]["tried"]) > 1
+    a = problem.certificate(alpha=result.alpha, b=result.b)
+    o = problem.certificate(alpha=barrier.alpha, b=barrier.b)
+    slack = a.rounding + o.rounding + 1e-9 * abs(a.primal)
+    assert a.meets(TOL) and o.certified
+    assert a.primal >= o.dual - slack and o.primal >= a.dual - slack
+
+
+def test_from_smo_s_probe_the_hard_set_settles_in_few_changes():
+    """Auto's way at C = 1e10, γ = 1e-5: SMO's probe of 2000 updates, then the active-set method
+    from its point. With the label sum's residue taken from a plain sum (off by 1e-5 with
+    multipliers of 1e10) and removed inside its steps it cycled to ``max_iter``; before, it took
+    289 changes to a point short of tol. Its point must be certified, in few changes."""
+    X, y = _twice_labelled()
+    problem = KernelDual(X, y, C=1e10, kernel="rbf", gamma=1e-5, bias="free")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        probe = registry.get("smo", max_iter=auto.SMALL_KERNEL_PROBE, tol=TOL).solve(problem)
+        result = registry.get("active_set", tol=TOL).solve(problem, warm_start=probe.alpha)
+    assert result.status is Status.OPTIMAL and result.rel_gap <= TOL, result.message
+    assert result.iterations <= 50
+    assert problem.certificate(alpha=result.alpha, b=result.b).meets(TOL)

@@ -250,6 +250,19 @@ def test_a_last_method_without_a_certified_point_leaves_the_record_to_the_best_o
     assert "barrier ended numerical_error with no certified point" in result.message
 
 
+def test_an_indefinite_kernel_ends_at_its_first_method():
+    """``not_certified`` goes on to the next method only with a certified point (rounding left
+    it short of tol): on an indefinite kernel no method certifies anything, and auto stops at
+    its first one rather than run them all."""
+    problem = KernelDual(OVERLAP.X, OVERLAP.y, C=1.0, kernel="sigmoid", gamma=0.5, coef0=-1.0)
+    assert not problem.convex
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        result = registry.get("auto").solve(problem)
+    assert result.status is Status.NOT_CERTIFIED and not result.certified
+    assert result.info["auto"]["tried"] == ("smo",)
+
+
 def test_time_limit_bounds_the_whole_call():
     data = datasets.load("gaussian:n=3000,d=30,sep=1,seed=0")
     problem = SoftMarginPrimal(data.X, data.y, C=1e3, bias="regularized")
