@@ -142,7 +142,7 @@ RULES: tuple[Rule, ...] = (
             and f.n <= LINEAR_SMO_N
             and (f.n <= LINEAR_SMO_ROWS_PER_FEATURE * f.d or f.C_R2 <= 1.0)
         ),
-        f"free bias, hinge, n <= {LINEAR_SMO_N} and n <= {LINEAR_SMO_ROWS_PER_FEATURE}·d or "
+        f"free bias, hinge, n <= {LINEAR_SMO_N}, and n <= {LINEAR_SMO_ROWS_PER_FEATURE}·d or "
         "C·mean‖x‖² <= 1",
         ("linear_smo", "barrier", "clarabel", "accpm"),
         "digits pairs (about 360×64), C = 1e-2..1e10: linear_smo 0.9-1.1 ms a pair vs barrier "
