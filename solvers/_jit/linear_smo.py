@@ -25,8 +25,8 @@ TAU = 1e-12
 def pair_updates(K, kd, y, C, alpha, F, eps, budget):
     """``(updates, converged)``: at most ``budget`` pair updates of α and ``F = −y ⊙ G`` in
     place, until the native rule holds at ``eps``. ``kd``: the diagonal of K. The sets enter
-    as offsets, 0 for a member and ∓∞ otherwise, so that the passes have no branch but the
-    running extremes."""
+    as offsets, 0 for a member and ∓∞ otherwise; the curvature is computed for the candidates
+    only."""
     n = y.shape[0]
     up, low = np.empty(n), np.empty(n)
     for t in range(n):
@@ -44,11 +44,12 @@ def pair_updates(K, kd, y, C, alpha, F, eps, budget):
         for t in range(n):
             v = F[t] + low[t]
             gmin = min(gmin, v)
-            diff = max(gmax - v, 0.0)
-            quad = max(kii + kd[t] - 2.0 * Ki[t], TAU)
-            obj = -(diff * diff) / quad
-            if obj < best:
-                best, j = obj, t
+            diff = gmax - v
+            if diff > 0.0:
+                quad = max(kii + kd[t] - 2.0 * Ki[t], TAU)
+                obj = -(diff * diff) / quad
+                if obj < best:
+                    best, j = obj, t
         if gmax - gmin < eps or j < 0:
             return it, True
         di, dj = _step(K, kd, y, C, alpha, F, i, j)
