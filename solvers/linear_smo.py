@@ -18,7 +18,11 @@ eps`` from ``eps = 1e-3`` (LIBSVM's), then the O(n) gap estimate from the mainta
 (:func:`~solvers._jit.smo_gap.hinge_estimates`, lifted at a large C as SMO's,
 :func:`~solvers.margin_lift.lifted_estimate`); the certificate is asked when the estimate meets
 tol, else eps is tightened in proportion (as :class:`~solvers.smo.SMO` does), tenfold after a
-refused certificate, down to ``EPS_FLOOR``. ``"native"``: the rule at ``eps``. An iteration is
+refused certificate, down to ``EPS_FLOOR``. Where the estimate is within ``EARLY_FINISH_GAP``
+(or a large C weighs the margins' rounding), the point's free multipliers are first solved from
+their KKT equations (the barrier's early finish, :mod:`solvers.barrier.early_finish`): at
+LIBSVM's eps the active set is usually the optimum's, and a finished point the problem
+certifies at tol ends the run. ``"native"``: the rule at ``eps``. An iteration is
 one pair update. Separable pairs end in a few hundred updates at any C; on overlapping classes
 at a large C the updates grow with C (LIBSVM's too): auto gives it a probe, then the barrier.
 """
@@ -183,9 +187,7 @@ class LinearSMO(IterativeSolver):
         equations, :func:`~solvers.barrier.early_finish.try_early_finish`, margins lifted at a
         large C) certifies at tol: tried once per eps whose estimate is within
         ``EARLY_FINISH_GAP``, or where a large C makes the estimate C times its margins'
-        rounding (``due``). At LIBSVM's eps the active set is usually the optimum's: digits
-        pairs at C = 1 then end after LIBSVM's updates instead of 2.4 times as many, and at
-        C ≥ 1e4 with one certificate instead of a refused one and the lifted finish's."""
+        rounding (``due``), before that point is handed to the certificate."""
         if not (st.estimate <= EARLY_FINISH_GAP or due) or st.eps >= st.tried_finish:
             return False
         st.tried_finish = st.eps
