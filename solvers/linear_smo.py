@@ -18,11 +18,12 @@ eps`` from ``eps = 1e-3`` (LIBSVM's), then the O(n) gap estimate from the mainta
 (:func:`~solvers._jit.smo_gap.hinge_estimates`, lifted at a large C as SMO's,
 :func:`~solvers.margin_lift.lifted_estimate`); the certificate is asked when the estimate meets
 tol, else eps is tightened in proportion (as :class:`~solvers.smo.SMO` does), tenfold after a
-refused certificate, down to ``EPS_FLOOR``. Where the estimate is within ``EARLY_FINISH_GAP``
-(or a large C weighs the margins' rounding), the point's free multipliers are first solved from
-their KKT equations (the barrier's early finish, :mod:`solvers.barrier.early_finish`): at
-LIBSVM's eps the active set is usually the optimum's, and a finished point the problem
-certifies at tol ends the run. ``"native"``: the rule at ``eps``. An iteration is
+refused certificate, down to ``EPS_FLOOR``; after ``MAX_REFUSALS`` refused points the run
+ends. Where the estimate is within ``EARLY_FINISH_GAP`` (or a large C weighs the margins'
+rounding), the point's free multipliers are first solved from their KKT equations (the
+barrier's early finish, :mod:`solvers.barrier.early_finish`): at LIBSVM's eps the active set
+is usually the optimum's, and a finished point the problem certifies at tol ends the run.
+``"native"``: the rule at ``eps``. An iteration is
 one pair update. Separable pairs end in a few hundred updates at any C; on overlapping classes
 at a large C the updates grow with C (LIBSVM's too): auto gives it a probe, then the barrier.
 """
@@ -52,6 +53,10 @@ MAX_N = 5000
 EARLY_MAX_FREE = 500
 #: The smallest native tolerance tried before the certificate's verdict stands.
 EPS_FLOOR = 1e-14
+#: Points the certificate may refuse (each time eps tenfold smaller) before the run ends
+#: short of tol: past a few, the refusals are the margins' rounding at a large C, which no
+#: eps removes (auto's barrier goes on).
+MAX_REFUSALS = 2
 
 
 def _size(problem) -> str | None:
@@ -82,6 +87,7 @@ class _State:
     #: ``(variables, certificate, report)`` of the exact finish that ended the run
     finished: tuple | None = None
     tried_finish: float = np.inf  # the eps of the last early finish tried
+    refusals: int = 0  # the points the certificate refused
 
 
 @register
@@ -99,6 +105,9 @@ class LinearSMO(IterativeSolver):
         decreasing sequence.
     chunk : int, default=None
         Pair updates per chunk (None: ``10·n``, at least 1000).
+    check_every : int, default=10⁹
+        Chunks between gap checks besides those the estimate asks for (as SMO's: the
+        certificate is drawn where the rule and the estimate propose a point).
     max_iter : int or None, default=None
         Cap on pair updates (default 10⁷).
     time_limit, trace
@@ -111,8 +120,15 @@ class LinearSMO(IterativeSolver):
     default_max_iter = 10_000_000
     warm_start_uses = ("alpha",)
 
-    def __init__(self, *, eps: float = 1e-3, chunk: int | None = None, **common):
-        super().__init__(**common)
+    def __init__(
+        self,
+        *,
+        eps: float = 1e-3,
+        chunk: int | None = None,
+        check_every: int = 1_000_000_000,
+        **common,
+    ):
+        super().__init__(check_every=check_every, **common)
         self.eps = check_real("eps", eps, low=0.0)
         self.chunk = None if chunk is None else check_int("chunk", chunk, low=1)
 
@@ -152,8 +168,9 @@ class LinearSMO(IterativeSolver):
     def _step(self, problem, st: _State) -> StepOutcome:
         if st.asked:  # the certificate refused the point the estimate proposed: aim lower
             st.asked = False
-            if st.eps <= EPS_FLOOR:
-                return StepOutcome(0, converged=True)
+            st.refusals += 1
+            if st.eps <= EPS_FLOOR or st.refusals >= MAX_REFUSALS:
+                return StepOutcome(0)  # no progress left: the run ends numerical_error
             st.eps = max(EPS_FLOOR, 0.1 * st.eps)
         chunk = self.chunk or max(1000, 10 * st.y.size)
         total = 0

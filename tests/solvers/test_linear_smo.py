@@ -128,3 +128,21 @@ def test_auto_goes_on_with_the_barrier_after_a_probe_short_of_tol():
     result = registry.get("auto").solve(problem)
     assert result.info["auto"]["tried"] == ("linear_smo", "barrier")
     assert result.status is Status.OPTIMAL and result.rel_gap <= 1e-6
+
+
+def test_refused_points_end_the_run_and_auto_goes_on():
+    """The hard set (overlapping classes, rows repeated under the other label, d > n) at
+    C = 1e8: the points the estimate proposes are refused (the margins' rounding weighs C
+    times); after MAX_REFUSALS the run ends numerical_error instead of tightening eps to its
+    floor (68 certificates before), and auto's barrier certifies."""
+    from svmbench.benchmarks.studies.bench_extreme_grids import datasets as study_sets
+    from svmbench.solvers.linear_smo import MAX_REFUSALS
+
+    X, y = study_sets(["hard"])["hard"]
+    problem = SoftMarginPrimal(X, np.where(y == y.max(), 1.0, -1.0), C=1e8, bias="free")
+    alone = registry.get("linear_smo").solve(problem)
+    assert alone.status is Status.NUMERICAL_ERROR and "no further progress" in alone.message
+    assert alone.info["eps_final"] >= 1e-3 * 0.1 ** (MAX_REFUSALS - 1)
+    chosen = registry.get("auto").solve(problem)
+    assert chosen.info["auto"]["tried"] == ("linear_smo", "barrier")
+    assert chosen.status is Status.OPTIMAL and chosen.rel_gap <= 1e-6
