@@ -51,6 +51,9 @@ from svmbench.solvers.registry import register
 MAX_N = 5000
 #: The largest free set the early finish solves (its dense KKT system).
 EARLY_MAX_FREE = 500
+#: The early finish is tried once the pair updates reach this many per example (or at a large
+#: C): before, further updates to tol cost less than the finish's KKT solves.
+EARLY_FINISH_UPDATES = 0.5
 #: The smallest native tolerance tried before the certificate's verdict stands.
 EPS_FLOOR = 1e-14
 #: Points the certificate may refuse (each time eps tenfold smaller) before the run ends
@@ -206,6 +209,8 @@ class LinearSMO(IterativeSolver):
         ``EARLY_FINISH_GAP``, or where a large C makes the estimate C times its margins'
         rounding (``due``), before that point is handed to the certificate."""
         if not (st.estimate <= EARLY_FINISH_GAP or due) or st.eps >= st.tried_finish:
+            return False
+        if not due and st.updates < EARLY_FINISH_UPDATES * st.y.size:
             return False
         st.tried_finish = st.eps
         limit = min(problem.n_features + 2, EARLY_MAX_FREE)
