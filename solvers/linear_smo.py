@@ -17,15 +17,15 @@ Stopping (``stop_rule="gap"``): the native rule ``max_{I_up} −y_tG_t − min_{
 eps`` from ``eps = 1e-3`` (LIBSVM's), then the O(n) gap estimate from the maintained gradient
 (:func:`~solvers._jit.smo_gap.hinge_estimates`, lifted at a large C as SMO's,
 :func:`~solvers.margin_lift.lifted_estimate`); the certificate is asked when the estimate meets
-tol, else eps is tightened in proportion (as :class:`~solvers.smo.SMO` does), tenfold after a
-refused certificate, down to ``EPS_FLOOR``; after ``MAX_REFUSALS`` refused points the run
-ends. Where the estimate is within ``EARLY_FINISH_GAP`` (or a large C weighs the margins'
-rounding), the point's free multipliers are first solved from their KKT equations (the
-barrier's early finish, :mod:`solvers.barrier.early_finish`): at LIBSVM's eps the active set
-is usually the optimum's, and a finished point the problem certifies at tol ends the run.
-``"native"``: the rule at ``eps``. An iteration is
-one pair update. Separable pairs end in a few hundred updates at any C; on overlapping classes
-at a large C the updates grow with C (LIBSVM's too): auto gives it a probe, then the barrier.
+tol, else eps is tightened in proportion (as :class:`~solvers.smo.SMO` does), down to
+``EPS_FLOOR``; after ``MAX_REFUSALS`` refused points the run ends ``numerical_error``. Where
+the estimate is within ``EARLY_FINISH_GAP`` (or a large C weighs the margins' rounding), the
+point's free multipliers are first solved from their KKT equations (the barrier's early
+finish, :mod:`solvers.barrier.early_finish`): at LIBSVM's eps the active set is usually the
+optimum's, and a finished point the problem certifies at tol ends the run. ``"native"``: the
+rule at ``eps``. An iteration is one pair update. Separable pairs end in a few hundred
+updates at any C; on overlapping classes at a large C the updates grow with C (LIBSVM's too):
+auto gives it a probe, then the barrier.
 """
 
 from __future__ import annotations
@@ -56,10 +56,10 @@ EARLY_MAX_FREE = 500
 EARLY_FINISH_UPDATES = 0.5
 #: The smallest native tolerance tried before the certificate's verdict stands.
 EPS_FLOOR = 1e-14
-#: Points the certificate may refuse (each time eps tenfold smaller) before the run ends
-#: short of tol: past a few, the refusals are the margins' rounding at a large C, which no
-#: eps removes (auto's barrier goes on).
-MAX_REFUSALS = 2
+#: Points the certificate may refuse before the run ends short of tol: where the estimate
+#: met tol and the certificate does not, the difference is the margins' rounding at a large C,
+#: which a smaller eps does not remove (auto's barrier goes on).
+MAX_REFUSALS = 1
 
 
 def _size(problem) -> str | None:
