@@ -31,6 +31,7 @@ METHOD_HOMES = {
     "cvxpy": "svmbench.solvers.cvxpy_ref",
     "barrier": "svmbench.solvers.barrier",
     "dcd": "svmbench.solvers.dcd",
+    "linear_smo": "svmbench.solvers.linear_smo",
     "squared_hinge_newton": "svmbench.solvers.squared_hinge_newton",
     "low_rank": "svmbench.solvers.low_rank",
     "accpm": "svmbench.solvers.accpm",

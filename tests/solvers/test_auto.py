@@ -65,6 +65,15 @@ CASES = {
     ),
     "dual-free-small": (SoftMarginDual(OVERLAP.X, OVERLAP.y, C=1.0, bias="free"), "clarabel"),
     "primal-free": (SoftMarginPrimal(OVERLAP.X, OVERLAP.y, C=1.0, bias="free"), "barrier"),
+    # n <= 12·d (300 rows, 250 features) or C·mean‖x‖² <= 1: linear_smo's probe first
+    "primal-free-wide": (
+        SoftMarginPrimal(X_WIDE, np.sign(X_WIDE[:, 0] + 0.1), C=1.0, bias="free"),
+        "linear_smo",
+    ),
+    "primal-free-small-C": (
+        SoftMarginPrimal(OVERLAP.X, OVERLAP.y, C=0.01, bias="free"),
+        "linear_smo",
+    ),
     "tiny": (SoftMarginDual(OVERLAP.X, OVERLAP.y, C=1.0, bias="none"), "dcd"),
     "small-C": (SoftMarginPrimal(BIG.X, BIG.y, C=1e-4, bias="regularized"), "dcd"),
     "dense-low-d": (SoftMarginDual(BIG.X, BIG.y, C=1.0, bias="none"), "barrier"),
@@ -153,7 +162,8 @@ def test_every_row_is_reachable_and_documented():
 
 
 @pytest.mark.parametrize(
-    "key", ["primal-free", "small-C", "kernel", "multiclass-small", "squared-hinge"]
+    "key",
+    ["primal-free", "primal-free-wide", "small-C", "kernel", "multiclass-small", "squared-hinge"],
 )
 def test_the_result_is_the_chosen_methods_certified_optimum(key):
     problem, expected = CASES[key]

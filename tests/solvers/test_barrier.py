@@ -925,9 +925,11 @@ def test_the_primal_dual_variant_stops_when_its_gap_stops_falling(monkeypatch):
     max_iter = 500 before), its point certified as it is, and auto goes on to Clarabel, which
     certifies."""
     import svmbench.solvers.barrier.early_finish as early_module
+    from svmbench.solvers import auto_rules
     from svmbench.solvers.barrier.primal_dual_margins import PD_STALL_ITERATIONS
 
     monkeypatch.setattr(early_module, "lift_of", lambda *args, **kwargs: 0.0)
+    monkeypatch.setattr(auto_rules, "LINEAR_SMO_N", 0)  # auto's barrier row, not linear_smo's
     X, y = _digits_pair(1, 7)
     problem = SoftMarginPrimal(X, y, C=1e10)
     with warnings.catch_warnings():

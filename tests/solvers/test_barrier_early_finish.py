@@ -102,4 +102,5 @@ def test_at_a_large_c_the_early_finish_asks_lifted_margins_and_ends_the_run():
     support = result.alpha > 0
     assert support.sum() < 40 and margins[support].min() > 1.0  # lifted off the margin
     assert margins[~support].min() >= 1.0
-    assert registry.get("auto", tol=1e-6).solve(problem).info["auto"]["tried"] == ("barrier",)
+    # auto's first method (linear_smo, its pairs' SMO) certifies it with no fallback either
+    assert registry.get("auto", tol=1e-6).solve(problem).info["auto"]["tried"] == ("linear_smo",)

@@ -1,0 +1,149 @@
+"""The pair updates of :mod:`solvers.linear_smo` on a dense Gram matrix ``K = X Xᵀ``.
+
+Dual of the hinge with a free bias, ``min ½αᵀQα − Σα`` over ``0 ≤ α_t ≤ C_t``, ``yᵀα = 0``,
+``Q_ts = y_t y_s K_ts``, gradient ``G = Qα − 1``. Each update takes LIBSVM's working pair
+(Fan, Chen & Lin, JMLR 6, 2005, WSS 2): ``i`` the maximal violator of ``I_up``, ``j`` the
+member of ``I_low`` whose pair step decreases the dual most by the second-order model
+``−(−y_iG_i + y_jG_j)²/(K_ii + K_jj − 2K_ij)``; the step is the pair's exact minimizer clipped
+to the box, and G follows it with two rows of K. The loop stops when
+``max_{I_up} −y_tG_t − min_{I_low} −y_tG_t < eps`` (the native rule) or after ``budget``
+updates. No shrinking: the rows are few (a small problem's Gram matrix is held whole). The
+loops keep ``F = −y ⊙ G`` (LIBSVM's ``−y_tG_t``), which a step moves by ``−(K_i Δα_iy_i +
+K_j Δα_jy_j)`` whatever the labels.
+"""
+
+from __future__ import annotations
+
+import numba
+import numpy as np
+
+#: LIBSVM's ``TAU``: the curvature taken where ``K_ii + K_jj − 2K_ij`` is not positive.
+TAU = 1e-12
+
+
+@numba.njit(cache=True)
+def pair_updates(K, kd, y, C, alpha, F, eps, budget):
+    """``(updates, converged)``: at most ``budget`` pair updates of α and ``F = −y ⊙ G`` in
+    place, until the native rule holds at ``eps``. ``kd``: the diagonal of K. The sets enter
+    as offsets, 0 for a member and ∓∞ otherwise; the curvature is computed for the candidates
+    only."""
+    n = y.shape[0]
+    up, low = np.empty(n), np.empty(n)
+    for t in range(n):
+        _offsets(y, C, alpha, up, low, t)
+    gmax, i = -np.inf, -1
+    for t in range(n):
+        v = F[t] + up[t]
+        if v > gmax:
+            gmax, i = v, t
+    for it in range(budget):
+        if i < 0:
+            return it, True
+        gmin, j, best = np.inf, -1, 0.0
+        kii, Ki = kd[i], K[i]
+        for t in range(n):
+            v = F[t] + low[t]
+            gmin = min(gmin, v)
+            diff = gmax - v
+            if diff > 0.0:
+                quad = max(kii + kd[t] - 2.0 * Ki[t], TAU)
+                obj = -(diff * diff) / quad
+                if obj < best:
+                    best, j = obj, t
+        if gmax - gmin < eps or j < 0:
+            return it, True
+        di, dj = _step(K, kd, y, C, alpha, F, i, j)
+        _offsets(y, C, alpha, up, low, i)
+        _offsets(y, C, alpha, up, low, j)
+        # F follows the step, and the next maximal violator is read in the same pass
+        Kj = K[j]
+        gmax, i = -np.inf, -1
+        for t in range(n):
+            f = F[t] - (Ki[t] * di + Kj[t] * dj)
+            F[t] = f
+            v = f + up[t]
+            if v > gmax:
+                gmax, i = v, t
+    return budget, False
+
+
+@numba.njit(cache=True)
+def _offsets(y, C, alpha, up, low, t):
+    """``up[t]`` 0 if t is in I_up (``y_t = 1, α_t < C_t`` or ``y_t = −1, α_t > 0``), else −∞;
+    ``low[t]`` 0 if t is in I_low (the mirror), else ∞."""
+    below, above = alpha[t] < C[t], alpha[t] > 0.0
+    if y[t] > 0.0:
+        up[t] = 0.0 if below else -np.inf
+        low[t] = 0.0 if above else np.inf
+    else:
+        up[t] = 0.0 if above else -np.inf
+        low[t] = 0.0 if below else np.inf
+
+
+@numba.njit(cache=True)
+def _step(K, kd, y, C, alpha, F, i, j):
+    """The pair ``(i, j)``'s exact step in the box (LIBSVM's ``Solver::Solve``): α updated,
+    ``(Δα_i y_i, Δα_j y_j)`` returned for F."""
+    ai, aj, ci, cj = alpha[i], alpha[j], C[i], C[j]
+    gi, gj = -y[i] * F[i], -y[j] * F[j]
+    quad = kd[i] + kd[j] - 2.0 * K[i, j]
+    if quad <= 0.0:
+        quad = TAU
+    if y[i] != y[j]:
+        delta = (-gi - gj) / quad
+        diff = ai - aj
+        ni, nj = ai + delta, aj + delta
+        if diff > 0.0:
+            if nj < 0.0:
+                nj, ni = 0.0, diff
+        elif ni < 0.0:
+            ni, nj = 0.0, -diff
+        if diff > ci - cj:
+            if ni > ci:
+                ni, nj = ci, ci - diff
+        elif nj > cj:
+            nj, ni = cj, cj + diff
+    else:
+        delta = (gi - gj) / quad
+        total = ai + aj
+        ni, nj = ai - delta, aj + delta
+        if total > ci:
+            if ni > ci:
+                ni, nj = ci, total - ci
+        elif nj < 0.0:
+            nj, ni = 0.0, total
+        if total > cj:
+            if nj > cj:
+                nj, ni = cj, total - cj
+        elif ni < 0.0:
+            ni, nj = 0.0, total
+    alpha[i], alpha[j] = ni, nj
+    return (ni - ai) * y[i], (nj - aj) * y[j]
+
+
+@numba.njit(cache=True)
+def free_bias(y, F, alpha, C):
+    """LIBSVM's b: the mean of ``F_t = −y_tG_t`` over the free multipliers, else the midpoint
+    of the interval the bounded ones leave."""
+    total, count = 0.0, 0
+    lo, hi = -np.inf, np.inf  # b ≥ lo, b ≤ hi from the multipliers at a bound
+    for t in range(y.shape[0]):
+        v = F[t]
+        if alpha[t] >= C[t]:  # y_t f_t ≤ 1
+            if y[t] > 0.0:
+                hi = min(hi, v)
+            else:
+                lo = max(lo, v)
+        elif alpha[t] <= 0.0:  # y_t f_t ≥ 1
+            if y[t] > 0.0:
+                lo = max(lo, v)
+            else:
+                hi = min(hi, v)
+        else:
+            total += v
+            count += 1
+    if count > 0:
+        return total / count
+    if np.isfinite(lo) and np.isfinite(hi):
+        return 0.5 * (lo + hi)
+    return lo if np.isfinite(lo) else (hi if np.isfinite(hi) else 0.0)

@@ -1,0 +1,148 @@
+"""linear_smo: its pair updates against a plain loop of LIBSVM's rules, its b, its stopping rules,
+its size limit, and auto's use of it (digits pairs with SVC's support; a probe that falls short)."""
+
+import numpy as np
+import pytest
+from sklearn.datasets import load_digits
+from sklearn.svm import SVC
+
+from svmbench.problems import SoftMarginPrimal, datasets
+from svmbench.solvers import registry
+from svmbench.solvers._jit import linear_smo as jit
+from svmbench.solvers.linear_smo import MAX_N
+from svmbench.solvers.records import Status
+
+
+def _plain_updates(K, y, C, count):
+    """``count`` updates of LIBSVM's SMO (WSS 2, the pair's step clipped to both boxes) in
+    plain Python; stops early where the rule holds at 1e-3. The gradient is kept as
+    ``g = −y ⊙ G`` (``G = Qα − 1``) with the loops' arithmetic: after a pair step that hits no
+    bound the two values are equal in exact arithmetic, and the next choice between them is
+    rounding's."""
+    n = y.size
+    alpha, g = np.zeros(n), y.copy()
+    for _ in range(count):
+        up = [t for t in range(n) if (y[t] > 0 and alpha[t] < C[t]) or (y[t] < 0 and alpha[t] > 0)]
+        low = [t for t in range(n) if (y[t] > 0 and alpha[t] > 0) or (y[t] < 0 and alpha[t] < C[t])]
+        i = max(up, key=lambda t: (g[t], -t))  # the first of ties
+        if g[i] - min(g[t] for t in low) < 1e-3:
+            break
+        cands = [t for t in low if g[t] < g[i]]
+        curv = {t: max(K[i, i] + K[t, t] - 2 * K[i, t], 1e-12) for t in cands}
+        j = min(cands, key=lambda t: (-((g[i] - g[t]) ** 2) / curv[t], t))
+        # the dual's exact minimizer along Δαᵢ = yᵢs, Δαⱼ = −yⱼs (yᵀα kept), in both boxes
+        s = (g[i] - g[j]) / max(K[i, i] + K[j, j] - 2 * K[i, j], 1e-12)
+        lo_i, hi_i = (-alpha[i], C[i] - alpha[i]) if y[i] > 0 else (alpha[i] - C[i], alpha[i])
+        lo_j, hi_j = (alpha[j] - C[j], alpha[j]) if y[j] > 0 else (-alpha[j], C[j] - alpha[j])
+        s = min(max(s, max(lo_i, lo_j)), min(hi_i, hi_j))
+        new_i, new_j = alpha[i] + y[i] * s, alpha[j] - y[j] * s
+        di, dj = (new_i - alpha[i]) * y[i], (new_j - alpha[j]) * y[j]
+        alpha[i], alpha[j] = new_i, new_j
+        g -= K[i] * di + K[j] * dj
+    return alpha
+
+
+@pytest.mark.parametrize("count", [1, 2, 5, 17, 60])
+def test_the_pair_updates_are_libsvms(count):
+    rng = np.random.default_rng(4)
+    X = rng.standard_normal((40, 3))
+    y = np.where(X[:, 0] + 0.7 * rng.standard_normal(40) > 0, 1.0, -1.0)
+    C = np.where(np.arange(40) % 3 == 0, 0.5, 2.0)
+    K = X @ X.T
+    alpha, F = np.zeros(40), y.copy()
+    jit.pair_updates(K, K.diagonal().copy(), y, C, alpha, F, 1e-3, count)
+    expected = _plain_updates(K, y, C, count)
+    assert np.allclose(alpha, expected, rtol=0, atol=1e-12)
+    assert not np.array_equal(alpha, np.zeros(40))
+    assert np.allclose(F, -y * (y * (K @ (alpha * y)) - 1.0), atol=1e-12)  # F = −y ⊙ G
+    assert abs(alpha @ y) <= 1e-12 and np.all((alpha >= 0) & (alpha <= C))
+
+
+def test_the_free_bias_is_libsvms():
+    y = np.array([1.0, 1.0, -1.0, -1.0, 1.0, -1.0])
+    C = np.full(6, 2.0)
+    F = np.array([0.3, 0.5, 0.1, -0.2, 0.9, 0.4])
+    free = np.array([0.0, 1.0, 0.5, 2.0, 0.0, 0.0])
+    assert jit.free_bias(y, F, free, C) == pytest.approx((0.5 + 0.1) / 2)
+    # no free multiplier: the midpoint of [max of the lower bounds, min of the upper ones]
+    bounded = np.array([0.0, 2.0, 0.0, 2.0, 0.0, 0.0])
+    lo = max(F[0], F[4], F[3])  # y=+1 at 0, y=−1 at C
+    hi = min(F[1], F[2], F[5])  # y=+1 at C, y=−1 at 0
+    assert jit.free_bias(y, F, bounded, C) == pytest.approx((lo + hi) / 2)
+
+
+def _digits_pair(a=3, b=8):
+    X, y = load_digits(return_X_y=True)
+    keep = (y == a) | (y == b)
+    return np.ascontiguousarray(X[keep] / 16.0), np.where(y[keep] == a, 1.0, -1.0)
+
+
+@pytest.mark.parametrize("C", [0.01, 1.0, 1e4, 1e10])
+def test_a_digits_pair_is_certified_with_svcs_support(C):
+    X, y = _digits_pair()
+    problem = SoftMarginPrimal(X, y, C=C, bias="free")
+    result = registry.get("linear_smo").solve(problem)
+    assert result.status is Status.OPTIMAL and result.rel_gap <= 1e-6
+    svc = SVC(kernel="linear", C=C).fit(X, y)
+    support = np.flatnonzero(result.alpha > 0)
+    assert set(support) == set(svc.support_)
+    assert np.array_equal(np.sign(X @ result.w + result.b), svc.predict(X))
+
+
+def test_the_early_finish_ends_at_libsvms_eps():
+    X, y = _digits_pair()
+    problem = SoftMarginPrimal(X, y, C=1.0, bias="free")
+    finished = registry.get("linear_smo").solve(problem)
+    assert finished.info["exact_finish"]["early"] is True
+    assert finished.info["eps_final"] == 1e-3
+    # without it (the rule at 1e-3 alone, then tightened) SMO needs more updates to tol
+    native = registry.get("linear_smo", stop_rule="native", eps=1e-3).solve(problem)
+    assert finished.iterations == native.iterations
+    assert native.rel_gap > 1e-6
+
+
+def test_the_native_rule_holds_where_it_stops():
+    X, y = _digits_pair(1, 7)
+    problem = SoftMarginPrimal(X, y, C=10.0, bias="free")
+    result = registry.get("linear_smo", stop_rule="native", eps=1e-2).solve(problem)
+    a, C = result.alpha, problem.upper_bounds
+    g = -y * (y * (X @ (X.T @ (a * y))) - 1.0)  # −y ⊙ G
+    up = ((y > 0) & (a < C)) | ((y < 0) & (a > 0))
+    low = ((y > 0) & (a > 0)) | ((y < 0) & (a < C))
+    assert g[up].max() - g[low].min() < 1e-2
+    assert result.status in (Status.OPTIMAL, Status.NOT_CERTIFIED)
+
+
+def test_a_problem_beyond_the_gram_limit_is_refused():
+    X = np.zeros((MAX_N + 1, 1))
+    X[::2] = 1.0
+    problem = SoftMarginPrimal(X, np.where(X[:, 0] > 0, 1.0, -1.0), bias="free")
+    why = registry.solver_class("linear_smo").unsupported_reason(problem)
+    assert why is not None and "Gram matrix" in why and str(MAX_N) in why
+
+
+def test_auto_goes_on_with_the_barrier_after_a_probe_short_of_tol():
+    # overlapping classes at a large C: the pair updates grow with C, the barrier's steps do not
+    data = datasets.load("gaussian:n=120,d=10,sep=0.3,seed=1")
+    problem = SoftMarginPrimal(data.X, data.y, C=1e4, bias="free")
+    result = registry.get("auto").solve(problem)
+    assert result.info["auto"]["tried"] == ("linear_smo", "barrier")
+    assert result.status is Status.OPTIMAL and result.rel_gap <= 1e-6
+
+
+def test_refused_points_end_the_run_and_auto_goes_on():
+    """The hard set (overlapping classes, rows repeated under the other label, d > n) at
+    C = 1e8: the points the estimate proposes are refused (the margins' rounding weighs C
+    times); after MAX_REFUSALS the run ends numerical_error instead of tightening eps to its
+    floor (68 certificates before), and auto's barrier certifies."""
+    from svmbench.benchmarks.studies.bench_extreme_grids import datasets as study_sets
+    from svmbench.solvers.linear_smo import MAX_REFUSALS
+
+    X, y = study_sets(["hard"])["hard"]
+    problem = SoftMarginPrimal(X, np.where(y == y.max(), 1.0, -1.0), C=1e8, bias="free")
+    alone = registry.get("linear_smo").solve(problem)
+    assert alone.status is Status.NUMERICAL_ERROR and "no further progress" in alone.message
+    assert alone.info["eps_final"] >= 1e-3 * 0.1 ** (MAX_REFUSALS - 1)
+    chosen = registry.get("auto").solve(problem)
+    assert chosen.info["auto"]["tried"] == ("linear_smo", "barrier")
+    assert chosen.status is Status.OPTIMAL and chosen.rel_gap <= 1e-6
