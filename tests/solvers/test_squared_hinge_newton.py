@@ -270,3 +270,33 @@ def test_the_updated_newton_matrix_is_the_one_formed_anew(name, bias, rank_one, 
     assert updates >= 1  # some step's matrix was updated, not formed anew
     result = solver.solve(problem)
     _check_optimum(problem, result)
+
+
+@pytest.mark.parametrize("C", [1e6, 1e10])
+def test_the_periodic_certificate_is_a_safety_net_only(monkeypatch, C):
+    """On digits (3 against the rest, a one-vs-rest problem) at large C, 100-200 Newton steps:
+    a certificate at every step stops the method at the very step the gap estimate does (the
+    estimate is the certificate's own gap), so the default schedule draws a certificate only
+    every ``default_check_every`` steps and at the end, and reaches the same point."""
+    from sklearn.datasets import load_digits
+
+    X, labels = load_digits(return_X_y=True)
+    y = np.where(labels == 3, 1.0, -1.0)
+    problem = SoftMarginPrimal(X / 16.0, y, C=C, loss="squared_hinge", bias="regularized")
+    drawn = []
+    original = SoftMarginPrimal.certificate
+
+    def counted(self, **variables):
+        drawn.append(1)
+        return original(self, **variables)
+
+    monkeypatch.setattr(SoftMarginPrimal, "certificate", counted)
+    every = registry.get("squared_hinge_newton", check_every=1, trace=False).solve(problem)
+    n_every = len(drawn)
+    drawn.clear()
+    default = registry.get("squared_hinge_newton", trace=False).solve(problem)
+    assert every.status is default.status is Status.OPTIMAL
+    assert default.iterations == every.iterations > newton.SquaredHingeNewton.default_check_every
+    np.testing.assert_array_equal(default.w, every.w)
+    assert n_every >= every.iterations
+    assert len(drawn) <= every.iterations // newton.SquaredHingeNewton.default_check_every + 3
