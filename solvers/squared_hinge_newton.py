@@ -382,7 +382,7 @@ class SquaredHingeNewton(IterativeSolver):
     #: or the active set says so, and at least every this many steps. The estimate is the
     #: certificate's own gap (the KKT map's α, D of the same formula) but for rounding and a
     #: free bias's projection, so the periodic certificate is a safety net only
-    #: (docs/measurements.md, "The squared hinge's periodic certificates").
+    #: (docs/measurements.md, "squared_hinge_newton").
     default_check_every = 50
 
     def __init__(
