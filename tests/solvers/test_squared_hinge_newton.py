@@ -301,5 +301,5 @@ def test_the_periodic_certificate_is_a_safety_net_only(monkeypatch, C, bias):
     np.testing.assert_array_equal(default.w, every.w)
     assert n_every >= every.iterations
     assert len(drawn) < n_every
-    if bias == "regularized":  # a free bias at C = 1e10 also draws those of the margin lift
+    if bias == "regularized":  # a free bias at C = 1e10 draws more, off the schedule
         assert len(drawn) <= every.iterations // newton.SquaredHingeNewton.default_check_every + 3
