@@ -347,9 +347,10 @@ def _solve_pair(solver, problem: KernelDual, warns: bool) -> SolveResult:
         # the finish's report without its test where the point is already exact
         uniform = problem.sample_weight is None and problem.C > 0.0
         upper = float(problem.C) if uniform else problem.upper_bounds
-        report = already_exact(variables["alpha"], cert, upper, tol)
-        if report is None and info_lift is not None:
-            report = early_report(info_lift)  # as run_chunks: solved on its own set already
+        # as run_chunks: a point solved on its own active set already is not solved again
+        report = early_report(info_lift) if info_lift is not None else None
+        if report is None:
+            report = already_exact(variables["alpha"], cert, upper, tol)
         if report is None:
             variables, cert, report = finish_exactly(problem, variables, cert, tol=tol)
             checked = False  # the finish's point
