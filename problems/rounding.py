@@ -25,6 +25,9 @@ has slopes 0 above the margin and ``C_i`` below it.
 from __future__ import annotations
 
 import math
+from collections.abc import Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
 
 import numpy as np
 from scipy import sparse
@@ -135,14 +138,40 @@ BLOCK_MAX_ENTRIES = 2**24
 def _refine_above(P: float, D: float) -> float:
     """The allowance worth refining: above ``ROUNDING_ACCURATE_RTOL · max(1, |P|)`` and above
     a tenth of the gap. Below the latter the allowance changes a verdict only for a tol within
-    10 % of the gap, where the first bound, still a bound, is kept. None at a point whose
-    relative gap exceeds :data:`REFINE_GAP_RTOL` (a probe's, an active-set method's way there):
-    no tol below it is met there whatever the allowance, and such a point is never taken for
-    one at the rounding floor (:meth:`~problems.base.Certificate.under_rounding_floor`)."""
+    10 % of the gap, where the first bound, still a bound, is kept; inside
+    :func:`refinement_tol`, also above half the room ``tol·max(1, |P|) − gap``. None at a
+    point whose relative gap exceeds :data:`REFINE_GAP_RTOL` (a probe's, an active-set
+    method's way there): no tol below it is met there whatever the allowance, and such a
+    point is never taken for one at the rounding floor
+    (:meth:`~problems.base.Certificate.under_rounding_floor`)."""
     scale = max(1.0, abs(P))
     if P - D > REFINE_GAP_RTOL * scale:
         return np.inf
-    return max(ROUNDING_ACCURATE_RTOL * scale, 0.1 * (P - D))
+    above = max(ROUNDING_ACCURATE_RTOL * scale, 0.1 * (P - D))
+    tol = _REFINE_TOL.get()
+    if tol is not None:  # a bound within half the room tol leaves: the verdict at tol is met
+        above = max(above, 0.5 * (tol * scale - (P - D)))
+    return above
+
+
+#: The tol of the solve that draws the certificates (:func:`refinement_tol`), or None.
+_REFINE_TOL: ContextVar[float | None] = ContextVar("svmbench_refine_tol", default=None)
+
+
+@contextmanager
+def refinement_tol(tol: float | None) -> Iterator[None]:
+    """Certificates drawn inside keep a first allowance that already meets ``tol`` (with at
+    least half the room ``tol·max(1, |P|) − gap`` to spare) instead of refining it: the
+    verdict ``meets(tol)`` is the refined one's (both bound the exact gap; where the first
+    does not meet ``tol`` the allowance is refined as without a tol). A solve sets it to its
+    own ``tol`` (``Solver.solve``); the long-double margins then run only where ``tol``
+    needs them."""
+    ok = tol is not None and math.isfinite(tol) and tol > 0.0
+    token = _REFINE_TOL.set(float(tol) if ok else None)
+    try:
+        yield
+    finally:
+        _REFINE_TOL.reset(token)
 
 
 def largest_row_error(kernel, total: float, k: int, d: int, widest: float) -> float:

@@ -21,6 +21,7 @@ from typing import Any, ClassVar
 import numpy as np
 
 from svmbench.problems.base import Certificate, Problem
+from svmbench.problems.rounding import refinement_tol
 from svmbench.problems.untrusted import machine_memory
 from svmbench.problems.validation import check_int, check_option, check_real
 from svmbench.solvers.chunk_loop import all_finite, run_chunks
@@ -300,27 +301,28 @@ class Solver(abc.ABC):
         compile_time = self.warm_up_for(problem)
         clock = Clock().start()
         scale = problem.solving_scale() if hasattr(problem, "solving_scale") else 1.0
-        if scale == 1.0:
-            outcome = self._run(problem, ws, clock, callback)
-        else:
-            outcome = self._run_rescaled(problem, scale, ws, clock, callback)
-        outcome = self._finish(outcome, problem, clock)
-        solve_time = max(0.0, clock.stop() - outcome.excluded_time)
-        final = time.perf_counter()
-        result = self._result(
-            outcome.problem or problem,
-            status=outcome.status,
-            variables=outcome.variables,
-            iterations=outcome.iterations,
-            solve_time=solve_time,
-            compile_time=compile_time + outcome.compile_time,
-            trace=outcome.trace,
-            certificate=outcome.certificate,
-            farkas=outcome.farkas,
-            message=outcome.message,
-            info=outcome.info,
-            model=outcome.model,
-        )
+        with refinement_tol(getattr(self, "tol", None)):  # allowances refined as tol needs
+            if scale == 1.0:
+                outcome = self._run(problem, ws, clock, callback)
+            else:
+                outcome = self._run_rescaled(problem, scale, ws, clock, callback)
+            outcome = self._finish(outcome, problem, clock)
+            solve_time = max(0.0, clock.stop() - outcome.excluded_time)
+            final = time.perf_counter()
+            result = self._result(
+                outcome.problem or problem,
+                status=outcome.status,
+                variables=outcome.variables,
+                iterations=outcome.iterations,
+                solve_time=solve_time,
+                compile_time=compile_time + outcome.compile_time,
+                trace=outcome.trace,
+                certificate=outcome.certificate,
+                farkas=outcome.farkas,
+                message=outcome.message,
+                info=outcome.info,
+                model=outcome.model,
+            )
         certify_time = clock.certify_time + (time.perf_counter() - final)
         if callback is not None and not self.reports_progress:
             callback(

@@ -30,7 +30,7 @@ import numpy as np
 
 from svmbench.problems.base import Certificate, Problem
 from svmbench.solvers.clock import CheckSchedule, Clock, TraceSchedule
-from svmbench.solvers.margin_lift import finished_or_lifted, lift_words
+from svmbench.solvers.margin_lift import early_report, finished_or_lifted, lift_words
 from svmbench.solvers.records import (
     STATUS_MESSAGES,
     Checkpoint,
@@ -213,6 +213,8 @@ def run_chunks(
                 if lifted is not None:  # the margins' rounding at a large C, lifted off
                     variables, cert, lift_info["margin_lift"] = lifted
                     status, message = Status.OPTIMAL, lift_words(lift_info["margin_lift"])
+                    if (report := early_report(lift_info["margin_lift"])) is not None:
+                        lift_info["exact_finish"] = report  # Solver._finish: done already
         elif stop_rule == "native" and step.converged:
             status = Status.OPTIMAL  # if the certificate agrees (Solver._result)
         if cert is not None or wanted:

@@ -20,12 +20,14 @@ import numpy as np
 from svmbench.problems import KernelDual
 from svmbench.problems.kernel_rows import KernelRows
 from svmbench.problems.kernels import Kernel
+from svmbench.problems.rounding import refinement_tol
 from svmbench.solvers._jit import smo as jit
 from svmbench.solvers._jit.smo_gap import compile_estimates
 from svmbench.solvers.chunk_loop import all_finite, gap_verdict
 from svmbench.solvers.compile_notice import compiling
 from svmbench.solvers.exact_finish import already_exact, finish_applies
 from svmbench.solvers.margin_lift import (
+    early_report,
     finish_exactly,
     finished_or_lifted,
     lift_words,
@@ -272,6 +274,11 @@ def solve_shared_pair(solver, problem: KernelDual, warns: bool = True) -> SolveR
     built the pair from its checked problem, on rows that fit its cache budget), warm starts,
     rescaling, callbacks, traces and time limits. ``warns=False``: no ``ConvergenceWarning``
     at ``max_iter`` (a caller that goes on from the record and warns itself)."""
+    with refinement_tol(solver.tol):  # as Solver.solve: allowances refined as tol needs
+        return _solve_pair(solver, problem, warns)
+
+
+def _solve_pair(solver, problem: KernelDual, warns: bool) -> SolveResult:
     entered = time.perf_counter()
     compile_time = solver.warm_up_for(problem)  # warm_up_shared on shared rows
     start = time.perf_counter()
@@ -340,7 +347,10 @@ def solve_shared_pair(solver, problem: KernelDual, warns: bool = True) -> SolveR
         # the finish's report without its test where the point is already exact
         uniform = problem.sample_weight is None and problem.C > 0.0
         upper = float(problem.C) if uniform else problem.upper_bounds
-        report = already_exact(variables["alpha"], cert, upper, tol)
+        # as run_chunks: a point solved on its own active set already is not solved again
+        report = early_report(info_lift) if info_lift is not None else None
+        if report is None:
+            report = already_exact(variables["alpha"], cert, upper, tol)
         if report is None:
             variables, cert, report = finish_exactly(problem, variables, cert, tol=tol)
             checked = False  # the finish's point
