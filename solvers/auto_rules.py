@@ -52,10 +52,12 @@ PROBE_WORK = 6e6
 #: Gram matrix (8n² bytes) is held whole.
 LINEAR_SMO_N = 2000
 #: ... where the classes are likely separable (n at most this many times d: digits pairs,
-#: 360×64, wine's, 130×13) or the box is tight (C·mean‖x‖² <= 1): its pair updates then stay
-#: near LIBSVM's count at every C; on overlapping classes (breast cancer, n = 19d; iris, 25d)
-#: they grow with C, where the barrier's Newton steps do not.
+#: 360×64, wine's, 130×13) or the box is tight (C·mean‖x‖² at most ``LINEAR_SMO_C_R2``): its
+#: pair updates then stay near LIBSVM's count at every C, or few enough with shrinking; on
+#: overlapping classes (breast cancer, n = 19d; iris, 25d) they grow with C, where the
+#: barrier's Newton steps do not (breast cancer at C = 10, C·mean‖x‖² = 300: 15 700 updates).
 LINEAR_SMO_ROWS_PER_FEATURE = 12
+LINEAR_SMO_C_R2 = 100.0
 #: Its probe in pair updates (digits pairs need at most 1238 at any C, LIBSVM 1163).
 LINEAR_SMO_PROBE = 5000
 #: Dense data with min(n, d) up to this: the barrier's normal equations (d×d by Woodbury, or
@@ -140,14 +142,16 @@ RULES: tuple[Rule, ...] = (
             f.bias == "free"
             and f.loss == "hinge"
             and f.n <= LINEAR_SMO_N
-            and (f.n <= LINEAR_SMO_ROWS_PER_FEATURE * f.d or f.C_R2 <= 1.0)
+            and (f.n <= LINEAR_SMO_ROWS_PER_FEATURE * f.d or f.C_R2 <= LINEAR_SMO_C_R2)
         ),
         f"free bias, hinge, n <= {LINEAR_SMO_N}, and n <= {LINEAR_SMO_ROWS_PER_FEATURE}·d or "
-        "C·mean‖x‖² <= 1",
+        f"C·mean‖x‖² <= {LINEAR_SMO_C_R2:g}",
         ("linear_smo", "barrier", "clarabel", "accpm"),
         "digits pairs (about 360×64), C = 1e-2..1e10: linear_smo 0.9-1.1 ms a pair vs barrier "
-        "2.3-4 ms; wine pairs 0.3-0.5 vs 0.9-1.3 ms; breast cancer at C = 0.01: 1.35 vs 2.0 ms, "
-        "at C = 1 (n = 19d) 4.7 vs 2.0 ms and 1e4 past 100 000 updates, where it is left out",
+        "2.3-4 ms; wine pairs 0.3-0.5 vs 0.9-1.3 ms; breast cancer (n = 19d, C·mean‖x‖² = 30C) "
+        "at C = 0.3/1/3: 2.3/2.7/2.8 vs 2.8/2.7/3.1 ms (shrinking), at 10 6.5-8 vs 3 ms and 1e4 "
+        "past 100 000 updates, where it is left out; iris pairs (25d) at C = 1-10: 1.8-2.3 vs "
+        "3.9-5.7 ms",
         probe=LINEAR_SMO_PROBE,
     ),
     Rule(

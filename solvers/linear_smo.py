@@ -10,7 +10,7 @@ Problem (docs/ARCHITECTURE.md §2, C-form): the hinge dual
 of :class:`~problems.SoftMarginPrimal` or :class:`~problems.SoftMarginDual` with a free bias,
 the problem LIBSVM solves for ``SVC(kernel="linear")``. ``K = X Xᵀ`` is computed once by BLAS
 (``n ≤ MAX_N``: 8n² bytes) and the pair updates run on it (:mod:`solvers._jit.linear_smo`:
-WSS 2 of Fan, Chen & Lin, JMLR 6, 2005; no shrinking, no column cache). The point handed to
+WSS 2 of Fan, Chen & Lin, JMLR 6, 2005; LIBSVM's shrinking, no column cache). The point handed to
 the certificate is ``w = Xᵀ(α∘y)``, LIBSVM's b from the free multipliers, and α.
 
 Stopping (``stop_rule="gap"``): the native rule ``max_{I_up} −y_tG_t − min_{I_low} −y_tG_t <
@@ -106,6 +106,11 @@ class LinearSMO(IterativeSolver):
     eps : float, default=1e-3
         The native rule's tolerance (LIBSVM's ``-e``); with ``"gap"`` the first of a
         decreasing sequence.
+    shrinking : bool, default=True
+        LIBSVM's shrinking (:func:`~solvers._jit.linear_smo.shrinking_updates`) after the
+        first n pair updates (before, its scans through the active set's indices cost more
+        than they save): the multipliers at a bound that cannot enter a violating pair leave
+        the updates' scans until the rule holds near ``eps``.
     chunk : int, default=None
         Pair updates per chunk (None: ``10·n``, at least 1000).
     check_every : int, default=10⁹
@@ -127,12 +132,16 @@ class LinearSMO(IterativeSolver):
         self,
         *,
         eps: float = 1e-3,
+        shrinking: bool = True,
         chunk: int | None = None,
         check_every: int = 1_000_000_000,
         **common,
     ):
         super().__init__(check_every=check_every, **common)
         self.eps = check_real("eps", eps, low=0.0)
+        if not isinstance(shrinking, bool | np.bool_):
+            raise TypeError(f"shrinking must be a bool, got {type(shrinking).__name__}")
+        self.shrinking = bool(shrinking)
         self.chunk = None if chunk is None else check_int("chunk", chunk, low=1)
 
     @classmethod
@@ -149,6 +158,7 @@ class LinearSMO(IterativeSolver):
         y, C = np.array([1.0, -1.0]), np.ones(2)
         alpha, F = np.zeros(2), y.copy()
         jit.pair_updates(K, np.ones(2), y, C, alpha, F, 1e-3, 10)
+        jit.shrinking_updates(K, np.ones(2), y, C, np.zeros(2), y.copy(), 1e-3, 10)
         jit.free_bias(y, F, alpha, C)
         hinge_estimates(alpha, y, -y * F, C, 0.0)
         return time.perf_counter() - t0
@@ -177,14 +187,20 @@ class LinearSMO(IterativeSolver):
             st.eps = max(EPS_FLOOR, 0.1 * st.eps)
         chunk = self.chunk or max(1000, 10 * st.y.size)
         total = 0
+        plain = st.y.size
         while True:
             budget = max(1, min(chunk - total, self.max_iter - st.updates))
-            done, converged = jit.pair_updates(
-                st.K, st.kd, st.y, st.C, st.alpha, st.F, st.eps, budget
-            )
+            updates = jit.pair_updates
+            if self.shrinking and st.updates >= plain:
+                updates = jit.shrinking_updates
+            elif self.shrinking:  # the first n without: most short runs end there
+                budget = min(budget, plain - st.updates)
+            done, converged = updates(st.K, st.kd, st.y, st.C, st.alpha, st.F, st.eps, budget)
             st.bias = None
             total += done
             st.updates += done
+            if not converged and total < chunk and st.updates < self.max_iter:
+                continue  # the plain updates' share ended: the shrinking ones go on
             if self.stop_rule == "native" or not converged:
                 return StepOutcome(total, converged=bool(converged))
             st.estimate = self._gap_estimate(problem, st)

@@ -48,8 +48,6 @@ from svmbench.problems.models import (
     OneVsOneModel,
     OneVsRestModel,
 )
-from svmbench.problems.rounding import UNIT_ROUNDOFF as _UNIT
-from svmbench.problems.rounding import gamma as sum_error
 from svmbench.problems.validation import check_option, validated_input
 from svmbench.solvers.base import (
     Clock,
@@ -59,6 +57,7 @@ from svmbench.solvers.base import (
     SolveResult,
     Status,
 )
+from svmbench.solvers.binary_pairs import PairRows, binary_certificate, pair_rows
 from svmbench.solvers.registry import register
 from svmbench.solvers.smo_shared import lean_pair_applies, solve_shared_pair
 
@@ -68,70 +67,6 @@ def _zero_one_cost(problem) -> str | None:
     if not np.array_equal(problem.cost, 1.0 - np.eye(k)):
         return "a reduction to binary problems cannot represent a cost matrix other than 0-1"
     return None
-
-
-def _binary_certificate(results, unsolved: int) -> Certificate:
-    """The reduction's own certificate: the binary problems' summed primal and dual objectives,
-    certified when every one of them is, with their worst relative gap; not certified while
-    some never ran. Its rounding allowance states the same worst pair: it is the amount that
-    makes ``(gap + rounding)/max(1, |P|)`` (the record's P, gap) the largest of the pairs'
-    ``(gap_p + rounding_p)/max(1, |P_p|)``, so that :meth:`~problems.base.Certificate.meets`,
-    and the status that follows it, hold exactly when every binary problem meets tol. Where
-    every ``|P_p| ≥ 1`` it is at least the sum of the pairs' allowances; it is below it (even
-    negative) only where small pairs (``|P_p| < 1``) count a scale of 1 each, which the summed
-    gap does not. Uncertified, it is the sum of theirs plus the sums' own ``γ_{2k+1}``."""
-    primal = float(sum(r.primal for r in results))
-    dual = float(sum(r.dual for r in results))
-    certified = unsolved == 0 and all(r.certified for r in results)
-    allowances = [float(r.residuals.get("rounding", 0.0)) for r in results]
-    worst = max(
-        ((r.gap + a) / max(1.0, abs(r.primal)) for r, a in zip(results, allowances, strict=True)),
-        default=math.inf,
-    )
-    if certified and math.isfinite(worst):
-        # rounded up: the record meets tol only if the worst pair does
-        rounding = worst * max(1.0, abs(primal)) * (1.0 + 8.0 * _UNIT) - (primal - dual)
-    else:
-        rounding = math.fsum(allowances)
-        if rounding > 0.0:
-            terms = math.fsum(abs(r.primal) + abs(r.dual) for r in results)
-            rounding += sum_error(2 * len(results) + 1) * terms
-    return Certificate(
-        primal=primal,
-        dual=dual,
-        gap=primal - dual,
-        rel_gap=max((r.rel_gap for r in results), default=math.inf) if certified else math.inf,
-        certified=certified,
-        residuals={"rounding": rounding} if rounding != 0.0 else {},
-    )
-
-
-def _rows(problem: MulticlassHinge, pos: int, neg: int) -> np.ndarray:
-    """The rows of the binary problem "pos against neg" (every row for ``neg < 0``)."""
-    if neg < 0:
-        return np.arange(problem.n_samples)
-    return ((problem.y == pos) | (problem.y == neg)).nonzero()[0]
-
-
-class _PairRows:
-    """:func:`_rows` of each pair from one mask per class (not two passes of the labels per
-    pair), and :meth:`signs`: ``±1`` of every example against a positive class."""
-
-    def __init__(self, problem: MulticlassHinge):
-        self.y, self.n, self._masks, self._signs = problem.y, problem.n_samples, {}, {}
-
-    def __call__(self, pos: int, neg: int) -> np.ndarray:
-        if neg < 0:
-            return np.arange(self.n)
-        for c in (pos, neg):
-            if c not in self._masks:
-                self._masks[c] = self.y == c
-        return np.logical_or(self._masks[pos], self._masks[neg]).nonzero()[0]
-
-    def signs(self, pos: int) -> np.ndarray:
-        if pos not in self._signs:
-            self._signs[pos] = np.where(self.y == pos, 1.0, -1.0)
-        return self._signs[pos]
 
 
 def _binary_solve(binary: Solver, bp, share=None, first_of=None) -> SolveResult:
@@ -266,7 +201,7 @@ class _Reduction(Solver):
     def certify_result(self, problem: MulticlassHinge, result: SolveResult) -> Certificate:
         """The reduction's own certificate computed anew: each binary problem rebuilt and its
         certificate taken at the variables its solve returned (``info["binary_variables"]``),
-        then summed as :func:`_binary_certificate` does."""
+        then summed as :func:`~solvers.binary_pairs.binary_certificate` does."""
         from svmbench.solvers import registry
 
         solver_cls = registry.solver_class(self.binary_solver)
@@ -279,7 +214,7 @@ class _Reduction(Solver):
         for (pos, neg), variables in zip(pairs, solved, strict=False):
             bp = self._binary_problem(problem, pos, neg, solver_cls, gamma)
             certificates.append(bp.certificate(**variables))
-        return _binary_certificate(certificates, len(pairs) - len(certificates))
+        return binary_certificate(certificates, len(pairs) - len(certificates))
 
     # -- binary problems --------------------------------------------------------------------
     def _pairs(self, k: int) -> list[tuple[int, int]]:
@@ -289,14 +224,15 @@ class _Reduction(Solver):
         self, problem: MulticlassHinge, pos: int, neg: int, solver_cls, gamma, rows=None,
         like=None, signs=None, gram=None,
     ):  # fmt: skip
-        """The binary problem "pos against neg" on its rows (:func:`_rows`, if not given).
+        """The binary problem "pos against neg" on its rows
+        (:func:`~solvers.binary_pairs.pair_rows`, if not given).
         ``like``: a kernel pair of this reduction already built by the constructor; without
         sample weights the next pairs take its checked parameters and skip the checks of rows
         and labels built here from the checked multiclass problem
         (``KernelDual._on_checked_rows``; a precomputed kernel's, blocks of ``gram``, the
         Gram matrix checked once, ``_on_checked_gram``); ``signs``, if given, ±1 of every
         example of ``problem`` against ``pos`` (the labels read at ``rows``)."""
-        rows = _rows(problem, pos, neg) if rows is None else rows
+        rows = pair_rows(problem, pos, neg) if rows is None else rows
         X = problem.X if gram is None else gram
         # the rows gathered: take copies dense rows in half the time of X[rows]
         X = X.take(rows, axis=0) if type(X) is np.ndarray else X[rows]
@@ -422,7 +358,7 @@ class _Reduction(Solver):
             bp._share_checked_rows(table, rows, (min(pos, neg), max(pos, neg)))
 
         like = None  # the first kernel pair, checked by the constructor
-        rows_of = _PairRows(problem)
+        rows_of = PairRows(problem)
         gram = symmetric_gram(problem.X, checked=True) if self.kernel == "precomputed" else None
         for pos, neg in pairs:
             rows = rows_of(pos, neg)
@@ -450,7 +386,7 @@ class _Reduction(Solver):
             variables, cs_cert = {}, make_certificate(math.nan, math.nan, convex=False)
         else:
             variables, cs_cert = self._multiclass_point(problem, models)
-        cert = _binary_certificate(results, len(unsolved))
+        cert = binary_certificate(results, len(unsolved))
         pad = len(unsolved)
         info = {
             "strategy": self.name,
@@ -502,7 +438,7 @@ class _Reduction(Solver):
         if model is None or self.kernel not in (None, "precomputed"):
             return model
         if self.kernel == "precomputed":
-            rows = _rows(problem, pos, neg)
+            rows = pair_rows(problem, pos, neg)
             return dataclasses.replace(
                 model, support=rows[model.support], n_train=problem.n_samples
             )
@@ -522,7 +458,7 @@ class _Reduction(Solver):
         vector) and ``b = ±1`` for the class of larger total weight ``Σ C_i`` (the optimum as
         C → 0), so that the multiclass model still predicts; ``info["unsolved_pairs"]`` lists
         them."""
-        rows = _rows(problem, pos, neg)
+        rows = pair_rows(problem, pos, neg)
         C = problem.C * (
             np.ones(rows.size) if problem.sample_weight is None else problem.sample_weight[rows]
         )

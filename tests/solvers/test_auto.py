@@ -64,8 +64,9 @@ CASES = {
         "dcd",
     ),
     "dual-free-small": (SoftMarginDual(OVERLAP.X, OVERLAP.y, C=1.0, bias="free"), "clarabel"),
-    "primal-free": (SoftMarginPrimal(OVERLAP.X, OVERLAP.y, C=1.0, bias="free"), "barrier"),
-    # n <= 12·d (300 rows, 250 features) or C·mean‖x‖² <= 1: linear_smo's probe first
+    # C·mean‖x‖² about 430 (> LINEAR_SMO_C_R2), n = 30d: the barrier
+    "primal-free": (SoftMarginPrimal(OVERLAP.X, OVERLAP.y, C=100.0, bias="free"), "barrier"),
+    # n <= 12·d (300 rows, 250 features) or C·mean‖x‖² <= 100: linear_smo's probe first
     "primal-free-wide": (
         SoftMarginPrimal(X_WIDE, np.sign(X_WIDE[:, 0] + 0.1), C=1.0, bias="free"),
         "linear_smo",

@@ -3,7 +3,7 @@ its size limit, and auto's use of it (digits pairs with SVC's support; a probe t
 
 import numpy as np
 import pytest
-from sklearn.datasets import load_digits
+from sklearn.datasets import load_breast_cancer, load_digits
 from sklearn.svm import SVC
 
 from svmbench.problems import SoftMarginPrimal, datasets
@@ -146,3 +146,67 @@ def test_refused_points_end_the_run_and_auto_goes_on():
     chosen = registry.get("auto").solve(problem)
     assert chosen.info["auto"]["tried"] == ("linear_smo", "barrier")
     assert chosen.status is Status.OPTIMAL and chosen.rel_gap <= 1e-6
+
+
+def _overlapping(n=400, seed=5):
+    """Overlapping classes with per-example C: most multipliers end at a bound (shrinkable)."""
+    rng = np.random.default_rng(seed)
+    X = rng.standard_normal((n, 6))
+    y = np.where(X[:, 0] + X[:, 1] + 1.5 * rng.standard_normal(n) > 0, 1.0, -1.0)
+    C = np.where(np.arange(n) % 4 == 0, 0.5, 2.0)
+    return X @ X.T, y, C
+
+
+def _rule_gap(y, C, alpha, F):
+    """``max_{I_up} F − min_{I_low} F`` of the whole problem."""
+    up = ((y > 0) & (alpha < C)) | ((y < 0) & (alpha > 0))
+    low = ((y > 0) & (alpha > 0)) | ((y < 0) & (alpha < C))
+    return F[up].max() - F[low].min()
+
+
+def test_shrinking_reaches_the_rule_on_the_whole_problem():
+    # shrinking leaves most multipliers (at a bound) out of the scans; the rule it returns on
+    # must hold for all of them, F being recomputed for those left out
+    K, y, C = _overlapping()
+    kd = K.diagonal().copy()
+    a_plain, F_plain = np.zeros(y.size), y.copy()
+    _, ok_plain = jit.pair_updates(K, kd, y, C, a_plain, F_plain, 1e-3, 10**6)
+    alpha, F = np.zeros(y.size), y.copy()
+    done, ok = jit.shrinking_updates(K, kd, y, C, alpha, F, 1e-3, 10**6)
+    assert ok and ok_plain and done > 2 * jit.SHRINK_PERIOD  # the shrinking passes ran
+    assert np.allclose(F, y - K @ (alpha * y), rtol=0, atol=1e-10)
+    assert _rule_gap(y, C, alpha, F) < 1e-3
+    assert abs(alpha @ y) <= 1e-12 and np.all((alpha >= 0) & (alpha <= C))
+
+    def dual(a):
+        return a.sum() - 0.5 * (a * y) @ K @ (a * y)
+
+    # both at the native rule's eps: the same dual value to its accuracy
+    assert abs(dual(alpha) - dual(a_plain)) <= 1e-3 * abs(dual(a_plain))
+
+
+@pytest.mark.parametrize("budget", [150, 333, 1001])
+def test_shrinking_hands_back_the_whole_gradient_at_its_budget(budget):
+    K, y, C = _overlapping()
+    alpha, F = np.zeros(y.size), y.copy()
+    done, ok = jit.shrinking_updates(K, K.diagonal().copy(), y, C, alpha, F, 1e-9, budget)
+    assert done == budget and not ok
+    assert np.allclose(F, y - K @ (alpha * y), rtol=0, atol=1e-10)
+
+
+def test_shrinking_certifies_what_the_plain_updates_do():
+    # breast cancer at C = 10: overlapping classes, thousands of updates (shrinking's case)
+    X, labels = load_breast_cancer(return_X_y=True)
+    X = (X - X.mean(axis=0)) / X.std(axis=0)
+    bp = SoftMarginPrimal(X, np.where(labels == 1, 1.0, -1.0), C=10.0, bias="free")
+    results = [registry.get("linear_smo", shrinking=s).solve(bp) for s in (True, False)]
+    for res in results:
+        assert res.status is Status.OPTIMAL and res.certified and res.rel_gap <= 1e-6
+    shrunk, plain = results
+    assert shrunk.iterations > 2 * bp.n_samples  # shrinking ran
+    assert abs(shrunk.primal - plain.primal) <= 2e-6 * abs(plain.primal)
+
+
+def test_shrinking_must_be_a_bool():
+    with pytest.raises(TypeError, match="shrinking"):
+        registry.get("linear_smo", shrinking="yes")

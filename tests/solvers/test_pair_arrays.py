@@ -1,6 +1,6 @@
 """A reduction's pairs on one SMO solver share the loops' arrays (``smo_shared.PairArrays``,
 issue 25, round 9) and their rows and labels come from one mask per class
-(``reductions._PairRows``): each pair's record must be the record of fresh arrays, and the
+(``binary_pairs.PairRows``): each pair's record must be the record of fresh arrays, and the
 templates the arrays are reset from must come out of every solve untouched."""
 
 from __future__ import annotations
@@ -13,7 +13,8 @@ from svmbench.problems import KernelDual, MulticlassHinge
 from svmbench.problems.kernel_rows import KernelRows
 from svmbench.problems.kernels import Kernel
 from svmbench.solvers import Status, registry
-from svmbench.solvers.reductions import _PairRows, _rows
+from svmbench.solvers.binary_pairs import PairRows as _PairRows
+from svmbench.solvers.binary_pairs import pair_rows as _rows
 from svmbench.solvers.smo_shared import PairArrays, solve_shared_pair
 
 X_WINE, Y_WINE = load_wine(return_X_y=True)

@@ -1,4 +1,4 @@
-"""The record of a reduction to binary problems (solvers/reductions.py, ``_binary_certificate``):
+"""The record of a reduction to binary problems (solvers/binary_pairs.py, ``binary_certificate``):
 its relative gap and its rounding allowance state the same worst pair, so that
 ``Certificate.meets``, and the status that follows it, hold exactly when every binary problem
 meets tol (issue 25: nothing may weaken a certificate or a status)."""
@@ -10,8 +10,8 @@ import pytest
 
 from svmbench.problems import MulticlassHinge
 from svmbench.problems.base import make_certificate
+from svmbench.solvers.binary_pairs import binary_certificate as _binary_certificate
 from svmbench.solvers.records import Status
-from svmbench.solvers.reductions import _binary_certificate
 from svmbench.solvers.status_rules import settled_status
 
 TOL = 1e-6
