@@ -500,6 +500,7 @@ class SVMClassifier(
             bias=self.bias,
             loss=self.loss,
             support_vectors=self._strategy() == "ovo",
+            stacked_gap=False,  # a researcher's diagnostic (a QP), not an estimator attribute
         )
         if self.time_limit is not None:
             options["time_limit"] = self.time_limit

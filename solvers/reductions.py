@@ -37,7 +37,7 @@ import numpy as np
 from scipy import sparse
 
 from svmbench.problems import KernelDual, MulticlassHinge, SoftMarginDual, SoftMarginPrimal
-from svmbench.problems.base import Certificate, make_certificate
+from svmbench.problems.base import Certificate
 from svmbench.problems.gram import symmetric_gram
 from svmbench.problems.kernel_rows import KernelRows
 from svmbench.problems.kernels import Kernel, resolve_gamma
@@ -144,6 +144,11 @@ class _Reduction(Solver):
     support_vectors : bool, default=False
         Linear binary models as SVC keeps them: the support vectors and ``α_j y_j`` (a linear
         ``KernelModel``) whenever the binary solver returns α, instead of ``(w, b)``.
+    stacked_gap : bool, default=True
+        One-vs-rest with linear models: certify the stacked ``(W, b)`` on the Crammer–Singer
+        problem too (``info["crammer_singer"]``; its dual point is a small QP, most of a small
+        fit's time). False leaves that diagnostic out; the record's certificate is the binary
+        problems' either way.
     tol, max_iter, time_limit
         Unused by the reduction itself (give them to the binary solver in ``binary_options``);
         ``time_limit`` caps the sum of the binary solve times, checked between binary problems.
@@ -171,6 +176,7 @@ class _Reduction(Solver):
         view: str = "auto",
         loss: str = "hinge",
         support_vectors: bool = False,
+        stacked_gap: bool = True,
         **common,
     ):
         binary_options = dict(binary_options or {})
@@ -197,6 +203,7 @@ class _Reduction(Solver):
         self.view = check_option("view", view, ("auto", "primal", "dual", "kernel"))
         self.loss = check_option("loss", loss, ("hinge", "squared_hinge"))
         self.support_vectors = bool(support_vectors)
+        self.stacked_gap = bool(stacked_gap)
 
     def certify_result(self, problem: MulticlassHinge, result: SolveResult) -> Certificate:
         """The reduction's own certificate computed anew: each binary problem rebuilt and its
@@ -383,7 +390,7 @@ class _Reduction(Solver):
         unsolved = pairs[len(results) :]
         models += [self._unsolved_model(problem, pos, neg, gamma) for pos, neg in unsolved]
         if unsolved:  # a multiclass point needs every binary problem solved
-            variables, cs_cert = {}, make_certificate(math.nan, math.nan, convex=False)
+            variables, cs_cert = {}, None
         else:
             variables, cs_cert = self._multiclass_point(problem, models)
         cert = binary_certificate(results, len(unsolved))
@@ -406,7 +413,7 @@ class _Reduction(Solver):
             ),
         }
         message = "the certificate of the binary problems: their summed objectives, the worst "
-        if "W" in variables:
+        if cs_cert is not None:
             info["crammer_singer"] = {
                 "primal": cs_cert.primal, "dual": cs_cert.dual, "rel_gap": cs_cert.rel_gap,
                 "certified": cs_cert.certified,
@@ -415,6 +422,8 @@ class _Reduction(Solver):
                 "relative gap; the stacked one-vs-rest W on the Crammer–Singer problem: "
                 f"relative gap {cs_cert.rel_gap:.3g} (info['crammer_singer'])"
             )
+        elif "W" in variables:
+            message += "relative gap (stacked_gap=False: no Crammer–Singer certificate of W)"
         else:
             message += "relative gap (no Crammer–Singer certificate for this reduction)"
         return Outcome(
@@ -481,7 +490,9 @@ class _Reduction(Solver):
         raise NotImplementedError
 
     def _multiclass_point(self, problem, models):
-        return {}, make_certificate(math.nan, math.nan, convex=False)
+        """The multiclass variables of the binary models and their Crammer–Singer certificate
+        (None where there is none)."""
+        return {}, None
 
 
 @register
@@ -512,7 +523,7 @@ class OneVsRest(_Reduction):
         b = np.array([m.b for m in models])
         if problem.bias == "none":
             b = np.zeros_like(b)
-        return {"W": W, "b": b}, problem.certificate(W=W, b=b)
+        return {"W": W, "b": b}, problem.certificate(W=W, b=b) if self.stacked_gap else None
 
 
 @register

@@ -329,6 +329,32 @@ def test_ovr_matches_linear_svc(name):
     assert abs(ours - sk.score(ds.X_test, ds.y_test)) <= ACC_TOL
 
 
+def test_ovr_without_the_stacked_gap_solves_the_same_binary_problems(monkeypatch):
+    from sklearn.datasets import load_wine
+
+    from svmbench import SVMClassifier
+
+    X, y = load_wine(return_X_y=True)
+    X = (X - X.mean(axis=0)) / X.std(axis=0)
+    problem = MulticlassHinge(X, y, C=1.0, bias="regularized")
+    options = dict(binary_solver="auto", loss="squared_hinge")
+    full = registry.get("ovr", **options).solve(problem)
+    lean = registry.get("ovr", stacked_gap=False, **options).solve(problem)
+    assert "crammer_singer" in full.info and "crammer_singer" not in lean.info
+    assert lean.status is full.status is Status.OPTIMAL
+    np.testing.assert_array_equal(lean.W, full.W)
+    assert lean.info["binary_rel_gaps"] == full.info["binary_rel_gaps"]
+    # the estimator asks no Crammer–Singer certificate of its one-vs-rest fit
+    asked = []
+    certificate = MulticlassHinge.certificate
+    monkeypatch.setattr(
+        MulticlassHinge, "certificate", lambda p, **k: asked.append(k) or certificate(p, **k)
+    )
+    model = SVMClassifier(kernel="linear", loss="squared_hinge", bias="regularized").fit(X, y)
+    assert asked == [] and model.fit_status_ == 0
+    np.testing.assert_allclose(model.coef_, full.W, rtol=1e-6, atol=1e-8)
+
+
 @pytest.mark.parametrize("name", sorted(SPLITS))
 def test_ovo_kernel_matches_svc(name):
     from sklearn.svm import SVC
