@@ -25,6 +25,22 @@ X_WINE, Y_WINE = load_wine(return_X_y=True)
 X_WINE = StandardScaler().fit_transform(X_WINE)
 
 
+def _record_pair_paths(monkeypatch):
+    """Lists that fill with the pairs solved on the lean path and the solvers whose
+    ``Solver.solve`` runs."""
+    lean_calls, solves = [], []
+    original = reductions_module.solve_shared_pair
+    monkeypatch.setattr(
+        reductions_module, "solve_shared_pair",
+        lambda s, p, **k: lean_calls.append(p) or original(s, p, **k),
+    )  # fmt: skip
+    solve = Solver.solve
+    monkeypatch.setattr(
+        Solver, "solve", lambda s, p, **k: solves.append(s.name) or solve(s, p, **k)
+    )
+    return lean_calls, solves
+
+
 def _shared_pair(X, y, pos, neg, C, gamma, table=None):
     """The pair "pos against neg" of (X, y) on a table of kernel rows (a new one if None)."""
     rows = np.flatnonzero((y == pos) | (y == neg))
@@ -109,16 +125,7 @@ def test_options_the_lean_path_leaves_out_go_through_solve(options):
 
 @pytest.mark.parametrize("binary_solver", ["smo", "auto"])
 def test_a_one_vs_one_fit_solves_its_shared_pairs_on_the_lean_path(binary_solver, monkeypatch):
-    lean_calls, solves = [], []
-    original = reductions_module.solve_shared_pair
-    monkeypatch.setattr(
-        reductions_module, "solve_shared_pair",
-        lambda s, p, **k: lean_calls.append(p) or original(s, p, **k),
-    )  # fmt: skip
-    solve = Solver.solve
-    monkeypatch.setattr(
-        Solver, "solve", lambda s, p, **k: solves.append(s.name) or solve(s, p, **k)
-    )
+    lean_calls, solves = _record_pair_paths(monkeypatch)
     X, y = load_digits(return_X_y=True)
     keep = y < 4
     X, y = X[keep] / 16.0, y[keep]
@@ -202,16 +209,7 @@ def test_a_precomputed_gram_s_pair_on_the_lean_path_gets_solves_record(C, shift)
 
 
 def test_a_precomputed_one_vs_one_fit_solves_its_pairs_on_the_lean_path(monkeypatch):
-    lean_calls, solves = [], []
-    original = reductions_module.solve_shared_pair
-    monkeypatch.setattr(
-        reductions_module, "solve_shared_pair",
-        lambda s, p, **k: lean_calls.append(p) or original(s, p, **k),
-    )  # fmt: skip
-    solve = Solver.solve
-    monkeypatch.setattr(
-        Solver, "solve", lambda s, p, **k: solves.append(s.name) or solve(s, p, **k)
-    )
+    lean_calls, solves = _record_pair_paths(monkeypatch)
     K = Kernel("rbf", 0.1)(X_WINE)
     ovo = registry.get("ovo", kernel="precomputed", bias="free", binary_solver="auto")
     res = ovo.solve(MulticlassHinge(K, Y_WINE, C=1.0))
