@@ -508,10 +508,7 @@ class SVMClassifier(
 
     def _solve(self, solver, problem, warm):
         """``solver.solve(problem)`` with its status said to the user (:mod:`solve_outcome`)."""
-        if self.kernel == "linear" and not self._svc_like():
-            family = "liblinear"
-        else:
-            family = "libsvm"
+        family = "liblinear" if self.kernel == "linear" and not self._svc_like() else "libsvm"
         return solve_outcome.solve_and_report(
             solver, problem, warm, family=family, max_iter=self.max_iter,
             time_limit=self.time_limit,
