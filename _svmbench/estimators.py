@@ -101,10 +101,10 @@ class SVMClassifier(
         binary solver, or the Crammer–Singer problem solved directly; ``"multinomial"`` (with
         ``loss="logistic"`` only, scikit-learn's name for it): the multinomial logistic loss
         over every class, two included, with softmax probabilities. ``"auto"`` follows the
-        scikit-learn class the estimator replaces: one-vs-one for every kernel but the linear
-        one (SVC's strategy, whose fitted attributes and decision values it then reproduces),
-        one-vs-rest for ``kernel="linear"`` (LinearSVC's), unless ``decision_function_shape``
-        is ``"ovo"``, which asks for SVC's pairs.
+        scikit-learn class the estimator replaces: one-vs-one (SVC's strategy, whose attributes
+        and decision values it then reproduces) but for LinearSVC's fits, the linear kernel
+        with another loss or bias than SVC's hinge and free bias: one-vs-rest there, unless
+        ``decision_function_shape`` is ``"ovo"``, which asks for SVC's pairs.
     class_weight : dict, "balanced" or None, default=None
     random_state : int, RandomState or None, default=None
         Seeds the solver where it takes one (the coordinate order of dcd, Pegasos's samples).
@@ -435,11 +435,13 @@ class SVMClassifier(
         return problem
 
     def _strategy(self) -> str:
-        """``multiclass`` with ``"auto"`` resolved: one-vs-rest for the linear kernel (as
-        LinearSVC) unless SVC's pair values are asked for, one-vs-one otherwise (as SVC)."""
+        """``multiclass`` with ``"auto"`` resolved: one-vs-rest for LinearSVC's fits (the linear
+        kernel with another loss or bias than SVC's hinge and free bias) unless SVC's pair
+        values are asked for, one-vs-one otherwise (as SVC)."""
         if self.multiclass != "auto":
             return self.multiclass
-        return "ovr" if self.kernel == "linear" and self.decision_function_shape == "ovr" else "ovo"
+        linear_svc = self.kernel == "linear" and (self.loss != "hinge" or self.bias != "free")
+        return "ovr" if linear_svc and self.decision_function_shape == "ovr" else "ovo"
 
     def _problem_and_solver(self, X, y_index, weights):
         """``(problem, solver name, solver options)`` for the encoded labels."""

@@ -80,7 +80,7 @@ class _SoftMargin(LinearBinaryMixin):
             else check_sample_weight(self.sample_weight, X.shape[0])
         )
         object.__setattr__(self, "sample_weight", sw)
-        check_C_range(self.C, self.sample_weight)
+        check_C_range(self.C, self.sample_weight, weighted=True)
         check_linear_conditioning(self.C, self.sample_weight, X, self.bias, self.bias_scale)
 
     @property

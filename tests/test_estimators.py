@@ -643,8 +643,8 @@ def test_class_weight_n_iter_and_fit_status_are_svcs():
     assert not np.allclose(
         SVMClassifier(class_weight="balanced", solver="smo").fit(X, y).class_weight_, 1.0
     )
-    # the linear kernel's one-vs-rest: one int as LinearSVC, the largest binary count
-    linear = SVMClassifier(kernel="linear", solver="clarabel").fit(X, y)
+    # LinearSVC's one-vs-rest (a regularized bias): one int as LinearSVC, the largest count
+    linear = SVMClassifier(kernel="linear", bias="regularized", solver="clarabel").fit(X, y)
     assert isinstance(linear.model_, OneVsRestModel) and isinstance(linear.n_iter_, int)
     assert linear.n_iter_ == max(linear.result_.info["binary_iterations"]) >= 1
     assert linear.coef_.shape == (3, X.shape[1]) and linear.intercept_.shape == (3,)
@@ -657,9 +657,16 @@ def test_the_default_multiclass_strategy_follows_the_class_it_replaces():
     from svmbench.problems.models import OneVsOneModel, OneVsRestModel
 
     kernel = SVMClassifier(kernel="rbf", solver="smo").fit(IRIS_X, IRIS_Y)
-    linear = SVMClassifier(kernel="linear", solver="clarabel").fit(IRIS_X, IRIS_Y)
     assert isinstance(kernel.model_, OneVsOneModel)  # SVC's
-    assert isinstance(linear.model_, OneVsRestModel)  # LinearSVC's
+    # the linear kernel with SVC's hinge and free bias is SVC(kernel="linear")'s fit
+    svc_linear = SVMClassifier(kernel="linear", solver="clarabel").fit(IRIS_X, IRIS_Y)
+    assert isinstance(svc_linear.model_, OneVsOneModel) and svc_linear.n_support_.shape == (3,)
+    svc = SVC(kernel="linear", tol=1e-8).fit(IRIS_X, IRIS_Y)
+    np.testing.assert_array_equal(svc_linear.n_support_, svc.n_support_)
+    assert np.mean(svc_linear.predict(CLOUD) != svc.predict(CLOUD)) <= 0.005  # boundary points
+    for other in ({"loss": "squared_hinge"}, {"bias": "regularized"}):  # LinearSVC's
+        linear = SVMClassifier(kernel="linear", solver="clarabel", **other).fit(IRIS_X, IRIS_Y)
+        assert isinstance(linear.model_, OneVsRestModel)
     with pytest.raises(ValueError, match="one-vs-one"):
         linear.set_params(decision_function_shape="ovo").decision_function(IRIS_X)
     # asking for SVC's pair values trains SVC's pairs, and gives SVC's linear coef_
