@@ -15,6 +15,8 @@ it fails (Golub & Van Loan, Matrix Computations, §4.2).
 
 from __future__ import annotations
 
+from contextlib import nullcontext
+
 import numpy as np
 from scipy.linalg.lapack import dpotrf
 
@@ -38,10 +40,7 @@ def symmetric_gram(K, checked: bool = False) -> np.ndarray:
     ``max|K_ij|`` is read only where ``max|K − Kᵀ|`` exceeds ``SYMMETRY_RTOL`` itself (below it,
     the test holds whatever the scale ≥ 1). ``checked``: K is a problem's X found finite
     already (a multiclass problem's), not scanned again."""
-    if checked:
-        with validated_input(K):
-            K = check_X(K, name="X (precomputed kernel)", allow_sparse=False)
-    else:
+    with validated_input(K) if checked else nullcontext():
         K = check_X(K, name="X (precomputed kernel)", allow_sparse=False)
     n = K.shape[0]
     if n != K.shape[1]:
