@@ -42,21 +42,18 @@ from typing import ClassVar
 
 import numpy as np
 from scipy import sparse
-from scipy.linalg import cho_factor, cho_solve
 from scipy.spatial.distance import cdist
 
 from svmbench.problems import KernelDual
 from svmbench.problems._qp import absorb_label_sum
 from svmbench.solvers.base import Outcome, Solver, Status
+from svmbench.solvers.face_systems import face_step
 from svmbench.solvers.registry import register
 
 #: Largest n solved: the dense Gram matrix and one m³ decomposition per iteration stay cheap.
 MAX_SAMPLES = 1000
 #: Eigenvalues below this times the largest are the null space of the face's KKT matrix.
 RANK_RTOL = 1e-12
-#: A Cholesky factor whose smallest squared pivot is below this times its largest is singular
-#: enough for the eigendecomposition instead.
-CHOLESKY_RCOND = 1e-12
 #: A margin violation ``|r_t|`` of at most this is rounding: the multiplier stays bounded.
 VIOLATION_TOL = 1e-12
 #: Padded margins ``η`` tried, smallest first: the free multipliers solved for margins ``1 + η``
@@ -442,30 +439,11 @@ def _face_step(Q, g, y, F, free_bias: bool, residual: float = 0.0):
 
 
 def _cholesky_step(Q, g, y, F, free_bias: bool, residual: float = 0.0):
-    """The face step by a Cholesky factorization when the face's matrix is clearly positive
-    definite (None otherwise). For a free bias the matrix is ``Q̃_FF + ρ y_F y_Fᵀ``, ``ρ`` its
-    largest entry: on ``y_Fᵀp = 0`` it is ``Q̃_FF``, so the step is the same, and it is
-    definite even where ``Q̃`` holds a shifted kernel (:func:`dense_hessian`); then
-    ``p = −Q⁻¹(g + ν' y)`` with ``ν' = (ρ_r − y_FᵀQ⁻¹g_F) / y_FᵀQ⁻¹y_F`` (``ρ_r`` the label
-    sum's residual) and the face's ``ν = ν' − ρ·ρ_r``."""
-    A = Q[np.ix_(F, F)]
-    yF, gF = y[F], g[F]
-    rho = 0.0
-    if free_bias:
-        rho = float(np.max(np.abs(A)))
-        A = A + rho * np.outer(yF, yF)
-    try:
-        factor = cho_factor(A, lower=True, check_finite=False)
-    except np.linalg.LinAlgError:
-        return None
-    diag = np.abs(np.diag(factor[0]))
-    if not diag.size or diag.min() ** 2 <= CHOLESKY_RCOND * diag.max() ** 2:
-        return None
-    if not free_bias:
-        return cho_solve(factor, -gF, check_finite=False), 0.0, True
-    z = cho_solve(factor, np.column_stack((gF, yF)), check_finite=False)
-    nu = (residual - float(yF @ z[:, 0])) / float(yF @ z[:, 1])
-    return -(z[:, 0] + nu * z[:, 1]), nu - rho * residual, True
+    """The face step by a Cholesky factorization where the face is clearly non-singular (None
+    otherwise): :func:`~solvers.face_systems.face_step`, which for a free bias eliminates the
+    label sum by a Householder reflection and factors the reduced Hessian."""
+    step = face_step(Q[np.ix_(F, F)], g[F], y[F] if free_bias else None, residual)
+    return None if step is None else (step[0], step[1], True)
 
 
 def _curvature_capped(Q, g, F, p, t: float, block: int):
