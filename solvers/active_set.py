@@ -439,11 +439,10 @@ def _face_step(Q, g, y, F, free_bias: bool, residual: float = 0.0):
 
 
 def _cholesky_step(Q, g, y, F, free_bias: bool, residual: float = 0.0):
-    """The face step by a Cholesky factorization where the face is clearly non-singular (None
-    otherwise): :func:`~solvers.face_systems.face_step`, which for a free bias eliminates the
-    label sum by a Householder reflection and factors the reduced Hessian."""
-    step = face_step(Q[np.ix_(F, F)], g[F], y[F] if free_bias else None, residual)
-    return None if step is None else (step[0], step[1], True)
+    """The face step from a pivoted Cholesky factorization (None where LAPACK fails):
+    :func:`~solvers.face_systems.face_step`, which for a free bias eliminates the label sum by a
+    Householder reflection and factors the reduced Hessian, its null space that of the face."""
+    return face_step(Q[np.ix_(F, F)], g[F], y[F] if free_bias else None, residual)
 
 
 def _curvature_capped(Q, g, F, p, t: float, block: int):
