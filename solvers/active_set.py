@@ -125,7 +125,10 @@ def bounded_parts(problem: KernelDual, Q: np.ndarray, D: np.ndarray):
     ``K = 4e-18`` (γ = 0.1 on 200 features) is rounded to −1: times a multiplier at C = 1e10
     that drops 4e-8 of a margin, a gap of 1e-6 over 40 of them; the multipliers above
     :data:`SPLIT_GRADIENT_C` go through ``T`` and ``N`` instead (:class:`_Gradient`)."""
-    K = np.exp(-problem.kernel_params["gamma"] * D)
+    gamma = problem.kernel_params["gamma"]
+    if not np.exp(-gamma * np.max(D, initial=0.0)) < 0.5:  # the smallest entry of K
+        return None
+    K = np.exp(-gamma * D)
     small = K < 0.5
     if not small.any():  # T = Q̃, N = 0
         return None
