@@ -157,3 +157,24 @@ def test_breast_cancer_at_C_1e10_and_gamma_1e7_takes_every_face_by_cholesky(monk
     fresh = KernelDual(X, np.where(y == 1, 1.0, -1.0), C=1e10, kernel="rbf", gamma=1e-7)
     cert = fresh.certificate(alpha=result.alpha, b=result.b)
     assert cert.meets(TOL)
+
+
+def test_where_lapack_fails_the_eigendecomposition_still_solves_the_faces(monkeypatch):
+    """The face step falls back to the eigendecomposition when the factorization gives up
+    (None): on duplicated, overlapping data at C = 1e8 the method must still end optimal,
+    certified with its rounding allowance, and at the same optimum as with the factor."""
+    rng = np.random.default_rng(3)
+    X = rng.normal(size=(40, 3))
+    y = np.where(rng.random(40) < 0.5, 1.0, -1.0)
+    X[:, 0] += 0.5 * y
+    X, y = np.vstack([X, X[:6], X[:2]]), np.concatenate([y, y[:6], -y[:2]])
+    problem = KernelDual(X, y, C=1e8, kernel="rbf", gamma=0.5)
+    with_factor = registry.get("active_set", tol=TOL).solve(problem)
+    monkeypatch.setattr(active_set, "face_step", lambda *args: None)
+    without = registry.get("active_set", tol=TOL).solve(problem)
+    for result in (with_factor, without):
+        assert result.status is Status.OPTIMAL, result.message
+        assert problem.certificate(alpha=result.alpha, b=result.b).meets(TOL)
+    scale = max(1.0, abs(with_factor.primal))
+    assert without.dual <= with_factor.primal + 1e-9 * scale
+    assert with_factor.dual <= without.primal + 1e-9 * scale
