@@ -99,15 +99,19 @@ def dense_hessian(problem: KernelDual) -> np.ndarray:
 
 def _hessian(problem: KernelDual):
     """``(Q̃, D)``: :func:`dense_hessian` and the squared distances it read (None unshifted)."""
-    D = None
+    D, y = None, problem.y
     if _shifted(problem):
         D = cdist(problem.X, problem.X, "sqeuclidean")
-        K = np.expm1(-problem.kernel_params["gamma"] * D)
+        Q = np.multiply(D, -problem.kernel_params["gamma"])
+        np.expm1(Q, out=Q)
+        # y_t y_k K_tk, in place: a product by ±1 is exact
+        Q *= y[:, None]
+        Q *= y
     else:
         K = problem.gram
-    if problem.bias == "regularized":
-        K = K + problem.bias_scale**2
-    Q = K * np.outer(problem.y, problem.y)
+        if problem.bias == "regularized":
+            K = K + problem.bias_scale**2
+        Q = K * np.outer(y, y)
     if problem.loss == "squared_hinge":
         C = problem.upper_bounds
         Q[np.diag_indices_from(Q)] += np.where(C > 0, 0.5 / np.maximum(C, 1e-300), 0.0)
