@@ -9,9 +9,10 @@ the primal active-set method for convex QPs (Nocedal & Wright, *Numerical Optimi
 Algorithm 16.3), started at ``α = 0``: each multiplier is at 0, at ``C_t`` or free; each iteration
 minimizes ``f`` over the free multipliers, the others held at their bounds, from the KKT system
 ``[Q̃_FF y_F; y_Fᵀ 0][p; ν] = [−g_F; 0]`` (``g = Q̃α − 1``, the last row only for a free bias, ``ν``
-the bias b), solved by Cholesky where the block is clearly definite, else by a symmetric
-eigendecomposition that drops the null space of a singular block (duplicated points, a kernel of low
-numerical rank). A warm start's α (auto's SMO probe) sets the first active set. A step that would
+the bias b), solved on the reduced Hessian by a pivoted Cholesky factorization whose null space is
+that of a singular face (duplicated points, a kernel of low numerical rank;
+:mod:`solvers.face_systems`), by a symmetric eigendecomposition only where LAPACK fails. A warm
+start's α (auto's SMO probe) sets the first active set. A step that would
 leave the box stops at the first bound it meets, which joins the active set; when the system is
 singular and inconsistent, ``f`` decreases without curvature along the null-space part of the
 right-hand side, followed to the first bound. At the minimizer of a face, the bounded multipliers
