@@ -141,6 +141,7 @@ def run_chunks(
     status, cert, message = None, None, ""
     limit_info: dict[str, Any] = {}
     lift_info: dict[str, Any] = {}
+    failed_finishes: set[bytes] = set()  # the active sets whose finish failed (margin_lift)
     last_chunk = 0.0
     # the options, read once (a chunk of a small problem takes tens of microseconds)
     tol, max_iter, time_limit = solver.tol, solver.max_iter, solver.time_limit
@@ -209,7 +210,7 @@ def run_chunks(
             cert = step.certificate or problem.certificate(**variables)
             status, message = gap_verdict(problem, cert, tol, step.converged)
             if status is not Status.OPTIMAL and step.converged:  # at a large C (margin_lift)
-                lifted = finished_or_lifted(problem, variables, cert, tol)
+                lifted = finished_or_lifted(problem, variables, cert, tol, failed_finishes)
                 if lifted is not None:  # the margins' rounding at a large C, lifted off
                     variables, cert, lift_info["margin_lift"] = lifted
                     status, message = Status.OPTIMAL, lift_words(lift_info["margin_lift"])

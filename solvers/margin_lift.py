@@ -374,21 +374,52 @@ def early_report(report: Mapping[str, Any]) -> dict[str, Any] | None:
 
 
 def finished_or_lifted(
-    problem: Problem, variables: Mapping[str, Any], cert: Certificate, tol: float
+    problem: Problem,
+    variables: Mapping[str, Any],
+    cert: Certificate,
+    tol: float,
+    failed: set[bytes] | None = None,
 ) -> tuple[dict[str, Any], Certificate, dict[str, Any]] | None:
     """``(variables, certificate, report)`` of a method's iterate certified short of ``tol`` at a
     large C (:func:`lift_applies`), made certifiable: the KKT equations of its free multipliers
     solved with the others at their bounds (:func:`~solvers.exact_finish.exact_finish`, at most
     ``EARLY_MAX_FREE`` free, the margins lifted where needed), else its own margins lifted
-    (largest δ first); None when neither meets ``tol``."""
+    (largest δ first); None when neither meets ``tol``.
+
+    ``failed``: the active sets (:func:`active_set_key`) on which this run's earlier calls
+    returned None, kept by the caller for one run and added to here. On such a set the KKT
+    equations are not solved again (the same free block and bounded part: the same point up to
+    the lift δ, itself a function of ``Σα``); only a lift by scaling is tried, where no
+    multiplier sits at C (the scaled iterate is the iterate's, closer to the optimum each time)."""
     if not lift_applies(problem, cert, tol) or variables.get("alpha") is None:
         return None
     lift = lift_of(problem, cert.dual_point, tol)
     if not lift:  # a tol no lift fits in: the margins' rounding cannot be shown away
         return None
-    alpha, b = np.asarray(cert.dual_point, dtype=np.float64), cert.primal_point.get("b")
+    alpha = np.asarray(cert.dual_point, dtype=np.float64)
     _, upper = problem.dual_box()
     atC = alpha >= upper
+    if failed is None:
+        return _finished_or_lifted(problem, variables, cert, tol, lift, alpha, upper, atC)
+    key = active_set_key(alpha, atC)
+    if key in failed:
+        if atC.any():  # the lift would solve the same free set again (_lifted)
+            return None
+        return lift_margins(problem, variables, cert, tol, largest_first=True)
+    done = _finished_or_lifted(problem, variables, cert, tol, lift, alpha, upper, atC)
+    if done is None:
+        failed.add(key)
+    return done
+
+
+def active_set_key(alpha: np.ndarray, atC: np.ndarray) -> bytes:
+    """The active set of multipliers ``alpha`` whose mask ``atC`` holds those at their upper
+    bound, as bytes: which sit there and which are free (two bits an example)."""
+    return np.packbits(atC).tobytes() + np.packbits((alpha > 0.0) & ~atC).tobytes()
+
+
+def _finished_or_lifted(problem, variables, cert, tol, lift, alpha, upper, atC):
+    b = cert.primal_point.get("b")
     free = np.flatnonzero((alpha > 0.0) & ~atC)
     if free.size <= EARLY_MAX_FREE:  # the method's own active set, its free multipliers solved
         new_vars, _, method = finished_point(problem, atC, free, alpha, b, upper, lift)
