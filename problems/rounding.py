@@ -40,6 +40,7 @@ from svmbench.problems.rounding_entries import (
     accurate_entries,
     accurate_linear_sums,
     accurate_rbf_sums,
+    first_blocks,
     gamma,
     long_gamma,
 )
@@ -331,8 +332,9 @@ def kernel_dual_rounding(problem, a, g, m, b, sum_ay, quad, loss, squared, sums=
                 return P, D, bound
         if size > ACCURATE_MAX_ENTRIES:
             return P, D, bound
+        keep = first_blocks(problem) if entries is None else None
         g_long, e_long = accurate_rbf_sums(
-            problem.X, weigh, nz, a[nz] * y[nz], a[nz], kernel.gamma, entries
+            problem.X, weigh, nz, a[nz] * y[nz], a[nz], kernel.gamma, entries, keep
         )
     m_long = (g_long + np.longdouble(b)) * y[weigh]
     xi_long = np.maximum(np.longdouble(0.0), 1 - m_long)

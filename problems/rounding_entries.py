@@ -127,6 +127,18 @@ class AccurateEntries:
         self.known = np.zeros(n * n, dtype=bool)
         self._last = None
 
+    def seed(self, rows: np.ndarray, columns: np.ndarray, K, err, size) -> None:
+        """Keep the rows × columns block ``(K, err, size)`` that :func:`rbf_entries` computed
+        (each entry at (i, j) and (j, i): its arithmetic is symmetric, the values those the
+        table would compute)."""
+        n = self.X.shape[0]
+        at = np.concatenate(
+            [(rows[:, None] * n + columns).ravel(), (columns * n + rows[:, None]).ravel()]
+        )
+        for kept, values in ((self.K, K), (self.err, err), (self.size, size)):
+            np.put(kept, at, np.concatenate([np.ravel(values)] * 2))
+        self.known[at] = True
+
     def covers(self, rows: np.ndarray, columns: np.ndarray) -> bool:
         """Whether every entry of the rows × columns block is kept."""
         last = self._last
@@ -155,26 +167,41 @@ class AccurateEntries:
 
 def accurate_entries(problem) -> AccurateEntries | None:
     """The problem's kept :class:`AccurateEntries`, made on its second use (a one-vs-one pair
-    refines one certificate: the table would cost twice its entries), else None (or beyond
+    refines one certificate: the table would cost twice its entries) with the blocks its
+    first use computed (:func:`first_blocks`), else None (or beyond
     :data:`ACCURATE_CACHE_SAMPLES` examples)."""
     X, gamma_k, kept = problem.X, float(problem.kernel_spec.gamma), problem.__dict__
     if problem.n_samples > ACCURATE_CACHE_SAMPLES:
         return None
     entries = kept.get("accurate_rbf_entries")
     if entries is None or entries.X is not X or entries.gamma != gamma_k:
-        first = kept.get("accurate_rbf_first", (None, None))
-        kept["accurate_rbf_first"] = (X, gamma_k)
+        first = kept.get("accurate_rbf_first", (None, None, ()))
+        kept["accurate_rbf_first"] = (X, gamma_k, [])
         if first[0] is not X or first[1] != gamma_k:
             return None
         entries = kept["accurate_rbf_entries"] = AccurateEntries(X, gamma_k)
+        for block in first[2]:
+            entries.seed(*block)
+        del kept["accurate_rbf_first"]
     return entries
 
 
-def accurate_rbf_sums(X, rows, support, coef, alpha, gamma_k: float, entries=None):
+def first_blocks(problem) -> list | None:
+    """Where the problem's first use of :func:`accurate_entries` found no table: the list its
+    :func:`accurate_rbf_sums` adds the blocks it computes to, for the table its second use
+    makes (the hard set at C = 1e10: the same 74 × 96 block computed twice); else None."""
+    first = problem.__dict__.get("accurate_rbf_first")
+    if first is None or first[0] is not problem.X:
+        return None
+    return first[2] if first[1] == float(problem.kernel_spec.gamma) else None
+
+
+def accurate_rbf_sums(X, rows, support, coef, alpha, gamma_k: float, entries=None, keep=None):
     """``g_i = Σ_j exp(−γ‖x_i − x_j‖²) c_j`` for the ``rows`` i over the ``support`` j, the
     entries from :func:`rbf_entries` (long double where they can weigh; from ``entries``, an
     :class:`AccurateEntries` of X, where given), the sum in ``np.longdouble``, with a bound on
-    the error.
+    the error. ``keep``: a list the blocks computed without ``entries`` are added to, as
+    ``(rows, support, K, err, size)`` (:func:`first_blocks`).
 
     Each entry is off by at most its ``err`` (:func:`rbf_entries`); the sum over j, pairwise
     (Higham 2002, §4.2), by at most ``γ^L_{⌈log₂ k⌉+1} Σ_j size_ij |c_j|``. Returns ``(g, e)``:
@@ -200,6 +227,8 @@ def accurate_rbf_sums(X, rows, support, coef, alpha, gamma_k: float, entries=Non
             r = block.shape[0]
             i, j = np.repeat(block, k), np.tile(support, r)
             K, err, size = (part.reshape(r, k) for part in rbf_entries(X, i, j, gamma_k, X_long))
+            if keep is not None:
+                keep.append((block, support, K, err, size))
         g[start : start + step] = _pairwise_sum(K * c_long)
         e[start : start + step] = err @ weights + summed * (size @ weights)
     e *= (1.0 + gamma(k + 2)) * (1.0 + 4.0 * UNIT_ROUNDOFF)  # the float64 sums and products

@@ -201,3 +201,38 @@ def test_a_problem_s_later_certificates_read_its_kept_entries(large_C_pair):
     for cert in (again, other):
         assert (cert.primal, cert.dual, cert.rounding) == (first.primal, first.dual, first.rounding)
     assert first.rounding < 1e-8 * abs(first.primal)  # refined: the float64 bound is far above
+
+
+def test_the_table_starts_with_the_blocks_of_the_first_refinement(monkeypatch):
+    """The table made at a problem's second refinement holds the entries its first computed
+    (the hard set at C = 1e10 refined the same 74 × 96 block twice): the second computes none
+    of them again, and reads the same bits as a table computed afresh."""
+    X, alpha, coef = _case(3, n=40)
+    y = np.where(coef >= 0.0, 1.0, -1.0)
+    problem = KernelDual(X, y, C=1e10, kernel="rbf", gamma=0.05)
+    rows, support = np.arange(0, 40, 2), np.flatnonzero(alpha)
+    assert R.accurate_entries(problem) is None
+    keep = R.first_blocks(problem)
+    assert keep == []
+    first = R.accurate_rbf_sums(X, rows, support, coef[support], alpha[support], 0.05, None, keep)
+    assert len(keep) == 1
+    computed = []
+    original = R.rbf_entries
+
+    def counting(X, i, j, *args):
+        computed.append(i.size)
+        return original(X, i, j, *args)
+
+    monkeypatch.setattr(R, "rbf_entries", counting)
+    kept = R.accurate_entries(problem)
+    assert kept.covers(rows, support) and R.first_blocks(problem) is None
+    second = R.accurate_rbf_sums(X, rows, support, coef[support], alpha[support], 0.05, kept)
+    assert not computed
+    assert np.array_equal(first[0], second[0]) and np.array_equal(first[1], second[1])
+    fresh = R.AccurateEntries(X, 0.05)
+    for a, b in zip(kept.block(rows, support), fresh.block(rows, support), strict=True):
+        assert np.array_equal(a, b)
+    # the transposed entries, kept too, are those computed for them
+    for a, b in zip(kept.block(support, rows), fresh.block(support, rows), strict=True):
+        assert np.array_equal(a, b)
+    assert sum(computed) > 0  # the fresh table computed its own
