@@ -41,7 +41,11 @@ from svmbench.problems import SoftMarginDual, SoftMarginPrimal
 from svmbench.problems.validation import check_int, check_real
 from svmbench.solvers._jit import linear_smo as jit
 from svmbench.solvers._jit.smo_gap import hinge_estimates
-from svmbench.solvers.barrier.early_finish import EARLY_FINISH_GAP, try_early_finish
+from svmbench.solvers.barrier.early_finish import (
+    EARLY_FINISH_GAP,
+    RETRY_FACTOR,
+    try_early_finish,
+)
 from svmbench.solvers.base import IterativeSolver, StepOutcome, once_per_process
 from svmbench.solvers.compile_notice import announced
 from svmbench.solvers.margin_lift import finish_due, lifted_estimate
@@ -54,6 +58,13 @@ EARLY_MAX_FREE = 500
 #: The early finish is tried once the pair updates reach this many per example (or at a large
 #: C): before, further updates to tol cost less than the finish's KKT solves.
 EARLY_FINISH_UPDATES = 0.5
+#: A first, looser native tolerance: once the pair updates have touched ``TRY_WORK`` entries of
+#: K (n an update) without meeting eps, they go on to this one only, where the finish is tried
+#: before eps (on breast cancer at C = 0.3-3 the free set has settled there, after 400-2500
+#: updates where eps = 1e-3 takes 900-3000; docs/measurements.md). ``TRY_WORK`` is about what a
+#: try costs: shorter runs reach eps first.
+TRY_EPS = 0.02
+TRY_WORK = 250_000
 #: The smallest native tolerance tried before the certificate's verdict stands.
 EPS_FLOOR = 1e-14
 #: Points the certificate may refuse before the run ends short of tol: where the estimate
@@ -91,6 +102,9 @@ class _State:
     finished: tuple | None = None
     tried_finish: float = np.inf  # the eps of the last early finish tried
     refusals: int = 0  # the points the certificate refused
+    #: the pair updates after which the rule aims at ``TRY_EPS`` first (None: done, or never)
+    loose_from: int | None = None
+    tried_estimate: float = np.inf  # the estimate at the last finish that did not certify
 
 
 @register
@@ -176,7 +190,9 @@ class LinearSMO(IterativeSolver):
             alpha = np.ascontiguousarray(warm_start.dual_point(problem), dtype=np.float64)
             F = y - K @ (alpha * y)
         kd = np.ascontiguousarray(K.diagonal())
-        return _State(K=K, kd=kd, y=y, C=C, alpha=alpha, F=F, eps=self.eps)
+        loose = self.stop_rule == "gap" and TRY_EPS > self.eps
+        loose_from = -(-TRY_WORK // y.size) if loose else None
+        return _State(K=K, kd=kd, y=y, C=C, alpha=alpha, F=F, eps=self.eps, loose_from=loose_from)
 
     def _step(self, problem, st: _State) -> StepOutcome:
         if st.asked:  # the certificate refused the point the estimate proposed: aim lower
@@ -195,12 +211,23 @@ class LinearSMO(IterativeSolver):
                 updates = jit.shrinking_updates
             elif self.shrinking:  # the first n without: most short runs end there
                 budget = min(budget, plain - st.updates)
-            done, converged = updates(st.K, st.kd, st.y, st.C, st.alpha, st.F, st.eps, budget)
+            eps = st.eps
+            if st.loose_from is not None:  # a long run: the looser rule first
+                if st.updates >= st.loose_from:
+                    eps = TRY_EPS
+                else:
+                    budget = min(budget, st.loose_from - st.updates)
+            done, converged = updates(st.K, st.kd, st.y, st.C, st.alpha, st.F, eps, budget)
             st.bias = None
             total += done
             st.updates += done
+            if converged and eps > st.eps:  # the looser rule holds: the finish, then eps
+                st.loose_from = None
+                if self._finished_loose(problem, st):
+                    return StepOutcome(total, converged=True, certificate=st.finished[1])
+                converged = False
             if not converged and total < chunk and st.updates < self.max_iter:
-                continue  # the plain updates' share ended: the shrinking ones go on
+                continue  # a share of the updates ended (the plain ones, the looser rule's)
             if self.stop_rule == "native" or not converged:
                 return StepOutcome(total, converged=bool(converged))
             st.estimate = self._gap_estimate(problem, st)
@@ -218,20 +245,47 @@ class LinearSMO(IterativeSolver):
             if total >= chunk or st.updates >= self.max_iter:
                 return StepOutcome(total)
 
+    def _finished_loose(self, problem, st: _State) -> bool:
+        """Whether the exact finish certifies at tol the point where the rule holds at
+        ``TRY_EPS`` (tried where its estimate is within ``EARLY_FINISH_GAP`` or a large C makes
+        the estimate C times its margins' rounding; from the margins' guess only)."""
+        st.estimate = self._gap_estimate(problem, st)
+        if st.estimate <= self.tol:
+            return False  # eps is near: the certificate is asked there
+        if st.estimate > EARLY_FINISH_GAP and not finish_due(problem, self.tol, st.eps, st.alpha):
+            return False
+        return self._try_finish(problem, st, TRY_EPS, starts=("margins",))
+
     def _finished_early(self, problem, st: _State, due: bool) -> bool:
         """Whether the exact finish of the point (its free multipliers from their KKT
         equations, :func:`~solvers.barrier.early_finish.try_early_finish`, margins lifted at a
         large C) certifies at tol: tried once per eps whose estimate is within
-        ``EARLY_FINISH_GAP``, or where a large C makes the estimate C times its margins'
-        rounding (``due``), before that point is handed to the certificate."""
-        if not (st.estimate <= EARLY_FINISH_GAP or due) or st.eps >= st.tried_finish:
+        ``EARLY_FINISH_GAP`` and has fallen by ``RETRY_FACTOR`` since the last finish tried, or
+        where a large C makes the estimate C times its margins' rounding (``due``), before that
+        point is handed to the certificate."""
+        if st.eps >= st.tried_finish:
             return False
-        if not due and st.updates < EARLY_FINISH_UPDATES * st.y.size:
+        if not due and (
+            st.estimate > min(EARLY_FINISH_GAP, st.tried_estimate / RETRY_FACTOR)
+            or st.updates < EARLY_FINISH_UPDATES * st.y.size
+        ):
             return False
         st.tried_finish = st.eps
+        return self._try_finish(problem, st, st.eps)
+
+    def _try_finish(self, problem, st: _State, eps: float, starts=("margins", "alpha")) -> bool:
+        """:func:`~solvers.barrier.early_finish.try_early_finish` of a point where the native
+        rule holds at ``eps``, its first guess of the free set the margins within eps of 1
+        (every free multiplier's margin is: ``m_t = 1 + y_t(b − F_t)``, with ``F_t`` and b
+        between ``min_{I_low} F`` and ``max_{I_up} F``, less than eps apart)."""
+        st.tried_estimate = st.estimate
         limit = min(problem.n_features + 2, EARLY_MAX_FREE)
-        band = min(st.estimate, EARLY_FINISH_GAP)  # the margins' band of the first guess
-        st.finished = try_early_finish(problem, self._variables(problem, st), self.tol, limit, band)
+        variables = self._variables(problem, st)
+        m = 1.0 + st.y * (variables["b"] - st.F)
+        band = min(eps, EARLY_FINISH_GAP)
+        st.finished = try_early_finish(
+            problem, variables, self.tol, limit, st.estimate, m=m, band=band, starts=starts
+        )
         return st.finished is not None
 
     def _bias(self, st: _State) -> float:
@@ -263,3 +317,4 @@ class LinearSMO(IterativeSolver):
         if st.finished is not None:  # the finish ran as the stopping test
             info["exact_finish"] = st.finished[2]
         return info
+

@@ -239,19 +239,26 @@ def _scan(F, up, low, active, na):
 
 @numba.njit(cache=True)
 def _unshrink(K, y, alpha, F, active, na):
-    """F of the multipliers outside ``active[:na]`` from α, and every one active again: n."""
+    """F of the multipliers outside ``active[:na]`` from α (``F_t = y_t − Σ_s K_ts α_s y_s``
+    over the support, in the order of s), and every one active again: n."""
     n = y.shape[0]
     if na == n:
         return n
     inside = np.zeros(n, dtype=np.bool_)
     for a in range(na):
         inside[active[a]] = True
+    support = np.empty(n, dtype=np.int64)
+    m = 0
+    for s in range(n):
+        if alpha[s] > 0.0:
+            support[m] = s
+            m += 1
     for t in range(n):
         if not inside[t]:
             Kt, total = K[t], 0.0
-            for s in range(n):
-                if alpha[s] > 0.0:
-                    total += Kt[s] * alpha[s] * y[s]
+            for k in range(m):
+                s = support[k]
+                total += Kt[s] * alpha[s] * y[s]
             F[t] = y[t] - total
         active[t] = t
     return n
