@@ -65,6 +65,11 @@ EARLY_FINISH_UPDATES = 0.5
 #: try costs: shorter runs reach eps first.
 TRY_EPS = 0.02
 TRY_WORK = 250_000
+#: The rows of K are computed as the pairs first ask for them (a run touches its support's
+#: and a few more: 61 of breast cancer's 569 at C = 1) where n > d and ``C·mean‖x‖²`` is at
+#: least this; below, most multipliers end at C (digits pairs at C = 0.01: 40-60 % of the
+#: rows) and BLAS's whole product costs less than the rows one by one (docs/measurements.md).
+ROWS_C_R2 = 1.0
 #: The smallest native tolerance tried before the certificate's verdict stands.
 EPS_FLOOR = 1e-14
 #: Points the certificate may refuse before the run ends short of tol: where the estimate
@@ -87,7 +92,9 @@ _VARIANTS = {"bias": ("free",), "loss": ("hinge",), "n_samples": _size}
 
 @dataclass
 class _State:
-    K: np.ndarray
+    XT: np.ndarray  # Xᵀ dense, for the rows of K not computed yet (empty for CSR)
+    K: np.ndarray  # the Gram matrix's rows marked in ``have``
+    have: np.ndarray
     kd: np.ndarray  # the diagonal of K
     y: np.ndarray
     C: np.ndarray
@@ -168,31 +175,36 @@ class LinearSMO(IterativeSolver):
     @announced("linear_smo", "its pair updates on a Gram matrix")
     def warm_up(self) -> float:
         t0 = time.perf_counter()
-        K = np.array([[1.0, 0.0], [0.0, 1.0]])
+        X = np.array([[1.0, 0.0], [0.0, 1.0]])
         y, C = np.array([1.0, -1.0]), np.ones(2)
         alpha, F = np.zeros(2), y.copy()
-        jit.pair_updates(K, np.ones(2), y, C, alpha, F, 1e-3, 10)
-        jit.shrinking_updates(K, np.ones(2), y, C, np.zeros(2), y.copy(), 1e-3, 10)
+        for updates in (jit.pair_updates, jit.shrinking_updates):
+            have = np.zeros(2, dtype=np.bool_)
+            updates(X, np.empty((2, 2)), have, np.ones(2), y, C, alpha, F, 1e-3, 10)
+            alpha, F = np.zeros(2), y.copy()
         jit.free_bias(y, F, alpha, C)
         hinge_estimates(alpha, y, -y * F, C, 0.0)
         return time.perf_counter() - t0
 
     def _init_state(self, problem, warm_start) -> _State:
         X = problem.X
-        K = X @ X.T
-        K = np.ascontiguousarray(K.toarray() if sparse.issparse(K) else K, dtype=np.float64)
+        n = X.shape[0]
         y = np.ascontiguousarray(problem.y, dtype=np.float64)
         C = np.ascontiguousarray(problem.upper_bounds, dtype=np.float64)
+        K, have, rows, kd = _gram(X, C)
         if warm_start is None:
-            alpha = np.zeros(y.size)
+            alpha = np.zeros(n)
             F = y.copy()
         else:
             alpha = np.ascontiguousarray(warm_start.dual_point(problem), dtype=np.float64)
-            F = y - K @ (alpha * y)
-        kd = np.ascontiguousarray(K.diagonal())
+            _support_rows(rows, K, have, np.flatnonzero(alpha > 0.0))
+            F = y - np.asarray(X @ (X.T @ (alpha * y))).ravel()
         loose = self.stop_rule == "gap" and TRY_EPS > self.eps
         loose_from = -(-TRY_WORK // y.size) if loose else None
-        return _State(K=K, kd=kd, y=y, C=C, alpha=alpha, F=F, eps=self.eps, loose_from=loose_from)
+        return _State(
+            XT=rows, K=K, have=have, kd=kd, y=y, C=C, alpha=alpha, F=F, eps=self.eps,
+            loose_from=loose_from,
+        )  # fmt: skip
 
     def _step(self, problem, st: _State) -> StepOutcome:
         if st.asked:  # the certificate refused the point the estimate proposed: aim lower
@@ -217,7 +229,9 @@ class LinearSMO(IterativeSolver):
                     eps = TRY_EPS
                 else:
                     budget = min(budget, st.loose_from - st.updates)
-            done, converged = updates(st.K, st.kd, st.y, st.C, st.alpha, st.F, eps, budget)
+            done, converged = updates(
+                st.XT, st.K, st.have, st.kd, st.y, st.C, st.alpha, st.F, eps, budget
+            )
             st.bias = None
             total += done
             st.updates += done
@@ -318,3 +332,30 @@ class LinearSMO(IterativeSolver):
             info["exact_finish"] = st.finished[2]
         return info
 
+
+def _gram(X, C):
+    """``(K, have, XT, kd)``: the Gram matrix's rows computed when a pair first asks
+    (:func:`~solvers._jit.linear_smo._row`, from ``XT = Xᵀ``), none yet, where they are
+    expected to be a small share of n (n > d and ``mean C_i·mean‖x‖² ≥ ROWS_C_R2``); else the whole
+    of it at once by BLAS (``XT`` empty), as for a CSR X."""
+    n = X.shape[0]
+    dense = not sparse.issparse(X) and n > X.shape[1]
+    if dense and float(np.mean(C)) * float(np.vdot(X, X)) >= ROWS_C_R2 * n:
+        XT = np.ascontiguousarray(X.T, dtype=np.float64)
+        kd = (XT * XT).sum(axis=0)  # summed as the rows are
+        return np.empty((n, n)), np.zeros(n, dtype=np.bool_), XT, kd
+    K = X @ X.T
+    K = np.ascontiguousarray(K.toarray() if sparse.issparse(K) else K, dtype=np.float64)
+    return K, np.ones(n, dtype=np.bool_), np.empty((0, n)), np.ascontiguousarray(K.diagonal())
+
+
+def _support_rows(XT, K, have, support) -> None:
+    """The rows of K of a warm start's support, summed as :func:`~solvers._jit.linear_smo._row`
+    sums them (the loops' unshrinking reads them, as the rows of multipliers a pair moved)."""
+    support = support[~have[support]]
+    if support.size:
+        block = np.zeros((support.size, XT.shape[1]))
+        for k in range(XT.shape[0]):
+            block += XT[k][None, :] * XT[k, support][:, None]
+        K[support] = block
+        have[support] = True
