@@ -101,6 +101,43 @@ def test_the_early_finish_ends_at_libsvms_eps():
     assert native.rel_gap > 1e-6
 
 
+def _cancer(C):
+    X, labels = load_breast_cancer(return_X_y=True)
+    X = (X - X.mean(axis=0)) / X.std(axis=0)
+    return SoftMarginPrimal(X, np.where(labels == 1, 1.0, -1.0), C=C, bias="free")
+
+
+def test_a_long_run_is_finished_where_the_looser_rule_holds():
+    # breast cancer at C = 1: more than TRY_WORK entries of K touched before eps = 1e-3 holds;
+    # the run aims at TRY_EPS first and the finish certifies there, where the rule at that
+    # tolerance first holds, long before it holds at 1e-3
+    from svmbench.solvers.linear_smo import TRY_EPS, TRY_WORK
+
+    problem = _cancer(1.0)
+    finished = registry.get("linear_smo").solve(problem)
+    assert finished.status is Status.OPTIMAL and finished.rel_gap <= 1e-6
+    assert finished.info["exact_finish"]["early"] is True
+    loose = registry.get("linear_smo", stop_rule="native", eps=TRY_EPS).solve(problem)
+    assert finished.iterations == loose.iterations
+    assert finished.iterations * problem.n_samples >= TRY_WORK
+    native = registry.get("linear_smo", stop_rule="native", eps=1e-3).solve(problem)
+    assert native.iterations > 1.5 * finished.iterations
+    assert abs(finished.primal - native.primal) <= 1e-3 * abs(native.primal)
+
+
+@pytest.mark.parametrize("pair", [(1, 7), (4, 5)])
+def test_the_first_guess_of_the_free_set_is_the_margins_within_eps(pair):
+    # every free multiplier's margin is within the rule's eps of 1: that band finds the free
+    # set of these digits pairs at C = 100 in one KKT solve, where a tenth of the square root
+    # of the gap estimate missed some and the thresholds of α took a second solve
+    X, y = _digits_pair(*pair)
+    problem = SoftMarginPrimal(X, y, C=100.0, bias="free")
+    result = registry.get("linear_smo").solve(problem)
+    report = result.info["exact_finish"]
+    assert result.status is Status.OPTIMAL and report["early"] is True
+    assert report["start"] == "margins" and len(report["tried"]) == 1
+
+
 def test_the_native_rule_holds_where_it_stops():
     X, y = _digits_pair(1, 7)
     problem = SoftMarginPrimal(X, y, C=10.0, bias="free")
