@@ -8,10 +8,11 @@ Problem (docs/ARCHITECTURE.md §2, C-form): the hinge dual
     0 \\le \\alpha_i \\le C_i, \\quad y^T\\alpha = 0, \\qquad Q_{ij} = y_i y_j\\, x_i \\cdot x_j,
 
 of :class:`~problems.SoftMarginPrimal` or :class:`~problems.SoftMarginDual` with a free bias,
-the problem LIBSVM solves for ``SVC(kernel="linear")``. ``K = X Xᵀ`` is computed once by BLAS
-(``n ≤ MAX_N``: 8n² bytes) and the pair updates run on it (:mod:`solvers._jit.linear_smo`:
-WSS 2 of Fan, Chen & Lin, JMLR 6, 2005; LIBSVM's shrinking, no column cache). The point handed to
-the certificate is ``w = Xᵀ(α∘y)``, LIBSVM's b from the free multipliers, and α.
+the problem LIBSVM solves for ``SVC(kernel="linear")``. The pair updates run on ``K = X Xᵀ``
+(:mod:`solvers._jit.linear_smo`: WSS 2 of Fan, Chen & Lin, JMLR 6, 2005; LIBSVM's shrinking),
+8n² bytes held (``n ≤ MAX_N``), its rows computed when a pair first asks for them where few are
+expected (``ROWS_C_R2``), else at once by BLAS. The point handed to the certificate is
+``w = Xᵀ(α∘y)``, LIBSVM's b from the free multipliers, and α.
 
 Stopping (``stop_rule="gap"``): the native rule ``max_{I_up} −y_tG_t − min_{I_low} −y_tG_t <
 eps`` from ``eps = 1e-3`` (LIBSVM's), then the O(n) gap estimate from the maintained gradient
@@ -22,10 +23,13 @@ tol, else eps is tightened in proportion (as :class:`~solvers.smo.SMO` does), do
 the estimate is within ``EARLY_FINISH_GAP`` (or a large C weighs the margins' rounding), the
 point's free multipliers are first solved from their KKT equations (the barrier's early
 finish, :mod:`solvers.barrier.early_finish`): at LIBSVM's eps the active set is usually the
-optimum's, and a finished point the problem certifies at tol ends the run. ``"native"``: the
-rule at ``eps``. An iteration is one pair update. Separable pairs end in a few hundred
-updates at any C; on overlapping classes at a large C the updates grow with C (LIBSVM's too):
-auto gives it a probe, then the barrier.
+optimum's, and a finished point the problem certifies at tol ends the run. A long run (past
+``TRY_WORK`` entries of K) aims first at ``TRY_EPS``, looser than eps, and tries the finish
+there: the free set has usually settled long before the rule holds at eps. The finish's first
+guess frees the margins within the rule's tolerance of 1, as every free multiplier's is.
+``"native"``: the rule at ``eps``. An iteration is one pair update. Separable pairs end in a
+few hundred updates at any C; on overlapping classes at a large C the updates grow with C
+(LIBSVM's too): auto gives it a probe, then the barrier.
 """
 
 from __future__ import annotations
