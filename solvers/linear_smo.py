@@ -74,6 +74,8 @@ TRY_WORK = 250_000
 #: least this; below, most multipliers end at C (digits pairs at C = 0.01: 40-60 % of the
 #: rows) and BLAS's whole product costs less than the rows one by one (docs/measurements.md).
 ROWS_C_R2 = 1.0
+#: ... and where the whole product ``n²d`` is at least this (iris and wine pairs: a few µs).
+ROWS_MIN_PRODUCT = 1_000_000
 #: The smallest native tolerance tried before the certificate's verdict stands.
 EPS_FLOOR = 1e-14
 #: Points the certificate may refuse before the run ends short of tol: where the estimate
@@ -340,11 +342,12 @@ class LinearSMO(IterativeSolver):
 def _gram(X, C):
     """``(K, have, XT, kd)``: the Gram matrix's rows computed when a pair first asks
     (:func:`~solvers._jit.linear_smo._row`, from ``XT = Xᵀ``), none yet, where they are
-    expected to be a small share of n (n > d and ``mean C_i·mean‖x‖² ≥ ROWS_C_R2``); else the whole
-    of it at once by BLAS (``XT`` empty), as for a CSR X."""
-    n = X.shape[0]
-    dense = not sparse.issparse(X) and n > X.shape[1]
-    if dense and float(np.mean(C)) * float(np.vdot(X, X)) >= ROWS_C_R2 * n:
+    expected to be a small share of n (n > d and ``mean C_i·mean‖x‖² ≥ ROWS_C_R2``) and the
+    whole product is not too small to matter (``n²d ≥ ROWS_MIN_PRODUCT``); else the whole of it
+    at once by BLAS (``XT`` empty), as for a CSR X."""
+    n, d = X.shape
+    few = not sparse.issparse(X) and d < n and n * n * d >= ROWS_MIN_PRODUCT
+    if few and float(C.sum()) * float(np.vdot(X, X)) >= ROWS_C_R2 * n * n:
         XT = np.ascontiguousarray(X.T, dtype=np.float64)
         kd = (XT * XT).sum(axis=0)  # summed as the rows are
         return np.empty((n, n)), np.zeros(n, dtype=np.bool_), XT, kd
