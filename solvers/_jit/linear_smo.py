@@ -25,6 +25,13 @@ TAU = 1e-12
 SHRINK_PERIOD = 100
 
 
+@numba.njit(cache=True, no_cpython_wrapper=True)
+def _none():
+    """−1, "no index", typed as any index is: a literal −1 would have the helpers it reaches
+    compiled once more for it (``Literal[int](-1)`` signatures)."""
+    return np.int64(-1)
+
+
 @numba.njit(cache=True)
 def pair_updates(XT, K, have, kd, y, C, alpha, F, eps, budget):
     """``(updates, converged)``: at most ``budget`` pair updates of α and ``F = −y ⊙ G`` in
@@ -36,7 +43,7 @@ def pair_updates(XT, K, have, kd, y, C, alpha, F, eps, budget):
     up, low = np.empty(n), np.empty(n)
     for t in range(n):
         _offsets(y, C, alpha, up, low, t)
-    gmax, i = -np.inf, -1
+    gmax, i = -np.inf, _none()
     for t in range(n):
         v = F[t] + up[t]
         if v > gmax:
@@ -44,7 +51,7 @@ def pair_updates(XT, K, have, kd, y, C, alpha, F, eps, budget):
     for it in range(budget):
         if i < 0:
             return it, True
-        gmin, j, best = np.inf, -1, 0.0
+        gmin, j, best = np.inf, _none(), 0.0
         kii, Ki = kd[i], _row(XT, K, have, i)
         for t in range(n):
             v = F[t] + low[t]
@@ -62,7 +69,7 @@ def pair_updates(XT, K, have, kd, y, C, alpha, F, eps, budget):
         _offsets(y, C, alpha, up, low, j)
         # F follows the step, and the next maximal violator is read in the same pass
         Kj = _row(XT, K, have, j)
-        gmax, i = -np.inf, -1
+        gmax, i = -np.inf, _none()
         for t in range(n):
             f = F[t] - (Ki[t] * di + Kj[t] * dj)
             F[t] = f
@@ -196,7 +203,7 @@ def shrinking_updates(XT, K, have, kd, y, C, alpha, F, eps, budget):
                     active[kept] = t
                     kept += 1
             na = kept
-        j, best = -1, 0.0
+        j, best = _none(), 0.0
         kii, Ki = kd[i], _row(XT, K, have, i)
         for a in range(na):
             t = active[a]
@@ -214,7 +221,7 @@ def shrinking_updates(XT, K, have, kd, y, C, alpha, F, eps, budget):
         _offsets(y, C, alpha, up, low, j)
         # F follows the step on the active set, the next pair's bounds read in the same pass
         Kj = _row(XT, K, have, j)
-        gmax, i, gmin = -np.inf, -1, np.inf
+        gmax, i, gmin = -np.inf, _none(), np.inf
         for a in range(na):
             t = active[a]
             f = F[t] - (Ki[t] * di + Kj[t] * dj)
@@ -231,7 +238,7 @@ def shrinking_updates(XT, K, have, kd, y, C, alpha, F, eps, budget):
 @numba.njit(cache=True, no_cpython_wrapper=True)
 def _scan(F, up, low, active, na):
     """``(max_{I_up} F, its index, min_{I_low} F)`` over ``active[:na]``."""
-    gmax, i, gmin = -np.inf, -1, np.inf
+    gmax, i, gmin = -np.inf, _none(), np.inf
     for a in range(na):
         t = active[a]
         if F[t] + up[t] > gmax:
