@@ -61,19 +61,31 @@ def early_finish_applies(problem) -> bool:
     return finish_applies(problem)
 
 
-def try_early_finish(problem, variables, tol: float, free_limit: int, estimate: float, m=None):
+def try_early_finish(
+    problem,
+    variables,
+    tol: float,
+    free_limit: int,
+    estimate: float,
+    m=None,
+    band=None,
+    starts=("margins", "alpha"),
+):
     """``(variables, certificate, report)`` of the finished point when the problem certifies it
     at ``tol``, else None. ``variables``: the iterate's ``w, b, alpha`` (α in its box, and on
     ``yᵀα = 0`` for a free bias); ``free_limit``: the largest free set solved; ``estimate``:
-    the iterate's relative gap estimate (the margins' band); ``m``: its margins, if known."""
+    the iterate's relative gap estimate (the margins' band ``MARGIN_BAND·√estimate``, unless
+    ``band`` gives it); ``m``: its margins, if known; ``starts``: the first guesses tried, in
+    order (``"margins"``, ``"alpha"``)."""
     alpha = np.asarray(variables["alpha"], dtype=np.float64)
     _, upper = problem.dual_box()
     b0 = variables.get("b")
     if m is None:
         m = problem.margins(variables["w"], 0.0 if b0 is None else b0)
-    band = MARGIN_BAND * math.sqrt(max(estimate, 0.0))
+    if band is None:
+        band = MARGIN_BAND * math.sqrt(max(estimate, 0.0))
     tried = []
-    for name in ("margins", "alpha"):
+    for name in starts:
         if name == "margins":
             at0 = (m > 1.0 + band) | (upper <= 0.0)
             atC = np.isfinite(upper) & ~at0 & (m < 1.0 - band)

@@ -50,7 +50,7 @@ def test_the_pair_updates_are_libsvms(count):
     C = np.where(np.arange(40) % 3 == 0, 0.5, 2.0)
     K = X @ X.T
     alpha, F = np.zeros(40), y.copy()
-    jit.pair_updates(K, K.diagonal().copy(), y, C, alpha, F, 1e-3, count)
+    jit.pair_updates(*_whole(K), K.diagonal().copy(), y, C, alpha, F, 1e-3, count)
     expected = _plain_updates(K, y, C, count)
     assert np.allclose(alpha, expected, rtol=0, atol=1e-12)
     assert not np.array_equal(alpha, np.zeros(40))
@@ -99,6 +99,43 @@ def test_the_early_finish_ends_at_libsvms_eps():
     native = registry.get("linear_smo", stop_rule="native", eps=1e-3).solve(problem)
     assert finished.iterations == native.iterations
     assert native.rel_gap > 1e-6
+
+
+def _cancer(C):
+    X, labels = load_breast_cancer(return_X_y=True)
+    X = (X - X.mean(axis=0)) / X.std(axis=0)
+    return SoftMarginPrimal(X, np.where(labels == 1, 1.0, -1.0), C=C, bias="free")
+
+
+def test_a_long_run_is_finished_where_the_looser_rule_holds():
+    # breast cancer at C = 1: more than TRY_WORK entries of K touched before eps = 1e-3 holds;
+    # the run aims at TRY_EPS first and the finish certifies there, where the rule at that
+    # tolerance first holds, long before it holds at 1e-3
+    from svmbench.solvers.linear_smo import TRY_EPS, TRY_WORK
+
+    problem = _cancer(1.0)
+    finished = registry.get("linear_smo").solve(problem)
+    assert finished.status is Status.OPTIMAL and finished.rel_gap <= 1e-6
+    assert finished.info["exact_finish"]["early"] is True
+    loose = registry.get("linear_smo", stop_rule="native", eps=TRY_EPS).solve(problem)
+    assert finished.iterations == loose.iterations
+    assert finished.iterations * problem.n_samples >= TRY_WORK
+    native = registry.get("linear_smo", stop_rule="native", eps=1e-3).solve(problem)
+    assert native.iterations > 1.5 * finished.iterations
+    assert abs(finished.primal - native.primal) <= 1e-3 * abs(native.primal)
+
+
+@pytest.mark.parametrize("pair", [(1, 7), (4, 5)])
+def test_the_first_guess_of_the_free_set_is_the_margins_within_eps(pair):
+    # every free multiplier's margin is within the rule's eps of 1: that band finds the free
+    # set of these digits pairs at C = 100 in one KKT solve, where a tenth of the square root
+    # of the gap estimate missed some and the thresholds of α took a second solve
+    X, y = _digits_pair(*pair)
+    problem = SoftMarginPrimal(X, y, C=100.0, bias="free")
+    result = registry.get("linear_smo").solve(problem)
+    report = result.info["exact_finish"]
+    assert result.status is Status.OPTIMAL and report["early"] is True
+    assert report["start"] == "margins" and len(report["tried"]) == 1
 
 
 def test_the_native_rule_holds_where_it_stops():
@@ -157,6 +194,17 @@ def _overlapping(n=400, seed=5):
     return X @ X.T, y, C
 
 
+def _whole(K):
+    """The loops' ``(XT, K, have)`` of a Gram matrix given whole (no row computed by them)."""
+    return np.empty((0, K.shape[0])), K.copy(), np.ones(K.shape[0], dtype=np.bool_)
+
+
+def _lazy(X):
+    """The loops' ``(XT, K, have)`` with no row computed yet (``linear_smo``'s dense start)."""
+    n = X.shape[0]
+    return np.ascontiguousarray(X.T), np.full((n, n), np.nan), np.zeros(n, dtype=np.bool_)
+
+
 def _rule_gap(y, C, alpha, F):
     """``max_{I_up} F − min_{I_low} F`` of the whole problem."""
     up = ((y > 0) & (alpha < C)) | ((y < 0) & (alpha > 0))
@@ -170,9 +218,9 @@ def test_shrinking_reaches_the_rule_on_the_whole_problem():
     K, y, C = _overlapping()
     kd = K.diagonal().copy()
     a_plain, F_plain = np.zeros(y.size), y.copy()
-    _, ok_plain = jit.pair_updates(K, kd, y, C, a_plain, F_plain, 1e-3, 10**6)
+    _, ok_plain = jit.pair_updates(*_whole(K), kd, y, C, a_plain, F_plain, 1e-3, 10**6)
     alpha, F = np.zeros(y.size), y.copy()
-    done, ok = jit.shrinking_updates(K, kd, y, C, alpha, F, 1e-3, 10**6)
+    done, ok = jit.shrinking_updates(*_whole(K), kd, y, C, alpha, F, 1e-3, 10**6)
     assert ok and ok_plain and done > 2 * jit.SHRINK_PERIOD  # the shrinking passes ran
     assert np.allclose(F, y - K @ (alpha * y), rtol=0, atol=1e-10)
     assert _rule_gap(y, C, alpha, F) < 1e-3
@@ -189,7 +237,7 @@ def test_shrinking_reaches_the_rule_on_the_whole_problem():
 def test_shrinking_hands_back_the_whole_gradient_at_its_budget(budget):
     K, y, C = _overlapping()
     alpha, F = np.zeros(y.size), y.copy()
-    done, ok = jit.shrinking_updates(K, K.diagonal().copy(), y, C, alpha, F, 1e-9, budget)
+    done, ok = jit.shrinking_updates(*_whole(K), K.diagonal().copy(), y, C, alpha, F, 1e-9, budget)
     assert done == budget and not ok
     assert np.allclose(F, y - K @ (alpha * y), rtol=0, atol=1e-10)
 
@@ -210,3 +258,44 @@ def test_shrinking_certifies_what_the_plain_updates_do():
 def test_shrinking_must_be_a_bool():
     with pytest.raises(TypeError, match="shrinking"):
         registry.get("linear_smo", shrinking="yes")
+
+
+@pytest.mark.parametrize("shrinking", [False, True])
+def test_the_rows_computed_when_first_asked_are_the_gram_matrixs(shrinking):
+    # the loops compute a row of K = X Xᵀ when a pair first needs it: those rows are the Gram
+    # matrix's, symmetric bit for bit, the others never written, and the updates are those
+    # on the whole matrix
+    X, labels = load_breast_cancer(return_X_y=True)
+    X = (X - X.mean(axis=0)) / X.std(axis=0)
+    y, C = np.where(labels == 1, 1.0, -1.0), np.ones(labels.size)
+    XT, K, have = _lazy(X)
+    kd = (XT * XT).sum(axis=0)
+    updates = jit.shrinking_updates if shrinking else jit.pair_updates
+    alpha, F = np.zeros(y.size), y.copy()
+    updates(XT, K, have, kd, y, C, alpha, F, 1e-3, 1500)
+    rows = np.flatnonzero(have)
+    assert 0 < rows.size < y.size // 4  # breast cancer's pairs touch few rows
+    assert np.all(alpha[~have] == 0.0)  # every multiplier a pair moved has its row
+    assert np.isnan(K[~have]).all()
+    full = X @ X.T
+    assert np.allclose(K[rows], full[rows], rtol=0, atol=1e-12 * np.abs(full).max())
+    assert np.array_equal(K[np.ix_(rows, rows)], K[np.ix_(rows, rows)].T)
+    assert np.array_equal(K[rows, rows], kd[rows])  # the diagonal summed as the rows are
+    assert np.allclose(F, y - full @ (alpha * y), rtol=0, atol=1e-9)
+    # the first updates choose the same pairs (later, rounding's choices between near ties
+    # part the two runs)
+    a_lazy, F_lazy = np.zeros(y.size), y.copy()
+    updates(*_lazy(X), kd, y, C, a_lazy, F_lazy, 1e-3, 60)
+    a_whole, F_whole = np.zeros(y.size), y.copy()
+    updates(*_whole(full), full.diagonal().copy(), y, C, a_whole, F_whole, 1e-3, 60)
+    assert np.allclose(a_lazy, a_whole, rtol=0, atol=1e-9) and np.any(a_lazy > 0)
+
+
+def test_a_warm_start_computes_the_rows_of_its_support():
+    X, y = _digits_pair()
+    problem = SoftMarginPrimal(X, y, C=1.0, bias="free")
+    solver = registry.get("linear_smo")
+    cold = solver.solve(problem)
+    warm = registry.get("linear_smo", eps=1e-9).solve(problem, warm_start=cold.alpha * 0.5)
+    assert warm.status is Status.OPTIMAL and warm.rel_gap <= 1e-6
+    assert abs(warm.primal - cold.primal) <= 2e-6 * abs(cold.primal)
