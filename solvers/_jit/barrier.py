@@ -15,9 +15,9 @@ NumPy array operations and six products with X̃:
 4. ``update`` (no X): the step, the new residuals and the complementarity, and ``prepare``'s
    vectors at the new point (the next iteration skips ``prepare``).
 
-Per row, with ``e = ξ/ν`` (hinge) or ``1/(2C)`` (squared hinge, ``ξ = λ/(2C)``),
-``r_p = m − 1 − s + ξ``, ``r_ξ = C − λ − ν``, and right-hand sides ``r_s`` (of ``λΔs + sΔλ``)
-and ``r_c`` (of ``νΔξ + ξΔν``):
+Per row, with ``e = ξ/ν`` (hinge), ``1/(2C)`` (squared hinge, ``ξ = λ/(2C)``) or 0 (hard margin,
+no ξ), ``r_p = m − 1 − s + ξ``, ``r_ξ = C − λ − ν``, and right-hand sides ``r_s`` (of
+``λΔs + sΔλ``) and ``r_c`` (of ``νΔξ + ξΔν``):
 ``g = D (r_s/λ − r_p − (r_c − ξ r_ξ)/ν)``, ``Δλ = g − D Δm``, ``Δs = (r_s − s Δλ)/λ``,
 ``Δν = r_ξ − Δλ``, ``Δξ = (r_c − ξ Δν)/ν`` (:func:`_row_direction`; the hinge terms only for the
 hinge). The affine step has ``r_s = −sλ``, ``r_c = −ξν``; the corrected one adds ``τ − Δs_aΔλ_a``
@@ -26,18 +26,13 @@ and the stored ``Δm`` of the two steps, which costs a few flops per row and sav
 (at n = 10⁶ every pass over an O(n) vector is a pass over main memory). Each formula is the
 NumPy one in the same order of operations; no ``fastmath``.
 
-The hard margin (no ξ, ``e = 0``) runs the squared hinge's passes with every ``C_i = ∞``:
-``1/(2C) = 0`` and ``λ/(2C) = 0`` exactly, so that D, ``r_p``, the directions and the step are
-the same floating-point operations on the same values (adding an exact zero), and it compiles
-no passes of its own; only the loss sum of ``update`` (``C ℓ``, then ∞·0) means nothing for
-it, and its gap estimate does not read it. Each pass is one body for both losses and for dense
-and CSR rows (:mod:`solvers._jit.rows`), with one entry point per loss (:data:`PASSES`, the
-loss a constant in it), compiled per storage on first use: a fit compiles the loss and the
-storage it runs, not the six variants of every pass. The row helpers are compiled callees
-(one per loss, which LLVM inlines: the same code), not Numba-inlined bodies
-(``inline="always"``), which Numba copies and translates again at every call site:
-``_row_direction``, ``_affine_row``, ``_corrector_rhs``, ``_state_row``, ``_corrector_dir``,
-``_ratio``, ``_floor``. ``_row_terms`` and the block loops
+Each pass is one body for the three losses and for dense and CSR rows (:mod:`solvers._jit.rows`),
+with one entry point per loss (:data:`PASSES`, the loss a constant in it), compiled per storage
+on first use: a fit compiles the loss and the storage it runs, not the nine variants of every
+pass. The row helpers are compiled callees (one per loss, which LLVM inlines: the same
+code), not Numba-inlined bodies (``inline="always"``), which Numba copies and translates
+again at every call site: ``_row_direction``, ``_affine_row``, ``_corrector_rhs``,
+``_state_row``, ``_corrector_dir``, ``_ratio``, ``_floor``. ``_row_terms`` and the block loops
 stay inlined (a compiled ``_row_terms`` left the corrector's row loop unvectorized).
 ``x̃_i · Δz`` is :func:`~solvers._jit.rows.row_dot4`, whose dense order (four partial sums)
 differs from the CSR one (one sum): the two storages give the same iterates to rounding, not
@@ -54,9 +49,8 @@ import numpy as np
 
 from svmbench.solvers._jit.rows import row_axpy, row_dot4
 
-#: Loss codes (the ``loss`` argument of every kernel); the hard margin runs SQUARED_HINGE's
-#: passes with every ``C_i = ∞`` (see the module notes).
-HINGE, SQUARED_HINGE = 0, 1
+#: Loss codes (the ``loss`` argument of every kernel).
+HINGE, SQUARED_HINGE, HARD = 0, 1, 2
 #: Floor of the positive variables after a step (as ``np.maximum(·, 1e-300)`` in NumPy).
 TINY = 1e-300
 
@@ -64,10 +58,12 @@ TINY = 1e-300
 @numba.njit(cache=True, inline="always", error_model="numpy")
 def _row_terms(loss, m, s, lam, xi, nu, C):
     """``(D, r_p, r_ξ)`` of one row: ``D = 1/(s/λ + e)``, ``r_p = m − 1 − s + ξ``,
-    ``r_ξ = C − λ − ν`` (0 but for the hinge; ``e = 1/(2C)``, ``ξ = λ/(2C)`` otherwise)."""
+    ``r_ξ = C − λ − ν`` (0 but for the hinge)."""
     if loss == HINGE:
         return 1.0 / (s / lam + xi / nu), m - 1.0 - s + xi, C - lam - nu
-    return 1.0 / (s / lam + 1.0 / (2.0 * C)), m - 1.0 - s + lam / (2.0 * C), 0.0
+    if loss == SQUARED_HINGE:
+        return 1.0 / (s / lam + 1.0 / (2.0 * C)), m - 1.0 - s + lam / (2.0 * C), 0.0
+    return 1.0 / (s / lam + 0.0), m - 1.0 - s, 0.0
 
 
 @numba.njit(cache=True, error_model="numpy", no_cpython_wrapper=True, no_cfunc_wrapper=True)
@@ -269,7 +265,7 @@ def scale_rows(Z, sqD, V, Y, B):
 # ---- entry points: the four passes of each loss, the loss a constant of each ------------------
 def _passes_of(loss: int):
     """The four passes of ``loss`` (:class:`Passes`), jitted with ``loss`` a constant of their
-    closure: one body per pass for both losses, and each entry point compiles the loops of
+    closure: one body per pass for the three losses, and each entry point compiles the loops of
     its own loss only (an entry point calling an always-inlined pass body had one more level of
     Numba inlining to compile)."""
 
@@ -371,4 +367,4 @@ class Passes(NamedTuple):
 
 
 #: The passes of each loss code.
-PASSES = {loss: _passes_of(loss) for loss in (HINGE, SQUARED_HINGE)}
+PASSES = {loss: _passes_of(loss) for loss in (HINGE, SQUARED_HINGE, HARD)}

@@ -102,7 +102,6 @@ from svmbench.solvers.barrier.primal_dual_margins import (
     compile_row_passes,
     compiled_passes,
     feasible_multipliers,
-    pass_loss,
     passes_variant,
     ppd_converged,
     ppd_estimates,
@@ -417,7 +416,7 @@ class BarrierSolver(IterativeSolver):
             problem, (SoftMarginPrimal, HardMarginPrimal)
         ):
             return 0.0
-        loss = pass_loss("hard" if isinstance(problem, HardMarginPrimal) else problem.loss)
+        loss = "hard" if isinstance(problem, HardMarginPrimal) else problem.loss
         if not sparse.issparse(problem.X) and ("dense", loss) in compiled_passes():
             return 0.0  # dense rows run the dense passes, compiled: no rows built to ask
         variant = passes_variant(problem)

@@ -104,8 +104,7 @@ class PrimalPDState:
     #: recomputes r_p, r_ξ row by row: it does not store them).
     a_lam: np.ndarray = field(default=None, repr=False)
     r_z: np.ndarray = field(default=None, repr=False)
-    #: ``(Σ C_i ℓ(max(0, 1 − m_i)), Σ λ_i, Σ λ_i²/(4C_i), min m)`` for :func:`ppd_gap_estimate`
-    #: (the hard margin's estimate reads no loss sum: the jitted passes leave NaN there).
+    #: ``(Σ C_i ℓ(max(0, 1 − m_i)), Σ λ_i, Σ λ_i²/(4C_i), min m)`` for :func:`ppd_gap_estimate`.
     sums: np.ndarray = field(default_factory=lambda: np.zeros(4), repr=False)
     r_p: np.ndarray = field(default=None, repr=False)
     r_xi: np.ndarray | None = field(default=None, repr=False)
@@ -428,7 +427,6 @@ class _RowPasses:
         #: step's pass computes them): the next iteration then skips ``prepare``. Code that
         #: changes the state's m, s, λ, ξ or ν between iterations sets it to False.
         self.prepared = False
-        self.no_cap = None  # the hard margin's C_i = ∞ (ppd_fused_iteration)
         # small dense rows: [X E] once, and its scaled copy (normal_system)
         self.Z = self.Y = None
         if not feat.sparse and 8 * n * dim <= LEAN_BYTES:
@@ -466,9 +464,8 @@ class _RowPasses:
 #: The (storage, loss) variants of the jitted passes compiled in this process
 #: (:func:`compile_row_passes`).
 _WARM_VARIANTS: set[tuple[str, str]] = set()
-_LOSS_CODES = {"hinge": jit.HINGE, "squared_hinge": jit.SQUARED_HINGE}
-#: The losses of the passes; the hard margin's phase II runs the squared hinge's with
-#: ``C_i = ∞`` (:func:`pass_loss`; the same arithmetic, :mod:`solvers._jit.barrier`).
+_LOSS_CODES = {"hinge": jit.HINGE, "squared_hinge": jit.SQUARED_HINGE, "hard": jit.HARD}
+#: The losses of the passes (the hard margin: its phase II).
 LOSSES = tuple(_LOSS_CODES)
 _NO_ROWS = np.empty(0)  # ξ, ν of the losses without them
 
@@ -484,11 +481,9 @@ def ppd_fused_iteration(s: PrimalPDState, fraction: float) -> None:
     ``sᵀλ + ξᵀν + α lin + α² quad`` of the step α, and ``Aᵀλ`` is updated with
     ``X̃ᵀ(y ⊙ Δλ)`` from the corrector's pass (``r_z = Pz − Aᵀλ``). The step's pass leaves ``D``
     and the right-hand sides' vectors of the next iteration (``prepare``'s) in place."""
-    rp, passes = s.passes, jit.PASSES[_LOSS_CODES[pass_loss(s.loss)]]
+    rp, passes = s.passes, jit.PASSES[_LOSS_CODES[s.loss]]
     xi, nu = (s.xi, s.nu) if s.loss == "hinge" else (_NO_ROWS, _NO_ROWS)
     y, C, m, sl, lam, buf = s.y, s.C, s.m, s.s, s.lam, rp.buf
-    if s.loss == "hard":  # the squared hinge's passes with C_i = ∞ (no ξ: e = 1/(2C) = 0)
-        C = rp.no_cap = rp.no_cap if rp.no_cap is not None else np.full(len(y), np.inf)
     if not rp.prepared:
         passes.prepare(y, C, m, sl, lam, xi, nu, rp.sqD, rp.V)
     rp.prepared = False  # until the step's pass prepares the next iteration
@@ -514,7 +509,6 @@ def ppd_fused_iteration(s: PrimalPDState, fraction: float) -> None:
         y, C, m, sl, lam, xi, nu, rp.dm_aff, rp.dm, tau, st, buf, s.sums, rp.sqD, rp.V
     )
     rp.prepared = True
-    s.sums[0] = math.nan if s.loss == "hard" else s.sums[0]  # C_i = ∞: ∞·0
     s.z = s.z + st * dz
     s.a_lam = s.a_lam + st * rp.acc
     s.r_z = s.p * s.z - s.a_lam
@@ -554,11 +548,6 @@ def row_storage(rows) -> str:
     return "csr-int32" if rows[1].dtype == np.int32 else "csr-int64"
 
 
-def pass_loss(loss: str) -> str:
-    """The loss of the passes a state of ``loss`` runs (the hard margin: the squared hinge's)."""
-    return "squared_hinge" if loss == "hard" else loss
-
-
 def passes_variant(problem) -> tuple[str, str] | None:
     """``(storage, loss)`` of the jitted passes the primal-dual variant runs on ``problem`` (a
     primal form with d ≤ n over the examples with ``C_i > 0``), or None when it runs none."""
@@ -566,7 +555,7 @@ def passes_variant(problem) -> tuple[str, str] | None:
     if feat.d > feat.n:
         return None
     loss = "hard" if isinstance(problem, HardMarginPrimal) else problem.loss
-    return row_storage(as_rows(feat.X)), pass_loss(loss)
+    return row_storage(as_rows(feat.X)), loss
 
 
 def compiled_passes() -> frozenset[tuple[str, str]]:
@@ -586,14 +575,20 @@ def compile_row_passes(storages=ROW_STORAGES, losses=LOSSES) -> float:
     X = np.array([[2.0, 0.0], [-2.0, 0.0], [2.0, 1.0], [-2.0, -1.0]])
     y = np.array([1.0, -1.0, 1.0, -1.0])
     csr = sparse.csr_matrix(X)
-    tiny = {"dense": X}
-    for name, index in (("csr-int32", np.int32), ("csr-int64", np.int64)):
-        parts = (csr.data, csr.indices.astype(index), csr.indptr.astype(index))
-        tiny[name] = sparse.csr_matrix(parts, shape=X.shape)
+    tiny = {
+        "dense": X,
+        "csr-int32": sparse.csr_matrix(
+            (csr.data, csr.indices.astype(np.int32), csr.indptr.astype(np.int32)), shape=X.shape
+        ),
+        "csr-int64": sparse.csr_matrix(
+            (csr.data, csr.indices.astype(np.int64), csr.indptr.astype(np.int64)), shape=X.shape
+        ),
+    }
     p = np.array([1.0, 1.0, 0.0])
     for storage, loss in wanted:
         feat = Features(tiny[storage], np.ones((4, 1)))
-        state = ppd_start(feat, y, np.ones(4), loss, p, np.zeros(3), None, True)
+        z = np.array([1.0 if loss == "hard" else 0.0, 0.0, 0.0])  # hard: margins 2
+        state = ppd_start(feat, y, np.ones(4), loss, p, z, None, True)
         ppd_fused_iteration(state, PD_TO_BOUNDARY)
         _WARM_VARIANTS.add((storage, loss))
     return time.perf_counter() - start

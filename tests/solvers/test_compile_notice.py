@@ -123,24 +123,22 @@ def test_barrier_compiles_and_announces_only_the_loss_and_rows_a_problem_runs(
     assert err.count("\n") == 1
     assert primal_dual_margins.compiled_passes() == {("dense", "squared_hinge")}
     assert not compile_notice.needs_compiling("barrier-dense-squared_hinge")
-    for other in ("barrier-dense-hinge", "barrier-csr-int32-squared_hinge"):
+    for other in ("barrier-dense-hinge", "barrier-csr-int32-squared_hinge", "barrier-dense-hard"):
         assert compile_notice.needs_compiling(other)
     # again, and a solve: nothing compiled, nothing said
     assert solver.warm_up_for(_primal("squared_hinge")) == 0.0
     result = solver.solve(_primal("squared_hinge"))
     assert result.status.value == "optimal" and result.compile_time == 0.0
     assert capsys.readouterr().err == ""
-    # CSR rows are a variant of their own; the hard margin's phase II runs the squared
-    # hinge's passes (C_i = ∞): nothing compiled, nothing said, and its solve compiles nothing
+    # CSR rows and the hard margin's phase II are variants of their own
     solver.warm_up_for(_primal("hinge", rows="csr"))
-    assert solver.warm_up_for(_primal("hard")) == 0.0
+    solver.warm_up_for(_primal("hard"))
     assert primal_dual_margins.compiled_passes() == {
         ("dense", "squared_hinge"),
         ("csr-int32", "hinge"),
+        ("dense", "hard"),
     }
-    assert capsys.readouterr().err.count("svmbench: compiling barrier") == 1
-    result = solver.solve(_primal("hard"))
-    assert result.status.value == "optimal" and result.compile_time == 0.0
+    assert capsys.readouterr().err.count("svmbench: compiling barrier") == 2
 
 
 def test_barrier_runs_no_jitted_code_on_the_dual_forms(fresh_markers, monkeypatch, capsys):
