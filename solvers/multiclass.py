@@ -84,6 +84,7 @@ class _DCDState:
     y: np.ndarray
     C: np.ndarray
     cost: np.ndarray
+    costT: np.ndarray  # cost.T, C-contiguous (the epoch's)
     A: np.ndarray
     s: float
     reg: bool
@@ -108,6 +109,8 @@ class _DCDState:
     #: weights·features the last chunk read: Σ over its epochs' active examples of
     #: nnz(x_i) × their active classes
     work: float = 0.0
+    #: the epoch's scratch (:func:`~solvers._jit.multiclass.cs_dcd_scratch`)
+    scratch: tuple = ()
 
 
 #: cs_dcd runs a dense X with at most this fraction of nonzeros through its CSR kernel
@@ -211,8 +214,9 @@ class CrammerSingerDCD(IterativeSolver):
         active_i = np.full(3, k, dtype=np.int64)
         cls = np.tile(np.arange(k, dtype=np.int64), (3, 1))
         _jit.cs_dcd_epoch(
-            rows, y, C, cost, A, 1.0, True, beta, Wt, wb, index, 3, active_i, cls, True
-        )
+            rows, y, C, cost.T.copy(), A, 1.0, True, beta, Wt, wb, index, 3, active_i, cls, True,
+            *_jit.cs_dcd_scratch(3, k),
+        )  # fmt: skip
 
     def _init_state(self, problem: MulticlassHinge, warm_start) -> _DCDState:
         n, d, k = problem.n_samples, problem.n_features, problem.n_classes
@@ -247,14 +251,15 @@ class CrammerSingerDCD(IterativeSolver):
         # relative gap of tol on blobs and digits); divided by 10 whenever it holds before the gap
         eps = self.tol if native else 0.1 * self.tol
         return _DCDState(
-            X=X, y=y, C=C, cost=cost, A=A, s=s, reg=reg, beta=beta, Wt=Wt,
+            X=X, y=y, C=C, cost=cost, costT=np.ascontiguousarray(cost.T), A=A, s=s, reg=reg,
+            beta=beta, Wt=Wt,
             wb=np.ascontiguousarray(wb),
             index=np.arange(n, dtype=np.int64), active_size=n,
             active_i=np.full(n, k, dtype=np.int64),
             cls=np.tile(np.arange(k, dtype=np.int64), (n, 1)),
             rng_state=np.random.default_rng(self.seed).integers(1, 2**63, size=1, dtype=np.uint64),
             eps=eps, eps_shrink=max(10.0 * eps, 1.0),
-            row_nnz=_row_nonzeros(problem.X),
+            row_nnz=_row_nonzeros(problem.X), scratch=_jit.cs_dcd_scratch(n, k),
         )  # fmt: skip
 
     def _reactivate(self, st: _DCDState) -> None:
@@ -282,8 +287,8 @@ class CrammerSingerDCD(IterativeSolver):
             act = st.index[:a]
             st.work += float(st.row_nnz[act] @ st.active_i[act])
             active, stopping = _jit.cs_dcd_epoch(
-                st.X, st.y, st.C, st.cost, st.A, st.s, st.reg, st.beta, st.Wt, st.wb,
-                st.index, a, st.active_i, st.cls, self.shrinking,
+                st.X, st.y, st.C, st.costT, st.A, st.s, st.reg, st.beta, st.Wt, st.wb,
+                st.index, a, st.active_i, st.cls, self.shrinking, *st.scratch,
             )  # fmt: skip
             epochs += 1
             st.epochs += 1

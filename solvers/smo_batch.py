@@ -406,7 +406,7 @@ class SMOBatch(IterativeSolver):
         steps = min(budget, self.inner_steps * m)
         run = jit.inner_pairs if s.pairs else jit.inner_single
         done = run(
-            s.ws, None, m, s.slots, s.cache, s.y, s.C, s.QD, s.alpha, s.delta, s.G, target,
+            s.ws, jit.NO_ROWMAP, m, s.slots, s.cache, s.y, s.C, s.QD, s.alpha, s.delta, s.G, target,
             steps, s.work,
         )  # fmt: skip
         update_gradient(s.G, s.cache, s.slots, s.delta, m, s.act)

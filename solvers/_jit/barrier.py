@@ -230,7 +230,7 @@ def _update_rows(loss, a, b, C, m, s, lam, xi, nu, dm_aff, dm, tau, step, buf):
 
 
 # ---- small dense rows: the scaled copy and the right-hand sides in one pass -------------------
-@numba.njit(cache=True, error_model="numpy")
+@numba.njit(cache=True, error_model="numpy", no_cfunc_wrapper=True)
 def scale_rows(Z, sqD, V, Y, B):
     """``Y = diag(√D) Z`` and ``B = ZᵀV`` (Z, Y n×r in Fortran order, V n×2, B r×2), column by
     column: the lean normal system's scaled copy (``X̃ᵀDX̃ = YᵀY``) and both right-hand sides'
@@ -269,7 +269,7 @@ def _passes_of(loss: int):
     its own loss only (an entry point calling an always-inlined pass body had one more level of
     Numba inlining to compile)."""
 
-    @numba.njit(cache=True, error_model="numpy")
+    @numba.njit(cache=True, error_model="numpy", no_cfunc_wrapper=True)
     def prepare(y, C, m, s, lam, xi, nu, sqD, V):
         """``sqD = √D`` and the columns of V (n×2): ``y ⊙ g_a`` (g of the affine step, its Δλ
         at ``Δm = 0``) and ``y ⊙ D (1/λ − 1/ν)`` (``y ⊙ D/λ`` but for the hinge), the
@@ -277,7 +277,7 @@ def _passes_of(loss: int):
         read for the hinge only."""
         _prepare_rows(loss, 0, y.shape[0], y, C, m, s, lam, xi, nu, sqD, V)
 
-    @numba.njit(cache=True, error_model="numpy")
+    @numba.njit(cache=True, error_model="numpy", no_cfunc_wrapper=True)
     def affine(X, E, y, C, m, s, lam, xi, nu, dz, dm_out, acc, buf):
         """Affine pass over the rows (X n×d C-contiguous or the CSR tuple of
         :func:`~solvers._jit.rows.as_rows`, E n×k, ``buf`` 4×BLOCK): ``dm_out = y ⊙ X̃Δz``,
@@ -300,7 +300,7 @@ def _passes_of(loss: int):
                 _axpy(X, E, i, buf[3, i - a], acc, d)
         return worst, lin, quad
 
-    @numba.njit(cache=True, error_model="numpy")
+    @numba.njit(cache=True, error_model="numpy", no_cfunc_wrapper=True)
     def corrector(X, E, y, C, m, s, lam, xi, nu, dm_aff, tau, dz, dm_out, acc, buf):
         """Corrector pass over the rows (as ``affine``): ``dm_out = y ⊙ X̃Δz``,
         ``acc = X̃ᵀ(y ⊙ Δλ)``; returns ``worst`` (the step to the boundary is
@@ -320,7 +320,7 @@ def _passes_of(loss: int):
                 _axpy(X, E, i, buf[1, i - a], acc, d)
         return worst
 
-    @numba.njit(cache=True, error_model="numpy")
+    @numba.njit(cache=True, error_model="numpy", no_cfunc_wrapper=True)
     def update(y, C, m, s, lam, xi, nu, dm_aff, dm, tau, step, buf, sums, sqD, V):
         """The step: ``m += α Δm``, ``s, λ, ξ, ν += α Δ`` (floored at ``TINY``), in place;
         returns ``(sᵀλ + ξᵀν, ‖r_p‖_∞, ‖r_ξ‖_∞)`` at the new point, and ``sums`` (4,) gets

@@ -130,8 +130,9 @@ def _cs_dcd_example(
 
 @numba.njit(cache=True, no_cfunc_wrapper=True)
 def cs_dcd_epoch(
-    X, y, C, cost, A, s_bias, reg, beta, Wt, wb, index, active_size, active_i, cls, shrinking
-):
+    X, y, C, costT, A, s_bias, reg, beta, Wt, wb, index, active_size, active_i, cls, shrinking,
+    work, ints,
+):  # fmt: skip
     """One epoch of the sequential dual method for Crammer–Singer (Keerthi et al. 2008, Alg. 1;
     LIBLINEAR's ``Solver_MCSVM_CS``) over the first ``active_size`` entries of ``index``.
 
@@ -140,7 +141,8 @@ def cs_dcd_epoch(
     X : dense rows (n, d), C-contiguous float64, or the CSR tuple ``(indptr, indices, data)``
     y : int64 (n,)
     C : float64 (n,), the simplex radii ``C_i``
-    cost : float64 (k, k), ``cost[r, y] = Δ(r, y)``
+    costT : float64 (k, k), C-contiguous, ``costT[y, r] = Δ(r, y)`` (the cost matrix
+        transposed: ``costT[y_i]`` is contiguous)
     A : float64 (n,), ``A_i = ‖x̃_i‖²``
     s_bias, reg : the bias feature's value and whether it is present
     beta, Wt, wb : the variables, updated in place
@@ -149,6 +151,9 @@ def cs_dcd_epoch(
     active_i : int64 (n,), number of active classes of each example
     cls : int64 (n, k), the classes of each example, active ones first
     shrinking : bool
+    work : float64 (6, k), ints : int64 (k + n,)
+        Scratch (:func:`cs_dcd_scratch`): the epoch allocates nothing, which also spares a
+        first compilation NumPy's allocators and the transpose's copy.
 
     Returns
     -------
@@ -158,19 +163,15 @@ def cs_dcd_epoch(
         ``max_i (max_r g_ir − min_{r: β_ir > 0} g_ir)`` over the examples visited (LIBLINEAR's
         stopping quantity; 0 at the optimum of the active problem).
     """
-    k = cost.shape[0]
-    costT = np.ascontiguousarray(cost.T)  # costT[y] = Δ(·, y), contiguous
-    Gf = np.empty(k)
-    dW = np.zeros(k)
-    chg = np.empty(k, dtype=np.int64)
-    G = np.empty(k)
-    vbuf = np.empty(k)
-    newbuf = np.empty(k)
-    sortbuf = np.empty(k)
+    k = costT.shape[0]
+    Gf, dW, G, vbuf, newbuf, sortbuf = work[0], work[1], work[2], work[3], work[4], work[5]
+    for r in range(k):
+        dW[r] = 0.0  # zero on entry; each example leaves it zero
+    chg = ints[:k]
     stopping = -np.inf
     # the examples are visited in the order of index[:active_size]; the ones that stay active
     # are compacted to the front (keep), the shrunk ones go after them in visiting order
-    shrunk = np.empty(active_size, dtype=np.int64)
+    shrunk = ints[k:]
     keep = 0
     n_shrunk = 0
     for s in range(active_size):
@@ -252,6 +253,11 @@ def cs_dcd_epoch(
     for t in range(n_shrunk):  # a loop: a slice assigned from an array compiles a message formatter
         index[keep + t] = shrunk[t]
     return keep, stopping
+
+
+def cs_dcd_scratch(n: int, k: int) -> tuple[np.ndarray, np.ndarray]:
+    """``(work, ints)`` of :func:`cs_dcd_epoch` for n examples and k classes."""
+    return np.zeros((6, k)), np.zeros(k + n, dtype=np.int64)
 
 
 @numba.njit(cache=True, no_cfunc_wrapper=True)

@@ -357,18 +357,22 @@ def _gather(ws, m, y, C, QD, alpha, G, a, g, yb, cb, qb, have):
         have[k] = 0.0
 
 
+#: The row map of C-SVC's block loops (:data:`NO_ROWMAP`: empty, its cached rows are Q̃'s own).
+NO_ROWMAP = np.empty(0, dtype=np.int64)
+
+
 @numba.njit(cache=True, inline="always")
 def _block_row(Qb, have, k, ws, rowmap, yb, m, slots, cache):
     """Row k of the block, gathered from its cached row on first use: an update reads the rows
     of its two variables only, and the gather (scattered reads of rows of n) cost more than the
-    updates when it took all m rows up front. ``rowmap is None`` (C-SVC): the cached row is
-    ``Q̃``'s own; else (a general form, kernel rows cached by row of X) ``Q_kc = z_k z_c
-    row[rowmap[ws[c]]]``. Numba prunes the branch by the argument's type: C-SVC's variant
-    compiles none of the general form's reads."""
+    updates when it took all m rows up front. An empty ``rowmap`` (C-SVC, :data:`NO_ROWMAP`):
+    the cached row is ``Q̃``'s own; else (a general form, kernel rows cached by row of X)
+    ``Q_kc = z_k z_c row[rowmap[ws[c]]]``. Both kinds pass an int64 array, so that they run one
+    compiled loop (the branch is taken once per row gathered, outside its loop)."""
     if have[k] == 0.0:
         row = cache[slots[k]]
         out = Qb[k]
-        if rowmap is None:
+        if rowmap.shape[0] == 0:
             for c in range(m):
                 out[c] = row[ws[c]]
         else:
@@ -384,7 +388,7 @@ def inner_pairs(ws, rowmap, m, slots, cache, y, C, QD, alpha, delta, G, target, 
     """WSS2 pair updates on the block ``Q̃_BB`` (B = ``ws[:m]``) until ``m_B(α) − M_B(α) ≤
     target`` or ``max_steps``; ``alpha[B]`` takes the new values, ``delta[:m]`` the changes
     (G is left to :func:`update_gradient`). Member k's row is ``cache[slots[k]]``: Q̃'s own
-    (``rowmap`` None), or the kernel row of its row of X (a general form: :func:`_block_row`).
+    (``rowmap`` empty), or the kernel row of its row of X (a general form: :func:`_block_row`).
     Returns the updates done."""
     Qb = work[: m * m].reshape((m, m))
     a, g = work[m * m : m * m + m], work[m * m + m : m * m + 2 * m]

@@ -20,7 +20,7 @@ import numpy as np
 NO_BIAS, REGULARIZED_BIAS, FREE_BIAS = 0, 1, 2
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, no_cfunc_wrapper=True)
 def kkt_map(m, C, alpha):
     """``α_i = 2C_i max(0, 1 − m_i)`` into ``alpha``; returns ``Σ C_i max(0, 1 − m_i)²``."""
     loss = 0.0
@@ -49,7 +49,7 @@ def exact_line_search(m, z, y, shift, C, v, delta, free_bias, times, rows, dm):
     return sweep(m, dm, C, a, q, times, rows, np.argsort(times[:k]))
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, no_cfunc_wrapper=True)
 def breakpoints(m, z, y, shift, C, v, delta, free_bias, times, rows, dm):
     """``Δm_i = y_i (z_i + shift)`` into ``dm``; ``φ'(0) = a`` and its slope q (with ``a₀ = vᵀRδ``,
     ``q₀ = δᵀRδ``, R without the last entry when ``free_bias``), the k breakpoints ``t_i > 0``
@@ -82,7 +82,7 @@ def breakpoints(m, z, y, shift, C, v, delta, free_bias, times, rows, dm):
     return k, a, q, first
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, no_cfunc_wrapper=True)
 def sweep(m, dm, C, a, q, times, rows, order):
     """The root of φ' from ``φ'(t) = a + tq`` at ``t = 0``, the breakpoints visited in
     ``order`` (increasing times), φ' updated at each."""
@@ -103,7 +103,7 @@ def sweep(m, dm, C, a, q, times, rows, order):
     return start if q <= 0.0 else max(start, -a / q)
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, no_cfunc_wrapper=True)
 def advance(X, y, C, col, bias, t, v, delta, m, dm, v_new, m_new, g, alpha, active, changed):
     """The step to ``v + tδ`` on dense rows, in one pass: the margins ``m + tΔm``, the KKT map
     ``α_i = 2C_i max(0, 1 − m_i)``, ``u = X̃ᵀ(y∘α)`` over the active rows, the gradient
@@ -168,7 +168,7 @@ def advance(X, y, C, col, bias, t, v, delta, m, dm, v_new, m_new, g, alpha, acti
     return f, loss, total, uu, gg, finite, count, n_in, n_out
 
 
-@numba.njit(cache=True)
+@numba.njit(cache=True, no_cfunc_wrapper=True)
 def rank_update(H, X, C, col, has_bias, changed, n_in, n_out):
     """``H += Σ_E 2C_i x̃_i x̃_iᵀ − Σ_L 2C_i x̃_i x̃_iᵀ`` (lower triangle) over the rows that entered
     (``changed[:n_in]``) and left (``changed[n − n_out:]``) the active set, ``x̃_i = (x_i, col)``

@@ -19,6 +19,7 @@ from svmbench.solvers import Status, registry
 from svmbench.solvers._jit.common import shuffle_active as shuffle_prefix
 from svmbench.solvers._jit.multiclass import (
     cs_dcd_epoch,
+    cs_dcd_scratch,
     cs_sgd_epoch,
     project_scaled_simplex,
 )
@@ -127,8 +128,9 @@ def _run_epoch(dense, X, y, C, cost, A, s, beta, Wt, wb, index, active_size, act
     """One ``cs_dcd_epoch`` (the one body) on X's dense rows or on its CSR tuple."""
     rows = as_rows(X) if dense else as_rows(sparse.csr_matrix(X), np.int64)
     return cs_dcd_epoch(
-        rows, y, C, cost, A, s, True, beta, Wt, wb, index, active_size, active_i, cls, shr
-    )
+        rows, y, C, np.ascontiguousarray(cost.T), A, s, True, beta, Wt, wb, index, active_size,
+        active_i, cls, shr, *cs_dcd_scratch(len(y), cost.shape[0]),
+    )  # fmt: skip
 
 
 @pytest.mark.parametrize("dense", [True, False])
@@ -137,6 +139,7 @@ def test_dcd_epoch_matches_numpy(rng, dense):
     plain block update ``β_i ← Proj_{C_i·simplex}(β_i + g_i / A_i)``, ``W̃ −= δ x̃_iᵀ`` in NumPy."""
     n, d, k = 25, 6, 4
     X, y, C, cost, A, s, beta = _dcd_epoch_state(rng, n, d, k)
+    cost = cost * (1.0 + np.triu(np.ones((k, k)), 1))  # Δ(r, y) ≠ Δ(y, r): the epoch's costT
     Wt, wb = np.zeros((d, k)), np.zeros(k)
     Xt = np.hstack([X, np.full((n, 1), s)])
     b_ref, W_ref = beta.copy(), np.zeros((k, d + 1))

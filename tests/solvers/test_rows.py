@@ -247,8 +247,9 @@ def test_crammer_singer_epochs_identical_dense_and_csr():
         for _ in range(8):
             common.shuffle_active(index, active, state)
             active, stop = jm.cs_dcd_epoch(
-                R, y, C, cost, A, s, True, beta, Wt, wb, index, active, active_i, cls, True
-            )
+                R, y, C, cost.T.copy(), A, s, True, beta, Wt, wb, index, active, active_i, cls,
+                True, *jm.cs_dcd_scratch(n, k),
+            )  # fmt: skip
             stops.append((active, stop))
         dcd_runs.append((stops, beta, Wt, wb, index, active_i, cls))
         U, V, Ub, Vb, H = np.zeros((d, k)), np.zeros((d, k)), np.zeros(k), np.zeros(k), np.zeros(1)
