@@ -311,7 +311,7 @@ def _solve(Q, y, upper, free_bias: bool, limit: int, clock, solver, start, grad)
     rounding of 2e-7, 178 cycles). Before such a step nothing changes."""
     alpha, state = _start(y, upper, free_bias, start)
     g = grad(alpha)
-    largest = float(np.max(np.abs(Q), initial=0.0))
+    largest = None  # max |Q̃|, once a degenerate step calls for it
     nu, last_value = 0.0, np.inf
     batch, blocked = 1, False  # violators freed at once, doubled while none meets a bound
     freed, bounced = np.zeros(0, dtype=np.intp), False
@@ -349,6 +349,8 @@ def _solve(Q, y, upper, free_bias: bool, limit: int, clock, solver, start, grad)
         violation = np.where(state == 0, -r, np.where(state == 2, r, 0.0))
         violation[upper <= 0] = 0.0
         if bounced:
+            if largest is None:
+                largest = float(np.max(np.abs(Q), initial=0.0))
             _drop_rounding(violation, Q, alpha, largest)
         worst = int(np.argmax(violation))
         if violation[worst] <= VIOLATION_TOL:
