@@ -8,6 +8,7 @@ import pytest
 from sklearn.datasets import load_digits
 
 from svmbench import SVMClassifier
+from svmbench.benchmarks.studies.bench_extreme_grids import hard_data
 from svmbench.problems import KernelDual
 from svmbench.solvers import chunk_loop, margin_lift, registry
 from svmbench.solvers.records import Status
@@ -20,13 +21,7 @@ def hard():
     """120 × 200, 80 Gaussian rows ±0.05 apart per feature, 40 repeated (20 under the other
     label): at C = 1e10, γ = 1e-7, SMO's iterate keeps one active set (57 free, 39 at C) from
     eps = 1e-3 to its floor, and that set's KKT point is not the optimum."""
-    rng = np.random.default_rng(0)
-    y = np.repeat([0, 1], 40)
-    X = rng.normal(size=(80, 200)) + np.where(y == 1, 0.05, -0.05)[:, None]
-    again = rng.choice(80, size=40, replace=False)
-    y_again = y[again].copy()
-    y_again[:20] = 1 - y_again[:20]
-    return np.vstack([X, X[again]]), np.concatenate([y, y_again])
+    return hard_data(seed=0)
 
 
 def _problem(hard, C=1e10, gamma=1e-7):
