@@ -149,6 +149,10 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--before", help="a Python whose svmbench is the tree before the issue")
     parser.add_argument("--quick", action="store_true", help="fewer rounds in every study")
     args = parser.parse_args(argv)
+    if args.before is not None and not (
+        os.path.isfile(args.before) and os.access(args.before, os.X_OK)
+    ):
+        parser.error(f"--before must name a Python executable, got {args.before!r}")
     small_args = ["--quick"] if args.quick else ["--repeats", "7", "--grid-repeats", "3"]
     small = small_ratios(run(["-m", STUDIES + "bench_small_fits", *small_args]))
     grid = grid_figures(run(["-m", STUDIES + "bench_small_fits", "--grid", "rbf13", "--quick"]))

@@ -112,3 +112,9 @@ def test_without_the_tree_before_the_first_run_ratios_are_not_judged():
     judged = {name: met for name, _, _, met in rows}
     assert judged["default run's warm-up, empty cache (CPU, against the tree before)"] == "n/a"
     assert judged["warm process, import to the first rbf fit"] == "yes"
+
+
+def test_a_before_that_is_not_an_executable_is_refused(tmp_path, capsys):
+    with pytest.raises(SystemExit):
+        study.main(["--before", str(tmp_path / "no-python")])
+    assert "--before must name a Python executable" in capsys.readouterr().err
