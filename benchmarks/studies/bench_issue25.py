@@ -1,16 +1,16 @@
 """Issue 25's targets side by side in one run: small fits, grids, the first run, large problems.
 
     OPENBLAS_NUM_THREADS=1 NUMBA_NUM_THREADS=1 \
-        python -m svmbench.benchmarks.studies.bench_issue25 [--before PYTHON] [--quick]
+        python -m svmbench.benchmarks.studies.bench_issue25 [--before PYTHON] [--pairs N] [--quick]
 
 Runs, each in its own process on one thread: ``bench_small_fits`` (the breast-cancer fits, digits
 and the iris 9 × 5 grid search against scikit-learn), its 13 × 13 grid (``--grid rbf13``),
-``bench_first_run --default-run`` (with ``--before``, the same for the svmbench that PYTHON
-imports, the tree before the issue, right after), and ``svmbench compare`` on the README's two
-large rows (the linear hinge against LIBLINEAR, RBF against LIBSVM). Each study's own output is
-printed as it comes; then one table gives each target of issue 25, the figure measured and whether
-it is met. Ratios are of medians; the first run's are CPU seconds against the same study run by
-PYTHON (without ``--before``, those rows give seconds only).
+``bench_first_run --default-run`` ``--pairs`` times (with ``--before``, each followed by the same
+for the svmbench that PYTHON imports, the tree before the issue), and ``svmbench compare`` on the
+README's two large rows (the linear hinge against LIBLINEAR, RBF against LIBSVM). Each study's
+own output is printed as it comes; then one table gives each target of issue 25, the figure
+measured and whether it is met. Ratios are of medians; the first run's are CPU seconds, medians
+of the pairs, against PYTHON's (without ``--before``, those rows give seconds only).
 """
 
 from __future__ import annotations
@@ -18,6 +18,7 @@ from __future__ import annotations
 import argparse
 import os
 import re
+import statistics
 import subprocess
 import sys
 
@@ -97,6 +98,12 @@ def first_run_figures(output: str) -> dict[str, float]:
     return figures
 
 
+def medians(runs: list[dict[str, float]]) -> dict[str, float]:
+    """Each figure's median over ``runs`` (the figures every run has)."""
+    keys = set.intersection(*(set(r) for r in runs)) if runs else set()
+    return {key: statistics.median(r[key] for r in runs) for key in sorted(keys)}
+
+
 def compare_walls(output: str, anchor: str) -> tuple[float, float]:
     """The wall seconds of ``auto`` and of ``anchor`` in ``svmbench compare``'s table."""
     walls = {}
@@ -148,20 +155,29 @@ def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--before", help="a Python whose svmbench is the tree before the issue")
     parser.add_argument("--quick", action="store_true", help="fewer rounds in every study")
+    parser.add_argument(
+        "--pairs", type=int, default=2, help="first runs of each tree, alternated (medians)"
+    )
     args = parser.parse_args(argv)
     if args.before is not None and not (
         os.path.isfile(args.before) and os.access(args.before, os.X_OK)
     ):
         parser.error(f"--before must name a Python executable, got {args.before!r}")
-    small_args = ["--quick"] if args.quick else ["--repeats", "7", "--grid-repeats", "3"]
+    if args.pairs < 1:
+        parser.error(f"--pairs must be at least 1, got {args.pairs}")
+    small_args = ["--quick"] if args.quick else []  # bench_small_fits' 15 rounds each
     small = small_ratios(run(["-m", STUDIES + "bench_small_fits", *small_args]))
     grid = grid_figures(run(["-m", STUDIES + "bench_small_fits", "--grid", "rbf13", "--quick"]))
     first_args = ["-m", STUDIES + "bench_first_run", "--default-run", "--warm-repeats", "3"]
-    first = first_run_figures(run(first_args))
-    before = first_run_figures(run([*first_args, "--python", args.before])) if args.before else {}
+    runs, runs_before = [], []
+    for _ in range(args.pairs):  # the two trees in turn: a change of the load falls on both
+        runs.append(first_run_figures(run(first_args)))
+        if args.before:
+            runs_before.append(first_run_figures(run([*first_args, "--python", args.before])))
+    first, before = medians(runs), medians(runs_before)
     large = {}
     for name, (compare_args, anchor, _) in LARGE.items():
-        repeat = ["--repeat", "1" if args.quick else "3"]
+        repeat = ["--repeat", "1" if args.quick else "5"]
         cli = ["-m", "svmbench.benchmarks.cli", "compare", *compare_args.split(), *repeat]
         large[name] = compare_walls(run(cli), anchor)
     print("\nissue 25's targets")

@@ -118,3 +118,16 @@ def test_a_before_that_is_not_an_executable_is_refused(tmp_path, capsys):
     with pytest.raises(SystemExit):
         study.main(["--before", str(tmp_path / "no-python")])
     assert "--before must name a Python executable" in capsys.readouterr().err
+
+
+def test_medians_take_each_figure_over_the_pairs_that_have_it():
+    runs = [{"a": 1.0, "b": 5.0}, {"a": 3.0}, {"a": 2.0, "b": 7.0}]
+    assert study.medians(runs) == {"a": 2.0}
+    assert study.medians(runs[::2]) == {"a": 1.5, "b": 6.0}
+    assert study.medians([]) == {}
+
+
+def test_pairs_below_one_are_refused(capsys):
+    with pytest.raises(SystemExit):
+        study.main(["--pairs", "0"])
+    assert "--pairs must be at least 1" in capsys.readouterr().err
