@@ -18,6 +18,7 @@ from __future__ import annotations
 import argparse
 import os
 import re
+import shutil
 import statistics
 import subprocess
 import sys
@@ -50,7 +51,7 @@ _WALL = re.compile(r"^\S.*?cache\s+(?P<wall>[\d.]+) s")
 
 
 def run(args: list[str], python: str = sys.executable) -> str:
-    """The stdout of ``python args`` on one thread, echoed as it is."""
+    """The stdout of ``python args`` (or of another program) on one thread, echoed as it is."""
     env = {**os.environ, "OPENBLAS_NUM_THREADS": "1", "NUMBA_NUM_THREADS": "1"}
     done = subprocess.run([python, *args], capture_output=True, text=True, env=env, check=False)
     print(done.stdout, end="", flush=True)
@@ -151,6 +152,15 @@ def verdicts(small, grid, first, before, large) -> list[tuple[str, str, str, str
     return rows
 
 
+def command_line() -> str:
+    """The ``svmbench`` command beside this Python (the user's command, run as a user runs it)."""
+    beside = os.path.join(os.path.dirname(sys.executable), "svmbench")
+    found = beside if os.access(beside, os.X_OK) else shutil.which("svmbench")
+    if found is None:
+        raise SystemExit("bench_issue25 needs the svmbench command (pip install the project)")
+    return found
+
+
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--before", help="a Python whose svmbench is the tree before the issue")
@@ -178,8 +188,8 @@ def main(argv: list[str] | None = None) -> None:
     large = {}
     for name, (compare_args, anchor, _) in LARGE.items():
         repeat = ["--repeat", "1" if args.quick else "5"]
-        cli = ["-m", "svmbench.benchmarks.cli", "compare", *compare_args.split(), *repeat]
-        large[name] = compare_walls(run(cli), anchor)
+        command = [command_line(), "compare", *compare_args.split(), *repeat]
+        large[name] = compare_walls(run(command[1:], python=command[0]), anchor)
     print("\nissue 25's targets")
     rows = verdicts(small, grid, first, before, large)
     width = max(len(row[0]) for row in rows)
